@@ -1,0 +1,24 @@
+/* ptflame report: not built yet. */
+#include <getopt.h>
+
+#include "cmd/cmd.h"
+
+const char cmd_report_help[] = "usage: ptflame report (not built yet)\n";
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = cmd_getopt("report", argc, argv, "+h", opts)) != -1) {
+		if (c == CMD_OPT_HELP)
+			return 0;
+		if (c == CMD_OPT_ERR)
+			return 2;
+	}
+	return cmd_usage_error("report", "'report' is not built yet in this version");
+}

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Install what ptflame needs to build and test, from Debian's packages.
+# Idempotent: installs only what is missing. Run as root (or with sudo).
+set -eu
+pkgs=(build-essential g++ meson ninja-build pkg-config
+      libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
+      linux-perf python3 gdb)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}" >&2
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

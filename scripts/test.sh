@@ -1,0 +1,33 @@
+#!/bin/bash
+# Set up, build with -Werror, run every test, then the unit tests again under
+# ASan+UBSan. The last line is "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+./scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0
+# count BUILDDIR: add meson's Ok/Fail counts of the last run to the totals.
+count() {
+	local log=$1/meson-logs/testlog.txt ok fail
+	[ -f "$log" ] || return 0
+	ok=$(awk '/^Ok:/ {print $2}' "$log" | tail -n 1)
+	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {n += $NF} END {print n + 0}' "$log")
+	passed=$((passed + ${ok:-0})); failed=$((failed + fail))
+}
+run() {  # run BUILDDIR SETUP-ARGS... -- TEST-ARGS...
+	local dir=$1; shift
+	local setup=() tests=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do setup+=("$1"); shift; done
+	shift; tests=("$@")
+	if [ -d "$dir" ]; then meson setup --reconfigure "$dir" "${setup[@]}" >/dev/null
+	else meson setup "$dir" "${setup[@]}" >/dev/null; fi || { failed=$((failed + 1)); return; }
+	if ! ninja -C "$dir"; then echo "build failed in $dir"; failed=$((failed + 1)); return; fi
+	meson test -C "$dir" --print-errorlogs "${tests[@]}"
+	count "$dir"
+}
+
+run build -Dwerror=true -- --num-processes 2
+run build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -- --suite unit
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

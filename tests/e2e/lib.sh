@@ -1,0 +1,32 @@
+# Shared helpers for e2e tests. Source it: . "$E2E_LIB"
+# Each test runs in its own temporary directory, removed on exit.
+set -u
+: "${PTFLAME:?PTFLAME must point at the built ptflame}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/ptflame-e2e.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_rc WANT DESC -- CMD...: run CMD, check its exit status.
+expect_rc() {
+	local want=$1 desc=$2; shift 3
+	"$@" >"$T/out" 2>"$T/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then pass "$desc"; else
+		fail "$desc: exit $rc, want $want; stderr: $(head -c 400 "$T/err")"; fi
+}
+# expect_grep PATTERN FILE DESC
+expect_grep() {
+	if grep -qE -- "$1" "$2"; then pass "$3"; else fail "$3: /$1/ not in $2: $(head -c 400 "$2")"; fi
+}
+# expect_lines N FILE DESC: FILE has exactly N lines
+expect_lines() {
+	local n; n=$(wc -l <"$2")
+	if [ "$n" -eq "$1" ]; then pass "$3"; else fail "$3: $n lines, want $1"; fi
+}
+finish() {
+	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
+	exit 0
+}
