@@ -1,7 +1,19 @@
 /* ptflame - stackrebuild/: the room's one public header. Names prefixed sr_.
- * Knows branch events (decoder/branch.h), nothing of libipt or perf.data. */
+ * Knows branch events (decoder/branch.h), nothing of libipt or perf.data.
+ *
+ * Three parts:
+ *  - sr_hist: a log-linear latency histogram (HdrHistogram style).
+ *  - sr_cct / sr_node: the calling-context tree with per-node statistics,
+ *    what every printer (flamegraph/) reads.
+ *  - sr_machine: per-thread shadow stacks fed with branch events; it does the
+ *    wall-clock accounting of DESIGN.md section 4 and produces a CCT.
+ */
 #ifndef PTFLAME_STACKREBUILD_H
 #define PTFLAME_STACKREBUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "decoder/branch.h"
 
@@ -13,12 +25,258 @@ const char *sr_room_name(void);
  * Keys are opaque to stackrebuild/ and flamegraph/; 0 means "no key" (the
  * symbolizer should rather return a key for "[unknown] (dso)"). The decoder
  * implements it with ELF symbols, the perf-script importer with the names
- * perf printed. Implementations cache per distinct address. */
+ * perf printed. Implementations cache per distinct address.
+ *
+ * func_key() is only called from inside sr_machine_feed() for the event being
+ * fed, so a symbolizer whose mappings change over time (mmap, exec, dlopen)
+ * answers with the mappings current at that event. name() may be called any
+ * time later, until the symbolizer is freed. */
 struct sr_symbolizer {
 	void *ctx;
 	uint64_t (*func_key)(void *ctx, uint32_t pid, uint64_t ip);
-	/* Display name of a key, valid as long as the symbolizer lives. */
+	/* Display name of a key, valid as long as the symbolizer lives.
+	 * NULL is shown as "[unknown]". */
 	const char *(*name)(void *ctx, uint64_t key);
+	/* Optional (may be NULL): start address of the function containing ip,
+	 * 0 when unknown. Lets a JUMP to a function's entry be told from a
+	 * longjmp into the middle of a function lower on the stack. */
+	uint64_t (*func_start)(void *ctx, uint32_t pid, uint64_t ip);
 };
+
+/* ------------------------------------------------------------------------
+ * Latency histogram. Values are u64 (ns). Buckets: values below 256 are
+ * exact; above, each power-of-two range [2^k, 2^(k+1)) is cut into 128
+ * equal buckets. A reported percentile is the middle of its bucket, clamped
+ * to [min, max], so its relative error is at most 1/256 (< 0.4 %). Storage
+ * is sparse: only buckets that hold values take memory.
+ */
+struct sr_hist_bucket {
+	uint32_t idx;              /* bucket index, see sr_hist_bucket_lo()  */
+	uint32_t pad_;
+	uint64_t count;
+};
+
+struct sr_hist {
+	uint64_t count;            /* values added                           */
+	uint64_t sum;              /* sum of values (saturates at UINT64_MAX) */
+	uint64_t min, max;         /* 0, 0 when empty                        */
+	uint32_t nb, cap;          /* buckets used / allocated               */
+	struct sr_hist_bucket *b;  /* sorted by idx, counts > 0              */
+};
+
+void sr_hist_init(struct sr_hist *h);
+void sr_hist_free(struct sr_hist *h);     /* leaves h empty (re-usable) */
+int sr_hist_add(struct sr_hist *h, uint64_t v);            /* 0 or -ENOMEM */
+int sr_hist_add_n(struct sr_hist *h, uint64_t v, uint64_t n);
+int sr_hist_merge(struct sr_hist *dst, const struct sr_hist *src);
+/* Nearest-rank percentile: the value v such that ceil(p/100 * count) values
+ * are <= v (p in [0, 100]; p <= 0 gives min, p >= 100 gives max). Returns 0
+ * for an empty histogram. */
+uint64_t sr_hist_percentile(const struct sr_hist *h, double p);
+/* Bucket geometry, for printers that draw the distribution. */
+uint32_t sr_hist_bucket_index(uint64_t v);
+uint64_t sr_hist_bucket_lo(uint32_t idx);  /* smallest value in bucket   */
+uint64_t sr_hist_bucket_hi(uint32_t idx);  /* largest value in bucket    */
+
+/* ------------------------------------------------------------------------
+ * Calling-context tree.
+ *
+ * A node is one calling context: the path of frames from the root. Frames
+ * are functions (keys from the symbolizer) or pseudo-frames. A thread root
+ * frame "comm-tid" exists only in a per-thread CCT.
+ */
+enum sr_node_kind {
+	SR_NODE_ROOT = 0,   /* the invisible root of the tree                  */
+	SR_NODE_FUNC,       /* key: symbolizer function key                    */
+	SR_NODE_THREAD,     /* key: tid; name "comm-tid"                       */
+	SR_NODE_KERNEL,     /* key: syscall number, or SR_KEY_NONE for a fault,
+	                       interrupt or unknown syscall. Name "[kernel]" or
+	                       "[kernel] NAME" (e.g. "[kernel] futex"), or
+	                       "[kernel] sys_N" for a number without a name    */
+	SR_NODE_OFFCPU,     /* "[off-cpu]": switched out, blocked              */
+	SR_NODE_PREEMPT,    /* "[preempted]": switched out while runnable      */
+	SR_NODE_LOST,       /* "[lost]": trace data lost                       */
+	SR_NODE_UNKNOWN,    /* "[unknown]": traced time with no stack at all   */
+	SR_NODE_NKINDS
+};
+#define SR_KEY_NONE UINT64_MAX
+
+/* The kinds of time. Each nanosecond of a thread's traced time has exactly
+ * one kind, set by the innermost state: [lost] -> LOST, [off-cpu] ->
+ * OFFCPU, [preempted] -> PREEMPT, [kernel] -> KERNEL, else USER. */
+enum sr_time_kind {
+	SR_TIME_USER = 0,   /* on CPU, user mode                               */
+	SR_TIME_KERNEL,     /* on CPU, in the kernel (syscall, fault, irq)     */
+	SR_TIME_OFFCPU,     /* blocked                                         */
+	SR_TIME_PREEMPT,    /* runnable but not running                        */
+	SR_TIME_LOST,       /* unknown: trace data lost                        */
+	SR_TIME_NKINDS
+};
+/* Masks for sr_options.keep_time. */
+#define SR_KEEP(kind)   (1u << (kind))
+#define SR_KEEP_ONCPU   (SR_KEEP(SR_TIME_USER) | SR_KEEP(SR_TIME_KERNEL))
+#define SR_KEEP_OFFCPU  (SR_KEEP(SR_TIME_OFFCPU) | SR_KEEP(SR_TIME_PREEMPT))
+#define SR_KEEP_ALL     ((1u << SR_TIME_NKINDS) - 1)
+
+/* Read-only for printers (walk with first_child / next_sibling). Children
+ * are in no particular order: printers sort what they print. */
+struct sr_node {
+	struct sr_node *parent;        /* NULL for the root                   */
+	struct sr_node *first_child;
+	struct sr_node *next_sibling;
+	uint64_t key;
+	uint8_t kind;                  /* enum sr_node_kind                   */
+
+	/* Calls = frame instances of this context. A call is "inferred" when
+	 * its start or its end was not seen (trace started or ended inside it,
+	 * data lost, caller created from a return above the stack, or outside
+	 * the --time window). Complete calls feed the latency statistics. */
+	uint64_t calls;                /* complete + inferred                 */
+	uint64_t calls_inferred;
+	struct sr_hist lat;            /* wall latency of complete calls:
+	                                  count, sum, min, max, percentiles   */
+
+	uint64_t self_by[SR_TIME_NKINDS];  /* time with this node the leaf    */
+	uint64_t total_by[SR_TIME_NKINDS]; /* inclusive (this subtree)        */
+	uint64_t self_ns;              /* sum of self_by                      */
+	uint64_t total_ns;             /* sum of total_by                     */
+};
+
+static inline uint64_t sr_node_complete_calls(const struct sr_node *n)
+{
+	return n->calls - n->calls_inferred;
+}
+/* Inclusive times by class. */
+static inline uint64_t sr_node_oncpu_ns(const struct sr_node *n)
+{
+	return n->total_by[SR_TIME_USER] + n->total_by[SR_TIME_KERNEL];
+}
+static inline uint64_t sr_node_offcpu_ns(const struct sr_node *n)
+{
+	return n->total_by[SR_TIME_OFFCPU] + n->total_by[SR_TIME_PREEMPT];
+}
+static inline uint64_t sr_node_kernel_ns(const struct sr_node *n)
+{
+	return n->total_by[SR_TIME_KERNEL];
+}
+static inline uint64_t sr_node_lost_ns(const struct sr_node *n)
+{
+	return n->total_by[SR_TIME_LOST];
+}
+
+/* What the machine knows of each thread it saw (after the tid filter). */
+struct sr_thread_stats {
+	uint32_t pid, tid;
+	const char *comm;          /* last comm by time; "" when none known   */
+	uint64_t first_ns;         /* time of its first event                 */
+	uint64_t last_ns;          /* time of its last event (or finish end)  */
+	uint64_t traced_ns;        /* traced wall time: last - first minus the
+	                              gaps after TRACE_OFF(END); before filters */
+	uint64_t traced_by[SR_TIME_NKINDS]; /* traced_ns split by kind        */
+	uint64_t kept_ns;          /* what landed in the CCT after all filters */
+	uint64_t events;           /* branch events fed                        */
+	uint64_t lost;             /* LOST events                              */
+	uint64_t resets;           /* stack thrown away at a resync / exec     */
+	uint64_t underflows;       /* returns above the root (inferred callers)*/
+	bool selected;             /* passed --comm (and --tid) filters        */
+};
+
+struct sr_cct;
+
+/* An empty CCT (for printers' tests and for building trees by hand). sym
+ * may be NULL (then function names print as "[unknown]"). NULL on ENOMEM. */
+struct sr_cct *sr_cct_new(const struct sr_symbolizer *sym);
+void sr_cct_free(struct sr_cct *cct);
+const struct sr_node *sr_cct_root(const struct sr_cct *cct);
+/* Display name of a node. sym NULL: the CCT's own symbolizer. Never NULL;
+ * valid as long as the CCT and the symbolizer live. Not sanitized for the
+ * folded format (see fg_frame_sanitize()). */
+const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
+			const struct sr_symbolizer *sym);
+size_t sr_cct_node_count(const struct sr_cct *cct);
+/* Threads, in order of first appearance (only those passing --tid). */
+size_t sr_cct_nthreads(const struct sr_cct *cct);
+const struct sr_thread_stats *sr_cct_thread(const struct sr_cct *cct, size_t i);
+
+/* Building (used by the machine; public for tests and merging tools).
+ * sr_cct_child() finds or creates the child (kind, key) of parent (NULL:
+ * the root); NULL on ENOMEM. Time and calls go to one node; call
+ * sr_cct_finalize() before reading total_* / self_ns. */
+struct sr_node *sr_cct_child(struct sr_cct *cct, const struct sr_node *parent,
+			     enum sr_node_kind kind, uint64_t key);
+void sr_node_add_time(struct sr_node *n, enum sr_time_kind kind, uint64_t ns);
+/* complete: latency is known (recorded in lat); else counted as inferred. */
+int sr_node_add_call(struct sr_node *n, bool complete, uint64_t latency_ns);
+int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st);
+/* Recompute self_ns, total_by and total_ns from self_by, bottom-up. */
+void sr_cct_finalize(struct sr_cct *cct);
+/* Add src into dst (same key space: same symbolizer). Thread stats of src
+ * are appended (merged by tid when dst has the tid already). dst is
+ * finalized. 0 or -ENOMEM. */
+int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
+
+/* ------------------------------------------------------------------------
+ * The stack machine.
+ */
+struct sr_options {
+	/* Keep a "comm-tid" root frame per thread. */
+	bool per_thread;
+	/* Only these threads (NULL / 0: all). Copied. */
+	const uint32_t *tids;
+	size_t ntids;
+	/* Only threads that had this comm at some time (NULL: all). Copied. */
+	const char *comm;
+	/* Only time under this function, re-rooted there: every outermost node
+	 * named ROOT becomes a top-level frame (under the thread frame with
+	 * per_thread). Matches the name exactly, or a C++ name up to its '('
+	 * ("ns::f" matches "ns::f(int)"). NULL: no re-rooting. Copied. */
+	const char *root;
+	/* Clip accounting to [time_start, time_end) on the perf clock (ns).
+	 * time_end 0: no end. Calls are counted when they overlap the window
+	 * and are complete only when both ends lie inside it. */
+	uint64_t time_start, time_end;
+	/* Mask of SR_KEEP(kind) time kinds to account; 0 means SR_KEEP_ALL.
+	 * --oncpu: SR_KEEP_ONCPU, --offcpu: SR_KEEP_OFFCPU. */
+	unsigned keep_time;
+};
+
+/* Counters over all threads, for the summary line and for tests. */
+struct sr_machine_stats {
+	uint64_t events;           /* fed (including filtered-out threads)    */
+	uint64_t threads;          /* threads with state (after --tid)        */
+	uint64_t lost;             /* LOST events                             */
+	uint64_t lost_ns;          /* time spent in [lost], unfiltered        */
+	uint64_t traced_ns;        /* sum of threads' traced_ns               */
+	uint64_t resets;           /* stacks thrown away at a resync          */
+	uint64_t underflows;       /* inferred callers created                */
+	uint64_t time_backwards;   /* events older than the thread's last one */
+	uint64_t depth_overflows;  /* calls beyond SR_MAX_DEPTH (not pushed)  */
+	uint64_t bad_events;       /* unknown kind: ignored                   */
+};
+#define SR_MAX_DEPTH 65536
+
+struct sr_machine;
+
+/* opt may be NULL (defaults). sym must outlive the machine and the CCT it
+ * makes. NULL on ENOMEM. */
+struct sr_machine *sr_machine_new(const struct sr_symbolizer *sym,
+				  const struct sr_options *opt);
+void sr_machine_free(struct sr_machine *m);
+/* Events arrive in time order PER THREAD; threads interleave freely.
+ * Returns 0, or -ENOMEM. Events of unknown kind are counted and ignored. */
+int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev);
+/* A thread's name from time_ns on (COMM records, exec). 0 or -ENOMEM. */
+int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
+		    const char *comm, uint64_t time_ns);
+void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
+/* End of the trace. Threads still traced (no TRACE_OFF(END) last) are
+ * accounted up to end_ns when end_ns is later than their last event (pass 0
+ * to stop every thread at its own last event). Open calls end as inferred.
+ * Applies the filters and returns the finalized CCT in *out (the caller
+ * frees it). The machine accepts no more events afterwards. 0 or -ENOMEM. */
+int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out);
+
+/* x86-64 syscall name for a number, NULL when unknown. */
+const char *sr_syscall_name(uint32_t nr);
 
 #endif
