@@ -257,6 +257,7 @@ static void test_first_wrap(void **state)
 	buf[4096] = 0x02;
 	assert_int_equal(rc_aux_first_wrap(buf, sizeof(buf), 4096), 1);
 	/* window larger than the buffer: the whole buffer */
+	buf[100] = 0;
 	assert_int_equal(rc_aux_first_wrap(buf, 4096, 1 << 20), 0);
 	assert_int_equal(rc_aux_first_wrap(buf, 4097, 1 << 20), 1);
 }
