@@ -7,6 +7,7 @@
 #define PTFLAME_DECODER_H
 
 #include "decoder/branch.h"
+#include "decoder/perfdata.h"
 
 const char *dc_room_name(void);
 

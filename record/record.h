@@ -3,6 +3,8 @@
 #ifndef PTFLAME_RECORD_H
 #define PTFLAME_RECORD_H
 
+#include "record/perfwriter.h"
+
 const char *rc_room_name(void);
 
 #endif

@@ -1,0 +1,234 @@
+/* ptflame - decoder/perfdata.h: the perf.data (PERFILE2) reader.
+ *
+ * The file is mmapped read-only (files > 4 GB work, nothing is loaded, AUX
+ * payloads are returned zero-copy). dc_perf_open validates the header,
+ * attrs and sections against the file size; dc_perf_next streams the data
+ * section record by record in FILE order (not time order: use
+ * FINISHED_ROUND / sample times to sort if you need to). Pointers handed
+ * out (strings, payloads, attrs) live until dc_perf_close.
+ * Part of decoder/decoder.h's public interface.
+ */
+#ifndef PTFLAME_PERFDATA_H
+#define PTFLAME_PERFDATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/perf_format.h"
+
+struct dc_perf_file;
+
+/* One attr of the file. attr is copied from the file, zero-padded up to
+ * sizeof(struct perf_event_attr) (a longer on-disk attr is cut). */
+struct dc_perf_attr {
+	struct perf_event_attr attr;
+	uint32_t file_attr_size;   /* attr.size as found in the file */
+	const uint64_t *ids;       /* owned by the dc_perf_file */
+	size_t nr_ids;
+	size_t index;              /* position in the attrs section */
+};
+
+/* The sample_id_all trailer of a kernel record (or the matching fields of
+ * a SAMPLE). valid is false for user records (types >= 64) and when no
+ * attr could be chosen. sample_type says which fields were present. */
+struct dc_sample_id {
+	bool valid;
+	uint64_t sample_type;      /* PERF_SAMPLE_* bits of the owning attr */
+	uint32_t pid, tid;         /* PERF_SAMPLE_TID */
+	uint64_t time;             /* PERF_SAMPLE_TIME */
+	uint64_t id;               /* PERF_SAMPLE_ID or _IDENTIFIER */
+	uint64_t stream_id;        /* PERF_SAMPLE_STREAM_ID */
+	uint32_t cpu;              /* PERF_SAMPLE_CPU */
+};
+
+/* Intel PT's AUXTRACE_INFO priv[] by name (PF_PT_* indexes). Fields the
+ * file's record was too short to hold are 0. The writer takes the same
+ * struct; filter may be NULL there. */
+struct dc_pt_info {
+	uint64_t pmu_type;         /* must equal the intel_pt attr's type */
+	uint64_t time_shift, time_mult, time_zero;
+	uint64_t cap_user_time_zero;
+	uint64_t tsc_bit, noretcomp_bit;
+	uint64_t have_sched_switch; /* 3 = SWITCH_CPU_WIDE per-cpu */
+	uint64_t snapshot_mode, per_cpu_mmaps;
+	uint64_t mtc_bit, mtc_freq_bits;
+	uint64_t tsc_ctc_ratio_n, tsc_ctc_ratio_d;
+	uint64_t cyc_bit, max_non_turbo_ratio;
+	const char *filter;        /* address filter, "" if none */
+	size_t nr_priv;            /* priv[] entries present in the record */
+};
+
+/* Parsed record bodies (which one is set depends on dc_perf_record.type). */
+struct dc_rec_comm {
+	uint32_t pid, tid;
+	const char *comm;          /* NUL-terminated, in the mapping */
+	bool exec;                 /* PERF_RECORD_MISC_COMM_EXEC */
+};
+
+struct dc_rec_mmap {               /* PERF_RECORD_MMAP and MMAP2 */
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	bool is_mmap2;
+	bool has_build_id;         /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	uint32_t maj, min;         /* when !has_build_id */
+	uint64_t ino, ino_generation;
+	uint8_t build_id[20];      /* when has_build_id */
+	uint8_t build_id_size;
+	uint32_t prot, flags;      /* MMAP2 only */
+	uint16_t cpumode;          /* misc & PERF_RECORD_MISC_CPUMODE_MASK */
+	bool data;                 /* PERF_RECORD_MISC_MMAP_DATA (not exec) */
+	const char *filename;      /* NUL-terminated, in the mapping */
+};
+
+struct dc_rec_task {               /* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct dc_rec_switch {             /* SWITCH and SWITCH_CPU_WIDE */
+	bool out;                  /* PERF_RECORD_MISC_SWITCH_OUT */
+	bool preempt;              /* out and PERF_RECORD_MISC_SWITCH_OUT_PREEMPT */
+	bool cpu_wide;
+	uint32_t next_prev_pid;    /* cpu_wide: the task switched to (out) or */
+	uint32_t next_prev_tid;    /* from (in) */
+};
+
+struct dc_rec_itrace_start { uint32_t pid, tid; };
+
+struct dc_rec_aux {
+	uint64_t aux_offset, aux_size;
+	uint64_t flags;            /* PERF_AUX_FLAG_TRUNCATED/OVERWRITE/PARTIAL/COLLISION */
+};
+
+#define DC_PERF_MAX_PRIV 64
+struct dc_rec_auxtrace_info {
+	uint32_t type;             /* PERF_AUXTRACE_INTEL_PT = 1 */
+	size_t nr_priv;            /* entries in the record (priv[] holds the
+				    * first DC_PERF_MAX_PRIV of them) */
+	uint64_t priv[DC_PERF_MAX_PRIV];
+	bool is_pt;                /* type == INTEL_PT and pt parsed */
+	struct dc_pt_info pt;
+};
+
+struct dc_rec_auxtrace {
+	uint64_t size;             /* payload bytes (incl. perf's padding) */
+	uint64_t offset;           /* offset of the payload in the AUX area */
+	uint64_t reference;
+	uint32_t idx;              /* mmap index (the CPU in per-cpu mode) */
+	uint32_t tid;              /* (uint32_t)-1 in per-cpu mode */
+	uint32_t cpu;              /* (uint32_t)-1 in per-thread mode */
+	const void *data;          /* the payload, zero-copy in the mapping */
+	uint64_t data_offset;      /* file offset of the payload */
+};
+
+struct dc_rec_time_conv {
+	uint64_t time_shift, time_mult, time_zero;
+	bool has_ext;              /* the fields below are present */
+	uint64_t time_cycles, time_mask;
+	bool cap_user_time_zero, cap_user_time_short;
+};
+
+struct dc_rec_lost { uint64_t id, lost; };
+struct dc_rec_lost_samples { uint64_t lost; };
+struct dc_rec_id_index { uint64_t nr; };   /* ids are mapped by the reader */
+struct dc_rec_sample {             /* PERF_RECORD_SAMPLE: the leading fields */
+	uint64_t ip, addr, period; /* when the attr samples them */
+};
+
+struct dc_perf_record {
+	uint32_t type;             /* PERF_RECORD_* (kernel or user) */
+	uint16_t misc;
+	uint16_t size;             /* header.size (AUXTRACE: without payload) */
+	uint64_t offset;           /* file offset of the header */
+	uint64_t total_size;       /* bytes to the next record (size + payload) */
+	const struct perf_event_header *raw; /* in the mapping */
+	struct dc_sample_id sid;
+	const struct dc_perf_attr *attr; /* the owning attr or NULL */
+	bool parsed;               /* false for types not listed below */
+	union {
+		struct dc_rec_comm comm;
+		struct dc_rec_mmap mmap;            /* MMAP, MMAP2 */
+		struct dc_rec_task task;            /* FORK, EXIT */
+		struct dc_rec_switch sw;            /* SWITCH, SWITCH_CPU_WIDE */
+		struct dc_rec_itrace_start itrace_start;
+		struct dc_rec_aux aux;
+		struct dc_rec_auxtrace_info auxtrace_info;
+		struct dc_rec_auxtrace auxtrace;
+		struct dc_rec_time_conv time_conv;
+		struct dc_rec_lost lost;
+		struct dc_rec_lost_samples lost_samples;
+		struct dc_rec_id_index id_index;
+		struct dc_rec_sample sample;
+	};
+};
+
+/* Open and validate path. On failure returns a negative errno code, sets
+ * *out = NULL and writes one line naming the file and the problem to err
+ * (e.g. "x.txt: not a perf.data file (bad magic)"). Pipe-mode streams are
+ * rejected. */
+int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen);
+void dc_perf_close(struct dc_perf_file *f);
+
+/* The last error of dc_perf_next/dc_perf_seek, one line naming the file
+ * ("" if none). */
+const char *dc_perf_errmsg(const struct dc_perf_file *f);
+const char *dc_perf_path(const struct dc_perf_file *f);
+
+const struct pf_file_header *dc_perf_header(const struct dc_perf_file *f);
+uint64_t dc_perf_file_size(const struct dc_perf_file *f);
+
+size_t dc_perf_nr_attrs(const struct dc_perf_file *f);
+const struct dc_perf_attr *dc_perf_attr_at(const struct dc_perf_file *f, size_t i);
+/* The attr owning sample id `id` (attr id sections and ID_INDEX records
+ * seen so far); NULL if none. */
+const struct dc_perf_attr *dc_perf_attr_by_id(const struct dc_perf_file *f, uint64_t id);
+
+/* Raw bytes of feature `feat` (HEADER_*) or NULL if the file lacks it. */
+const void *dc_perf_feature(const struct dc_perf_file *f, int feat, uint64_t *size);
+
+/* Parsed features; each returns -ENOENT when the file lacks it. */
+int dc_perf_nrcpus(const struct dc_perf_file *f, uint32_t *nr_avail, uint32_t *nr_online);
+/* argv strings as perf stores them (perf's first is its own path). */
+int dc_perf_cmdline(const struct dc_perf_file *f, size_t *argc, const char *const **argv);
+
+struct dc_build_id {
+	int32_t pid;
+	uint16_t misc;             /* cpumode bits */
+	uint8_t id[20];
+	size_t size;               /* bytes of id used */
+	const char *filename;
+};
+size_t dc_perf_nr_build_ids(const struct dc_perf_file *f);
+const struct dc_build_id *dc_perf_build_id_at(const struct dc_perf_file *f, size_t i);
+
+/* HEADER_AUXTRACE: file offsets of AUXTRACE records. *nr = 0 if absent. */
+const struct pf_auxtrace_index_entry *dc_perf_auxtrace_index(const struct dc_perf_file *f,
+							     size_t *nr);
+
+/* Next record of the data section: 1 got one, 0 end, < 0 error (message in
+ * dc_perf_errmsg, naming the offset). Unknown types come back with
+ * parsed == false. ID_INDEX records also extend dc_perf_attr_by_id. */
+int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec);
+
+/* Restart iteration at file_offset (a record start within the data
+ * section, e.g. an AUXTRACE index entry); dc_perf_seek(f, 0) rewinds to
+ * the start of the data section. */
+int dc_perf_seek(struct dc_perf_file *f, uint64_t file_offset);
+
+/* Parse one record held in memory: buf has avail bytes (an AUXTRACE's
+ * payload included). f supplies the attrs for the sample_id trailer and may
+ * be NULL (then sid.valid is false). rec->offset is set to 0. Returns 0 or
+ * a negative errno code with a message in err. */
+int dc_perf_parse(const struct dc_perf_file *f, const void *buf, size_t avail,
+		  struct dc_perf_record *rec, char *err, size_t errlen);
+
+/* Name of a record type ("COMM", "AUXTRACE", ...) or NULL if unknown. */
+const char *dc_perf_type_name(uint32_t type);
+/* Name of a feature id ("NRCPUS", ...) or NULL if unknown. */
+const char *dc_perf_feature_name(int feat);
+
+/* Convert a TSC value to perf time with an AUXTRACE_INFO's clock fields. */
+uint64_t dc_pt_tsc_to_ns(const struct dc_pt_info *pt, uint64_t tsc);
+
+#endif

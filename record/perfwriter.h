@@ -1,0 +1,105 @@
+/* ptflame - record/perfwriter.h: the perf.data (PERFILE2) writer.
+ *
+ * Writes what `perf record` writes, closely enough that Debian's perf 6.1
+ * reads it without warnings (`perf script -D`, `--itrace=cr`):
+ *   - attr.size is at most PF_ATTR_SIZE_MAX_PERF61 (128); rc_perf_add_attr
+ *     forces sample_id_all = 1 and PERF_SAMPLE_IDENTIFIER on every attr;
+ *   - the intel_pt attr's type must equal AUXTRACE_INFO priv[PMU_TYPE];
+ *   - AUXTRACE records are 48 bytes + payload, padded to 8, reference != 0,
+ *     and listed in the HEADER_AUXTRACE feature.
+ * The file is written to a temporary file in the destination's directory
+ * and renamed onto path by rc_perf_close only when everything succeeded,
+ * so a crash never leaves a half file under the final name.
+ *
+ * Order of calls: rc_perf_create, rc_perf_add_attr (all attrs, before the
+ * first record), records, features (any time), rc_perf_close or
+ * rc_perf_abort. Every function returns 0 or a negative errno code; the
+ * writer keeps a one-line message (rc_perf_errmsg). After an error only
+ * rc_perf_abort (or rc_perf_close, which then fails and aborts) is useful.
+ * Part of record/record.h's public interface.
+ */
+#ifndef PTFLAME_PERFWRITER_H
+#define PTFLAME_PERFWRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/perfdata.h"
+
+struct rc_perf_writer;
+
+int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, size_t errlen);
+/* Write features, fix the header, fsync, rename onto path, free w.
+ * On failure the temporary file is removed and w freed too. */
+int rc_perf_close(struct rc_perf_writer *w);
+/* Remove the temporary file and free w (NULL is fine). */
+void rc_perf_abort(struct rc_perf_writer *w);
+const char *rc_perf_errmsg(const struct rc_perf_writer *w);
+
+/* Add an attr with its sample ids (copied). attr->size 0 means
+ * PF_ATTR_SIZE_MAX_PERF61; larger than that is -EINVAL. The writer sets
+ * sample_id_all and PERF_SAMPLE_IDENTIFIER. Only before the first record. */
+int rc_perf_add_attr(struct rc_perf_writer *w, const struct perf_event_attr *attr,
+		     const uint64_t *ids, size_t nr_ids);
+
+/* Raw record, written as is (size from its header). For AUXTRACE use
+ * rc_perf_auxtrace. */
+int rc_perf_write(struct rc_perf_writer *w, const void *rec);
+/* A kernel record given WITHOUT its trailer: appends the sample_id_all
+ * trailer laid out per the attr owning sid->id (the only attr when there is
+ * just one) and fixes header.size. */
+int rc_perf_write_sid(struct rc_perf_writer *w, const void *rec,
+		      const struct dc_sample_id *sid);
+
+/* Record helpers; sid gives the trailer (its valid flag is ignored). */
+int rc_perf_comm(struct rc_perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
+		 bool exec, const struct dc_sample_id *sid);
+/* MMAP2 from m's fields (is_mmap2, data, cpumode (0 = USER) and
+ * has_build_id honoured; filename required). */
+int rc_perf_mmap2(struct rc_perf_writer *w, const struct dc_rec_mmap *m,
+		  const struct dc_sample_id *sid);
+int rc_perf_fork(struct rc_perf_writer *w, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time, const struct dc_sample_id *sid);
+int rc_perf_exit(struct rc_perf_writer *w, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time, const struct dc_sample_id *sid);
+/* SWITCH (per-thread mode): out, and preempt (only with out). */
+int rc_perf_switch(struct rc_perf_writer *w, bool out, bool preempt,
+		   const struct dc_sample_id *sid);
+/* SWITCH_CPU_WIDE: next_prev_* is the task switched to (out) or from (in). */
+int rc_perf_switch_cpu_wide(struct rc_perf_writer *w, bool out, bool preempt,
+			    uint32_t next_prev_pid, uint32_t next_prev_tid,
+			    const struct dc_sample_id *sid);
+int rc_perf_itrace_start(struct rc_perf_writer *w, uint32_t pid, uint32_t tid,
+			 const struct dc_sample_id *sid);
+int rc_perf_aux(struct rc_perf_writer *w, uint64_t aux_offset, uint64_t aux_size,
+		uint64_t flags, const struct dc_sample_id *sid);
+int rc_perf_lost(struct rc_perf_writer *w, uint64_t id, uint64_t lost,
+		 const struct dc_sample_id *sid);
+
+/* AUXTRACE_INFO of type INTEL_PT with all PF_PT_PRIV_MAX priv[] entries
+ * (+ the filter string when pt->filter is non-empty). */
+int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *pt);
+/* AUXTRACE record + payload (padded with zero bytes, PT PAD packets, to a
+ * multiple of 8; the record's size says the padded size). reference must
+ * be non-zero. Also entered in the HEADER_AUXTRACE index. */
+int rc_perf_auxtrace(struct rc_perf_writer *w, const void *data, uint64_t size,
+		     uint64_t offset, uint64_t reference, uint32_t idx, uint32_t tid,
+		     uint32_t cpu);
+/* TIME_CONV, 56-byte form (tc->has_ext is ignored: always written). */
+int rc_perf_time_conv(struct rc_perf_writer *w, const struct dc_rec_time_conv *tc);
+int rc_perf_finished_round(struct rc_perf_writer *w);
+
+/* Features (written at close). */
+int rc_perf_set_nrcpus(struct rc_perf_writer *w, uint32_t nr_avail, uint32_t nr_online);
+/* Stored as given; perf's convention: argv[0] = path of the recorder. */
+int rc_perf_set_cmdline(struct rc_perf_writer *w, size_t argc, const char *const *argv);
+/* One HEADER_STRING-style feature: HOSTNAME, OSRELEASE, VERSION, ARCH,
+ * CPUDESC, CPUID. */
+int rc_perf_set_string(struct rc_perf_writer *w, int feat, const char *s);
+int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode,
+			 const uint8_t *id, size_t size, const char *filename);
+/* Raw bytes of any feature (replaces what the helpers would write). */
+int rc_perf_set_feature(struct rc_perf_writer *w, int feat, const void *data, size_t size);
+
+#endif
