@@ -1,13 +1,821 @@
-/* ptflame - record/perfwriter.c: perf.data writer (stub: being written). */
+/* ptflame - record/perfwriter.c: the perf.data (PERFILE2) writer.
+ *
+ * File layout we produce (all sections 8-byte aligned):
+ *   [header 104 bytes, zero until close]
+ *   [ids of attr 0][ids of attr 1]...[attrs section]     at the first record
+ *   [data section: records]
+ *   [feature table][feature bodies]                        at close
+ * The magic is written last, with the header, so a file that was never
+ * closed is not a perf.data file; and it lives under a temporary name until
+ * rc_perf_close renames it.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "record/perfwriter.h"
 
+#define WBUF_SIZE (1u << 20)
+#define REC_MAX 65535u
+
+struct wattr {
+	struct perf_event_attr attr;
+	uint32_t size;             /* on-disk attr.size */
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct feat_buf {
+	bool set;
+	uint8_t *data;
+	size_t size;
+};
+
+struct rc_perf_writer {
+	char *path, *tmp;
+	int fd;
+	uint64_t off;              /* file offset of the next byte written */
+	uint8_t *buf;
+	size_t used;
+	struct wattr *attrs;
+	size_t nr_attrs;
+	bool started;              /* attrs written, data section open */
+	struct pf_file_header hdr;
+	struct feat_buf feat[HEADER_LAST_FEATURE];
+	bool raw_auxtrace;         /* HEADER_AUXTRACE set raw by the caller */
+	struct pf_auxtrace_index_entry *auxidx;
+	size_t nr_auxidx, cap_auxidx;
+	int err;
+	char errmsg[512];
+};
+
+static int fail(struct rc_perf_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct rc_perf_writer *w, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (w->err)
+		return w->err;
+	w->err = err;
+	n = snprintf(w->errmsg, sizeof(w->errmsg), "%s: ", w->path);
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg + n, sizeof(w->errmsg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+const char *rc_perf_errmsg(const struct rc_perf_writer *w) { return w->errmsg; }
+
+static int write_all(struct rc_perf_writer *w, const void *p, size_t n)
+{
+	const uint8_t *q = p;
+
+	while (n) {
+		ssize_t r = write(w->fd, q, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, -errno, "write %s: %s", w->tmp, strerror(errno));
+		}
+		q += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int flush(struct rc_perf_writer *w)
+{
+	int ret = write_all(w, w->buf, w->used);
+
+	w->used = 0;
+	return ret;
+}
+
+/* Append n bytes (buffered). */
+static int emit(struct rc_perf_writer *w, const void *p, size_t n)
+{
+	if (w->err)
+		return w->err;
+	if (w->used + n > WBUF_SIZE) {
+		if (flush(w))
+			return w->err;
+		if (n > WBUF_SIZE) {
+			if (write_all(w, p, n))
+				return w->err;
+			w->off += n;
+			return 0;
+		}
+	}
+	memcpy(w->buf + w->used, p, n);
+	w->used += n;
+	w->off += n;
+	return 0;
+}
+
+static int emit_zeros(struct rc_perf_writer *w, size_t n)
+{
+	static const uint8_t zeros[64];
+
+	while (n) {
+		size_t k = n < sizeof(zeros) ? n : sizeof(zeros);
+
+		if (emit(w, zeros, k))
+			return w->err;
+		n -= k;
+	}
+	return 0;
+}
+
 int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, size_t errlen)
 {
+	struct rc_perf_writer *w;
+	int fd;
+
 	*out = NULL;
-	snprintf(err, errlen, "%s: perf.data writer not built yet", path);
-	return -ENOSYS;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->path = strdup(path)) || !(w->buf = malloc(WBUF_SIZE)) ||
+	    asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		if (w) {
+			free(w->path);
+			free(w->buf);
+			free(w);
+		}
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	fd = mkostemp(w->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot create %s: %s", path, w->tmp, strerror(e));
+		free(w->tmp);
+		free(w->path);
+		free(w->buf);
+		free(w);
+		return -e;
+	}
+	w->fd = fd;
+	/* Placeholder header: zero magic until close fixes it. */
+	if (emit_zeros(w, sizeof(struct pf_file_header))) {
+		snprintf(err, errlen, "%s", w->errmsg);
+		rc_perf_abort(w);
+		return -EIO;
+	}
+	*out = w;
+	return 0;
 }
-void rc_perf_abort(struct rc_perf_writer *w) { (void)w; }
+
+static void free_writer(struct rc_perf_writer *w)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		free(w->attrs[i].ids);
+	free(w->attrs);
+	for (int i = 0; i < HEADER_LAST_FEATURE; i++)
+		free(w->feat[i].data);
+	free(w->auxidx);
+	free(w->buf);
+	free(w->tmp);
+	free(w->path);
+	free(w);
+}
+
+void rc_perf_abort(struct rc_perf_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	unlink(w->tmp);
+	free_writer(w);
+}
+
+int rc_perf_add_attr(struct rc_perf_writer *w, const struct perf_event_attr *attr,
+		     const uint64_t *ids, size_t nr_ids)
+{
+	struct wattr *a, *n;
+	uint32_t size = attr->size ? attr->size : PF_ATTR_SIZE_MAX_PERF61;
+
+	if (w->err)
+		return w->err;
+	if (w->started)
+		return fail(w, -EINVAL, "attr added after the first record");
+	if (size > PF_ATTR_SIZE_MAX_PERF61 || size < PERF_ATTR_SIZE_VER0 || size % 8 ||
+	    (w->nr_attrs && size != w->attrs[0].size))
+		return fail(w, -EINVAL, "attr size %" PRIu32 " invalid (perf 6.1 reads 64..128,"
+			    " all attrs the same)", size);
+	n = realloc(w->attrs, (w->nr_attrs + 1) * sizeof(*n));
+	if (!n)
+		return fail(w, -ENOMEM, "out of memory");
+	w->attrs = n;
+	a = &w->attrs[w->nr_attrs];
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->attr, attr, size < sizeof(a->attr) ? size : sizeof(a->attr));
+	a->attr.size = size;
+	a->size = size;
+	a->attr.sample_id_all = 1;
+	a->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	a->ids = malloc((nr_ids ? nr_ids : 1) * sizeof(uint64_t));
+	if (!a->ids)
+		return fail(w, -ENOMEM, "out of memory");
+	if (nr_ids)
+		memcpy(a->ids, ids, nr_ids * sizeof(uint64_t));
+	a->nr_ids = nr_ids;
+	w->nr_attrs++;
+	return 0;
+}
+
+/* Lay out the ids and attrs sections and open the data section. */
+static int start_data(struct rc_perf_writer *w)
+{
+	uint64_t *id_off;
+
+	if (w->started || w->err)
+		return w->err;
+	if (!w->nr_attrs)
+		return fail(w, -EINVAL, "no attr added before the first record");
+	id_off = calloc(w->nr_attrs, sizeof(*id_off));
+	if (!id_off)
+		return fail(w, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		id_off[i] = w->off;
+		emit(w, w->attrs[i].ids, w->attrs[i].nr_ids * sizeof(uint64_t));
+	}
+	w->hdr.attr_size = w->attrs[0].size + sizeof(struct pf_file_section);
+	w->hdr.attrs.offset = w->off;
+	w->hdr.attrs.size = w->nr_attrs * w->hdr.attr_size;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		struct pf_file_section ids = {
+			id_off[i], w->attrs[i].nr_ids * sizeof(uint64_t) };
+
+		emit(w, &w->attrs[i].attr, w->attrs[i].size);
+		emit(w, &ids, sizeof(ids));
+	}
+	free(id_off);
+	w->hdr.data.offset = w->off;
+	w->started = true;
+	return w->err;
+}
+
+int rc_perf_write(struct rc_perf_writer *w, const void *rec)
+{
+	struct perf_event_header h;
+
+	if (start_data(w))
+		return w->err;
+	memcpy(&h, rec, sizeof(h));
+	if (h.size < sizeof(h))
+		return fail(w, -EINVAL, "record of type %" PRIu32 " has size %u", h.type, h.size);
+	if (h.type == PERF_RECORD_AUXTRACE)
+		return fail(w, -EINVAL, "AUXTRACE must be written with rc_perf_auxtrace");
+	return emit(w, rec, h.size);
+}
+
+static const struct wattr *attr_for(const struct rc_perf_writer *w, uint64_t id)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		for (size_t k = 0; k < w->attrs[i].nr_ids; k++)
+			if (w->attrs[i].ids[k] == id)
+				return &w->attrs[i];
+	return w->nr_attrs == 1 ? &w->attrs[0] : NULL;
+}
+
+/* Append the trailer for a to buf (which has room), return its size. */
+static size_t put_trailer(uint8_t *buf, const struct wattr *a, const struct dc_sample_id *sid)
+{
+	uint64_t st = a->attr.sample_type;
+	uint64_t id = sid->id;
+	uint8_t *p = buf;
+
+	if (!id && a->nr_ids == 1)
+		id = a->ids[0];
+	if (st & PERF_SAMPLE_TID) {
+		memcpy(p, &sid->pid, 4);
+		memcpy(p + 4, &sid->tid, 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		memcpy(p, &sid->time, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		memcpy(p, &id, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		memcpy(p, &sid->stream_id, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		uint64_t v = sid->cpu; /* cpu, then a zero u32 */
+
+		memcpy(p, &v, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		memcpy(p, &id, 8);
+		p += 8;
+	}
+	return (size_t)(p - buf);
+}
+
+int rc_perf_write_sid(struct rc_perf_writer *w, const void *rec,
+		      const struct dc_sample_id *sid)
+{
+	uint8_t buf[REC_MAX + 64];
+	struct perf_event_header h;
+	const struct wattr *a;
+	size_t ts;
+
+	if (start_data(w))
+		return w->err;
+	memcpy(&h, rec, sizeof(h));
+	if (!sid)
+		return fail(w, -EINVAL, "record of type %" PRIu32 " written without sample id",
+			    h.type);
+	a = attr_for(w, sid->id);
+	if (!a)
+		return fail(w, -EINVAL, "sample id %" PRIu64 " belongs to no attr", sid->id);
+	if (h.size < sizeof(h) || h.size > REC_MAX - 64)
+		return fail(w, -EINVAL, "record of type %" PRIu32 " has size %u", h.type, h.size);
+	memcpy(buf, rec, h.size);
+	ts = put_trailer(buf + h.size, a, sid);
+	h.size = (uint16_t)(h.size + ts);
+	memcpy(buf, &h, sizeof(h));
+	return emit(w, buf, h.size);
+}
+
+/* A record body with a NUL-terminated string at its end, padded to 8. */
+static int write_with_string(struct rc_perf_writer *w, uint8_t *buf, size_t fixed,
+			     const char *s, const struct dc_sample_id *sid)
+{
+	size_t len = strlen(s) + 1, padded = (len + 7) & ~(size_t)7;
+	struct perf_event_header h;
+
+	if (fixed + padded > 8192)
+		return fail(w, -EINVAL, "string too long in record: %.40s...", s);
+	memset(buf + fixed, 0, padded);
+	memcpy(buf + fixed, s, len);
+	memcpy(&h, buf, sizeof(h));
+	h.size = (uint16_t)(fixed + padded);
+	memcpy(buf, &h, sizeof(h));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+static void put_header(uint8_t *buf, uint32_t type, uint16_t misc, uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = size };
+
+	memcpy(buf, &h, sizeof(h));
+}
+
+int rc_perf_comm(struct rc_perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
+		 bool exec, const struct dc_sample_id *sid)
+{
+	uint8_t buf[8192];
+	struct pf_comm_body b = { pid, tid };
+
+	put_header(buf, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, 0);
+	memcpy(buf + 8, &b, sizeof(b));
+	return write_with_string(w, buf, 8 + sizeof(b), comm, sid);
+}
+
+int rc_perf_mmap2(struct rc_perf_writer *w, const struct dc_rec_mmap *m,
+		  const struct dc_sample_id *sid)
+{
+	uint8_t buf[8192];
+	struct pf_mmap2_body b;
+	uint16_t misc = m->cpumode ? m->cpumode : PERF_RECORD_MISC_USER;
+
+	if (!m->filename)
+		return fail(w, -EINVAL, "MMAP2 without a filename");
+	memset(&b, 0, sizeof(b));
+	b.pid = m->pid;
+	b.tid = m->tid;
+	b.start = m->start;
+	b.len = m->len;
+	b.pgoff = m->pgoff;
+	if (m->has_build_id) {
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		b.build_id_size = m->build_id_size <= 20 ? m->build_id_size : 20;
+		memcpy(b.build_id, m->build_id, 20);
+	} else {
+		b.maj = m->maj;
+		b.min = m->min;
+		b.ino = m->ino;
+		b.ino_generation = m->ino_generation;
+	}
+	b.prot = m->prot;
+	b.flags = m->flags;
+	if (m->data)
+		misc |= PERF_RECORD_MISC_MMAP_DATA;
+	put_header(buf, PERF_RECORD_MMAP2, misc, 0);
+	memcpy(buf + 8, &b, sizeof(b));
+	return write_with_string(w, buf, 8 + sizeof(b), m->filename, sid);
+}
+
+static int task(struct rc_perf_writer *w, uint32_t type, uint32_t pid, uint32_t ppid,
+		uint32_t tid, uint32_t ptid, uint64_t time, const struct dc_sample_id *sid)
+{
+	uint8_t buf[8 + sizeof(struct pf_task_body)];
+	struct pf_task_body b = { pid, ppid, tid, ptid, time };
+
+	put_header(buf, type, 0, sizeof(buf));
+	memcpy(buf + 8, &b, sizeof(b));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_fork(struct rc_perf_writer *w, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time, const struct dc_sample_id *sid)
+{
+	return task(w, PERF_RECORD_FORK, pid, ppid, tid, ptid, time, sid);
+}
+
+int rc_perf_exit(struct rc_perf_writer *w, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time, const struct dc_sample_id *sid)
+{
+	return task(w, PERF_RECORD_EXIT, pid, ppid, tid, ptid, time, sid);
+}
+
+static uint16_t switch_misc(bool out, bool preempt)
+{
+	uint16_t misc = out ? PERF_RECORD_MISC_SWITCH_OUT : 0;
+
+	if (out && preempt)
+		misc |= PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+	return misc;
+}
+
+int rc_perf_switch(struct rc_perf_writer *w, bool out, bool preempt,
+		   const struct dc_sample_id *sid)
+{
+	uint8_t buf[8];
+
+	put_header(buf, PERF_RECORD_SWITCH, switch_misc(out, preempt), sizeof(buf));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_switch_cpu_wide(struct rc_perf_writer *w, bool out, bool preempt,
+			    uint32_t next_prev_pid, uint32_t next_prev_tid,
+			    const struct dc_sample_id *sid)
+{
+	uint8_t buf[16];
+	struct pf_switch_cpu_wide_body b = { next_prev_pid, next_prev_tid };
+
+	put_header(buf, PERF_RECORD_SWITCH_CPU_WIDE, switch_misc(out, preempt), sizeof(buf));
+	memcpy(buf + 8, &b, sizeof(b));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_itrace_start(struct rc_perf_writer *w, uint32_t pid, uint32_t tid,
+			 const struct dc_sample_id *sid)
+{
+	uint8_t buf[16];
+	struct pf_itrace_start_body b = { pid, tid };
+
+	put_header(buf, PERF_RECORD_ITRACE_START, 0, sizeof(buf));
+	memcpy(buf + 8, &b, sizeof(b));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_aux(struct rc_perf_writer *w, uint64_t aux_offset, uint64_t aux_size,
+		uint64_t flags, const struct dc_sample_id *sid)
+{
+	uint8_t buf[32];
+	struct pf_aux_body b = { aux_offset, aux_size, flags };
+
+	put_header(buf, PERF_RECORD_AUX, 0, sizeof(buf));
+	memcpy(buf + 8, &b, sizeof(b));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_lost(struct rc_perf_writer *w, uint64_t id, uint64_t lost,
+		 const struct dc_sample_id *sid)
+{
+	uint8_t buf[24];
+	struct pf_lost_body b = { id, lost };
+
+	put_header(buf, PERF_RECORD_LOST, 0, sizeof(buf));
+	memcpy(buf + 8, &b, sizeof(b));
+	return rc_perf_write_sid(w, buf, sid);
+}
+
+int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *pt)
+{
+	uint8_t buf[PF_AUXTRACE_INFO_HDR + 8 * PF_PT_PRIV_MAX + 4096];
+	uint64_t priv[PF_PT_PRIV_MAX] = { 0 };
+	const char *filter = pt->filter ? pt->filter : "";
+	size_t flen = strlen(filter), fbytes = flen ? (flen + 1 + 7) & ~(size_t)7 : 0;
+	size_t size = PF_AUXTRACE_INFO_HDR + sizeof(priv) + fbytes;
+	uint32_t type = PERF_AUXTRACE_INTEL_PT, reserved = 0;
+
+	if (fbytes > 4096)
+		return fail(w, -EINVAL, "PT address filter too long");
+	priv[PF_PT_PMU_TYPE] = pt->pmu_type;
+	priv[PF_PT_TIME_SHIFT] = pt->time_shift;
+	priv[PF_PT_TIME_MULT] = pt->time_mult;
+	priv[PF_PT_TIME_ZERO] = pt->time_zero;
+	priv[PF_PT_CAP_USER_TIME_ZERO] = pt->cap_user_time_zero;
+	priv[PF_PT_TSC_BIT] = pt->tsc_bit;
+	priv[PF_PT_NORETCOMP_BIT] = pt->noretcomp_bit;
+	priv[PF_PT_HAVE_SCHED_SWITCH] = pt->have_sched_switch;
+	priv[PF_PT_SNAPSHOT_MODE] = pt->snapshot_mode;
+	priv[PF_PT_PER_CPU_MMAPS] = pt->per_cpu_mmaps;
+	priv[PF_PT_MTC_BIT] = pt->mtc_bit;
+	priv[PF_PT_MTC_FREQ_BITS] = pt->mtc_freq_bits;
+	priv[PF_PT_TSC_CTC_N] = pt->tsc_ctc_ratio_n;
+	priv[PF_PT_TSC_CTC_D] = pt->tsc_ctc_ratio_d;
+	priv[PF_PT_CYC_BIT] = pt->cyc_bit;
+	priv[PF_PT_MAX_NONTURBO_RATIO] = pt->max_non_turbo_ratio;
+	priv[PF_PT_FILTER_STR_LEN] = flen;
+	memset(buf, 0, size);
+	put_header(buf, PERF_RECORD_AUXTRACE_INFO, 0, (uint16_t)size);
+	memcpy(buf + 8, &type, 4);
+	memcpy(buf + 12, &reserved, 4);
+	memcpy(buf + PF_AUXTRACE_INFO_HDR, priv, sizeof(priv));
+	memcpy(buf + PF_AUXTRACE_INFO_HDR + sizeof(priv), filter, flen);
+	return rc_perf_write(w, buf);
+}
+
+int rc_perf_auxtrace(struct rc_perf_writer *w, const void *data, uint64_t size,
+		     uint64_t offset, uint64_t reference, uint32_t idx, uint32_t tid,
+		     uint32_t cpu)
+{
+	struct pf_auxtrace_event ev;
+	uint64_t padded = (size + 7) & ~UINT64_C(7);
+
+	if (start_data(w))
+		return w->err;
+	if (!reference)
+		return fail(w, -EINVAL, "AUXTRACE reference must be non-zero");
+	if (w->nr_auxidx == w->cap_auxidx) {
+		size_t ncap = w->cap_auxidx ? w->cap_auxidx * 2 : 64;
+		void *n = realloc(w->auxidx, ncap * sizeof(*w->auxidx));
+
+		if (!n)
+			return fail(w, -ENOMEM, "out of memory");
+		w->auxidx = n;
+		w->cap_auxidx = ncap;
+	}
+	w->auxidx[w->nr_auxidx].file_offset = w->off;
+	w->auxidx[w->nr_auxidx].sz = PF_AUXTRACE_HDR_SIZE;
+	w->nr_auxidx++;
+	memset(&ev, 0, sizeof(ev));
+	ev.header.type = PERF_RECORD_AUXTRACE;
+	ev.header.size = PF_AUXTRACE_HDR_SIZE;
+	ev.size = padded;
+	ev.offset = offset;
+	ev.reference = reference;
+	ev.idx = idx;
+	ev.tid = tid;
+	ev.cpu = cpu;
+	if (emit(w, &ev, sizeof(ev)) || emit(w, data, size) || emit_zeros(w, padded - size))
+		return w->err;
+	return 0;
+}
+
+int rc_perf_time_conv(struct rc_perf_writer *w, const struct dc_rec_time_conv *tc)
+{
+	struct pf_time_conv_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.header.type = PERF_RECORD_TIME_CONV;
+	ev.header.size = sizeof(ev);
+	ev.time_shift = tc->time_shift;
+	ev.time_mult = tc->time_mult;
+	ev.time_zero = tc->time_zero;
+	ev.time_cycles = tc->time_cycles;
+	ev.time_mask = tc->time_mask;
+	ev.cap_user_time_zero = tc->cap_user_time_zero;
+	ev.cap_user_time_short = tc->cap_user_time_short;
+	return rc_perf_write(w, &ev);
+}
+
+int rc_perf_finished_round(struct rc_perf_writer *w)
+{
+	struct perf_event_header h = { .type = PERF_RECORD_FINISHED_ROUND, .size = 8 };
+
+	return rc_perf_write(w, &h);
+}
+
+/* ---- features ---------------------------------------------------------- */
+
+static int feat_append(struct rc_perf_writer *w, int feat, const void *p, size_t n)
+{
+	struct feat_buf *fb = &w->feat[feat];
+	uint8_t *d;
+
+	if (w->err)
+		return w->err;
+	d = realloc(fb->data, fb->size + n + 1);
+	if (!d)
+		return fail(w, -ENOMEM, "out of memory");
+	fb->data = d;
+	if (n)
+		memcpy(d + fb->size, p, n);
+	fb->size += n;
+	fb->set = true;
+	return 0;
+}
+
+static void feat_reset(struct rc_perf_writer *w, int feat)
+{
+	free(w->feat[feat].data);
+	memset(&w->feat[feat], 0, sizeof(w->feat[feat]));
+}
+
+/* perf's feature string: u32 padded length, then the bytes, NUL-padded. */
+static int feat_string(struct rc_perf_writer *w, int feat, const char *s)
+{
+	uint8_t pad[PF_NAME_ALIGN] = { 0 };
+	uint32_t len = (uint32_t)strlen(s) + 1;
+	uint32_t padded = (len + PF_NAME_ALIGN - 1) & ~(uint32_t)(PF_NAME_ALIGN - 1);
+
+	if (feat_append(w, feat, &padded, 4) || feat_append(w, feat, s, len))
+		return w->err;
+	return feat_append(w, feat, pad, padded - len);
+}
+
+static bool feat_ok(struct rc_perf_writer *w, int feat)
+{
+	if (feat <= HEADER_RESERVED || feat >= HEADER_LAST_FEATURE) {
+		fail(w, -EINVAL, "feature %d unknown", feat);
+		return false;
+	}
+	return !w->err;
+}
+
+int rc_perf_set_nrcpus(struct rc_perf_writer *w, uint32_t nr_avail, uint32_t nr_online)
+{
+	uint32_t v[2] = { nr_avail, nr_online };
+
+	feat_reset(w, HEADER_NRCPUS);
+	return feat_append(w, HEADER_NRCPUS, v, sizeof(v));
+}
+
+int rc_perf_set_cmdline(struct rc_perf_writer *w, size_t argc, const char *const *argv)
+{
+	uint32_t nr = (uint32_t)argc;
+
+	feat_reset(w, HEADER_CMDLINE);
+	if (feat_append(w, HEADER_CMDLINE, &nr, 4))
+		return w->err;
+	for (size_t i = 0; i < argc; i++)
+		if (feat_string(w, HEADER_CMDLINE, argv[i]))
+			return w->err;
+	return 0;
+}
+
+int rc_perf_set_string(struct rc_perf_writer *w, int feat, const char *s)
+{
+	if (!feat_ok(w, feat))
+		return w->err;
+	feat_reset(w, feat);
+	return feat_string(w, feat, s);
+}
+
+int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode,
+			 const uint8_t *id, size_t size, const char *filename)
+{
+	uint8_t ev[PF_BUILD_ID_EVENT_SIZE], pad[PF_NAME_ALIGN] = { 0 };
+	size_t len = strlen(filename) + 1;
+	size_t padded = (len + PF_NAME_ALIGN - 1) & ~(size_t)(PF_NAME_ALIGN - 1);
+	struct perf_event_header h = { 0 };
+
+	if (size > PF_BUILD_ID_SIZE || PF_BUILD_ID_EVENT_SIZE + padded > REC_MAX)
+		return fail(w, -EINVAL, "build id of %zu bytes or file name too long", size);
+	memset(ev, 0, sizeof(ev));
+	h.misc = cpumode | PF_BUILD_ID_MISC_SIZE;
+	h.size = (uint16_t)(PF_BUILD_ID_EVENT_SIZE + padded);
+	memcpy(ev, &h, sizeof(h));
+	memcpy(ev + 8, &pid, 4);
+	memcpy(ev + 12, id, size);
+	ev[12 + PF_BUILD_ID_SIZE] = (uint8_t)size;
+	if (feat_append(w, HEADER_BUILD_ID, ev, sizeof(ev)) ||
+	    feat_append(w, HEADER_BUILD_ID, filename, len))
+		return w->err;
+	return feat_append(w, HEADER_BUILD_ID, pad, padded - len);
+}
+
+int rc_perf_set_feature(struct rc_perf_writer *w, int feat, const void *data, size_t size)
+{
+	if (!feat_ok(w, feat))
+		return w->err;
+	feat_reset(w, feat);
+	if (feat == HEADER_AUXTRACE)
+		w->raw_auxtrace = true;
+	return feat_append(w, feat, data, size);
+}
+
+/* The AUXTRACE index from the AUXTRACE records written. */
+static int build_auxtrace_feature(struct rc_perf_writer *w)
+{
+	uint64_t nr = w->nr_auxidx;
+
+	if (w->raw_auxtrace || !nr)
+		return 0;
+	feat_reset(w, HEADER_AUXTRACE);
+	if (feat_append(w, HEADER_AUXTRACE, &nr, 8))
+		return w->err;
+	return feat_append(w, HEADER_AUXTRACE, w->auxidx, nr * sizeof(*w->auxidx));
+}
+
+static int write_features(struct rc_perf_writer *w)
+{
+	struct pf_file_section table[HEADER_LAST_FEATURE];
+	size_t n = 0;
+	uint64_t off;
+
+	for (int i = 1; i < HEADER_LAST_FEATURE; i++)
+		if (w->feat[i].set)
+			n++;
+	off = w->off + n * sizeof(struct pf_file_section);
+	n = 0;
+	for (int i = 1; i < HEADER_LAST_FEATURE; i++) {
+		if (!w->feat[i].set)
+			continue;
+		w->hdr.adds_features[i / 64] |= UINT64_C(1) << (i % 64);
+		table[n].offset = off;
+		table[n].size = w->feat[i].size;
+		off += w->feat[i].size;
+		n++;
+	}
+	if (emit(w, table, n * sizeof(table[0])))
+		return w->err;
+	for (int i = 1; i < HEADER_LAST_FEATURE; i++)
+		if (w->feat[i].set && emit(w, w->feat[i].data, w->feat[i].size))
+			return w->err;
+	return 0;
+}
+
+/* Make the rename durable: fsync the directory holding path. */
+static void sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+int rc_perf_close(struct rc_perf_writer *w)
+{
+	return rc_perf_finish(w, NULL, 0);
+}
+
+int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
+{
+	uint8_t hb[sizeof(struct pf_file_header)];
+	int ret;
+
+	if (start_data(w) || build_auxtrace_feature(w))
+		goto out;
+	w->hdr.data.size = w->off - w->hdr.data.offset;
+	if (write_features(w) || flush(w))
+		goto out;
+	w->hdr.magic = PF_MAGIC2;
+	w->hdr.size = sizeof(w->hdr);
+	memcpy(hb, &w->hdr, sizeof(hb));
+	if (pwrite(w->fd, hb, sizeof(hb), 0) != (ssize_t)sizeof(hb)) {
+		fail(w, errno ? -errno : -EIO, "write header: %s", strerror(errno));
+		goto out;
+	}
+	if (fsync(w->fd) < 0) {
+		fail(w, -errno, "fsync %s: %s", w->tmp, strerror(errno));
+		goto out;
+	}
+	if (close(w->fd) < 0) {
+		w->fd = -1;
+		fail(w, -errno, "close %s: %s", w->tmp, strerror(errno));
+		goto out;
+	}
+	w->fd = -1;
+	if (rename(w->tmp, w->path) < 0) {
+		fail(w, -errno, "rename %s: %s", w->tmp, strerror(errno));
+		goto out;
+	}
+	sync_dir(w->path);
+	free_writer(w);
+	return 0;
+out:
+	ret = w->err ? w->err : -EIO;
+	if (err && errlen)
+		snprintf(err, errlen, "%s", w->errmsg[0] ? w->errmsg : "write failed");
+	rc_perf_abort(w);
+	return ret;
+}

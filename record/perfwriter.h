@@ -33,6 +33,8 @@ int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, siz
 /* Write features, fix the header, fsync, rename onto path, free w.
  * On failure the temporary file is removed and w freed too. */
 int rc_perf_close(struct rc_perf_writer *w);
+/* rc_perf_close that also leaves the one-line error message in err. */
+int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen);
 /* Remove the temporary file and free w (NULL is fine). */
 void rc_perf_abort(struct rc_perf_writer *w);
 const char *rc_perf_errmsg(const struct rc_perf_writer *w);
