@@ -1,0 +1,768 @@
+/* ptflame - decoder/script_import: `perf script` text -> branch events.
+ *
+ * Each sample line becomes at most one branch event (plus a held-back trace
+ * end, see below). The kind comes from perf's flags column when it was
+ * printed. Without it (the default `perf script --itrace=cr`), perf's
+ * samples are calls, returns, trace starts (ip 0) and trace ends (addr 0),
+ * and we tell them apart the way the hardware trace would let us:
+ *  - a return goes just after a call site this thread made (at most 15
+ *    bytes, the longest x86 instruction, after its ip);
+ *  - else a branch to a function entry (symbol offset 0, or no symbol) is a
+ *    call, and anything else a return to a caller the trace never saw call.
+ * A trace end without flags does not say why tracing stopped; it is held
+ * back until the thread's next event: resuming 2 bytes after it (the length
+ * of `syscall`/`sysenter`/`int 0x80`) means a syscall, anything else a fault
+ * or interrupt; the end of the input means the thread's trace ended.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/script_import.h"
+
+#define KERNEL_START 0xffff800000000000ull
+enum { NSITES = 64, QCAP = 8, MAX_CPU = 65536 };
+
+/* -------------------------------------------------------------- tables */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+struct func {
+	char *id;              /* sym '\0' dso '\0' (dso may be empty)        */
+	size_t idlen;          /* bytes of id including both NULs             */
+	char *display;
+	uint64_t hash;
+};
+
+struct addr_ent {
+	uint64_t ip;           /* 0: empty slot (ip 0 is never stored)        */
+	uint64_t start;
+	uint32_t pid;
+	uint32_t key;
+};
+
+enum last_kind { LAST_NONE = 0, LAST_EVENT, LAST_LOST };
+
+struct thr {
+	uint32_t tid, pid;
+	uint64_t last_ns;
+	enum last_kind last;
+	bool pending;          /* a flag-less trace end awaiting its reason   */
+	struct dc_event pend;
+	char *comm;
+	bool comm_new;         /* comm changed, not yet given with an event   */
+	uint64_t sites[NSITES];/* call sites, ring; top at nsites - 1         */
+	unsigned nsites;
+};
+
+struct qent {
+	struct dc_event ev;
+	const char *comm;
+};
+
+struct dc_script {
+	FILE *in;
+	char *buf;
+	size_t bufcap;
+	uint64_t lineno, bad_line;
+	bool started, eof, flushed;
+	struct dc_script_stats st;
+
+	struct func *funcs;    /* key k is funcs[k - 1]                       */
+	size_t nfuncs, capfuncs;
+	uint32_t *ftab;        /* hash -> key, 0 empty                        */
+	size_t ftabcap;
+
+	struct addr_ent *atab;
+	size_t atabcap, natab;
+
+	struct thr *thr;
+	size_t nthr, capthr;
+	uint32_t *ttab;        /* tid hash -> index + 1                       */
+	size_t ttabcap;
+	size_t flush_i;        /* next thread to flush at the end             */
+
+	int64_t *cpu_tid;      /* last tid seen on each cpu, -1 none          */
+	size_t ncpu;
+
+	struct qent q[QCAP];
+	unsigned qhead, qlen;
+};
+
+static bool text_eq(struct dc_script_text t, const char *s)
+{
+	return t.len == strlen(s) && !memcmp(t.s, s, t.len);
+}
+
+static int ftab_grow(struct dc_script *s)
+{
+	size_t cap = s->ftabcap ? s->ftabcap * 2 : 256;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nfuncs; k++) {
+		size_t i = s->funcs[k].hash & (cap - 1);
+
+		while (t[i])
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)(k + 1);
+	}
+	free(s->ftab);
+	s->ftab = t;
+	s->ftabcap = cap;
+	return 0;
+}
+
+static char *make_display(struct dc_script_text sym, struct dc_script_text dso)
+{
+	bool unknown = sym.len == 0 || text_eq(sym, "[unknown]");
+	size_t n;
+	char *d;
+
+	if (!unknown) {
+		d = malloc(sym.len + 1);
+		if (d) {
+			memcpy(d, sym.s, sym.len);
+			d[sym.len] = '\0';
+		}
+		return d;
+	}
+	if (dso.len == 0 || text_eq(dso, "[unknown]"))
+		return strdup("[unknown]");
+	n = strlen("[unknown] ()") + dso.len + 1;
+	d = malloc(n);
+	if (d)
+		snprintf(d, n, "[unknown] (%.*s)", (int)dso.len, dso.s);
+	return d;
+}
+
+/* Key of (sym, dso); the dso only tells [unknown] apart and same-named
+ * functions of different objects. 0 on ENOMEM. */
+static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
+{
+	struct dc_script_text sym = loc->sym, dso = loc->has_dso ? loc->dso : (struct dc_script_text){ "", 0 };
+	uint64_t h;
+	size_t i;
+	struct func *f;
+
+	if (sym.len == 0)
+		sym = (struct dc_script_text){ "[unknown]", 9 };
+	h = hash_bytes(dso.s, dso.len, hash_bytes(sym.s, sym.len, 0xcbf29ce484222325ull) * 31 + 7);
+	if (s->nfuncs * 2 >= s->ftabcap && ftab_grow(s))
+		return 0;
+	for (i = h & (s->ftabcap - 1); s->ftab[i]; i = (i + 1) & (s->ftabcap - 1)) {
+		f = &s->funcs[s->ftab[i] - 1];
+		if (f->hash == h && f->idlen == sym.len + dso.len + 2 &&
+		    !memcmp(f->id, sym.s, sym.len) && !f->id[sym.len] &&
+		    !memcmp(f->id + sym.len + 1, dso.s, dso.len))
+			return s->ftab[i];
+	}
+	if (s->nfuncs == UINT32_MAX - 1)
+		return 0;
+	if (s->nfuncs == s->capfuncs) {
+		size_t cap = s->capfuncs ? s->capfuncs * 2 : 64;
+		struct func *nf = realloc(s->funcs, cap * sizeof(*nf));
+
+		if (!nf)
+			return 0;
+		s->funcs = nf;
+		s->capfuncs = cap;
+	}
+	f = &s->funcs[s->nfuncs];
+	f->idlen = sym.len + dso.len + 2;
+	f->id = malloc(f->idlen);
+	f->display = make_display(sym, dso);
+	if (!f->id || !f->display) {
+		free(f->id);
+		free(f->display);
+		return 0;
+	}
+	memcpy(f->id, sym.s, sym.len);
+	f->id[sym.len] = '\0';
+	memcpy(f->id + sym.len + 1, dso.s, dso.len);
+	f->id[f->idlen - 1] = '\0';
+	f->hash = h;
+	s->nfuncs++;
+	s->ftab[i] = (uint32_t)s->nfuncs;
+	return (uint32_t)s->nfuncs;
+}
+
+static size_t addr_slot(const struct dc_script *s, uint32_t pid, uint64_t ip)
+{
+	return mix64(ip ^ ((uint64_t)pid << 40) ^ pid) & (s->atabcap - 1);
+}
+
+static struct addr_ent *addr_find(const struct dc_script *s, uint32_t pid, uint64_t ip)
+{
+	if (!s->atabcap || !ip)
+		return NULL;
+	for (size_t i = addr_slot(s, pid, ip); s->atab[i].ip; i = (i + 1) & (s->atabcap - 1))
+		if (s->atab[i].ip == ip && s->atab[i].pid == pid)
+			return &s->atab[i];
+	return NULL;
+}
+
+static int addr_grow(struct dc_script *s)
+{
+	size_t oldcap = s->atabcap, cap = oldcap ? oldcap * 2 : 1024;
+	struct addr_ent *old = s->atab;
+
+	s->atab = calloc(cap, sizeof(*s->atab));
+	if (!s->atab) {
+		s->atab = old;
+		return -ENOMEM;
+	}
+	s->atabcap = cap;
+	for (size_t k = 0; k < oldcap; k++) {
+		size_t i;
+
+		if (!old[k].ip)
+			continue;
+		for (i = addr_slot(s, old[k].pid, old[k].ip); s->atab[i].ip; i = (i + 1) & (cap - 1))
+			;
+		s->atab[i] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+/* Remember what perf called this address (the latest name wins: mappings
+ * change with exec and dlopen). Returns the key, 0 on ENOMEM. */
+static uint32_t learn(struct dc_script *s, uint32_t pid, const struct dc_script_loc *loc)
+{
+	uint32_t key = intern(s, loc);
+	struct addr_ent *a;
+
+	if (!key || !loc->ip)
+		return key;
+	a = addr_find(s, pid, loc->ip);
+	if (!a) {
+		size_t i;
+
+		if ((s->natab + 1) * 2 > s->atabcap && addr_grow(s))
+			return 0;
+		for (i = addr_slot(s, pid, loc->ip); s->atab[i].ip; i = (i + 1) & (s->atabcap - 1))
+			;
+		a = &s->atab[i];
+		a->ip = loc->ip;
+		a->pid = pid;
+		s->natab++;
+	}
+	a->key = key;
+	a->start = loc->has_off && loc->off <= loc->ip ? loc->ip - loc->off : 0;
+	return key;
+}
+
+static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
+{
+	size_t i;
+
+	if (s->ttabcap) {
+		for (i = mix64(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
+			if (s->thr[s->ttab[i] - 1].tid == tid)
+				return &s->thr[s->ttab[i] - 1];
+	}
+	if ((s->nthr + 1) * 2 > s->ttabcap) {
+		size_t cap = s->ttabcap ? s->ttabcap * 2 : 64;
+		uint32_t *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t k = 0; k < s->nthr; k++) {
+			for (i = mix64(s->thr[k].tid) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+				;
+			t[i] = (uint32_t)(k + 1);
+		}
+		free(s->ttab);
+		s->ttab = t;
+		s->ttabcap = cap;
+	}
+	if (s->nthr == s->capthr) {
+		size_t cap = s->capthr ? s->capthr * 2 : 16;
+		struct thr *nt = realloc(s->thr, cap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		s->thr = nt;
+		s->capthr = cap;
+	}
+	memset(&s->thr[s->nthr], 0, sizeof(s->thr[0]));
+	s->thr[s->nthr].tid = tid;
+	s->thr[s->nthr].pid = pid;
+	for (i = mix64(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
+		;
+	s->ttab[i] = (uint32_t)(s->nthr + 1);
+	return &s->thr[s->nthr++];
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+int dc_script_new(struct dc_script **out, FILE *in)
+{
+	struct dc_script *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->in = in;
+	*out = s;
+	return 0;
+}
+
+void dc_script_free(struct dc_script *s)
+{
+	if (!s)
+		return;
+	for (size_t k = 0; k < s->nfuncs; k++) {
+		free(s->funcs[k].id);
+		free(s->funcs[k].display);
+	}
+	for (size_t k = 0; k < s->nthr; k++)
+		free(s->thr[k].comm);
+	free(s->funcs);
+	free(s->ftab);
+	free(s->atab);
+	free(s->thr);
+	free(s->ttab);
+	free(s->cpu_tid);
+	free(s->buf);
+	free(s);
+}
+
+uint64_t dc_script_bad_line(const struct dc_script *s)
+{
+	return s->bad_line;
+}
+
+void dc_script_get_stats(const struct dc_script *s, struct dc_script_stats *st)
+{
+	*st = s->st;
+	st->names = s->nfuncs;
+}
+
+/* ---------------------------------------------------------- symbolizer */
+
+uint64_t dc_script_func_key(void *ctx, uint32_t pid, uint64_t ip)
+{
+	struct dc_script *s = ctx;
+	const struct addr_ent *a = addr_find(s, pid, ip);
+	struct dc_script_loc unk = { .ip = 0, .sym = { "[unknown]", 9 } };
+
+	if (a)
+		return a->key;
+	/* An address no line named (cannot happen for our own events). */
+	return intern(s, &unk);
+}
+
+const char *dc_script_name(void *ctx, uint64_t key)
+{
+	const struct dc_script *s = ctx;
+
+	if (key == 0 || key > s->nfuncs)
+		return NULL;
+	return s->funcs[key - 1].display;
+}
+
+uint64_t dc_script_func_start(void *ctx, uint32_t pid, uint64_t ip)
+{
+	const struct addr_ent *a = addr_find(ctx, pid, ip);
+
+	return a ? a->start : 0;
+}
+
+/* -------------------------------------------------------------- events */
+
+static void qpush(struct dc_script *s, const struct dc_event *ev, const char *comm)
+{
+	struct qent *e = &s->q[(s->qhead + s->qlen++) % QCAP];
+
+	e->ev = *ev;
+	e->comm = comm;
+}
+
+static bool is_kernel(uint64_t ip)
+{
+	return ip >= KERNEL_START;
+}
+
+/* Queue an event; a new name of its thread goes with it. */
+static void emit(struct dc_script *s, struct thr *t, const struct dc_event *ev)
+{
+	qpush(s, ev, t->comm_new ? t->comm : NULL);
+	t->comm_new = false;
+	t->last = ev->kind == DC_EV_LOST ? LAST_LOST : LAST_EVENT;
+}
+
+/* Settle a held-back trace end now that the thread's next event is known
+ * (next NULL: the input ended). */
+static void settle(struct dc_script *s, struct thr *t, const struct dc_event *next)
+{
+	struct dc_event ev;
+
+	if (!t->pending)
+		return;
+	t->pending = false;
+	ev = t->pend;
+	if (!next) {
+		ev.reason = DC_OFF_END;
+	} else if (next->kind == DC_EV_TRACE_ON && next->to_ip == ev.from_ip + 2) {
+		ev.reason = DC_OFF_SYSCALL;
+		ev.sysno = UINT32_MAX;
+	} else {
+		ev.reason = DC_OFF_FAULT;
+	}
+	emit(s, t, &ev);
+}
+
+static uint8_t on_reason(const struct thr *t)
+{
+	if (t->last == LAST_NONE)
+		return DC_ON_START;
+	return t->last == LAST_LOST ? DC_ON_SYNC : DC_ON_RESUME;
+}
+
+/* Without flags: is the branch to `to` a return to a call site we saw? */
+static bool pop_site(struct thr *t, uint64_t to)
+{
+	unsigned n = t->nsites < NSITES ? t->nsites : NSITES;
+
+	for (unsigned k = 1; k <= n; k++) {
+		uint64_t site = t->sites[(t->nsites - k) % NSITES];
+
+		if (to > site && to - site <= 15) {
+			t->nsites -= k;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void push_site(struct thr *t, uint64_t from)
+{
+	t->sites[t->nsites % NSITES] = from;
+	t->nsites++;
+	if (t->nsites >= 2 * NSITES)   /* keep the index small, same slots */
+		t->nsites -= NSITES;
+}
+
+/* Decide the event for a flag-less sample. Returns false to ignore it; a
+ * trace end is returned with reason 0 (held back by the caller). */
+static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
+			     uint32_t kfrom, uint32_t kto, struct dc_event *ev)
+{
+	uint64_t from = l->from.ip, to = l->to.ip;
+
+	(void)kfrom;
+	(void)kto;
+	if (!from && !to)
+		return false;
+	if (!from || (is_kernel(from) && !is_kernel(to))) {
+		if (is_kernel(to))
+			return false;
+		ev->kind = DC_EV_TRACE_ON;
+		ev->from_ip = 0;
+		ev->reason = from ? DC_ON_RESUME : on_reason(t);
+		return true;
+	}
+	if (is_kernel(from))
+		return false;           /* kernel to kernel */
+	if (!to || is_kernel(to)) {
+		ev->kind = DC_EV_TRACE_OFF;
+		ev->to_ip = 0;
+		ev->reason = 0;
+		return true;
+	}
+	if (pop_site(t, to)) {
+		ev->kind = DC_EV_RETURN;
+	} else if ((l->to.has_off && l->to.off == 0) || l->to.sym.len == 0 ||
+		   (l->to.sym.len == 9 && !memcmp(l->to.sym.s, "[unknown]", 9))) {
+		ev->kind = DC_EV_CALL;
+		push_site(t, from);
+	} else {
+		ev->kind = DC_EV_RETURN;    /* to a caller from before the trace */
+	}
+	return true;
+}
+
+static bool classify_flags(struct thr *t, const struct dc_script_line *l,
+			   uint32_t kfrom, uint32_t kto, struct dc_event *ev)
+{
+	uint32_t f = l->flags;
+	uint64_t from = l->from.ip, to = l->to.ip;
+	bool kf = is_kernel(from), kt = is_kernel(to);
+
+	if (f & DC_SF_TRACE_END) {
+		if (kf || !from)
+			return false;
+		ev->kind = DC_EV_TRACE_OFF;
+		ev->to_ip = 0;
+		if (f & DC_SF_SYSCALLRET) {
+			ev->reason = DC_OFF_SYSCALL;
+			ev->sysno = UINT32_MAX;
+		} else if (f & (DC_SF_ASYNC | DC_SF_INTERRUPT)) {
+			ev->reason = DC_OFF_FAULT;
+		} else {
+			ev->reason = DC_OFF_END;
+		}
+		return true;
+	}
+	if (f & DC_SF_TRACE_BEGIN) {
+		if (kt || !to)
+			return false;
+		ev->kind = DC_EV_TRACE_ON;
+		ev->from_ip = 0;
+		ev->reason = on_reason(t);
+		return true;
+	}
+	if (f & (DC_SF_SYSCALLRET | DC_SF_INTERRUPT | DC_SF_ASYNC)) {
+		/* With kernel tracing: user -> kernel ends the user trace,
+		 * kernel -> user resumes it; kernel-only branches do nothing. */
+		if (!kf && from && (kt || !to)) {
+			ev->kind = DC_EV_TRACE_OFF;
+			ev->to_ip = 0;
+			if (f & DC_SF_SYSCALLRET) {
+				ev->reason = DC_OFF_SYSCALL;
+				ev->sysno = UINT32_MAX;
+			} else {
+				ev->reason = DC_OFF_FAULT;
+			}
+			return true;
+		}
+		if (kf && to && !kt) {
+			ev->kind = DC_EV_TRACE_ON;
+			ev->from_ip = 0;
+			ev->reason = DC_ON_RESUME;
+			return true;
+		}
+		return false;
+	}
+	if ((f & (DC_SF_TX_ABORT | DC_SF_VMENTRY | DC_SF_VMEXIT | DC_SF_BRANCH_MISS)) ||
+	    (kf && kt) || !from || !to)
+		return false;
+	if (f & DC_SF_CALL) {
+		ev->kind = DC_EV_CALL;
+		return true;
+	}
+	if (f & DC_SF_RETURN) {
+		ev->kind = DC_EV_RETURN;
+		return true;
+	}
+	if ((f & DC_SF_BRANCH) && kfrom != kto) {
+		ev->kind = DC_EV_JUMP;  /* leaves the function: tail call, PLT */
+		return true;
+	}
+	return false;
+}
+
+static int set_comm(struct thr *t, const struct dc_script_text *c)
+{
+	const char *s = c->s;
+	size_t n = c->len;
+	char *d;
+
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	if (!n)
+		return 0;
+	if (t->comm && strlen(t->comm) == n && !memcmp(t->comm, s, n))
+		return 0;
+	d = malloc(n + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	free(t->comm);
+	t->comm = d;
+	t->comm_new = true;
+	return 0;
+}
+
+static int do_sample(struct dc_script *s, const struct dc_script_line *l)
+{
+	uint32_t tid = (uint32_t)l->tid, pid = l->pid >= 0 ? (uint32_t)l->pid : tid;
+	struct dc_event ev = { 0 };
+	uint32_t kfrom, kto = 0;
+	struct thr *t;
+	bool keep;
+
+	if (l->tid < 0 || !l->has_addr) {
+		s->st.ignored++;
+		return 0;
+	}
+	t = thr_get(s, tid, pid);
+	if (!t)
+		return -ENOMEM;
+	if (l->cpu >= 0 && l->cpu < MAX_CPU) {
+		if ((size_t)l->cpu >= s->ncpu) {
+			size_t n = (size_t)l->cpu + 1;
+			int64_t *c = realloc(s->cpu_tid, n * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			for (size_t k = s->ncpu; k < n; k++)
+				c[k] = -1;
+			s->cpu_tid = c;
+			s->ncpu = n;
+		}
+		s->cpu_tid[l->cpu] = l->tid;
+	}
+	if (l->comm.len && set_comm(t, &l->comm))
+		return -ENOMEM;
+	if (l->has_time)
+		t->last_ns = l->time_ns;
+	kfrom = learn(s, pid, &l->from);
+	if (kfrom && l->to.ip)
+		kto = learn(s, pid, &l->to);
+	if (!kfrom || (l->to.ip && !kto))
+		return -ENOMEM;
+
+	ev.time_ns = t->last_ns;
+	ev.from_ip = l->from.ip;
+	ev.to_ip = l->to.ip;
+	ev.pid = pid;
+	ev.tid = tid;
+	ev.cpu = l->cpu >= 0 ? (uint16_t)l->cpu : 0;
+	keep = l->has_flags ? classify_flags(t, l, kfrom, kto, &ev)
+			    : classify_noflags(t, l, kfrom, kto, &ev);
+	if (!keep) {
+		s->st.ignored++;
+		return 0;
+	}
+	settle(s, t, &ev);
+	if (ev.kind == DC_EV_TRACE_OFF && ev.reason == 0) {
+		t->pending = true;      /* its reason shows with the next event */
+		t->pend = ev;
+		return 0;
+	}
+	emit(s, t, &ev);
+	return 0;
+}
+
+static int do_error(struct dc_script *s, const struct dc_script_line *l)
+{
+	int64_t tid = l->tid;
+	struct dc_event ev = { 0 };
+	struct thr *t;
+
+	if (tid < 0 && l->cpu >= 0 && (size_t)l->cpu < s->ncpu)
+		tid = s->cpu_tid[l->cpu];
+	if (tid < 0) {
+		s->st.ignored++;        /* a loss we cannot give to a thread */
+		return 0;
+	}
+	t = thr_get(s, (uint32_t)tid, l->pid >= 0 ? (uint32_t)l->pid : (uint32_t)tid);
+	if (!t)
+		return -ENOMEM;
+	if (l->has_time && l->time_ns > t->last_ns)
+		t->last_ns = l->time_ns;
+	ev.kind = DC_EV_LOST;
+	ev.time_ns = t->last_ns;
+	ev.from_ip = l->err_ip;
+	ev.pid = t->pid;
+	ev.tid = t->tid;
+	ev.cpu = l->cpu >= 0 ? (uint16_t)l->cpu : 0;
+	if (l->err_msg.len && memmem(l->err_msg.s, l->err_msg.len, "Overflow", 8))
+		ev.reason = DC_LOST_OVF;
+	else if (l->err_msg.len && memmem(l->err_msg.s, l->err_msg.len, "Lost trace data", 15))
+		ev.reason = DC_LOST_TRUNCATED;
+	else
+		ev.reason = DC_LOST_DECODE;
+	settle(s, t, &ev);
+	emit(s, t, &ev);
+	return 0;
+}
+
+/* Read lines until at least one event is queued or the input ends. */
+static int fill(struct dc_script *s)
+{
+	while (s->qlen == 0 && !s->eof) {
+		struct dc_script_line l;
+		ssize_t n;
+		int err = 0;
+
+		errno = 0;
+		n = getline(&s->buf, &s->bufcap, s->in);
+		if (n < 0) {
+			if (ferror(s->in))
+				return -EIO;
+			s->eof = true;
+			break;
+		}
+		s->lineno++;
+		s->st.lines++;
+		if (memchr(s->buf, '\0', (size_t)n)) {
+			l.kind = DC_SL_BAD;
+		} else {
+			dc_script_parse_line(s->buf, &l);
+		}
+		switch (l.kind) {
+		case DC_SL_SKIP:
+			break;
+		case DC_SL_BAD:
+			if (!s->started) {
+				s->bad_line = s->lineno;
+				return -EBADMSG;
+			}
+			s->st.skipped++;
+			break;
+		case DC_SL_SAMPLE:
+			s->started = true;
+			s->st.samples++;
+			if (l.has_flags)
+				s->st.flags = true;
+			err = do_sample(s, &l);
+			break;
+		case DC_SL_ERROR:
+			s->started = true;
+			s->st.errors++;
+			err = do_error(s, &l);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	/* End of input: settle held-back trace ends, one thread at a time. */
+	while (s->qlen == 0 && s->eof && s->flush_i < s->nthr)
+		settle(s, &s->thr[s->flush_i++], NULL);
+	return 0;
+}
+
+int dc_script_next(struct dc_script *s, struct dc_event *ev, const char **comm)
+{
+	struct qent *e;
+	int err;
+
+	if (comm)
+		*comm = NULL;
+	err = fill(s);
+	if (err)
+		return err;
+	if (s->qlen == 0)
+		return 0;
+	e = &s->q[s->qhead];
+	s->qhead = (s->qhead + 1) % QCAP;
+	s->qlen--;
+	*ev = e->ev;
+	if (comm)
+		*comm = e->comm;
+	s->st.events++;
+	return 1;
+}
