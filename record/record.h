@@ -4,6 +4,7 @@
 #define PTFLAME_RECORD_H
 
 #include "record/perfwriter.h"
+#include "record/ptrecord.h"
 
 const char *rc_room_name(void);
 
