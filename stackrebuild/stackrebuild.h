@@ -252,6 +252,8 @@ struct sr_machine_stats {
 	uint64_t time_backwards;   /* events older than the thread's last one */
 	uint64_t depth_overflows;  /* calls beyond SR_MAX_DEPTH (not pushed)  */
 	uint64_t bad_events;       /* unknown kind: ignored                   */
+	uint64_t nodes;            /* CCT nodes held now (all trees)          */
+	uint64_t mem_bytes;        /* memory held now (nodes, stacks, hists)  */
 };
 #define SR_MAX_DEPTH 65536
 

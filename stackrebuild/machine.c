@@ -1,0 +1,896 @@
+/* ptflame - stackrebuild/machine: per-thread shadow stacks and wall-clock
+ * accounting (DESIGN.md section 4).
+ *
+ * Each thread has a stack of function frames and, on top of it, a small
+ * stack of pseudo-frames for the state it is in ([kernel], [off-cpu],
+ * [preempted], [lost]). The time between two consecutive events of a thread
+ * goes to the topmost frame of the two; so every traced nanosecond lands on
+ * exactly one stack and the sum over a thread's stacks is its traced time.
+ *
+ * Frames point at nodes of the thread's current "segment" tree. A segment
+ * ends when the stack is thrown away (data lost and the resumed ip proves
+ * nothing, exec, end of trace); its tree is then merged into the thread's
+ * part of the work tree. Keeping the open segment apart is what lets a
+ * return above the root put an inferred caller BELOW everything seen so far
+ * without touching time that was accounted on an older, unrelated stack.
+ *
+ * Memory grows with the number of distinct calling contexts and threads,
+ * never with the number of events.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stackrebuild/cct_internal.h"
+
+enum { F_INFERRED = 1, F_ASYNC = 2 };
+enum { MAX_PSEUDO = 8 };
+enum { NR_EXECVE = 59, NR_EXECVEAT = 322 };
+
+struct frame {
+	struct sr_node *node;      /* in the thread's segment tree           */
+	uint64_t t0;               /* entry time                             */
+	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
+	                              signal handler (and what replaced it)  */
+};
+
+struct pseudo {
+	struct sr_node *node;
+	uint64_t t0;
+	uint8_t time_kind;         /* enum sr_time_kind                      */
+};
+
+struct thread {
+	struct sr_thread_stats st; /* st.comm is not used until finish       */
+	char *comm;
+	uint64_t comm_time;
+	bool comm_matched;         /* had opt.comm at some time              */
+	bool started;              /* has had an activating event            */
+	bool active;               /* traced now: time is being accounted    */
+	bool fresh;                /* current event (re)started tracing      */
+	bool need_resync;          /* after LOST: stack unproven             */
+	uint32_t last_sysno;       /* of the [kernel] entry being left       */
+	struct frame *frames;
+	uint32_t nframes, cap;
+	struct pseudo ps[MAX_PSEUDO];
+	uint32_t nps;
+	struct sr_cct *seg;        /* open segment                            */
+	uint64_t seg_t0;
+	uint64_t last_ns;
+	struct sr_node *work_node; /* THREAD node in m->work                  */
+};
+
+struct sr_machine {
+	const struct sr_symbolizer *sym;
+	struct sr_options opt;     /* strings and tids owned                  */
+	uint64_t win_lo, win_hi;   /* accounting window [lo, hi)              */
+	unsigned keep;
+	struct thread **threads;   /* in order of creation                    */
+	size_t nthreads, threads_cap;
+	uint32_t *tid_slot;        /* open addressing: index + 1, 0 empty     */
+	size_t tid_cap;
+	struct sr_cct *work;
+	struct sr_machine_stats st;
+	bool finished;
+};
+
+/* ---- setup ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct sr_machine *sr_machine_new(const struct sr_symbolizer *sym,
+				  const struct sr_options *opt)
+{
+	struct sr_machine *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->sym = sym;
+	if (opt)
+		m->opt = *opt;
+	m->opt.tids = NULL;
+	m->opt.comm = NULL;
+	m->opt.root = NULL;
+	if (opt && opt->ntids) {
+		uint32_t *tids = malloc(opt->ntids * sizeof(*tids));
+
+		if (!tids)
+			goto fail;
+		memcpy(tids, opt->tids, opt->ntids * sizeof(*tids));
+		qsort(tids, opt->ntids, sizeof(*tids), cmp_u32);
+		m->opt.tids = tids;
+	}
+	if (opt && opt->comm && !(m->opt.comm = strdup(opt->comm)))
+		goto fail;
+	if (opt && opt->root && !(m->opt.root = strdup(opt->root)))
+		goto fail;
+	m->win_lo = m->opt.time_start;
+	m->win_hi = m->opt.time_end ? m->opt.time_end : UINT64_MAX;
+	m->keep = m->opt.keep_time ? m->opt.keep_time : SR_KEEP_ALL;
+	m->work = sr_cct_new(sym);
+	if (!m->work)
+		goto fail;
+	return m;
+fail:
+	sr_machine_free(m);
+	return NULL;
+}
+
+static void thread_free(struct thread *t)
+{
+	free(t->comm);
+	free(t->frames);
+	sr_cct_free(t->seg);
+	free(t);
+}
+
+void sr_machine_free(struct sr_machine *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nthreads; i++)
+		thread_free(m->threads[i]);
+	free(m->threads);
+	free(m->tid_slot);
+	sr_cct_free(m->work);
+	free((void *)m->opt.tids);
+	free((char *)m->opt.comm);
+	free((char *)m->opt.root);
+	free(m);
+}
+
+/* ---- threads ---- */
+
+static bool tid_wanted(const struct sr_machine *m, uint32_t tid)
+{
+	return !m->opt.ntids ||
+	       bsearch(&tid, m->opt.tids, m->opt.ntids, sizeof(tid), cmp_u32);
+}
+
+static size_t tid_hash(uint32_t tid, size_t cap)
+{
+	return (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct thread *thread_find(const struct sr_machine *m, uint32_t tid)
+{
+	if (!m->tid_cap)
+		return NULL;
+	for (size_t i = tid_hash(tid, m->tid_cap);; i = (i + 1) & (m->tid_cap - 1)) {
+		uint32_t s = m->tid_slot[i];
+
+		if (!s)
+			return NULL;
+		if (m->threads[s - 1]->st.tid == tid)
+			return m->threads[s - 1];
+	}
+}
+
+static int tid_index_grow(struct sr_machine *m)
+{
+	size_t cap = m->tid_cap ? m->tid_cap * 2 : 64;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t n = 0; n < m->nthreads; n++) {
+		size_t i;
+
+		for (i = tid_hash(m->threads[n]->st.tid, cap); slot[i]; i = (i + 1) & (cap - 1))
+			;
+		slot[i] = (uint32_t)n + 1;
+	}
+	free(m->tid_slot);
+	m->tid_slot = slot;
+	m->tid_cap = cap;
+	return 0;
+}
+
+static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
+{
+	struct thread *t = thread_find(m, tid);
+	size_t i;
+
+	if (t)
+		return t;
+	if (m->nthreads == m->threads_cap) {
+		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
+		struct thread **v = realloc(m->threads, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->threads = v;
+		m->threads_cap = cap;
+	}
+	if ((m->nthreads + 1) * 2 > m->tid_cap && tid_index_grow(m))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->st.pid = pid;
+	t->st.tid = tid;
+	t->seg = sr_cct_new(m->sym);
+	t->work_node = sr_cct_child(m->work, NULL, SR_NODE_THREAD, tid);
+	if (!t->seg || !t->work_node) {
+		thread_free(t);
+		return NULL;
+	}
+	for (i = tid_hash(tid, m->tid_cap); m->tid_slot[i]; i = (i + 1) & (m->tid_cap - 1))
+		;
+	m->threads[m->nthreads++] = t;
+	m->tid_slot[i] = (uint32_t)m->nthreads;
+	return t;
+}
+
+int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
+		    const char *comm, uint64_t time_ns)
+{
+	struct thread *t;
+
+	if (m->finished || !comm || !tid_wanted(m, tid))
+		return 0;
+	t = thread_get(m, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	if (m->opt.comm && !strcmp(comm, m->opt.comm))
+		t->comm_matched = true;
+	if (t->comm && time_ns < t->comm_time)
+		return 0;
+	free(t->comm);
+	t->comm = strdup(comm);
+	t->comm_time = time_ns;
+	return t->comm ? 0 : -ENOMEM;
+}
+
+/* ---- accounting primitives ---- */
+
+static uint64_t key_of(const struct sr_machine *m, uint32_t pid, uint64_t ip)
+{
+	return m->sym && m->sym->func_key ? m->sym->func_key(m->sym->ctx, pid, ip) : 0;
+}
+
+static struct sr_node *top_node(const struct thread *t)
+{
+	return t->nframes ? t->frames[t->nframes - 1].node : NULL;
+}
+
+static uint64_t top_key(const struct thread *t)
+{
+	return t->frames[t->nframes - 1].node->key;
+}
+
+/* Give [last_ns, now) to the thread's current leaf. */
+static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	uint64_t lo = t->last_ns, hi = now;
+	unsigned kind = t->nps ? t->ps[t->nps - 1].time_kind : SR_TIME_USER;
+	struct sr_node *leaf;
+
+	if (!t->active || hi <= lo)
+		return 0;
+	t->st.traced_ns += hi - lo;
+	t->st.traced_by[kind] += hi - lo;
+	if (!(m->keep & SR_KEEP(kind)))
+		return 0;
+	if (lo < m->win_lo)
+		lo = m->win_lo;
+	if (hi > m->win_hi)
+		hi = m->win_hi;
+	if (hi <= lo)
+		return 0;
+	leaf = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	if (!leaf)
+		leaf = sr_cct_child(t->seg, NULL, SR_NODE_UNKNOWN, 0);
+	if (!leaf)
+		return -ENOMEM;
+	sr_node_add_time(leaf, kind, hi - lo);
+	return 0;
+}
+
+/* One call of node over [t0, t1] ends. Calls outside the window are not
+ * counted; calls straddling its edges count as inferred. */
+static int end_call(const struct sr_machine *m, struct sr_node *node,
+		    uint64_t t0, uint64_t t1, bool complete)
+{
+	if (t0 >= m->win_hi || (t1 <= m->win_lo && !(t0 == t1 && t0 == m->win_lo)))
+		return 0;
+	if (t0 < m->win_lo || t1 >= m->win_hi)
+		complete = false;
+	return sr_node_add_call(node, complete, t1 - t0);
+}
+
+static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
+{
+	struct frame *f = &t->frames[--t->nframes];
+
+	return end_call(m, f->node, f->t0, now, end_seen && !(f->flags & F_INFERRED));
+}
+
+static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
+{
+	struct pseudo *p = &t->ps[--t->nps];
+
+	return end_call(m, p->node, p->t0, now, end_seen);
+}
+
+/* [lost] ends when data is seen again (a complete "call": its length is the
+ * gap); other states popped by anything but their proper end are inferred. */
+static int pop_all_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
+{
+	int ret = 0;
+
+	while (t->nps && !ret)
+		ret = pop_pseudo(m, t, now, end_seen ||
+				 t->ps[t->nps - 1].node->kind == SR_NODE_LOST);
+	return ret;
+}
+
+static int pop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64_t now,
+		  bool end_seen)
+{
+	int ret = 0;
+
+	while (t->nframes > keep && !ret)
+		ret = pop_frame(m, t, now, end_seen);
+	return ret;
+}
+
+static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
+		      uint64_t t0, uint8_t flags)
+{
+	struct sr_node *n;
+
+	if (t->nframes >= SR_MAX_DEPTH) {
+		m->st.depth_overflows++;
+		return 0;
+	}
+	if (t->nframes == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 32;
+		struct frame *v = realloc(t->frames, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->frames = v;
+		t->cap = cap;
+	}
+	n = sr_cct_child(t->seg, top_node(t), SR_NODE_FUNC, key);
+	if (!n)
+		return -ENOMEM;
+	t->frames[t->nframes++] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
+	return 0;
+}
+
+static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
+		       enum sr_time_kind time_kind, uint64_t now)
+{
+	struct sr_node *parent = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	struct sr_node *n;
+
+	if (t->nps == MAX_PSEUDO)
+		return 0;
+	n = sr_cct_child(t->seg, parent, kind, key);
+	if (!n)
+		return -ENOMEM;
+	t->ps[t->nps++] = (struct pseudo){ .node = n, .t0 = now, .time_kind = (uint8_t)time_kind };
+	return 0;
+}
+
+/* Topmost frame below the top with this function, or -1. */
+static int find_below(const struct thread *t, uint64_t key)
+{
+	for (int i = (int)t->nframes - 2; i >= 0; i--)
+		if (t->frames[i].node->key == key)
+			return i;
+	return -1;
+}
+
+/* Throw the stack away and start a new segment at now. */
+static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	int ret = 0;
+
+	while (t->nps && !ret)
+		ret = pop_pseudo(m, t, now, false);
+
+	if (!ret)
+		ret = pop_to(m, t, 0, now, false);
+	t->seg_t0 = now;
+	if (ret || !t->seg->root.first_child)
+		return ret;
+	ret = sr_cct_merge_subtree(m->work, t->work_node, &t->seg->root, false, NULL);
+	sr_cct_free(t->seg);
+	t->seg = sr_cct_new(m->sym);
+	return ret ? ret : t->seg ? 0 : -ENOMEM;
+}
+
+/* The stack is empty: the function we are in becomes its root. Anything the
+ * segment holds (pseudo-frames with no stack) stays where it was. */
+static int establish_root(struct sr_machine *m, struct thread *t, uint64_t key,
+			  uint64_t now, uint8_t flags)
+{
+	if (t->nps || t->seg->root.first_child) {
+		int ret = end_segment(m, t, now);
+
+		if (ret)
+			return ret;
+	}
+	t->seg_t0 = now;
+	return push_frame(m, t, key, now, flags);
+}
+
+enum resync_mode {
+	RS_RESET,   /* not proven by the stack: throw it away               */
+	RS_ASYNC,   /* kernel diverted execution: push a signal handler     */
+};
+
+/* Execution is now in function key. Keep what the stack proves. */
+static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
+		  uint64_t now, enum resync_mode mode)
+{
+	int i, ret;
+
+	if (!t->nframes)
+		return establish_root(m, t, key, now, F_INFERRED);
+	if (top_key(t) == key)
+		return 0;
+	i = find_below(t, key);
+	if (i >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
+	if (mode == RS_ASYNC)
+		return push_frame(m, t, key, now, F_ASYNC);
+	t->st.resets++;
+	m->st.resets++;
+	ret = end_segment(m, t, now);
+	return ret ? ret : establish_root(m, t, key, now, F_INFERRED);
+}
+
+/* A return to a function that is not on the stack: the trace started below
+ * it. Everything this segment accounted so far ran under that function. */
+static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+{
+	struct sr_node *list = NULL, *c, *caller;
+	int ret = pop_frame(m, t, now, true);
+
+	if (!ret)
+		ret = pop_to(m, t, 0, now, false);
+	if (ret)
+		return ret;
+	while ((c = t->seg->root.first_child)) {
+		sr_cct_detach(t->seg, c);
+		c->next_sibling = list;
+		list = c;
+	}
+	caller = sr_cct_child(t->seg, NULL, SR_NODE_FUNC, key);
+	for (struct sr_node *next; list; list = next) {
+		next = list->next_sibling;
+		list->next_sibling = NULL;
+		if (caller)
+			sr_cct_attach(t->seg, caller, list);
+	}
+	if (!caller)
+		return -ENOMEM;
+	t->st.underflows++;
+	m->st.underflows++;
+	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
+}
+
+/* Before a user-mode branch: leave any pseudo state, resync after a loss,
+ * give an empty stack its root, and pop frames the branch proves returned
+ * unseen (its source lies in a frame further down). */
+static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
+		     uint64_t from_ip, uint64_t now)
+{
+	uint64_t key;
+	int ret = pop_all_pseudo(m, t, now, false), i;
+
+	if (ret)
+		return ret;
+	if (!from_ip) {
+		if (t->need_resync || t->fresh) {
+			t->need_resync = false;
+			if (t->nframes) {
+				t->st.resets++;
+				m->st.resets++;
+			}
+			return end_segment(m, t, now);
+		}
+		return 0;
+	}
+	key = key_of(m, pid, from_ip);
+	if (t->need_resync || t->fresh) {
+		t->need_resync = false;
+		return resync(m, t, key, now, RS_RESET);
+	}
+	if (!t->nframes)
+		return establish_root(m, t, key, now, F_INFERRED);
+	if (top_key(t) != key && (i = find_below(t, key)) >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, false);
+	return 0;
+}
+
+/* ---- events ---- */
+
+static int on_call(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
+{
+	int ret = user_prep(m, t, ev->pid, ev->from_ip, now);
+	uint64_t key = key_of(m, ev->pid, ev->to_ip);
+
+	if (ret)
+		return ret;
+	if (!t->nframes)
+		return establish_root(m, t, key, now, 0);
+	return push_frame(m, t, key, now, 0);
+}
+
+static int on_return(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
+{
+	int ret = user_prep(m, t, ev->pid, ev->from_ip, now), i;
+	uint64_t key = key_of(m, ev->pid, ev->to_ip);
+	uint8_t flags;
+
+	if (ret)
+		return ret;
+	if (!t->nframes)
+		return establish_root(m, t, key, now, F_INFERRED);
+	/* The caller, or a frame further down (longjmp, exception unwind):
+	 * every frame above it ends here. */
+	i = find_below(t, key);
+	if (i >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, true);
+	/* A signal handler returns into the sigreturn trampoline. */
+	flags = t->frames[t->nframes - 1].flags;
+	if (flags & F_ASYNC) {
+		ret = pop_frame(m, t, now, true);
+		return ret ? ret : push_frame(m, t, key, now, F_ASYNC);
+	}
+	return underflow(m, t, key, now);
+}
+
+static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
+{
+	int ret = user_prep(m, t, ev->pid, ev->from_ip, now), i;
+	uint64_t key = key_of(m, ev->pid, ev->to_ip);
+	bool entry = false;
+	uint8_t flags;
+
+	if (ret)
+		return ret;
+	if (!t->nframes)
+		return establish_root(m, t, key, now, 0);
+	if (top_key(t) == key)
+		return 0;
+	/* A jump to a function's entry is a tail call, even when that function
+	 * is further down (mutual recursion); into its middle, a longjmp. */
+	if (m->sym && m->sym->func_start)
+		entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
+	if (!entry && (i = find_below(t, key)) >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, true);
+	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
+	ret = pop_frame(m, t, now, true);
+	return ret ? ret : push_frame(m, t, key, now, flags);
+}
+
+static bool in_kernel_state(const struct thread *t)
+{
+	return t->nps && t->ps[t->nps - 1].node->kind != SR_NODE_LOST;
+}
+
+static bool switched_out(const struct thread *t)
+{
+	unsigned k = t->nps ? t->ps[t->nps - 1].node->kind : SR_NODE_ROOT;
+
+	return k == SR_NODE_OFFCPU || k == SR_NODE_PREEMPT;
+}
+
+static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
+{
+	int ret = 0;
+
+	if (ev->reason == DC_OFF_END) {
+		ret = pop_all_pseudo(m, t, now, false);
+		t->active = false;
+		return ret;
+	}
+	/* The ip where user mode was left proves (or fixes) the stack. */
+	if (ev->from_ip && !in_kernel_state(t)) {
+		uint64_t key = key_of(m, ev->pid, ev->from_ip);
+		int i;
+
+		if (t->need_resync || t->fresh) {
+			ret = pop_all_pseudo(m, t, now, false);
+			t->need_resync = false;
+			if (!ret)
+				ret = resync(m, t, key, now, RS_RESET);
+		} else if (!t->nframes) {
+			ret = establish_root(m, t, key, now, F_INFERRED);
+		} else if (top_key(t) != key && (i = find_below(t, key)) >= 0) {
+			ret = pop_to(m, t, (uint32_t)i + 1, now, false);
+		}
+		if (ret)
+			return ret;
+	}
+	switch (ev->reason) {
+	case DC_OFF_SYSCALL:
+		if (in_kernel_state(t))
+			return 0;
+		t->last_sysno = ev->sysno;
+		return push_pseudo(t, SR_NODE_KERNEL,
+				   ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
+				   SR_TIME_KERNEL, now);
+	case DC_OFF_FAULT:
+		if (in_kernel_state(t))
+			return 0;
+		t->last_sysno = UINT32_MAX;
+		return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+	case DC_OFF_SWITCH:
+		return switched_out(t) ? 0 :
+		       push_pseudo(t, SR_NODE_OFFCPU, 0, SR_TIME_OFFCPU, now);
+	case DC_OFF_PREEMPT:
+		return switched_out(t) ? 0 :
+		       push_pseudo(t, SR_NODE_PREEMPT, 0, SR_TIME_PREEMPT, now);
+	default:
+		m->st.bad_events++;
+		return 0;
+	}
+}
+
+static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
+{
+	enum resync_mode mode = RS_RESET;
+	bool was_kernel = false;
+	int ret;
+
+	if (ev->reason == DC_ON_SWITCH || !ev->to_ip) {
+		/* Switched in: leave [off-cpu] / [preempted], still in the kernel
+		 * if it went there first. A resume to user mode without an ip
+		 * leaves the kernel states but proves nothing of the stack. */
+		int j = (int)t->nps - 1;
+
+		if (ev->reason == DC_ON_SWITCH) {
+			while (j >= 0 && t->ps[j].node->kind != SR_NODE_OFFCPU &&
+			       t->ps[j].node->kind != SR_NODE_PREEMPT)
+				j--;
+		} else {
+			while (j >= 0 && t->ps[j].node->kind != SR_NODE_LOST)
+				j--;
+			j++;
+		}
+		while (j >= 0 && (int)t->nps > j)
+			if ((ret = pop_pseudo(m, t, now, true)))
+				return ret;
+		if (ev->reason == DC_ON_SWITCH && !t->nps && !t->nframes)
+			return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+		return 0;
+	}
+	for (uint32_t i = 0; i < t->nps; i++)
+		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL;
+	if (!t->need_resync && !t->fresh && was_kernel &&
+	    t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
+		mode = RS_ASYNC;
+	t->last_sysno = UINT32_MAX;
+	t->need_resync = false;
+	ret = pop_all_pseudo(m, t, now, true);
+	return ret ? ret : resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode);
+}
+
+static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	int ret;
+
+	t->st.lost++;
+	m->st.lost++;
+	if (t->need_resync) {
+		/* Still lost: one gap. Leave states stacked on top of it. */
+		while (t->nps && t->ps[t->nps - 1].node->kind != SR_NODE_LOST)
+			if ((ret = pop_pseudo(m, t, now, false)))
+				return ret;
+		if (t->nps)
+			return 0;
+	}
+	ret = pop_all_pseudo(m, t, now, false);
+	t->need_resync = true;
+	return ret ? ret : push_pseudo(t, SR_NODE_LOST, 0, SR_TIME_LOST, now);
+}
+
+/* Sideband alone (no ip) does not start the accounting of a thread that
+ * is not traced: an exited or filtered-out thread keeps being switched. */
+static bool activates(const struct dc_event *ev)
+{
+	switch (ev->kind) {
+	case DC_EV_CALL:
+	case DC_EV_RETURN:
+	case DC_EV_JUMP:
+	case DC_EV_LOST:
+		return true;
+	case DC_EV_TRACE_ON:
+		return ev->to_ip != 0;
+	case DC_EV_TRACE_OFF:
+		return ev->from_ip != 0 && ev->reason != DC_OFF_END;
+	default:
+		return false;
+	}
+}
+
+int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
+{
+	struct thread *t;
+	uint64_t now = ev->time_ns;
+	int ret;
+
+	m->st.events++;
+	if (m->finished || !tid_wanted(m, ev->tid))
+		return 0;
+	if (ev->kind < DC_EV_CALL || ev->kind > DC_EV_LOST) {
+		m->st.bad_events++;
+		return 0;
+	}
+	t = thread_get(m, ev->pid, ev->tid);
+	if (!t)
+		return -ENOMEM;
+	t->st.events++;
+	if (t->started && now < t->last_ns) {
+		m->st.time_backwards++;
+		now = t->last_ns;
+	}
+	ret = charge(m, t, now);
+	if (ret)
+		return ret;
+	t->last_ns = now;
+	t->fresh = false;
+	if (!t->active) {
+		if (!activates(ev))
+			return 0;
+		if (!t->started) {
+			t->started = true;
+			t->st.first_ns = now;
+			t->st.pid = ev->pid;
+			t->seg_t0 = now;
+		}
+		t->active = true;
+		t->fresh = true;
+	}
+	t->st.last_ns = now;
+	if (ev->pid != t->st.pid) {
+		/* tid reused by another process */
+		t->st.pid = ev->pid;
+		t->fresh = true;
+	}
+	switch (ev->kind) {
+	case DC_EV_CALL:
+		return on_call(m, t, ev, now);
+	case DC_EV_RETURN:
+		return on_return(m, t, ev, now);
+	case DC_EV_JUMP:
+		return on_jump(m, t, ev, now);
+	case DC_EV_TRACE_OFF:
+		return on_off(m, t, ev, now);
+	case DC_EV_TRACE_ON:
+		return on_on(m, t, ev, now);
+	default:
+		return on_lost(m, t, now);
+	}
+}
+
+/* ---- finish ---- */
+
+static bool name_matches(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(name, want, n) && (name[n] == '\0' || name[n] == '(');
+}
+
+/* Outermost nodes named opt.root under the thread's node go under dst. */
+static int extract_root(struct sr_machine *m, struct sr_cct *out, struct sr_node *dst,
+			const struct sr_node *top, uint64_t *kept)
+{
+	const struct sr_node *s = top->first_child;
+
+	while (s) {
+		bool descend = true;
+
+		if (s->kind == SR_NODE_FUNC &&
+		    name_matches(sr_cct_name(m->work, s, NULL), m->opt.root)) {
+			if (sr_cct_merge_subtree(out, dst, s, true, kept))
+				return -ENOMEM;
+			descend = false;
+		}
+		if (descend && s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != top && !s->next_sibling)
+			s = s->parent;
+		if (s == top)
+			break;
+		s = s->next_sibling;
+	}
+	return 0;
+}
+
+static int finish_thread(struct sr_machine *m, struct thread *t, uint64_t end_ns)
+{
+	int ret = 0;
+
+	if (t->active && end_ns > t->last_ns) {
+		ret = charge(m, t, end_ns);
+		t->last_ns = t->st.last_ns = end_ns;
+	}
+	return ret ? ret : end_segment(m, t, t->last_ns);
+}
+
+static int output_thread(struct sr_machine *m, struct sr_cct *out, struct thread *t)
+{
+	struct sr_thread_stats st = t->st;
+	struct sr_node *dst = &out->root;
+	int ret = 0;
+
+	st.comm = t->comm ? t->comm : "";
+	st.selected = !m->opt.comm || t->comm_matched;
+	st.kept_ns = 0;
+	if (st.selected) {
+		if (m->opt.per_thread)
+			dst = sr_cct_child(out, NULL, SR_NODE_THREAD, st.tid);
+		if (!dst)
+			return -ENOMEM;
+		if (m->opt.root)
+			ret = extract_root(m, out, dst, t->work_node, &st.kept_ns);
+		else
+			ret = sr_cct_merge_subtree(out, dst, t->work_node, false, &st.kept_ns);
+	}
+	return ret ? ret : sr_cct_set_thread(out, &st);
+}
+
+int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out)
+{
+	struct sr_cct *cct;
+	int ret = 0;
+
+	*out = NULL;
+	if (m->finished)
+		return -EINVAL;
+	m->finished = true;
+	cct = sr_cct_new(m->sym);
+	if (!cct)
+		return -ENOMEM;
+	for (size_t i = 0; !ret && i < m->nthreads; i++) {
+		struct thread *t = m->threads[i];
+
+		if (!t->started)
+			continue;
+		ret = finish_thread(m, t, end_ns);
+		if (!ret)
+			ret = output_thread(m, cct, t);
+	}
+	if (ret) {
+		sr_cct_free(cct);
+		return ret;
+	}
+	sr_cct_finalize(cct);
+	*out = cct;
+	return 0;
+}
+
+void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
+{
+	*st = m->st;
+	st->threads = 0;
+	st->nodes = m->work->nnodes;
+	st->mem_bytes = sizeof(*m) + sr_cct_mem_bytes(m->work) +
+			m->threads_cap * sizeof(*m->threads) + m->tid_cap * sizeof(*m->tid_slot);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct thread *t = m->threads[i];
+
+		st->threads += t->started;
+		st->traced_ns += t->st.traced_ns;
+		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
+		st->nodes += t->seg->nnodes;
+		st->mem_bytes += sizeof(*t) + t->cap * sizeof(*t->frames) +
+				 sr_cct_mem_bytes(t->seg);
+	}
+}

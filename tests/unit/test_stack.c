@@ -1,0 +1,1007 @@
+/* Unit tests: the stack machine (stackrebuild/machine.c) on synthetic branch
+ * event streams. Times are in ns; each test's comment gives the expected
+ * split of the thread's time, derived from the stream by hand. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_stack_util.h"
+
+static struct sr_machine *new_machine(const struct sr_options *opt)
+{
+	struct sr_machine *m = sr_machine_new(&fake_sym, opt);
+
+	assert_non_null(m);
+	return m;
+}
+
+static void expect_stacks(const struct sr_cct *cct, const char *want)
+{
+	char *got = stacks(cct);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void expect_calls(const struct sr_cct *cct, const char *path, uint64_t calls,
+			 uint64_t inferred)
+{
+	const struct sr_node *n = node_at(cct, path);
+
+	if (!n)
+		fail_msg("no node %s", path);
+	if (n->calls != calls || n->calls_inferred != inferred)
+		fail_msg("%s: calls %llu inferred %llu, want %llu / %llu", path,
+			 (unsigned long long)n->calls, (unsigned long long)n->calls_inferred,
+			 (unsigned long long)calls, (unsigned long long)inferred);
+}
+
+/* Every nanosecond between each thread's first and last event is on one
+ * stack: the identity of DESIGN.md section 4. */
+static void expect_identity(const struct sr_cct *cct)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+		const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+		uint64_t by = 0;
+
+		for (int k = 0; k < SR_TIME_NKINDS; k++)
+			by += st->traced_by[k];
+		assert_int_equal(by, st->traced_ns);
+		assert_int_equal(st->kept_ns, st->traced_ns);
+		sum += st->traced_ns;
+	}
+	assert_int_equal(subtree_self(sr_cct_root(cct)), sum);
+	assert_int_equal(sr_cct_root(cct)->total_ns, sum);
+}
+
+static void expect_wall(const struct sr_cct *cct, size_t i, uint64_t wall)
+{
+	const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+
+	assert_non_null(st);
+	assert_int_equal(st->traced_ns, wall);
+	assert_int_equal(st->last_ns - st->first_ns, wall);
+}
+
+/* main (already running) calls a, which calls b twice. */
+static void feed_nested(struct sr_machine *m, uint32_t tid, uint64_t t)
+{
+	CALL(m, tid, t + 0, F_MAIN, F_A);
+	CALL(m, tid, t + 10, F_A, F_B);
+	RET(m, tid, t + 30, F_B, F_A);
+	CALL(m, tid, t + 35, F_A, F_B);
+	RET(m, tid, t + 45, F_B, F_A);
+	RET(m, tid, t + 60, F_A, F_MAIN);
+	END(m, tid, t + 100, F_MAIN);
+}
+
+static void test_nested_calls(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+	const struct sr_node *b;
+
+	(void)state;
+	feed_nested(m, 1, 1000);
+	cct = finish(m, 0);
+	/* main: [60,100); a: [0,10)+[30,35)+[45,60); b: [10,30)+[35,45) */
+	expect_stacks(cct, "main 40\nmain;a 30\nmain;a;b 30\n");
+	expect_calls(cct, "main", 1, 1);       /* entry never seen */
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;b", 2, 0);
+	b = node_at(cct, "main;a;b");
+	assert_int_equal(b->lat.count, 2);
+	assert_int_equal(b->lat.min, 10);
+	assert_int_equal(b->lat.max, 20);
+	assert_int_equal(b->lat.sum, 30);
+	assert_int_equal(node_at(cct, "main;a")->lat.sum, 60);
+	assert_int_equal(node_at(cct, "main")->lat.count, 0);
+	assert_int_equal(node_at(cct, "main;a")->total_ns, 60);
+	assert_int_equal(node_at(cct, "main")->total_ns, 100);
+	assert_int_equal(node_at(cct, "main;a")->total_by[SR_TIME_USER], 60);
+	expect_identity(cct);
+	expect_wall(cct, 0, 100);
+	sr_cct_free(cct);
+}
+
+static void test_recursion(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_F);
+	CALL(m, 1, 20, F_F, F_F);
+	RET(m, 1, 30, F_F, F_F);
+	RET(m, 1, 40, F_F, F_F);
+	RET(m, 1, 50, F_F, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	/* Frames, not keys: each depth is its own context. */
+	expect_stacks(cct, "main 10\nmain;f 20\nmain;f;f 20\nmain;f;f;f 10\n");
+	expect_calls(cct, "main;f", 1, 0);
+	expect_calls(cct, "main;f;f", 1, 0);
+	expect_calls(cct, "main;f;f;f", 1, 0);
+	assert_int_equal(node_at(cct, "main;f")->lat.sum, 50);
+	assert_int_equal(node_at(cct, "main;f;f")->lat.sum, 30);
+	assert_int_equal(node_at(cct, "main;f;f;f")->lat.sum, 10);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_tail_call_and_plt(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	/* a tail-calls b: b replaces a and returns straight to main. */
+	CALL(m, 1, 0, F_MAIN, F_A);
+	JMP(m, 1, 10, F_A, ENTRY(F_B));
+	RET(m, 1, 30, F_B, F_MAIN);
+	/* main calls b through its PLT stub. */
+	CALL(m, 1, 40, F_MAIN, F_PLT_B);
+	JMP(m, 1, 42, F_PLT_B, ENTRY(F_B));
+	RET(m, 1, 52, F_B, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 18\nmain;a 10\nmain;b 30\nmain;b@plt 2\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;b", 2, 0);
+	expect_calls(cct, "main;b@plt", 1, 0);
+	assert_int_equal(node_at(cct, "main;b")->lat.sum, 20 + 10);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* g (called by f) tail-calls f: with function starts known, the jump to
+ * f's entry is a new f frame replacing g, not a return to the f below. */
+static void test_mutual_tail_recursion(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_G);
+	JMP(m, 1, 20, F_G, ENTRY(F_F));
+	RET(m, 1, 30, F_F, F_F);
+	RET(m, 1, 40, F_F, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;f 20\nmain;f;f 10\nmain;f;g 10\n");
+	expect_calls(cct, "main;f;f", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Without function starts, a jump to a function further down the stack
+ * reads as a longjmp to it. */
+static void test_jump_down_without_starts(void **state)
+{
+	struct sr_machine *m = sr_machine_new(&fake_sym_nostart, NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_G);
+	JMP(m, 1, 20, F_G, ENTRY(F_F));
+	RET(m, 1, 30, F_F, F_MAIN);
+	END(m, 1, 40, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;f 20\nmain;f;g 10\n");
+	expect_calls(cct, "main;f", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_longjmp_and_exception(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	CALL(m, 1, 20, F_B, F_C);
+	/* longjmp from c into the middle of a: b and c end here */
+	JMP(m, 1, 30, F_C, IP(F_A));
+	CALL(m, 1, 40, F_A, F_B);
+	CALL(m, 1, 45, F_B, F_C);
+	/* an exception unwinds from c into a's landing pad */
+	RET(m, 1, 50, F_C, F_A);
+	RET(m, 1, 60, F_A, F_MAIN);
+	END(m, 1, 70, F_MAIN);
+	cct = finish(m, 0);
+	/* a: [0,10)+[30,40)+[50,60); b: [10,20)+[40,45); c: [20,30)+[45,50) */
+	expect_stacks(cct, "main 10\nmain;a 30\nmain;a;b 15\nmain;a;b;c 15\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;b", 2, 0);
+	expect_calls(cct, "main;a;b;c", 2, 0);
+	assert_int_equal(node_at(cct, "main;a;b")->lat.sum, 20 + 10);
+	assert_int_equal(node_at(cct, "main;a;b;c")->lat.sum, 10 + 5);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_signal_handler(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	FAULT(m, 1, 10, F_A);                  /* interrupted in a       */
+	RESUME(m, 1, 12, ENTRY(F_HANDLER));    /* kernel runs a handler  */
+	CALL(m, 1, 14, F_HANDLER, F_B);
+	RET(m, 1, 16, F_B, F_HANDLER);
+	RET(m, 1, 20, F_HANDLER, F_RESTORE);   /* into the trampoline    */
+	SYSCALL(m, 1, 21, F_RESTORE, 15);      /* rt_sigreturn           */
+	RESUME(m, 1, 23, IP(F_A));             /* back where it was      */
+	RET(m, 1, 30, F_A, F_MAIN);
+	END(m, 1, 40, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct,
+		"main 10\n"
+		"main;a 17\n"
+		"main;a;[kernel] 2\n"
+		"main;a;__restore_rt 1\n"
+		"main;a;__restore_rt;[kernel] rt_sigreturn 2\n"
+		"main;a;handler 6\n"
+		"main;a;handler;b 2\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;handler", 1, 0);
+	assert_int_equal(node_at(cct, "main;a;handler")->lat.sum, 8);
+	expect_calls(cct, "main;a;[kernel]", 1, 0);
+	expect_calls(cct, "main;a;__restore_rt;[kernel] rt_sigreturn", 1, 0);
+	assert_int_equal(node_at(cct, "main;a")->lat.sum, 30);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_start_mid_stack(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+	struct sr_machine_stats st;
+
+	(void)state;
+	CALL(m, 1, 0, F_C, F_D);       /* trace starts inside c          */
+	RET(m, 1, 10, F_D, F_C);
+	RET(m, 1, 20, F_C, F_B);       /* b is c's caller: below c       */
+	CALL(m, 1, 30, F_B, F_D);
+	RET(m, 1, 35, F_D, F_B);
+	RET(m, 1, 40, F_B, F_A);       /* a below b                      */
+	RET(m, 1, 50, F_A, F_MAIN);    /* main below a                   */
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.underflows, 3);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	/* The earliest time lands on the full path it ran under. */
+	expect_stacks(cct,
+		"main 10\nmain;a 10\nmain;a;b 15\nmain;a;b;c 10\nmain;a;b;c;d 10\n"
+		"main;a;b;d 5\n");
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;a", 1, 1);
+	expect_calls(cct, "main;a;b", 1, 1);
+	expect_calls(cct, "main;a;b;c", 1, 1);
+	expect_calls(cct, "main;a;b;c;d", 1, 0);
+	expect_calls(cct, "main;a;b;d", 1, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->underflows, 3);
+	expect_identity(cct);
+	expect_wall(cct, 0, 60);
+	sr_cct_free(cct);
+}
+
+/* Recursion entered mid-stack: a return from f into f is a caller f. */
+static void test_start_mid_recursion(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, IP(F_F));
+	RET(m, 1, 10, F_F, F_F);
+	RET(m, 1, 20, F_F, F_MAIN);
+	END(m, 1, 25, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 5\nmain;f 10\nmain;f;f 10\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void feed_syscall_block(struct sr_machine *m, uint16_t cpu_in, uint16_t cpu_out)
+{
+	feed_ev(m, 1, 0, DC_EV_CALL, 0, IP(F_MAIN), ENTRY(F_A), 0, cpu_in);
+	feed_ev(m, 1, 10, DC_EV_TRACE_OFF, DC_OFF_SYSCALL, IP(F_A), 0, 202, cpu_in);
+	feed_ev(m, 1, 12, DC_EV_TRACE_OFF, DC_OFF_SWITCH, 0, 0, 0, cpu_in);
+	feed_ev(m, 1, 50, DC_EV_TRACE_ON, DC_ON_SWITCH, 0, 0, 0, cpu_out);
+	feed_ev(m, 1, 52, DC_EV_TRACE_ON, DC_ON_RESUME, 0, IP(F_A), 0, cpu_out);
+	feed_ev(m, 1, 60, DC_EV_RETURN, 0, IP(F_A), IP(F_MAIN), 0, cpu_out);
+	feed_ev(m, 1, 70, DC_EV_TRACE_OFF, DC_OFF_END, IP(F_MAIN), 0, 0, cpu_out);
+}
+
+static const char syscall_block_stacks[] =
+	"main 10\n"
+	"main;a 18\n"
+	"main;a;[kernel] futex 4\n"
+	"main;a;[kernel] futex;[off-cpu] 38\n";
+
+static void test_syscall_block_resume(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	const struct sr_thread_stats *st;
+	const struct sr_node *a;
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_syscall_block(m, 0, 0);
+	cct = finish(m, 0);
+	/* [kernel] then [off-cpu] then [kernel] then user, nested. */
+	expect_stacks(cct, syscall_block_stacks);
+	expect_calls(cct, "main;a;[kernel] futex", 1, 0);
+	expect_calls(cct, "main;a;[kernel] futex;[off-cpu]", 1, 0);
+	assert_int_equal(node_at(cct, "main;a;[kernel] futex")->lat.sum, 42);
+	assert_int_equal(node_at(cct, "main;a;[kernel] futex;[off-cpu]")->lat.sum, 38);
+	a = node_at(cct, "main;a");
+	assert_int_equal(sr_node_oncpu_ns(a), 18 + 4);
+	assert_int_equal(sr_node_kernel_ns(a), 4);
+	assert_int_equal(sr_node_offcpu_ns(a), 38);
+	assert_int_equal(a->total_ns, 60);
+	st = sr_cct_thread(cct, 0);
+	assert_int_equal(st->traced_by[SR_TIME_USER], 28);
+	assert_int_equal(st->traced_by[SR_TIME_KERNEL], 4);
+	assert_int_equal(st->traced_by[SR_TIME_OFFCPU], 38);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_syscall_names(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, 0);             /* read                   */
+	RESUME(m, 1, 11, IP(F_A));
+	SYSCALL(m, 1, 20, F_A, 999);           /* no name                */
+	RESUME(m, 1, 22, IP(F_A));
+	SYSCALL(m, 1, 30, F_A, UINT32_MAX);    /* number unknown         */
+	RESUME(m, 1, 33, IP(F_A));
+	END(m, 1, 40, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 34\nmain;a;[kernel] 3\nmain;a;[kernel] read 1\n"
+			   "main;a;[kernel] sys_999 2\n");
+	assert_string_equal(sr_syscall_name(202), "futex");
+	assert_null(sr_syscall_name(100000));
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_preemption(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	FAULT(m, 1, 10, F_A);          /* timer interrupt               */
+	PREEMPT(m, 1, 11);
+	SWIN(m, 1, 20);
+	RESUME(m, 1, 21, IP(F_A));
+	PREEMPT(m, 1, 25);             /* switch seen with no kernel entry */
+	SWIN(m, 1, 27);
+	END(m, 1, 30, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 17\nmain;a;[kernel] 2\nmain;a;[kernel];[preempted] 9\n"
+			   "main;a;[preempted] 2\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->traced_by[SR_TIME_PREEMPT], 11);
+	assert_int_equal(sr_node_offcpu_ns(node_at(cct, "main;a")), 11);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_cpu_migration(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	/* blocked on CPU 3, woken on CPU 7: the thread is what counts */
+	feed_syscall_block(m, 3, 7);
+	cct = finish(m, 0);
+	expect_stacks(cct, syscall_block_stacks);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Lost data, then the next event's ip is the top function: keep. */
+static void test_lost_resync_keep(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	LOST(m, 1, 20);
+	LOST(m, 1, 25);                /* still the same gap           */
+	RET(m, 1, 40, F_B, F_A);
+	END(m, 1, 50, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 20\nmain;a;b 10\nmain;a;b;[lost] 20\n");
+	expect_calls(cct, "main;a;b;[lost]", 1, 0);
+	expect_calls(cct, "main;a;b", 1, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->lost, 2);
+	assert_int_equal(sr_cct_thread(cct, 0)->traced_by[SR_TIME_LOST], 20);
+	assert_int_equal(sr_node_lost_ns(node_at(cct, "main")), 20);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Lost, then execution is in a frame further down: pop to it. */
+static void test_lost_resync_pop(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	LOST(m, 1, 20);
+	CALL(m, 1, 40, F_A, F_C);      /* from a: b returned unseen      */
+	RET(m, 1, 45, F_C, F_A);
+	RET(m, 1, 50, F_A, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 15\nmain;a;b 10\nmain;a;b;[lost] 20\nmain;a;c 5\n");
+	expect_calls(cct, "main;a;b", 1, 1);   /* its end was not seen */
+	expect_calls(cct, "main;a", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Lost, then execution is somewhere the stack does not explain: start a
+ * new stack there; its inferred callers must not adopt the old stack. */
+static void test_lost_resync_reset(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	LOST(m, 1, 20);
+	CALL(m, 1, 40, F_D, F_C);
+	RET(m, 1, 45, F_C, F_D);
+	RET(m, 1, 50, F_D, F_G);
+	END(m, 1, 60, F_G);
+	cct = finish(m, 0);
+	expect_stacks(cct, "g 10\ng;d 5\ng;d;c 5\nmain;a 10\nmain;a;b 10\nmain;a;b;[lost] 20\n");
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;a", 1, 1);
+	expect_calls(cct, "main;a;b", 1, 1);
+	expect_calls(cct, "g;d;c", 1, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_lost_first_then_sync(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	LOST(m, 1, 0);
+	SYNC(m, 1, 10, IP(F_A));
+	RET(m, 1, 20, F_A, F_MAIN);
+	SWOUT(m, 1, 30);               /* blocked, with no kernel entry seen */
+	LOST(m, 1, 35);                /* lost while off CPU               */
+	SWIN(m, 1, 40);
+	RESUME(m, 1, 41, IP(F_MAIN));  /* proves main                      */
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "[lost] 10\nmain 19\nmain;[lost] 6\nmain;[off-cpu] 5\nmain;a 10\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_exec_resets(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, 59);            /* execve */
+	RESUME(m, 1, 20, ENTRY(F_START));      /* new image */
+	RET(m, 1, 30, F_START, F_MAIN);        /* nonsense return: inferred caller */
+	END(m, 1, 40, F_MAIN);
+	cct = finish(m, 0);
+	/* _start is not a signal handler on top of a: a new stack */
+	expect_stacks(cct, "main 10\nmain;_start 10\nmain;a 10\nmain;a;[kernel] execve 10\n");
+	expect_calls(cct, "main;a;[kernel] execve", 1, 0);
+	assert_non_null(node_at(cct, "main;_start"));
+	assert_null(node_at(cct, "main;a;_start"));
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_end_gap_and_restart(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+	const struct sr_thread_stats *st;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	END(m, 1, 10, F_A);            /* tracing stops                   */
+	SWOUT(m, 1, 20);               /* sideband while not traced       */
+	SWIN(m, 1, 30);
+	START(m, 1, 100, IP(F_A));     /* back, still in a                */
+	RET(m, 1, 110, F_A, F_MAIN);
+	END(m, 1, 120, F_MAIN);
+	cct = finish(m, 1000);
+	expect_stacks(cct, "main 10\nmain;a 20\n");
+	st = sr_cct_thread(cct, 0);
+	assert_int_equal(st->traced_ns, 30);
+	assert_int_equal(st->first_ns, 0);
+	assert_int_equal(st->last_ns, 120);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_finish_extends_to_end(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, 7);     /* poll */
+	SWOUT(m, 1, 20);
+	cct = finish(m, 100);          /* still blocked at the end */
+	expect_stacks(cct, "main;a 10\nmain;a;[kernel] poll 10\nmain;a;[kernel] poll;[off-cpu] 80\n");
+	/* open calls end as inferred */
+	expect_calls(cct, "main;a;[kernel] poll", 1, 1);
+	expect_calls(cct, "main;a", 1, 1);
+	expect_wall(cct, 0, 100);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_time_backwards(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_machine_stats st;
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 100, F_MAIN, F_A);
+	RET(m, 1, 90, F_A, F_MAIN);    /* older than the last event */
+	END(m, 1, 150, F_MAIN);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.time_backwards, 1);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 50\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* ---- threads ---- */
+
+static void feed_two_threads(struct sr_machine *m)
+{
+	sr_machine_comm(m, 100, 1, "app", 0);
+	sr_machine_comm(m, 100, 2, "worker", 0);
+	/* interleaved in time; thread 2 starts inside a */
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 2, 5, F_A, F_B);
+	CALL(m, 1, 10, F_A, F_B);
+	RET(m, 2, 15, F_B, F_A);
+	SYSCALL(m, 2, 16, F_A, 202);
+	SWOUT(m, 2, 17);
+	RET(m, 1, 30, F_B, F_A);
+	SWIN(m, 2, 40);
+	RESUME(m, 2, 41, IP(F_A));
+	RET(m, 1, 45, F_A, F_MAIN);
+	END(m, 2, 50, F_A);
+	END(m, 1, 60, F_MAIN);
+}
+
+static void test_threads_merged(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_two_threads(m);
+	cct = finish(m, 0);
+	/* t1: main 15, main;a 25, main;a;b 20. t2: a 1+9, a;b 10,
+	 * a;[kernel] futex 1+1, a;[kernel] futex;[off-cpu] 23 */
+	expect_stacks(cct, "a 10\na;[kernel] futex 2\na;[kernel] futex;[off-cpu] 23\na;b 10\n"
+			   "main 15\nmain;a 25\nmain;a;b 20\n");
+	assert_int_equal(sr_cct_nthreads(cct), 2);
+	expect_wall(cct, 0, 60);
+	expect_wall(cct, 1, 45);
+	assert_string_equal(sr_cct_thread(cct, 1)->comm, "worker");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_threads_per_thread(void **state)
+{
+	struct sr_options opt = { .per_thread = true };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_two_threads(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "app-1;main 15\napp-1;main;a 25\napp-1;main;a;b 20\n"
+			   "worker-2;a 10\nworker-2;a;[kernel] futex 2\n"
+			   "worker-2;a;[kernel] futex;[off-cpu] 23\nworker-2;a;b 10\n");
+	/* per thread: the sum under its root is its traced time */
+	assert_int_equal(node_at(cct, "app-1")->total_ns, 60);
+	assert_int_equal(node_at(cct, "worker-2")->total_ns, 45);
+	assert_int_equal(node_at(cct, "app-1")->calls, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_filter_tid(void **state)
+{
+	uint32_t tids[] = { 2 };
+	struct sr_options opt = { .tids = tids, .ntids = 1 };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_two_threads(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "a 10\na;[kernel] futex 2\na;[kernel] futex;[off-cpu] 23\na;b 10\n");
+	assert_int_equal(sr_cct_nthreads(cct), 1);
+	assert_int_equal(sr_cct_thread(cct, 0)->tid, 2);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_filter_comm(void **state)
+{
+	struct sr_options opt = { .comm = "app", .per_thread = true };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_two_threads(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "app-1;main 15\napp-1;main;a 25\napp-1;main;a;b 20\n");
+	assert_int_equal(sr_cct_nthreads(cct), 2);
+	assert_true(sr_cct_thread(cct, 0)->selected);
+	assert_false(sr_cct_thread(cct, 1)->selected);
+	assert_int_equal(sr_cct_thread(cct, 1)->kept_ns, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->kept_ns, 60);
+	sr_cct_free(cct);
+}
+
+static void test_filter_root(void **state)
+{
+	struct sr_options opt = { .root = "a" };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_two_threads(m);
+	cct = finish(m, 0);
+	/* both threads' a, re-rooted: main's own 15 ns are gone */
+	expect_stacks(cct, "a 35\na;[kernel] futex 2\na;[kernel] futex;[off-cpu] 23\na;b 30\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->kept_ns, 45);
+	assert_int_equal(sr_cct_thread(cct, 1)->kept_ns, 45);
+	expect_calls(cct, "a", 2, 1);
+	sr_cct_free(cct);
+}
+
+static void test_filter_root_outermost_and_cxx(void **state)
+{
+	struct sr_options opt = { .root = "ns::f", .per_thread = true };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	sr_machine_comm(m, 100, 1, "app", 0);
+	CALL(m, 1, 0, F_MAIN, F_NSF);
+	CALL(m, 1, 10, F_NSF, F_NSF);      /* recursion: only the outer one roots */
+	RET(m, 1, 20, F_NSF, F_NSF);
+	RET(m, 1, 30, F_NSF, F_MAIN);
+	CALL(m, 1, 40, F_MAIN, F_A);
+	END(m, 1, 50, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "app-1;ns::f(int) 20\napp-1;ns::f(int);ns::f(int) 10\n");
+	sr_cct_free(cct);
+}
+
+static void test_filter_time_window(void **state)
+{
+	struct sr_options opt = { .time_start = 1015, .time_end = 1050 };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+	const struct sr_thread_stats *st;
+
+	(void)state;
+	feed_nested(m, 1, 1000);
+	cct = finish(m, 0);
+	/* a: [30,35)+[45,50); b: [15,30)+[35,45) */
+	expect_stacks(cct, "main;a 10\nmain;a;b 25\n");
+	/* b's first call straddles the start: inferred; the second is inside */
+	expect_calls(cct, "main;a;b", 2, 1);
+	assert_int_equal(node_at(cct, "main;a;b")->lat.sum, 10);
+	expect_calls(cct, "main;a", 1, 1);
+	st = sr_cct_thread(cct, 0);
+	assert_int_equal(st->traced_ns, 100);
+	assert_int_equal(st->kept_ns, 35);
+	assert_int_equal(subtree_self(sr_cct_root(cct)), 35);
+	sr_cct_free(cct);
+}
+
+static void test_filter_oncpu_offcpu(void **state)
+{
+	struct sr_options on = { .keep_time = SR_KEEP_ONCPU };
+	struct sr_options off = { .keep_time = SR_KEEP_OFFCPU };
+	struct sr_machine *m = new_machine(&on);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_syscall_block(m, 0, 0);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 18\nmain;a;[kernel] futex 4\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->kept_ns, 32);
+	/* calls are still counted */
+	expect_calls(cct, "main;a;[kernel] futex;[off-cpu]", 1, 0);
+	sr_cct_free(cct);
+
+	m = new_machine(&off);
+	feed_syscall_block(m, 0, 0);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a;[kernel] futex;[off-cpu] 38\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->kept_ns, 38);
+	sr_cct_free(cct);
+}
+
+/* ---- properties on random streams ---- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* A random but plausible stream for several threads: calls, returns (also
+ * above the root), jumps, syscalls with blocking, preemption, losses. */
+static void feed_random(struct sr_machine *m, uint64_t seed, int nthreads, int nevents,
+			uint64_t *first, uint64_t *last)
+{
+	uint64_t s = seed, t = 1000;
+	int depth[8] = { 0 }, fn[8][64], state[8] = { 0 };
+
+	for (int i = 0; i < nthreads; i++) {
+		fn[i][0] = F_MAIN + (int)(rnd(&s) % 5);
+		first[i] = last[i] = 0;
+	}
+	for (int e = 0; e < nevents; e++) {
+		int i = (int)(rnd(&s) % (uint64_t)nthreads), r = (int)(rnd(&s) % 100);
+		uint32_t tid = (uint32_t)i + 1;
+		int top = fn[i][depth[i]];
+
+		t += rnd(&s) % 50;
+		if (!first[i])
+			first[i] = t;
+		last[i] = t;
+		if (state[i] == 1) {           /* in a syscall */
+			if (r < 30) {
+				SWOUT(m, tid, t);
+				state[i] = 2;
+			} else {
+				RESUME(m, tid, t, IP(top));
+				state[i] = 0;
+			}
+			continue;
+		}
+		if (state[i] == 2) {           /* blocked */
+			SWIN(m, tid, t);
+			state[i] = 1;
+			continue;
+		}
+		if (r < 35 && depth[i] < 63) {
+			int callee = F_MAIN + (int)(rnd(&s) % 10);
+
+			CALL(m, tid, t, top, callee);
+			fn[i][++depth[i]] = callee;
+		} else if (r < 70) {
+			int to = depth[i] ? fn[i][depth[i] - 1] : F_MAIN + (int)(rnd(&s) % 10);
+
+			RET(m, tid, t, top, to);
+			if (depth[i])
+				depth[i]--;
+			else
+				fn[i][0] = to;
+		} else if (r < 78) {
+			int to = F_MAIN + (int)(rnd(&s) % 10);
+
+			JMP(m, tid, t, top, ENTRY(to));
+			fn[i][depth[i]] = to;
+		} else if (r < 90) {
+			SYSCALL(m, tid, t, top, (uint32_t)(rnd(&s) % 300));
+			state[i] = 1;
+		} else if (r < 95) {
+			FAULT(m, tid, t, top);
+			PREEMPT(m, tid, t + 1);
+			SWIN(m, tid, t + 5);
+			RESUME(m, tid, t + 6, IP(top));
+			t += 6;
+			last[i] = t;
+		} else {
+			LOST(m, tid, t);
+			feed_ev(m, tid, t + 3, DC_EV_TRACE_ON, DC_ON_SYNC, 0, IP(top), 0, 0);
+			t += 3;
+			last[i] = t;
+		}
+	}
+}
+
+static void test_random_identity(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		for (int per_thread = 0; per_thread < 2; per_thread++) {
+			struct sr_options opt = { .per_thread = per_thread };
+			struct sr_machine *m = new_machine(&opt);
+			uint64_t first[8], last[8];
+			int nthreads = 1 + (int)(seed % 4);
+			struct sr_cct *cct;
+
+			feed_random(m, seed, nthreads, 3000, first, last);
+			cct = finish(m, 0);
+			expect_identity(cct);
+			for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+				const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+
+				assert_int_equal(st->first_ns, first[st->tid - 1]);
+				assert_int_equal(st->last_ns, last[st->tid - 1]);
+				assert_int_equal(st->traced_ns, st->last_ns - st->first_ns);
+				if (per_thread) {
+					char name[32];
+
+					snprintf(name, sizeof(name), "unknown-%u", st->tid);
+					assert_int_equal(node_at(cct, name)->total_ns,
+							 st->traced_ns);
+				}
+			}
+			sr_cct_free(cct);
+		}
+	}
+}
+
+/* Memory follows distinct stacks, not events. */
+static void test_memory_bounded(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_machine_stats st1, st2;
+	uint64_t t = 0;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		int n = round ? 200000 : 1000;
+
+		for (int i = 0; i < n; i++) {
+			CALL(m, 1, t, F_MAIN, F_A);
+			CALL(m, 1, t + 3, F_A, F_B);
+			SYSCALL(m, 1, t + 5, F_B, 1);
+			RESUME(m, 1, t + 8, IP(F_B));
+			RET(m, 1, t + 10, F_B, F_A);
+			RET(m, 1, t + 12, F_A, F_MAIN);
+			t += 20;
+		}
+		sr_machine_stats(m, round ? &st2 : &st1);
+	}
+	assert_int_equal(st1.nodes, st2.nodes);
+	assert_int_equal(st1.mem_bytes, st2.mem_bytes);
+	assert_int_equal(st2.events, 6 * 201000);
+	sr_machine_free(m);
+}
+
+static void test_depth_limit_and_bad_events(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_machine_stats st;
+	struct dc_event bad = { .tid = 1, .kind = 77 };
+	struct sr_cct *cct;
+
+	(void)state;
+	assert_int_equal(sr_machine_feed(m, &bad), 0);
+	for (int i = 0; i < SR_MAX_DEPTH + 10; i++)
+		CALL(m, 1, (uint64_t)i, F_F, F_F);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.bad_events, 1);
+	assert_int_equal(st.depth_overflows, 10 + 1);   /* +1: the root frame */
+	cct = finish(m, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+static void test_merge_sharded_machines(void **state)
+{
+	struct sr_machine *m1 = new_machine(NULL), *m2 = new_machine(NULL);
+	struct sr_cct *c1, *c2;
+	char *a, *b;
+
+	(void)state;
+	/* one thread's events decoded by two machines (two time ranges) */
+	feed_nested(m1, 1, 0);
+	feed_syscall_block(m2, 0, 0);
+	c1 = finish(m1, 0);
+	c2 = finish(m2, 0);
+	/* feed_syscall_block uses tid 1 too: merge sums into one thread */
+	assert_int_equal(sr_cct_merge(c1, c2), 0);
+	assert_int_equal(sr_cct_nthreads(c1), 1);
+	assert_int_equal(sr_cct_thread(c1, 0)->traced_ns, 100 + 70);
+	a = stacks(c1);
+	b = strdup("main 50\nmain;a 48\nmain;a;[kernel] futex 4\n"
+		   "main;a;[kernel] futex;[off-cpu] 38\nmain;a;b 30\n");
+	assert_string_equal(a, b);
+	assert_int_equal(node_at(c1, "main;a")->calls, 2);
+	assert_int_equal(sr_cct_root(c1)->total_ns, 170);
+	free(a);
+	free(b);
+	sr_cct_free(c1);
+	sr_cct_free(c2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_calls),
+		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_tail_call_and_plt),
+		cmocka_unit_test(test_mutual_tail_recursion),
+		cmocka_unit_test(test_jump_down_without_starts),
+		cmocka_unit_test(test_longjmp_and_exception),
+		cmocka_unit_test(test_signal_handler),
+		cmocka_unit_test(test_start_mid_stack),
+		cmocka_unit_test(test_start_mid_recursion),
+		cmocka_unit_test(test_syscall_block_resume),
+		cmocka_unit_test(test_syscall_names),
+		cmocka_unit_test(test_preemption),
+		cmocka_unit_test(test_cpu_migration),
+		cmocka_unit_test(test_lost_resync_keep),
+		cmocka_unit_test(test_lost_resync_pop),
+		cmocka_unit_test(test_lost_resync_reset),
+		cmocka_unit_test(test_lost_first_then_sync),
+		cmocka_unit_test(test_exec_resets),
+		cmocka_unit_test(test_end_gap_and_restart),
+		cmocka_unit_test(test_finish_extends_to_end),
+		cmocka_unit_test(test_time_backwards),
+		cmocka_unit_test(test_threads_merged),
+		cmocka_unit_test(test_threads_per_thread),
+		cmocka_unit_test(test_filter_tid),
+		cmocka_unit_test(test_filter_comm),
+		cmocka_unit_test(test_filter_root),
+		cmocka_unit_test(test_filter_root_outermost_and_cxx),
+		cmocka_unit_test(test_filter_time_window),
+		cmocka_unit_test(test_filter_oncpu_offcpu),
+		cmocka_unit_test(test_random_identity),
+		cmocka_unit_test(test_memory_bounded),
+		cmocka_unit_test(test_depth_limit_and_bad_events),
+		cmocka_unit_test(test_merge_sharded_machines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
