@@ -34,13 +34,16 @@ enum rc_insn_class {
 	RC_INSN_CALL,     /* direct call: no packet, pushes the return-compression stack */
 	RC_INSN_CALL_IND, /* indirect call: TIP, pushes the return-compression stack */
 	RC_INSN_RET,      /* near return: TNT bit (compressed) or TIP */
-	RC_INSN_SYSCALL,  /* syscall/sysenter/int n/int3/into: far transfer to the kernel */
-	RC_INSN_FAR,      /* far call/jmp/ret, iret: far transfer (TIP, or PGD if it leaves user) */
+	RC_INSN_SYSCALL,  /* syscall/sysenter: TIP.PGD (IP suppressed) */
+	RC_INSN_FAR,      /* far call/jmp/ret, iret staying in user mode: TIP */
+	RC_INSN_INT,      /* int n/int3/int1/into: FUP(ip) + TIP.PGD, as for an interrupt
+			   * (decoders then do not show the int instruction itself) */
 };
 
 struct rc_insn {
 	uint64_t ip;      /* address of the instruction */
 	uint64_t next_ip; /* where this thread actually went next (fall-through or target) */
+	uint64_t target;  /* direct branch target (JCC/JMP/CALL), set by rc_insn_classify; else 0 */
 	uint8_t len;      /* instruction length in bytes */
 	uint8_t cls;      /* enum rc_insn_class */
 };
@@ -49,8 +52,8 @@ struct rc_insn {
 int rc_insn_cs_open(csh *cs);
 
 /* Decode the instruction at BYTES (N bytes available, at address IP) and
- * fill OUT's ip, len and cls (next_ip is left for the caller: it is where
- * the thread went). Returns 0, or -EINVAL if the bytes are no instruction. */
+ * fill OUT's ip, len, cls and target (next_ip is left for the caller: it is
+ * where the thread went). Returns 0, or -EINVAL if the bytes are no instruction. */
 int rc_insn_classify(csh cs, const uint8_t *bytes, size_t n, uint64_t ip,
 		     struct rc_insn *out);
 

@@ -1,0 +1,240 @@
+/* ptflame tests/bench helper: walker + libipt decode loop (see ptenc_walk.h). */
+#include "ptenc_walk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+int pw_push(struct pw_trace *t, const struct rc_insn *insn)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct rc_insn *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *insn;
+	return 0;
+}
+
+void pw_free(struct pw_trace *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+int pw_walk(csh cs, uint64_t start, size_t max, pw_decide_fn decide,
+	    void *ctx, struct pw_trace *out)
+{
+	uint64_t shadow[4096];
+	size_t depth = 0, i;
+	uint64_t ip = start;
+
+	for (i = 0; i < max && ip; i++) {
+		struct rc_insn insn;
+		uint64_t next;
+		int err;
+
+		/* The code is this process's own text: read it in place. */
+		err = rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16,
+				       ip, &insn);
+		if (err)
+			return err;
+		next = ip + insn.len;
+		switch (insn.cls) {
+		case RC_INSN_OTHER:
+			insn.next_ip = next;
+			err = pw_push(out, &insn);
+			if (err)
+				return err;
+			ip = next;
+			continue;
+		case RC_INSN_JMP:
+		case RC_INSN_CALL:
+			next = insn.target;
+			break;
+		case RC_INSN_RET:
+			next = depth ? shadow[depth - 1] : 0;
+			break;
+		case RC_INSN_JMP_IND:
+		case RC_INSN_CALL_IND:
+			next = 0;
+			break;
+		default:
+			break;
+		}
+		decide(ctx, &insn, &next);
+		if (!next)
+			break;
+		/* A call to the next instruction is a PIC get-IP: the code pops
+		 * the address, it is never returned to. */
+		if ((insn.cls == RC_INSN_CALL && next != ip + insn.len) ||
+		    insn.cls == RC_INSN_CALL_IND) {
+			if (depth == sizeof(shadow) / sizeof(shadow[0]))
+				return -E2BIG;
+			shadow[depth++] = ip + insn.len;
+		} else if (insn.cls == RC_INSN_RET && depth) {
+			depth--;
+		}
+		insn.next_ip = next;
+		err = pw_push(out, &insn);
+		if (err)
+			return err;
+		ip = next;
+	}
+	return 0;
+}
+
+/* --- decoding ------------------------------------------------------------ */
+
+static int read_self(uint8_t *buffer, size_t size,
+		     const struct pt_asid *asid, uint64_t ip, void *context)
+{
+	(void)asid;
+	(void)context;
+	memcpy(buffer, (const void *)(uintptr_t)ip, size);
+	return (int)size;
+}
+
+static int grow(struct pw_decoded *d)
+{
+	if (d->n < d->cap)
+		return 0;
+	size_t cap = d->cap ? d->cap * 2 : 4096;
+	uint64_t *ip = realloc(d->ip, cap * sizeof(*ip));
+
+	if (!ip)
+		return -ENOMEM;
+	d->ip = ip;
+	uint64_t *tsc = realloc(d->tsc, cap * sizeof(*tsc));
+
+	if (!tsc)
+		return -ENOMEM;
+	d->tsc = tsc;
+	d->cap = cap;
+	return 0;
+}
+
+static void add_event(struct pw_decoded *d, const struct pt_event *ev)
+{
+	int kind = 0;
+	uint64_t ip = 0;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		kind = PW_EV_ENABLED;
+		ip = ev->variant.enabled.ip;
+		break;
+	case ptev_disabled:
+	case ptev_async_disabled:
+		kind = PW_EV_DISABLED;
+		break;
+	case ptev_overflow:
+		kind = PW_EV_OVERFLOW;
+		ip = ev->variant.overflow.ip;
+		break;
+	default:
+		return;
+	}
+	if (d->nev < sizeof(d->ev) / sizeof(d->ev[0])) {
+		d->ev[d->nev].kind = kind;
+		d->ev[d->nev].at = d->n;
+		d->ev[d->nev].ip = ip;
+		d->nev++;
+	}
+}
+
+static void note_error(struct pw_decoded *d, struct pt_insn_decoder *dec,
+		       int status)
+{
+	if (!d->errors++) {
+		d->first_error = status;
+		pt_insn_get_offset(dec, &d->first_error_offset);
+	}
+}
+
+static int decode_loop(struct pt_insn_decoder *dec, struct pw_decoded *d)
+{
+	int status = pt_insn_sync_forward(dec);
+
+	while (status != -pte_eos) {
+		if (status < 0) {
+			note_error(d, dec, status);
+			status = pt_insn_sync_forward(dec);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_insn_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			add_event(d, &ev);
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+
+		struct pt_insn insn;
+		uint64_t tsc = 0;
+		uint32_t lm = 0, lc = 0;
+
+		status = pt_insn_next(dec, &insn, sizeof(insn));
+		if (status < 0)
+			continue;
+		if (grow(d))
+			return -ENOMEM;
+		if (pt_insn_time(dec, &tsc, &lm, &lc) < 0)
+			tsc = 0;
+		d->lost_mtc = lm;
+		d->lost_cyc = lc;
+		d->ip[d->n] = insn.ip;
+		d->tsc[d->n] = tsc;
+		d->n++;
+	}
+	return 0;
+}
+
+int pw_decode_segment(const uint8_t *buf, size_t size, uint64_t start,
+		      uint64_t end, const struct rc_ptenc_config *cfg,
+		      struct pw_decoded *out)
+{
+	struct pt_config pc;
+	struct pt_insn_decoder *dec;
+	int err;
+
+	if (end > size || start >= end)
+		return -EINVAL;
+	pt_config_init(&pc);
+	pc.begin = (uint8_t *)(uintptr_t)(buf + start);
+	pc.end = (uint8_t *)(uintptr_t)(buf + end);
+	rc_ptenc_ipt_config(cfg, &pc);
+	dec = pt_insn_alloc_decoder(&pc);
+	if (!dec)
+		return -ENOMEM;
+	err = pt_image_set_callback(pt_insn_get_image(dec), read_self, NULL);
+	if (err >= 0)
+		err = decode_loop(dec, out);
+	pt_insn_free_decoder(dec);
+	return err < 0 ? -EIO : 0;
+}
+
+int pw_decode(const uint8_t *buf, size_t size,
+	      const struct rc_ptenc_config *cfg, struct pw_decoded *out)
+{
+	return pw_decode_segment(buf, size, 0, size, cfg, out);
+}
+
+void pw_decoded_free(struct pw_decoded *d)
+{
+	free(d->ip);
+	free(d->tsc);
+	d->ip = d->tsc = NULL;
+	d->n = d->cap = 0;
+}
