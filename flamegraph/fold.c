@@ -312,7 +312,8 @@ int fg_fold(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym
 	int ret = collect(&f);
 
 	if (!ret) {
-		qsort(f.lines, f.nlines, sizeof(*f.lines), by_stack);
+		if (f.nlines)
+			qsort(f.lines, f.nlines, sizeof(*f.lines), by_stack);
 		for (size_t i = 0; i < f.nlines; i++) {
 			uint64_t v = f.lines[i].value;
 
