@@ -44,6 +44,7 @@ __asm__(
 	"pte_after_jmp:\n"
 	"	mov $5, %edi\n"
 	"	call pte_rec\n"
+	"	call pte_pic\n"            /* its RET must still compress */
 	".globl pte_syscall\n"
 	"pte_syscall:\n"
 	"	syscall\n"
@@ -54,6 +55,10 @@ __asm__(
 	"	ret\n"
 	".globl pte_leaf\n"
 	"pte_leaf:\n"
+	"	ret\n"
+	"pte_pic:\n"
+	"	call 5f\n"                 /* PIC get-IP */
+	"5:	pop %rax\n"
 	"	ret\n"
 	".globl pte_rec\n"
 	"pte_rec:\n"
