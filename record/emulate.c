@@ -1,0 +1,1590 @@
+/* ptflame - record/emulate.c: the ptrace stepper and scheduler of the
+ * emulated Intel PT recorder (see emulate.h for the model).
+ *
+ * Structure: struct emu holds everything of one recording. Threads are
+ * ptrace-stopped whenever the emulator is not stepping them, except
+ * "native" threads: those in a syscall that may block (or running to the
+ * start symbol), which run freely in the kernel while the others are
+ * stepped; waitpid(-1) collects their completion.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "record/emulate.h"
+#include "record/perfwriter.h"
+#include "record/ptenc.h"
+
+#define PT_ID_BASE 0x1000u    /* sample id of the intel_pt event on cpu c */
+#define DUMMY_ID_BASE 0x2000u /* sample id of the sideband event on cpu c */
+#define PMU_TYPE_FALLBACK 10u
+
+enum tstate { TS_NEW, TS_READY, TS_ONCPU, TS_NATIVE, TS_GONE };
+enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
+enum nkind { NK_SYSCALL, NK_TO_START };
+
+struct proc {
+	pid_t pid;
+	struct rc_emu_map *maps;
+	size_t nmaps;
+	bool maps_dirty;          /* re-read /proc/PID/maps before resuming */
+	uint64_t bp;              /* start breakpoint address, 0: none */
+	long bp_word;             /* original word at bp */
+	bool detached;
+};
+
+struct thr {
+	pid_t tid;
+	struct proc *proc;
+	enum tstate state;
+	int cpu;                  /* current CPU when TS_ONCPU */
+	uint64_t ip;              /* next instruction to execute */
+	uint64_t ready_ns;
+	uint64_t seq;             /* FIFO order among equally ready threads */
+	uint64_t slice_used;
+	bool started;
+	/* why the thread resumes user mode next (truth + nothing else) */
+	enum resume rs;
+	long rs_nr;
+	int rs_sig;
+	uint64_t rs_from;
+	/* native execution */
+	enum nkind nk;
+	bool async;
+	struct timespec t0;
+	uint64_t v0;
+	long sys_nr;
+};
+
+struct vcpu {
+	struct rc_ptenc *enc;
+	uint64_t now;
+	struct thr *cur;
+	bool on;                  /* encoder tracing (PacketEn) */
+	bool itrace_started;
+	bool idle_out_pending;    /* next switch-in comes from the idle task */
+	uint64_t aux_off;         /* bytes of this queue already handed out */
+	uint64_t ovf_mark;
+};
+
+struct stash { pid_t tid; int status; };
+
+struct emu {
+	const struct rc_emu_opts *o;
+	char *err;
+	size_t errlen;
+	struct rc_ptenc_config ecfg;
+	struct rc_perf_writer *w;
+	FILE *truth, *dump;
+	struct rc_emu_syms *syms;
+	csh cs;
+	struct vcpu *cpu;
+	unsigned ncpu;
+	struct thr **thr;
+	size_t nthr, cthr;
+	struct proc **proc;
+	size_t nproc, cproc;
+	struct stash *stash;
+	size_t nstash, cstash;
+	uint64_t seq, insns, chunks, slice, vstart;
+	pid_t child;              /* our own child (launch mode), 0 otherwise */
+	int child_status;
+	bool child_reaped;
+	bool stop;                /* max-insns reached */
+	int fail;                 /* first error (negative errno) */
+	struct rc_emu_stats *st;
+};
+
+static int efail(struct emu *e, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int efail(struct emu *e, int rc, const char *fmt, ...)
+{
+	if (e->fail)
+		return e->fail;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->err, e->errlen, fmt, ap);
+	va_end(ap);
+	e->fail = rc < 0 ? rc : -EIO;
+	return e->fail;
+}
+
+static int wfail(struct emu *e, int rc)
+{
+	if (rc >= 0)
+		return 0;
+	return efail(e, rc, "%s", rc_perf_errmsg(e->w));
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t elapsed_ns(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	int64_t d = (int64_t)(t1.tv_sec - t0->tv_sec) * 1000000000ll + (t1.tv_nsec - t0->tv_nsec);
+	return d > 0 ? (uint64_t)d : 0;
+}
+
+/* ---- truth log -------------------------------------------------------- */
+
+static void truth(struct emu *e, uint64_t t, int cpu, const struct thr *th, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void truth(struct emu *e, uint64_t t, int cpu, const struct thr *th, const char *fmt, ...)
+{
+	if (!e->truth)
+		return;
+	fprintf(e->truth, "%" PRIu64 " %d %d %d ", t, cpu, (int)th->proc->pid, (int)th->tid);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(e->truth, fmt, ap);
+	va_end(ap);
+	fputc('\n', e->truth);
+}
+
+/* ---- sideband --------------------------------------------------------- */
+
+static struct dc_sample_id sid_of(unsigned cpu, bool pt, pid_t pid, pid_t tid, uint64_t t)
+{
+	struct dc_sample_id s = { 0 };
+	s.pid = (uint32_t)pid;
+	s.tid = (uint32_t)tid;
+	s.time = t;
+	s.cpu = cpu;
+	s.id = (pt ? PT_ID_BASE : DUMMY_ID_BASE) + cpu;
+	return s;
+}
+
+static void read_comm(pid_t tid, char *buf, size_t n)
+{
+	char fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/comm", (int)tid);
+	FILE *f = fopen(fn, "re");
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)n, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+	if (!buf[0])
+		snprintf(buf, n, "%d", (int)tid);
+}
+
+static int emit_comm(struct emu *e, struct thr *th, unsigned cpu, uint64_t t, bool exec)
+{
+	char comm[64];
+	read_comm(th->tid, comm, sizeof(comm));
+	truth(e, t, -1, th, "comm %s", comm);
+	struct dc_sample_id s = sid_of(cpu, false, th->proc->pid, th->tid, t);
+	return wfail(e, rc_perf_comm(e->w, (uint32_t)th->proc->pid, (uint32_t)th->tid, comm,
+				     exec, &s));
+}
+
+static int emit_mmap(struct emu *e, struct thr *th, const struct rc_emu_map *m, unsigned cpu,
+		     uint64_t t)
+{
+	truth(e, t, -1, th, "mmap %#" PRIx64 " %#" PRIx64 " %#" PRIx64 " %s", m->start,
+	      m->end - m->start, m->pgoff, m->path);
+	struct dc_rec_mmap r = { 0 };
+	r.pid = (uint32_t)th->proc->pid;
+	r.tid = (uint32_t)th->tid;
+	r.start = m->start;
+	r.len = m->end - m->start;
+	r.pgoff = m->pgoff;
+	r.is_mmap2 = true;
+	r.maj = m->maj;
+	r.min = m->min;
+	r.ino = m->ino;
+	r.prot = m->prot;
+	r.flags = m->flags;
+	r.filename = m->path;
+	struct dc_sample_id s = sid_of(cpu, false, th->proc->pid, th->tid, t);
+	return wfail(e, rc_perf_mmap2(e->w, &r, &s));
+}
+
+static bool same_map(const struct rc_emu_map *a, const struct rc_emu_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       a->ino == b->ino && !strcmp(a->path, b->path);
+}
+
+/* Re-read the process's executable mappings and announce new ones. */
+static int sync_maps(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
+{
+	struct proc *p = th->proc;
+	struct rc_emu_map *maps;
+	size_t n;
+	int rc = rc_emu_read_maps(p->pid, &maps, &n);
+	if (rc < 0)
+		return efail(e, rc, "cannot read /proc/%d/maps: %s", (int)p->pid, strerror(-rc));
+	for (size_t i = 0; i < n && !e->fail; i++) {
+		bool known = false;
+		for (size_t j = 0; j < p->nmaps && !known; j++)
+			known = same_map(&maps[i], &p->maps[j]);
+		if (!known)
+			emit_mmap(e, th, &maps[i], cpu, t);
+	}
+	rc_emu_free_maps(p->maps, p->nmaps);
+	p->maps = maps;
+	p->nmaps = n;
+	p->maps_dirty = false;
+	return e->fail;
+}
+
+static const struct rc_emu_map *find_map(const struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+/* ---- AUX chunks --------------------------------------------------------- */
+
+/* Hand out encoded bytes of CPU c: all of them when FINAL, else whole
+ * chunks of RC_EMU_AUX_CHUNK bytes (multiples of 8, so that perf's padding
+ * never overlaps the next chunk). */
+static int drain(struct emu *e, unsigned c, bool final)
+{
+	struct vcpu *v = &e->cpu[c];
+	for (;;) {
+		size_t avail;
+		const uint8_t *d = rc_ptenc_data(v->enc, &avail);
+		size_t n = final ? avail : (avail >= RC_EMU_AUX_CHUNK ? RC_EMU_AUX_CHUNK : 0);
+		if (n == 0)
+			return 0;
+		e->chunks++;
+		e->st->aux_bytes += n;
+		struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
+					       v->cur ? v->cur->tid : 0, v->now);
+		uint64_t flags = 0;
+		if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
+			flags = PERF_AUX_FLAG_TRUNCATED;
+			if (e->truth)
+				fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n",
+					v->now, c, (int)s.pid, (int)s.tid, v->aux_off, n);
+		} else {
+			uint64_t ref = rc_ptenc_last_tsc(v->enc);
+			int rc = rc_perf_auxtrace(e->w, d, n, v->aux_off, ref ? ref : 1, c,
+						  (uint32_t)-1, c);
+			if (wfail(e, rc))
+				return e->fail;
+		}
+		if (wfail(e, rc_perf_aux(e->w, v->aux_off, n, flags, &s)))
+			return e->fail;
+		v->aux_off += n;
+		rc_ptenc_consume(v->enc, n);
+	}
+}
+
+static int enc_check(struct emu *e, unsigned c, int rc, const char *what)
+{
+	if (rc < 0)
+		return efail(e, rc, "PT encoder (cpu %u, %s): %s", c, what, strerror(-rc));
+	return drain(e, c, false);
+}
+
+/* ---- scheduling ----------------------------------------------------------- */
+
+static struct thr *pick_ready(struct emu *e, bool limit, uint64_t now)
+{
+	struct thr *best = NULL;
+	for (size_t i = 0; i < e->nthr; i++) {
+		struct thr *t = e->thr[i];
+		if (t->state != TS_READY || (limit && t->ready_ns > now))
+			continue;
+		if (!best || t->ready_ns < best->ready_ns ||
+		    (t->ready_ns == best->ready_ns && t->seq < best->seq))
+			best = t;
+	}
+	return best;
+}
+
+static void make_ready(struct emu *e, struct thr *t, uint64_t when)
+{
+	t->state = TS_READY;
+	t->ready_ns = when;
+	t->seq = ++e->seq;
+}
+
+/* Put T on CPU c at the CPU's current time: sideband, truth, PGE. */
+static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, pid_t prev_tid)
+{
+	struct vcpu *v = &e->cpu[c];
+	uint64_t now = v->now;
+	pid_t pid = t->proc->pid;
+	if (!v->itrace_started) {
+		struct dc_sample_id s = sid_of(c, true, pid, t->tid, now);
+		if (wfail(e, rc_perf_itrace_start(e->w, (uint32_t)pid, (uint32_t)t->tid, &s)))
+			return e->fail;
+		v->itrace_started = true;
+	}
+	if (v->idle_out_pending) {
+		struct dc_sample_id s = sid_of(c, false, 0, 0, now);
+		if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)pid,
+						     (uint32_t)t->tid, &s)))
+			return e->fail;
+		v->idle_out_pending = false;
+	}
+	struct dc_sample_id s = sid_of(c, false, pid, t->tid, now);
+	if (wfail(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)prev_pid,
+					     (uint32_t)prev_tid, &s)))
+		return e->fail;
+	t->state = TS_ONCPU;
+	t->cpu = (int)c;
+	t->slice_used = 0;
+	v->cur = t;
+	truth(e, now, (int)c, t, "switch-in");
+	if (t->proc->maps_dirty && sync_maps(e, t, c, now))
+		return e->fail;
+	switch (t->rs) {
+	case RS_START:
+		truth(e, now, (int)c, t, "start %#" PRIx64, t->ip);
+		break;
+	case RS_SYSRET:
+		truth(e, now, (int)c, t, "sysret %ld %#" PRIx64, t->rs_nr, t->ip);
+		break;
+	case RS_SIGRETURN:
+		truth(e, now, (int)c, t, "sigreturn %#" PRIx64, t->ip);
+		break;
+	case RS_SIGNAL:
+		truth(e, now, (int)c, t, "signal %d %#" PRIx64 " %#" PRIx64, t->rs_sig, t->rs_from,
+		      t->ip);
+		break;
+	case RS_NONE:
+		break;
+	}
+	t->rs = RS_NONE;
+	t->started = true;
+	v->on = true;
+	return enc_check(e, c, rc_ptenc_enable(v->enc, now, t->ip), "enable");
+}
+
+/* The thread on CPU c leaves it (its trace is already disabled): switch-out
+ * record naming the next thread, which is switched in at once if one is
+ * ready by now; else the CPU idles. */
+static int cpu_leave(struct emu *e, unsigned c, bool preempt)
+{
+	struct vcpu *v = &e->cpu[c];
+	struct thr *t = v->cur;
+	v->cur = NULL;
+	v->on = false;
+	struct thr *next = e->stop ? NULL : pick_ready(e, true, v->now);
+	truth(e, v->now, (int)c, t, "switch-out %s", preempt ? "preempt" : "block");
+	struct dc_sample_id s = sid_of(c, false, t->proc->pid, t->tid, v->now);
+	if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, preempt,
+					     next ? (uint32_t)next->proc->pid : 0,
+					     next ? (uint32_t)next->tid : 0, &s)))
+		return e->fail;
+	if (!next) {
+		v->idle_out_pending = true;
+		return drain(e, c, false);
+	}
+	return switch_in(e, c, next, t->proc->pid, t->tid);
+}
+
+/* Idle CPUs take the earliest ready threads (their clock jumps forward). */
+static int assign_idle(struct emu *e)
+{
+	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
+		struct vcpu *v = &e->cpu[c];
+		if (v->cur)
+			continue;
+		struct thr *t = pick_ready(e, false, 0);
+		if (!t)
+			return 0;
+		if (t->ready_ns > v->now)
+			v->now = t->ready_ns;
+		v->idle_out_pending = true;
+		switch_in(e, c, t, 0, 0);
+	}
+	return e->fail;
+}
+
+/* ---- threads and processes ------------------------------------------------- */
+
+static struct thr *find_thr(struct emu *e, pid_t tid)
+{
+	for (size_t i = 0; i < e->nthr; i++)
+		if (e->thr[i]->tid == tid && e->thr[i]->state != TS_GONE)
+			return e->thr[i];
+	return NULL;
+}
+
+static struct proc *new_proc(struct emu *e, pid_t pid)
+{
+	if (e->nproc == e->cproc) {
+		size_t nc = e->cproc ? e->cproc * 2 : 4;
+		struct proc **np = realloc(e->proc, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		e->proc = np;
+		e->cproc = nc;
+	}
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->maps_dirty = true;
+	e->proc[e->nproc++] = p;
+	return p;
+}
+
+static struct thr *new_thr(struct emu *e, pid_t tid, struct proc *p)
+{
+	if (e->nthr == e->cthr) {
+		size_t nc = e->cthr ? e->cthr * 2 : 8;
+		struct thr **nt = realloc(e->thr, nc * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		e->thr = nt;
+		e->cthr = nc;
+	}
+	struct thr *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->proc = p;
+	t->cpu = -1;
+	t->state = TS_NEW;
+	e->thr[e->nthr++] = t;
+	e->st->threads++;
+	return t;
+}
+
+static int stash_take(struct emu *e, pid_t tid, int *status)
+{
+	for (size_t i = 0; i < e->nstash; i++)
+		if (e->stash[i].tid == tid) {
+			*status = e->stash[i].status;
+			e->stash[i] = e->stash[--e->nstash];
+			return 1;
+		}
+	return 0;
+}
+
+static void stash_put(struct emu *e, pid_t tid, int status)
+{
+	if (e->nstash == e->cstash) {
+		size_t nc = e->cstash ? e->cstash * 2 : 8;
+		struct stash *ns = realloc(e->stash, nc * sizeof(*ns));
+		if (!ns)
+			return;
+		e->stash = ns;
+		e->cstash = nc;
+	}
+	e->stash[e->nstash++] = (struct stash){ tid, status };
+}
+
+static void note_child_exit(struct emu *e, pid_t tid, int status)
+{
+	if (tid == e->child) {
+		e->child_status = status;
+		e->child_reaped = true;
+	}
+}
+
+/* The current virtual time of a thread that is not on a CPU. */
+static uint64_t latest_now(const struct emu *e)
+{
+	uint64_t m = 0;
+	for (unsigned c = 0; c < e->ncpu; c++)
+		if (e->cpu[c].now > m)
+			m = e->cpu[c].now;
+	return m;
+}
+
+/* T exited (or was killed). */
+static int thr_gone(struct emu *e, struct thr *t)
+{
+	uint64_t now;
+	unsigned c = 0;
+	bool oncpu = t->state == TS_ONCPU;
+	if (oncpu) {
+		c = (unsigned)t->cpu;
+		now = e->cpu[c].now;
+	} else if (t->state == TS_NATIVE) {
+		now = t->v0 + elapsed_ns(&t->t0);
+		if (now < latest_now(e))
+			now = latest_now(e);
+	} else {
+		now = t->state == TS_READY && t->ready_ns > latest_now(e) ? t->ready_ns : latest_now(e);
+	}
+	if (oncpu && e->cpu[c].on) {
+		enc_check(e, c, rc_ptenc_disable(e->cpu[c].enc, now, t->ip, RC_PTENC_OFF_ASYNC),
+			  "disable");
+	}
+	truth(e, now, oncpu ? (int)c : -1, t, "exit");
+	struct dc_sample_id s = sid_of(c, false, t->proc->pid, t->tid, now);
+	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
+			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
+	if (oncpu)
+		cpu_leave(e, c, false);
+	t->state = TS_GONE;
+	return e->fail;
+}
+
+/* ---- ptrace helpers ---------------------------------------------------------- */
+
+static int getregs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, 0, r) < 0 ? -errno : 0;
+}
+
+static size_t read_mem(pid_t tid, uint64_t addr, uint8_t *buf, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+	ssize_t got = process_vm_readv(tid, &l, 1, &r, 1, 0);
+	if (got > 0)
+		return (size_t)got;
+	/* crosses into an unreadable page, or no process_vm_readv: by words */
+	size_t done = 0;
+	while (done + 8 <= n) {
+		errno = 0;
+		long w = ptrace(PTRACE_PEEKTEXT, tid, (void *)(uintptr_t)(addr + done), 0);
+		if (errno)
+			break;
+		memcpy(buf + done, &w, 8);
+		done += 8;
+	}
+	return done;
+}
+
+static bool sig_in_mask(pid_t tid, const char *field, int sig)
+{
+	char fn[64], line[256];
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return false;
+	bool in = false;
+	size_t fl = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, fl)) {
+			unsigned long long m = strtoull(line + fl, NULL, 16);
+			in = (m >> (sig - 1)) & 1;
+			break;
+		}
+	fclose(f);
+	return in;
+}
+
+static bool default_ignored(int sig)
+{
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH;
+}
+
+static bool is_restart(long rax)
+{
+	return rax == -512 || rax == -513 || rax == -514 || rax == -516;
+}
+
+static int resume(pid_t tid, enum __ptrace_request req, int sig)
+{
+	return ptrace(req, tid, 0, (void *)(long)sig) < 0 ? -errno : 0;
+}
+
+/* ---- native execution: syscalls and the run to the start symbol ------------- */
+
+static int start_native(struct emu *e, struct thr *t, enum nkind nk, bool async, long nr)
+{
+	t->state = TS_NATIVE;
+	t->nk = nk;
+	t->async = async;
+	t->sys_nr = nr;
+	clock_gettime(CLOCK_MONOTONIC, &t->t0);
+	int rc = resume(t->tid, nk == NK_TO_START ? PTRACE_CONT : PTRACE_SINGLESTEP, 0);
+	if (rc < 0 && rc != -ESRCH)
+		return efail(e, rc, "ptrace resume of thread %d: %s", (int)t->tid, strerror(-rc));
+	return 0;
+}
+
+static int wait_tid(pid_t tid, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL);
+		if (r == tid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int set_breakpoint(struct emu *e, struct thr *t, const char *sym)
+{
+	struct proc *p = t->proc;
+	char exe[4096], fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)p->pid);
+	ssize_t n = readlink(fn, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	struct rc_emu_map *maps;
+	size_t nm;
+	if (rc_emu_read_maps(p->pid, &maps, &nm) < 0)
+		return 0;
+	uint64_t a = rc_emu_sym_addr(e->syms, maps, nm, exe, sym);
+	rc_emu_free_maps(maps, nm);
+	if (!a)
+		return 0;
+	errno = 0;
+	long w = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)(uintptr_t)a, 0);
+	if (errno)
+		return -errno;
+	long nw = (w & ~0xffL) | 0xcc;
+	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)(uintptr_t)a, (void *)nw) < 0)
+		return -errno;
+	p->bp = a;
+	p->bp_word = w;
+	return 1;
+}
+
+static int clear_breakpoint(struct thr *t)
+{
+	struct proc *p = t->proc;
+	if (!p->bp)
+		return 0;
+	int rc = ptrace(PTRACE_POKETEXT, t->tid, (void *)(uintptr_t)p->bp, (void *)p->bp_word) < 0
+			 ? -errno : 0;
+	p->bp = 0;
+	return rc;
+}
+
+static int adopt_new(struct emu *e, struct thr *nt, int status);
+
+/* A clone/fork/vfork event of T: make the new thread known. */
+static int on_new_task(struct emu *e, struct thr *t, int ev)
+{
+	unsigned long msg = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
+	pid_t ntid = (pid_t)msg;
+	uint64_t now = t->v0 + elapsed_ns(&t->t0);
+	if (!t->async && t->state == TS_NATIVE && t->cpu >= 0)
+		now = e->cpu[t->cpu].now + elapsed_ns(&t->t0);
+	struct proc *p = t->proc;
+	bool is_thread = ev == PTRACE_EVENT_CLONE;
+	if (!is_thread) {
+		p = new_proc(e, ntid);
+		if (!p)
+			return efail(e, -ENOMEM, "out of memory");
+		/* the child has the parent's mappings: announce them again for
+		 * its pid (perf would copy them; our truth log needs them) */
+		p->maps_dirty = true;
+	}
+	struct thr *nt = new_thr(e, ntid, p);
+	if (!nt)
+		return efail(e, -ENOMEM, "out of memory");
+	nt->ready_ns = now;
+	struct dc_sample_id s = sid_of(0, false, p->pid, ntid, now);
+	wfail(e, rc_perf_fork(e->w, (uint32_t)p->pid, (uint32_t)t->proc->pid, (uint32_t)ntid,
+			      (uint32_t)t->tid, now, &s));
+	if (is_thread)
+		truth(e, now, -1, nt, "clone %d", (int)t->tid);
+	else
+		truth(e, now, -1, nt, "fork %d %d", (int)t->proc->pid, (int)t->tid);
+	int status;
+	if (!stash_take(e, ntid, &status)) {
+		int rc = wait_tid(ntid, &status);
+		if (rc < 0)
+			return efail(e, rc, "waitpid for new thread %d: %s", (int)ntid, strerror(-rc));
+	}
+	return adopt_new(e, nt, status);
+}
+
+/* The first stop of a new thread: it becomes ready where it stands. */
+static int adopt_new(struct emu *e, struct thr *nt, int status)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		nt->state = TS_GONE;
+		return 0;
+	}
+	struct user_regs_struct r;
+	int rc = getregs(nt->tid, &r);
+	if (rc < 0)
+		return efail(e, rc, "ptrace getregs of thread %d: %s", (int)nt->tid, strerror(-rc));
+	nt->ip = r.rip;
+	nt->rs = RS_START;
+	if (e->stop) {
+		ptrace(PTRACE_DETACH, nt->tid, 0, 0);
+		nt->state = TS_GONE;
+		return 0;
+	}
+	make_ready(e, nt, nt->ready_ns);
+	return 0;
+}
+
+static int on_exec(struct emu *e, struct thr *t)
+{
+	unsigned long former = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+	uint64_t now = t->v0 + elapsed_ns(&t->t0);
+	struct proc *p = t->proc;
+	rc_emu_free_maps(p->maps, p->nmaps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	p->maps_dirty = true;
+	p->bp = 0;
+	char exe[4096], fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)p->pid);
+	ssize_t n = readlink(fn, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	truth(e, now, -1, t, "exec %s", exe);
+	emit_comm(e, t, 0, now, true);
+	struct user_regs_struct r;
+	int rc = getregs(t->tid, &r);
+	if (rc < 0)
+		return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+	t->ip = r.rip;
+	const char *sym = e->o->start_sym ? e->o->start_sym : "main";
+	if (*sym) {
+		rc = set_breakpoint(e, t, sym);
+		if (rc < 0)
+			return efail(e, rc, "cannot set the start breakpoint: %s", strerror(-rc));
+		if (rc == 0) {
+			/* no start symbol in the new program: it runs untraced */
+			truth(e, now, -1, t, "stop");
+			ptrace(PTRACE_DETACH, t->tid, 0, 0);
+			p->detached = true;
+			t->state = TS_GONE;
+			return -1;
+		}
+		t->nk = NK_TO_START;
+		resume(t->tid, PTRACE_CONT, 0);
+		return 0;
+	}
+	t->rs = RS_START;
+	return 1;
+}
+
+/* Deliver caught signal SIG to T (stopped at a signal-delivery-stop, next
+ * instruction FROM): the thread stops at the handler's first instruction.
+ * Returns 1 (T->ip = handler, resume reason set), -1 gone, or an error. */
+static int deliver_signal(struct emu *e, struct thr *t, int sig, uint64_t from)
+{
+	for (;;) {
+		int rc = resume(t->tid, PTRACE_SINGLESTEP, sig), status;
+		if (rc < 0 || (rc = wait_tid(t->tid, &status)) < 0)
+			return rc == -ESRCH || rc == -ECHILD ? -1 : efail(e, rc, "signal delivery: %s", strerror(-rc));
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			note_child_exit(e, t->tid, status);
+			return -1;
+		}
+		struct user_regs_struct r;
+		if ((rc = getregs(t->tid, &r)) < 0)
+			return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+		t->ip = r.rip;
+		t->rs = RS_SIGNAL;
+		t->rs_sig = sig;
+		t->rs_from = from;
+		int s2 = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
+		if (s2 == SIGTRAP || !sig_in_mask(t->tid, "SigCgt:", s2))
+			return 1;  /* at the handler (another uncaught signal is dropped) */
+		sig = s2;      /* a second caught signal: nest its handler */
+		from = r.rip;
+	}
+}
+
+/* An event of a native thread. Returns 0 still native, 1 done (T->ip and
+ * the resume reason are set), -1 the thread is gone; or an error < -1 is
+ * recorded in e->fail. */
+static int native_event(struct emu *e, struct thr *t, int status)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		note_child_exit(e, t->tid, status);
+		thr_gone(e, t);
+		return -1;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	enum __ptrace_request req = t->nk == NK_TO_START ? PTRACE_CONT : PTRACE_SINGLESTEP;
+	int sig = WSTOPSIG(status), ev = status >> 16;
+	if (sig == SIGTRAP && ev) {
+		if (ev == PTRACE_EVENT_CLONE || ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK) {
+			if (on_new_task(e, t, ev))
+				return e->fail;
+		} else if (ev == PTRACE_EVENT_EXEC) {
+			int r = on_exec(e, t);
+			if (r != 0)
+				return r;
+			return 0;
+		}
+		resume(t->tid, req, 0);
+		return 0;
+	}
+	if (sig == (SIGTRAP | 0x80) || ev == PTRACE_EVENT_STOP) {
+		resume(t->tid, req, 0);
+		return 0;
+	}
+	struct user_regs_struct r;
+	int rc = getregs(t->tid, &r);
+	if (rc < 0) {
+		if (rc == -ESRCH)
+			return 0;
+		return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+	}
+	if (sig == SIGTRAP) {
+		if (t->nk == NK_TO_START) {
+			if (t->proc->bp && r.rip == t->proc->bp + 1) {
+				if ((rc = clear_breakpoint(t)) < 0)
+					return efail(e, rc, "cannot remove the start breakpoint: %s", strerror(-rc));
+				r.rip -= 1;
+				ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+				t->ip = r.rip;
+				t->rs = RS_START;
+				return 1;
+			}
+			resume(t->tid, req, 0);
+			return 0;
+		}
+		if (is_restart((long)r.rax)) {
+			/* interrupted: a signal is pending; the syscall restarts */
+			resume(t->tid, req, 0);
+			return 0;
+		}
+		t->ip = r.rip;
+		t->rs = t->sys_nr == SYS_rt_sigreturn ? RS_SIGRETURN : RS_SYSRET;
+		t->rs_nr = t->sys_nr;
+		return 1;
+	}
+	/* another signal */
+	if (sig_in_mask(t->tid, "SigCgt:", sig)) {
+		if (t->nk == NK_TO_START) {
+			resume(t->tid, PTRACE_CONT, sig);
+			return 0;
+		}
+		return deliver_signal(e, t, sig, r.rip);
+	}
+	bool ignored = sig_in_mask(t->tid, "SigIgn:", sig) || default_ignored(sig) ||
+		       sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+	resume(t->tid, req, ignored ? 0 : sig);
+	return 0;
+}
+
+/* A native thread finished its native part: ready (async) or back on its
+ * CPU (sync syscall). */
+static int native_done(struct emu *e, struct thr *t)
+{
+	uint64_t d = elapsed_ns(&t->t0);
+	if (t->sys_nr == SYS_mmap || t->sys_nr == SYS_munmap || t->sys_nr == SYS_mprotect ||
+	    t->sys_nr == SYS_mremap || t->nk == NK_TO_START)
+		t->proc->maps_dirty = true;
+	if (t->async || t->state != TS_NATIVE || t->cpu < 0) {
+		make_ready(e, t, t->v0 + d);
+		t->cpu = -1;
+		if (t->nk == NK_TO_START && !t->started) {
+			/* first start: the process's name and code */
+			emit_comm(e, t, 0, t->ready_ns, false);
+		}
+		return 0;
+	}
+	/* sync syscall: the thread never left its CPU */
+	unsigned c = (unsigned)t->cpu;
+	struct vcpu *v = &e->cpu[c];
+	v->now += d;
+	t->state = TS_ONCPU;
+	if (t->proc->maps_dirty && sync_maps(e, t, c, v->now))
+		return e->fail;
+	switch (t->rs) {
+	case RS_SIGRETURN:
+		truth(e, v->now, (int)c, t, "sigreturn %#" PRIx64, t->ip);
+		break;
+	case RS_SIGNAL:
+		truth(e, v->now, (int)c, t, "signal %d %#" PRIx64 " %#" PRIx64, t->rs_sig,
+		      t->rs_from, t->ip);
+		break;
+	default:
+		truth(e, v->now, (int)c, t, "sysret %ld %#" PRIx64, t->sys_nr, t->ip);
+		break;
+	}
+	t->rs = RS_NONE;
+	v->on = true;
+	return enc_check(e, c, rc_ptenc_enable(v->enc, v->now, t->ip), "enable");
+}
+
+/* Collect events of native threads; BLOCK waits for at least one. */
+static int collect(struct emu *e, bool block)
+{
+	for (;;) {
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL | (block ? 0 : WNOHANG));
+		if (tid == 0)
+			return 0;
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;  /* ECHILD: nothing left */
+		}
+		block = false;
+		struct thr *t = find_thr(e, tid);
+		if (!t) {
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				note_child_exit(e, tid, status);
+			else
+				stash_put(e, tid, status);
+			continue;
+		}
+		if (t->state == TS_NATIVE) {
+			int r = native_event(e, t, status);
+			if (r == 1)
+				native_done(e, t);
+		} else if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			note_child_exit(e, tid, status);
+			thr_gone(e, t);
+		} else if (t->state == TS_NEW) {
+			adopt_new(e, t, status);
+		} else {
+			stash_put(e, tid, status);
+		}
+		if (e->fail)
+			return e->fail;
+	}
+}
+
+/* ---- stepping ----------------------------------------------------------------- */
+
+static bool may_block(struct thr *t, const struct user_regs_struct *r)
+{
+	long nr = (long)r->rax;
+	switch (nr) {
+	case SYS_futex: {
+		int op = (int)r->rsi & FUTEX_CMD_MASK;
+		return op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_LOCK_PI ||
+		       op == FUTEX_WAIT_REQUEUE_PI || op == 13 /* FUTEX_LOCK_PI2 */;
+	}
+	case SYS_clone:
+		return (r->rdi & CLONE_VFORK) != 0;
+	case SYS_clone3: {
+		uint64_t flags = 0;
+		read_mem(t->tid, r->rdi, (uint8_t *)&flags, sizeof(flags));
+		return (flags & CLONE_VFORK) != 0;
+	}
+	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv:
+	case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg: case SYS_accept:
+	case SYS_accept4: case SYS_connect: case SYS_wait4: case SYS_waitid:
+	case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_pause:
+	case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_poll: case SYS_ppoll:
+	case SYS_select: case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait:
+	case SYS_sched_yield: case SYS_msgrcv: case SYS_semop: case SYS_semtimedop:
+	case SYS_flock: case SYS_io_getevents: case SYS_exit: case SYS_exit_group:
+	case SYS_execve: case SYS_execveat: case SYS_vfork:
+		return true;
+	case SYS_fcntl:
+		return r->rsi == F_SETLKW;
+	default:
+		return false;
+	}
+}
+
+static void count_insn(struct emu *e)
+{
+	e->insns++;
+	if (e->o->max_insns && e->insns >= e->o->max_insns)
+		e->stop = true;
+}
+
+/* A syscall instruction of T at insn->ip (T on CPU c): the encoder emits
+ * TIP.PGD; the kernel runs the call natively. */
+static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn *in,
+			const struct user_regs_struct *r)
+{
+	struct vcpu *v = &e->cpu[c];
+	long nr = (long)r->rax;
+	in->next_ip = in->ip + in->len;
+	truth(e, v->now, (int)c, t, "syscall %ld %#" PRIx64, nr, in->ip);
+	if (e->dump)
+		fprintf(e->dump, "%d %#" PRIx64 "\n", (int)t->tid, in->ip);
+	if (enc_check(e, c, rc_ptenc_insn(v->enc, in, v->now), "syscall"))
+		return e->fail;
+	v->on = false;
+	v->now += e->o->ns_per_insn;
+	t->slice_used++;
+	count_insn(e);
+	t->v0 = v->now;
+	if (may_block(t, r)) {
+		if (start_native(e, t, NK_SYSCALL, true, nr))
+			return e->fail;
+		t->cpu = -1;
+		v->cur = t;  /* cpu_leave reads it */
+		return cpu_leave(e, c, false);
+	}
+	if (start_native(e, t, NK_SYSCALL, false, nr))
+		return e->fail;
+	for (;;) {
+		int status, rc = wait_tid(t->tid, &status);
+		if (rc < 0)
+			return efail(e, rc, "waitpid: %s", strerror(-rc));
+		int res = native_event(e, t, status);
+		if (res == 1)
+			return native_done(e, t);
+		if (res < 0 || e->fail)
+			return e->fail;
+		if (t->state != TS_NATIVE)
+			return 0;
+	}
+}
+
+/* Step one instruction of the thread on CPU c. */
+static int step(struct emu *e, unsigned c)
+{
+	struct vcpu *v = &e->cpu[c];
+	struct thr *t = v->cur;
+	uint8_t buf[16];
+	size_t n = read_mem(t->tid, t->ip, buf, sizeof(buf));
+	struct rc_insn in = { 0 };
+	if (n == 0 || rc_insn_classify(e->cs, buf, n, t->ip, &in) < 0) {
+		/* undecodable: let the thread run into its fault natively */
+		memset(&in, 0, sizeof(in));
+		in.ip = t->ip;
+		in.len = 1;
+		in.cls = RC_INSN_OTHER;
+	}
+	if (in.cls == RC_INSN_SYSCALL) {
+		/* syscall/sysenter, or int n/int3: the kernel runs; the step ends
+		 * when the thread is back in user mode */
+		struct user_regs_struct r;
+		int rc = getregs(t->tid, &r);
+		if (rc < 0)
+			return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+		if (!(n >= 2 && buf[0] == 0x0f && (buf[1] == 0x05 || buf[1] == 0x34)))
+			r.rax = (unsigned long long)-1;
+		return step_syscall(e, c, t, &in, &r);
+	}
+	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status;
+	if (rc == 0)
+		rc = wait_tid(t->tid, &status);
+	if (rc < 0)
+		return efail(e, rc, "ptrace single-step of thread %d: %s", (int)t->tid, strerror(-rc));
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		note_child_exit(e, t->tid, status);
+		return thr_gone(e, t);
+	}
+	struct user_regs_struct r;
+	if ((rc = getregs(t->tid, &r)) < 0)
+		return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+	int sig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
+	if (r.rip != t->ip || sig == SIGTRAP) {
+		in.next_ip = r.rip;
+		if (e->dump)
+			fprintf(e->dump, "%d %#" PRIx64 "\n", (int)t->tid, in.ip);
+		uint64_t now = v->now;
+		switch (in.cls) {
+		case RC_INSN_CALL: case RC_INSN_CALL_IND:
+			truth(e, now, (int)c, t, "call %#" PRIx64 " %#" PRIx64, in.ip, in.next_ip);
+			break;
+		case RC_INSN_RET:
+			truth(e, now, (int)c, t, "ret %#" PRIx64 " %#" PRIx64, in.ip, in.next_ip);
+			break;
+		case RC_INSN_JMP: case RC_INSN_JMP_IND:
+			if (rc_emu_func_key(e->syms, find_map(t->proc, in.ip), in.ip) !=
+			    rc_emu_func_key(e->syms, find_map(t->proc, in.next_ip), in.next_ip))
+				truth(e, now, (int)c, t, "jump %#" PRIx64 " %#" PRIx64, in.ip, in.next_ip);
+			break;
+		default:
+			break;
+		}
+		if (enc_check(e, c, rc_ptenc_insn(v->enc, &in, now), "insn"))
+			return e->fail;
+		v->now += e->o->ns_per_insn;
+		t->slice_used++;
+		t->ip = r.rip;
+		count_insn(e);
+		if (e->o->inject_ovf && rc_ptenc_packets(v->enc) >= v->ovf_mark) {
+			truth(e, v->now, (int)c, t, "ovf %#" PRIx64, t->ip);
+			if (enc_check(e, c, rc_ptenc_ovf(v->enc, v->now, t->ip), "ovf"))
+				return e->fail;
+			v->ovf_mark = rc_ptenc_packets(v->enc) + e->o->inject_ovf;
+		}
+	}
+	if (sig == SIGTRAP || sig == 0 || (status >> 16))
+		return 0;
+	/* a signal for this thread */
+	if (sig_in_mask(t->tid, "SigCgt:", sig)) {
+		uint64_t from = t->ip;
+		int r2 = deliver_signal(e, t, sig, from);
+		if (r2 < 0)
+			return r2 == -1 ? thr_gone(e, t) : r2;
+		if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, from, RC_PTENC_OFF_ASYNC), "disable"))
+			return e->fail;
+		truth(e, v->now, (int)c, t, "signal %d %#" PRIx64 " %#" PRIx64, t->rs_sig, from, t->ip);
+		t->rs = RS_NONE;
+		return enc_check(e, c, rc_ptenc_enable(v->enc, v->now, t->ip), "enable");
+	}
+	bool ignored = sig_in_mask(t->tid, "SigIgn:", sig) || default_ignored(sig) ||
+		       sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+	if (ignored)
+		return 0;
+	/* fatal: the process dies natively */
+	if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC), "disable"))
+		return e->fail;
+	t->v0 = v->now;
+	t->sys_nr = -1;
+	t->state = TS_NATIVE;
+	t->async = true;
+	t->nk = NK_SYSCALL;
+	clock_gettime(CLOCK_MONOTONIC, &t->t0);
+	resume(t->tid, PTRACE_CONT, sig);
+	return cpu_leave(e, c, false);
+}
+
+static int maybe_preempt(struct emu *e, unsigned c)
+{
+	struct vcpu *v = &e->cpu[c];
+	struct thr *t = v->cur;
+	if (t->slice_used < e->slice || !pick_ready(e, true, v->now))
+		return 0;
+	if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC), "disable"))
+		return e->fail;
+	make_ready(e, t, v->now);
+	t->cpu = -1;
+	return cpu_leave(e, c, true);
+}
+
+static int pick_cpu(struct emu *e)
+{
+	int best = -1;
+	for (unsigned c = 0; c < e->ncpu; c++)
+		if (e->cpu[c].cur && (best < 0 || e->cpu[c].now < e->cpu[best].now))
+			best = (int)c;
+	return best;
+}
+
+static bool any_native(struct emu *e)
+{
+	for (size_t i = 0; i < e->nthr; i++)
+		if (e->thr[i]->state == TS_NATIVE || e->thr[i]->state == TS_NEW)
+			return true;
+	return false;
+}
+
+static int run(struct emu *e)
+{
+	while (!e->fail && !e->stop) {
+		if (collect(e, false) || assign_idle(e))
+			break;
+		int c = pick_cpu(e);
+		if (c < 0) {
+			if (!any_native(e))
+				break;
+			collect(e, true);
+			continue;
+		}
+		if (maybe_preempt(e, (unsigned)c))
+			break;
+		if (e->cpu[c].cur)
+			step(e, (unsigned)c);
+	}
+	return e->fail;
+}
+
+/* ---- start and end ------------------------------------------------------------- */
+
+static unsigned pmu_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/intel_pt/type", "re");
+	unsigned t = 0;
+	if (f) {
+		if (fscanf(f, "%u", &t) != 1)
+			t = 0;
+		fclose(f);
+	}
+	return t ? t : PMU_TYPE_FALLBACK;
+}
+
+static int write_header(struct emu *e)
+{
+	struct rc_ptenc_perf_info pi;
+	rc_ptenc_perf_info(&e->ecfg, &pi);
+	unsigned type = pmu_type();
+	uint64_t *ids = calloc(e->ncpu, sizeof(*ids));
+	if (!ids)
+		return efail(e, -ENOMEM, "out of memory");
+	struct perf_event_attr a = { 0 };
+	a.type = type;
+	a.config = pi.attr_config;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_IDENTIFIER;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.enable_on_exec = 1;
+	a.sample_id_all = 1;
+	for (unsigned c = 0; c < e->ncpu; c++)
+		ids[c] = PT_ID_BASE + c;
+	int rc = rc_perf_add_attr(e->w, &a, ids, e->ncpu);
+	struct perf_event_attr d = { 0 };
+	d.type = PERF_TYPE_SOFTWARE;
+	d.config = PERF_COUNT_SW_DUMMY;
+	d.sample_period = 1;
+	d.sample_type = a.sample_type;
+	d.exclude_kernel = 1;
+	d.exclude_hv = 1;
+	d.mmap = 1;
+	d.mmap2 = 1;
+	d.comm = 1;
+	d.comm_exec = 1;
+	d.task = 1;
+	d.context_switch = 1;
+	d.sample_id_all = 1;
+	for (unsigned c = 0; c < e->ncpu; c++)
+		ids[c] = DUMMY_ID_BASE + c;
+	if (rc == 0)
+		rc = rc_perf_add_attr(e->w, &d, ids, e->ncpu);
+	free(ids);
+	struct dc_pt_info pt = { 0 };
+	pt.pmu_type = type;
+	pt.time_shift = pi.time_shift;
+	pt.time_mult = pi.time_mult;
+	pt.time_zero = pi.time_zero;
+	pt.cap_user_time_zero = pi.cap_user_time_zero;
+	pt.tsc_bit = pi.tsc_bit;
+	pt.noretcomp_bit = pi.noretcomp_bit;
+	pt.have_sched_switch = 3;
+	pt.per_cpu_mmaps = 1;
+	pt.mtc_bit = pi.mtc_bit;
+	pt.mtc_freq_bits = pi.mtc_freq_bits;
+	pt.tsc_ctc_ratio_n = pi.tsc_ctc_ratio_n;
+	pt.tsc_ctc_ratio_d = pi.tsc_ctc_ratio_d;
+	pt.cyc_bit = pi.cyc_bit;
+	pt.max_non_turbo_ratio = pi.max_non_turbo_ratio;
+	pt.filter = "";
+	if (rc == 0)
+		rc = rc_perf_auxtrace_info_pt(e->w, &pt);
+	struct dc_rec_time_conv tc = { 0 };
+	tc.time_shift = pi.time_shift;
+	tc.time_mult = pi.time_mult;
+	tc.time_zero = pi.time_zero;
+	tc.time_mask = ~0ull;
+	tc.cap_user_time_zero = true;
+	if (rc == 0)
+		rc = rc_perf_time_conv(e->w, &tc);
+	if (rc == 0)
+		rc = rc_perf_set_nrcpus(e->w, e->ncpu, e->ncpu);
+	if (rc == 0 && e->o->cmdline)
+		rc = rc_perf_set_cmdline(e->w, e->o->cmdline_argc, e->o->cmdline);
+	return wfail(e, rc);
+}
+
+/* fork + PTRACE_TRACEME + exec; a pipe reports exec failure. */
+static int launch(struct emu *e)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return efail(e, -errno, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return efail(e, -errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(pfd[0]);
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execvp(e->o->argv[0], e->o->argv);
+		int err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	int err = 0;
+	ssize_t got = read(pfd[0], &err, sizeof(err));
+	close(pfd[0]);
+	e->child = pid;
+	int status;
+	if (got == (ssize_t)sizeof(err)) {
+		waitpid(pid, &status, 0);
+		e->child_reaped = true;
+		return efail(e, -err, "cannot run %s: %s", e->o->argv[0], strerror(err));
+	}
+	if (wait_tid(pid, &status) < 0 || !WIFSTOPPED(status))
+		return efail(e, -ECHILD, "%s did not start under ptrace", e->o->argv[0]);
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	if (e->o->follow_fork)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)opts) < 0)
+		return efail(e, -errno, "ptrace setoptions: %s", strerror(errno));
+	struct proc *p = new_proc(e, pid);
+	struct thr *t = p ? new_thr(e, pid, p) : NULL;
+	if (!t)
+		return efail(e, -ENOMEM, "out of memory");
+	struct user_regs_struct r;
+	int rc = getregs(pid, &r);
+	if (rc < 0)
+		return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
+	t->ip = r.rip;
+	t->v0 = e->vstart;
+	const char *sym = e->o->start_sym ? e->o->start_sym : "main";
+	if (*sym) {
+		rc = set_breakpoint(e, t, sym);
+		if (rc <= 0)
+			return efail(e, rc < 0 ? rc : -ENOENT, rc < 0 ? "cannot set a breakpoint at '%s'" :
+				     "start symbol '%s' not found in %s", sym, e->o->argv[0]);
+		return start_native(e, t, NK_TO_START, true, -1);
+	}
+	emit_comm(e, t, 0, e->vstart, false);
+	t->rs = RS_START;
+	make_ready(e, t, e->vstart);
+	return 0;
+}
+
+/* Attach to every thread of a running process (PTRACE_SEIZE + INTERRUPT). */
+static int attach(struct emu *e)
+{
+	pid_t pid = e->o->pid;
+	struct proc *p = new_proc(e, pid);
+	if (!p)
+		return efail(e, -ENOMEM, "out of memory");
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	if (e->o->follow_fork)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	bool added = true;
+	while (added) {  /* threads may appear while we attach */
+		added = false;
+		char dn[64];
+		snprintf(dn, sizeof(dn), "/proc/%d/task", (int)pid);
+		FILE *ls = NULL;
+		char cmd[96];
+		snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null", dn);
+		ls = popen(cmd, "re");
+		if (!ls)
+			return efail(e, -errno, "cannot list %s", dn);
+		int tid;
+		while (fscanf(ls, "%d", &tid) == 1) {
+			if (find_thr(e, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)opts) < 0) {
+				int err = errno;
+				pclose(ls);
+				return efail(e, -err, "cannot attach to %d: %s", tid, strerror(err));
+			}
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			struct thr *t = new_thr(e, tid, p);
+			if (!t) {
+				pclose(ls);
+				return efail(e, -ENOMEM, "out of memory");
+			}
+			added = true;
+		}
+		pclose(ls);
+	}
+	if (e->nthr == 0)
+		return efail(e, -ESRCH, "no process %d", (int)pid);
+	emit_comm(e, e->thr[0], 0, e->vstart, false);
+	for (size_t i = 0; i < e->nthr; i++) {
+		struct thr *t = e->thr[i];
+		int status;
+		if (!stash_take(e, t->tid, &status) && wait_tid(t->tid, &status) < 0) {
+			t->state = TS_GONE;
+			continue;
+		}
+		struct user_regs_struct r;
+		if (getregs(t->tid, &r) < 0) {
+			t->state = TS_GONE;
+			continue;
+		}
+		t->ip = r.rip;
+		t->rs = RS_START;
+		t->v0 = e->vstart;
+		if ((long)r.orig_rax >= 0 && is_restart((long)r.rax)) {
+			/* stopped inside a syscall that will restart: let it finish */
+			if (start_native(e, t, NK_SYSCALL, true, (long)r.orig_rax))
+				return e->fail;
+			t->rs = RS_START;
+			continue;
+		}
+		make_ready(e, t, e->vstart);
+	}
+	return e->fail;
+}
+
+/* End of tracing: disable and switch out every running thread, flush the
+ * encoders, detach whatever still lives. */
+static void finish(struct emu *e)
+{
+	for (unsigned c = 0; c < e->ncpu; c++) {
+		struct vcpu *v = &e->cpu[c];
+		struct thr *t = v->cur;
+		if (t) {
+			if (v->on && !e->fail)
+				enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC),
+					  "disable");
+			truth(e, v->now, (int)c, t, "stop");
+			make_ready(e, t, v->now);
+			if (!e->fail)
+				cpu_leave(e, c, false);
+		}
+		if (!e->fail) {
+			rc_ptenc_flush(v->enc);
+			drain(e, c, true);
+		}
+	}
+	/* detach: stopped threads directly, native ones after a SIGSTOP */
+	for (size_t i = 0; i < e->nthr; i++) {
+		struct thr *t = e->thr[i];
+		if (t->state == TS_GONE || t->proc->detached)
+			continue;
+		if (t->state == TS_NATIVE || t->state == TS_NEW) {
+			syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP);
+			int status;
+			if (wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status)) {
+				note_child_exit(e, t->tid, status);
+				t->state = TS_GONE;
+				continue;
+			}
+			if (t->proc->bp) {
+				struct user_regs_struct r;
+				if (getregs(t->tid, &r) == 0 && r.rip == t->proc->bp + 1) {
+					r.rip--;
+					ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+				}
+			}
+		}
+		if (t->proc->bp)
+			clear_breakpoint(t);
+		ptrace(PTRACE_DETACH, t->tid, 0, 0);
+		t->state = TS_GONE;
+	}
+	for (size_t i = 0; i < e->nproc; i++)
+		kill(e->proc[i]->pid, SIGCONT);
+}
+
+static void free_emu(struct emu *e)
+{
+	for (size_t i = 0; i < e->nthr; i++)
+		free(e->thr[i]);
+	free(e->thr);
+	for (size_t i = 0; i < e->nproc; i++) {
+		rc_emu_free_maps(e->proc[i]->maps, e->proc[i]->nmaps);
+		free(e->proc[i]);
+	}
+	free(e->proc);
+	free(e->stash);
+	if (e->cpu)
+		for (unsigned c = 0; c < e->ncpu; c++)
+			rc_ptenc_free(e->cpu[c].enc);
+	free(e->cpu);
+	rc_emu_syms_free(e->syms);
+	if (e->cs)
+		cs_close(&e->cs);
+}
+
+static int open_out(struct emu *e, const char *path, FILE **f)
+{
+	if (!path)
+		return 0;
+	*f = fopen(path, "we");
+	if (!*f)
+		return efail(e, -errno, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int setup(struct emu *e)
+{
+	const struct rc_emu_opts *o = e->o;
+	if (!o->output || o->cpus < 1 || o->ns_per_insn < 1 || (!o->pid && (!o->argv || !o->argv[0])))
+		return efail(e, -EINVAL, "bad emulator options");
+	e->ncpu = o->cpus;
+	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
+	e->vstart = mono_ns();
+	e->ecfg.psb_period = o->psb_period;
+	e->ecfg.mtc = true;
+	e->ecfg.mtc_freq = 3;
+	e->ecfg.cyc = o->cyc;
+	e->ecfg.time_zero = e->vstart;
+	e->syms = rc_emu_syms_new();
+	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
+	if (!e->syms || !e->cpu)
+		return efail(e, -ENOMEM, "out of memory");
+	if (rc_insn_cs_open(&e->cs) < 0)
+		return efail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
+	for (unsigned c = 0; c < e->ncpu; c++) {
+		e->cpu[c].enc = rc_ptenc_new(&e->ecfg, (int)c);
+		if (!e->cpu[c].enc)
+			return efail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
+		e->cpu[c].now = e->vstart;
+		e->cpu[c].ovf_mark = o->inject_ovf;
+	}
+	if (open_out(e, o->truth_path, &e->truth) || open_out(e, o->dump_insns_path, &e->dump))
+		return e->fail;
+	if (e->truth)
+		fprintf(e->truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n",
+			o->ns_per_insn, e->ncpu);
+	int rc = rc_perf_create(o->output, &e->w, e->err, e->errlen);
+	if (rc < 0) {
+		e->fail = rc;
+		return rc;
+	}
+	return write_header(e);
+}
+
+int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
+	       size_t errlen)
+{
+	struct emu e = { 0 };
+	struct rc_emu_stats dummy;
+	e.o = opts;
+	e.err = err;
+	e.errlen = errlen;
+	e.st = stats ? stats : &dummy;
+	memset(e.st, 0, sizeof(*e.st));
+	e.st->exit_status = -1;
+	err[0] = 0;
+	uint64_t t0 = 0;
+	if (setup(&e) == 0 && (opts->pid ? attach(&e) : launch(&e)) == 0) {
+		t0 = mono_ns();
+		run(&e);
+	}
+	finish(&e);
+	e.st->seconds = t0 ? (double)(mono_ns() - t0) / 1e9 : 0;
+	e.st->insns = e.insns;
+	if (e.child && !e.child_reaped) {
+		if (e.fail)
+			kill(e.child, SIGKILL);
+		int status;
+		while (waitpid(e.child, &status, 0) < 0 && errno == EINTR)
+			;
+		e.child_status = status;
+		e.child_reaped = true;
+	}
+	if (e.child_reaped)
+		e.st->exit_status = e.child_status;
+	int rc = e.fail;
+	if (e.w) {
+		if (rc == 0) {
+			rc = rc_perf_close(e.w);
+			if (rc < 0)
+				snprintf(err, errlen, "%s", "cannot finish the perf.data file");
+		} else {
+			rc_perf_abort(e.w);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		FILE *f = i ? e.dump : e.truth;
+		if (f && fclose(f) != 0 && rc == 0) {
+			rc = -EIO;
+			snprintf(err, errlen, "cannot write %s", i ? opts->dump_insns_path : opts->truth_path);
+		}
+	}
+	free_emu(&e);
+	return rc;
+}

@@ -1,0 +1,129 @@
+/* ptflame - record/emulate.h: the ptrace emulator of Intel PT recording
+ * (`ptflame record --emulate`). Internal header of the record room; cmd/
+ * calls rc_emulate().
+ *
+ * The emulator forks/execs PROG (or attaches to a PID) under ptrace, runs
+ * it natively to a start symbol, then single-steps every thread. Threads
+ * are scheduled deterministically onto N virtual CPUs; each CPU has its own
+ * PT encoder (ptenc.h) and its own AUX queue (idx = cpu). Time is virtual:
+ * ns_per_insn per instruction plus the measured duration of each syscall.
+ * The output is a perf.data file as `perf record -e intel_pt//u` (per-CPU
+ * mode) writes it: intel_pt attr + dummy sideband attr, AUXTRACE_INFO,
+ * AUXTRACE chunks, AUX, ITRACE_START, COMM, MMAP2, FORK, EXIT and
+ * SWITCH_CPU_WIDE records.
+ *
+ * Scheduling (deterministic given the same program behaviour):
+ *  - the CPU with the smallest virtual clock that has a thread steps next;
+ *  - a thread that issues a syscall which may block (futex wait, sleeps,
+ *    waits, poll, read, ...) or exit/execve/vfork leaves its CPU (plain
+ *    switch-out) and runs natively in the kernel; when it returns after d
+ *    real nanoseconds it is ready at (virtual issue time + d);
+ *  - other syscalls are stepped in place; the CPU's clock advances by their
+ *    measured duration;
+ *  - a thread that used its time slice is preempted (switch-out with the
+ *    PREEMPT bit) when another thread is ready;
+ *  - an idle CPU takes the ready thread with the earliest ready time.
+ *
+ * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
+ * each time that encoder has emitted N more packets. --drop-aux N drops
+ * every Nth AUX chunk (counted over all CPUs, 1-based: chunks N, 2N, ...):
+ * its bytes are not written, the PERF_RECORD_AUX record for it carries
+ * PERF_AUX_FLAG_TRUNCATED, and the next AUXTRACE record of that queue
+ * starts at the offset after the hole.
+ *
+ * --- Truth log (--truth FILE), also described in tests/TRUTH.md ---------
+ * Text, one event per line:  <time_ns> <cpu> <pid> <tid> <event> [args]
+ * time_ns: virtual perf-clock ns (an instruction retiring at t is stamped
+ * t); cpu: virtual CPU or -1; addresses 0x-hex. Events:
+ *   start <ip>                  first traced instruction of the thread
+ *   call <from> <to>            call insn at from retired, target to
+ *   ret <from> <to>             ret at from retired, back to to
+ *   jump <from> <to>            jmp into another function (symbol ranges;
+ *                               PLT entries are functions of their own)
+ *   syscall <nr> <ip>           syscall insn at ip issued with rax = nr
+ *   sysret <nr> <ip>            back in user mode at ip
+ *   signal <signo> <from> <to>  handler entry at to; thread was at from
+ *   sigreturn <ip>              rt_sigreturn done, resumed at ip
+ *   switch-out preempt|block    leaves cpu;  switch-in: put on cpu
+ *   clone <ptid> | fork <ppid> <ptid> | exec <path> | comm <name>
+ *   mmap <start> <len> <pgoff> <path>   executable mapping of pid
+ *   ovf <ip> | drop-aux <offset> <size> | stop | exit
+ * Per thread the lines are in time order.
+ *
+ * --dump-insns FILE: every stepped (retired) instruction, one line
+ * "<tid> <ip_hex>" in stepping order (per thread in program order).
+ */
+#ifndef PTFLAME_RECORD_EMULATE_H
+#define PTFLAME_RECORD_EMULATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rc_emu_opts {
+	const char *output;        /* perf.data path (required) */
+	const char *start_sym;     /* NULL: "main"; "": trace from exec */
+	uint64_t max_insns;        /* stop tracing after this many; 0: no limit */
+	unsigned cpus;             /* virtual CPUs, >= 1 */
+	uint64_t ns_per_insn;      /* >= 1 */
+	uint64_t slice_insns;      /* time slice in instructions; 0: default */
+	const char *truth_path;    /* NULL: none */
+	const char *dump_insns_path; /* NULL: none */
+	bool follow_fork;          /* trace fork children too */
+	uint64_t inject_ovf;       /* OVF every N packets per CPU; 0: off */
+	uint64_t drop_aux;         /* drop every Nth AUX chunk; 0: off */
+	uint64_t psb_period;       /* 0: encoder default */
+	bool cyc;                  /* emit CYC packets */
+	pid_t pid;                 /* > 0: attach to this process */
+	char *const *argv;         /* PROG and args when pid == 0 */
+	const char *const *cmdline; /* our own command line (HEADER_CMDLINE) */
+	size_t cmdline_argc;
+};
+
+#define RC_EMU_DEFAULT_SLICE 4000u
+#define RC_EMU_AUX_CHUNK 4096u
+
+struct rc_emu_stats {
+	uint64_t insns;            /* instructions stepped */
+	uint64_t threads;          /* threads traced */
+	uint64_t aux_bytes;        /* PT bytes produced (incl. dropped) */
+	double seconds;            /* wall time of the traced part */
+	int exit_status;           /* of PROG (wait status), -1 if unknown */
+};
+
+/* Record. Returns 0, or a negative errno code with a one-line message in
+ * err (no output file is left behind then). */
+int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats,
+	       char *err, size_t errlen);
+
+/* --- internals shared by the emulate*.c files ---------------------------- */
+
+/* An executable mapping of a traced process. */
+struct rc_emu_map {
+	uint64_t start, end, pgoff;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint32_t prot, flags;
+	char *path;
+};
+
+/* Read the executable mappings of PID (file-backed and [vdso]). */
+int rc_emu_read_maps(pid_t pid, struct rc_emu_map **out, size_t *n);
+void rc_emu_free_maps(struct rc_emu_map *maps, size_t n);
+
+/* Symbol tables of mapped ELF files, to tell functions apart (truth
+ * "jump") and to find the start symbol. */
+struct rc_emu_syms;
+struct rc_emu_syms *rc_emu_syms_new(void);
+void rc_emu_syms_free(struct rc_emu_syms *s);
+/* A key naming the function holding ADDR in MAP (map may be NULL): equal
+ * keys = same function. */
+uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_emu_map *map,
+			 uint64_t addr);
+/* Runtime address of SYM in the file mapped by MAPS (path PATH); 0 if
+ * absent. */
+uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_emu_map *maps,
+			 size_t n, const char *path, const char *sym);
+
+#endif

@@ -1,0 +1,335 @@
+/* The emulator's view of a traced process's code: executable mappings from
+ * /proc/PID/maps, and the function ranges of the mapped ELF files (libelf)
+ * used to find the start symbol and to tell an inter-function jump from a
+ * jump inside a function (truth log "jump"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "record/emulate.h"
+
+/* ---- /proc/PID/maps ------------------------------------------------------ */
+
+static int parse_map_line(const char *line, struct rc_emu_map *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned maj, min;
+	char perms[8];
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+		   &off, &maj, &min, &ino, &pos) < 7)
+		return 0;
+	if (perms[2] != 'x')
+		return 0;
+	const char *path = line + pos;
+	size_t len = strcspn(path, "\n");
+	if (len == 0 || (path[0] != '/' && strncmp(path, "[vdso]", len) != 0))
+		return 0;
+	m->start = start;
+	m->end = end;
+	m->pgoff = off;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		  PROT_EXEC;
+	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	m->path = strndup(path, len);
+	return m->path ? 1 : -ENOMEM;
+}
+
+int rc_emu_read_maps(pid_t pid, struct rc_emu_map **out, size_t *n)
+{
+	char fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	struct rc_emu_map *maps = NULL;
+	size_t nr = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	int rc = 0;
+	while (getline(&line, &lcap, f) > 0) {
+		struct rc_emu_map m;
+		int r = parse_map_line(line, &m);
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		if (r == 0)
+			continue;
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct rc_emu_map *nm = realloc(maps, cap * sizeof(*maps));
+			if (!nm) {
+				free(m.path);
+				rc = -ENOMEM;
+				break;
+			}
+			maps = nm;
+		}
+		maps[nr++] = m;
+	}
+	free(line);
+	fclose(f);
+	if (rc < 0) {
+		rc_emu_free_maps(maps, nr);
+		return rc;
+	}
+	*out = maps;
+	*n = nr;
+	return 0;
+}
+
+void rc_emu_free_maps(struct rc_emu_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(maps[i].path);
+	free(maps);
+}
+
+/* ---- ELF function ranges ------------------------------------------------- */
+
+struct func { uint64_t start, end; };
+struct seg { uint64_t off, vaddr, size; };
+struct named { char *name; uint64_t vaddr; };
+
+struct efile {
+	char *path;
+	bool ok;
+	struct func *funcs;  /* sorted by start; PLT entries included */
+	size_t nfuncs;
+	struct seg *segs;
+	size_t nsegs;
+	struct named *names; /* function symbols by name (for the start symbol) */
+	size_t nnames;
+};
+
+struct rc_emu_syms {
+	struct efile *files;
+	size_t n, cap;
+};
+
+struct rc_emu_syms *rc_emu_syms_new(void)
+{
+	elf_version(EV_CURRENT);  /* idempotent */
+	return calloc(1, sizeof(struct rc_emu_syms));
+}
+
+void rc_emu_syms_free(struct rc_emu_syms *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		struct efile *f = &s->files[i];
+		for (size_t j = 0; j < f->nnames; j++)
+			free(f->names[j].name);
+		free(f->names);
+		free(f->funcs);
+		free(f->segs);
+		free(f->path);
+	}
+	free(s->files);
+	free(s);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int push(void **arr, size_t *n, size_t *cap, size_t sz, const void *item)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		void *na = realloc(*arr, nc * sz);
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	memcpy((char *)*arr + *n * sz, item, sz);
+	(*n)++;
+	return 0;
+}
+
+static int load_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct efile *f,
+		       size_t *fcap, size_t *ncap)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize)
+		return 0;
+	size_t nsym = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < nsym; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(d, (int)i, &sym))
+			break;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		struct func fn = { sym.st_value, sym.st_value + (sym.st_size ? sym.st_size : 1) };
+		if (push((void **)&f->funcs, &f->nfuncs, fcap, sizeof(fn), &fn))
+			return -ENOMEM;
+		const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (name && *name) {
+			struct named nm = { strdup(name), sym.st_value };
+			if (!nm.name || push((void **)&f->names, &f->nnames, ncap, sizeof(nm), &nm)) {
+				free(nm.name);
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+/* PLT sections: every entry (16 bytes) is a function of its own. */
+static int load_plt(GElf_Shdr *sh, struct efile *f, size_t *fcap)
+{
+	uint64_t ent = sh->sh_entsize >= 8 ? sh->sh_entsize : 16;
+	for (uint64_t a = sh->sh_addr; a + ent <= sh->sh_addr + sh->sh_size; a += ent) {
+		struct func fn = { a, a + ent };
+		if (push((void **)&f->funcs, &f->nfuncs, fcap, sizeof(fn), &fn))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void load_elf(struct efile *f)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t fcap = 0, ncap = 0, scap = 0, phnum = 0, shstrndx = 0;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			struct seg s = { ph.p_offset, ph.p_vaddr, ph.p_filesz };
+			if (push((void **)&f->segs, &f->nsegs, &scap, sizeof(s), &s))
+				goto out;
+		}
+	}
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		int r = 0;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			r = load_symtab(elf, scn, &sh, f, &fcap, &ncap);
+		else if (name && !strncmp(name, ".plt", 4))
+			r = load_plt(&sh, f, &fcap);
+		if (r)
+			goto out;
+	}
+	if (f->nfuncs)
+		qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);
+	f->ok = true;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+static struct efile *get_file(struct rc_emu_syms *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->files[i].path, path))
+			return &s->files[i];
+	struct efile nf = { .path = strdup(path) };
+	if (!nf.path || push((void **)&s->files, &s->n, &s->cap, sizeof(nf), &nf)) {
+		free(nf.path);
+		return NULL;
+	}
+	struct efile *f = &s->files[s->n - 1];
+	if (path[0] == '/')
+		load_elf(f);
+	return f;
+}
+
+static bool off_to_vaddr(const struct efile *f, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].size) {
+			*vaddr = off - f->segs[i].off + f->segs[i].vaddr;
+			return true;
+		}
+	return false;
+}
+
+static bool vaddr_to_off(const struct efile *f, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (vaddr >= f->segs[i].vaddr && vaddr < f->segs[i].vaddr + f->segs[i].size) {
+			*off = vaddr - f->segs[i].vaddr + f->segs[i].off;
+			return true;
+		}
+	return false;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	return (a * 0x9E3779B97F4A7C15ull) ^ (b + 0x632BE59BD9B4E019ull + (a >> 7));
+}
+
+uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_emu_map *map,
+			 uint64_t addr)
+{
+	if (!map)
+		return 0xFFFFFFFFFFFFFFFFull;
+	uint64_t fid = mix((uintptr_t)map->ino, map->start - map->pgoff);
+	struct efile *f = get_file(s, map->path);
+	uint64_t vaddr;
+	if (!f || !f->ok || !off_to_vaddr(f, addr - map->start + map->pgoff, &vaddr))
+		return fid;  /* unknown code: one function per mapping */
+	/* the innermost (last-starting) function containing vaddr */
+	size_t lo = 0, hi = f->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (f->funcs[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (vaddr < f->funcs[i].end)
+			return mix(fid, f->funcs[i].start);
+		if (lo - i > 64)
+			break;  /* aliases and nesting never go this deep */
+	}
+	return fid;
+}
+
+uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_emu_map *maps,
+			 size_t n, const char *path, const char *sym)
+{
+	struct efile *f = get_file(s, path);
+	if (!f || !f->ok)
+		return 0;
+	uint64_t vaddr = 0, off;
+	for (size_t i = 0; i < f->nnames && !vaddr; i++)
+		if (!strcmp(f->names[i].name, sym))
+			vaddr = f->names[i].vaddr;
+	if (!vaddr || !vaddr_to_off(f, vaddr, &off))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(maps[i].path, path) && off >= maps[i].pgoff &&
+		    off < maps[i].pgoff + (maps[i].end - maps[i].start))
+			return maps[i].start + off - maps[i].pgoff;
+	return 0;
+}
