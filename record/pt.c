@@ -969,7 +969,9 @@ static int write_info(struct rec *r)
 		if ((rc = rc_perf_auxtrace_info_pt(r->w, &pt)))
 			return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
 	}
-	if ((rc = rc_perf_time_conv(r->w, &tc)))
+	/* Like perf: TIME_CONV only when the kernel gives TSC conversion
+	 * (not under e.g. kvm-clock, where the fields are all zero). */
+	if (tc.cap_user_time_zero && (rc = rc_perf_time_conv(r->w, &tc)))
 		return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
 	return 0;
 }
