@@ -27,7 +27,8 @@ const char *fg_room_name(void);
  *                rounded to nearest
  * ",avg:" is written when at least one call is complete; "(inferred)" when
  * calls > 0 but none is complete (start or end never seen). Frames with no
- * calls (thread roots "comm-tid") are the bare name. Examples:
+ * calls are the bare name: thread roots "comm-tid" (--per-thread) and
+ * "[unknown]" (traced time of a thread with no stack at all). Examples:
  *     main:1(inferred);work:12,avg:1534;[kernel] write:12,avg:800 9600
  * A name may itself contain ':' (C++ "ns::f"): parse annotations from the
  * right (see fg_frame_split()).

@@ -49,6 +49,7 @@ struct thread {
 	bool active;               /* traced now: time is being accounted    */
 	bool fresh;                /* current event (re)started tracing      */
 	bool need_resync;          /* after LOST: stack unproven             */
+	bool exec_pending;         /* exec'ed: next ip starts afresh         */
 	uint32_t last_sysno;       /* of the [kernel] entry being left       */
 	struct frame *frames;
 	uint32_t nframes, cap;
@@ -245,6 +246,20 @@ int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 	t->comm = strdup(comm);
 	t->comm_time = time_ns;
 	return t->comm ? 0 : -ENOMEM;
+}
+
+int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct thread *t;
+
+	(void)time_ns;
+	if (m->finished || !tid_wanted(m, tid))
+		return 0;
+	t = thread_get(m, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	t->exec_pending = true;
+	return 0;
 }
 
 /* ---- accounting primitives ---- */
@@ -758,6 +773,10 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	if (ev->pid != t->st.pid) {
 		/* tid reused by another process */
 		t->st.pid = ev->pid;
+		t->fresh = true;
+	}
+	if (t->exec_pending && activates(ev) && ev->kind != DC_EV_LOST) {
+		t->exec_pending = false;
 		t->fresh = true;
 	}
 	switch (ev->kind) {

@@ -270,6 +270,12 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev);
 /* A thread's name from time_ns on (COMM records, exec). 0 or -ENOMEM. */
 int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 		    const char *comm, uint64_t time_ns);
+/* The thread exec'ed (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC):
+ * its next event with an ip starts a new stack unless it proves the old
+ * one. Needed when the exec syscall's number is unknown (sysno UINT32_MAX);
+ * with sysno 59/322 on the TRACE_OFF the machine sees it by itself.
+ * 0 or -ENOMEM. */
+int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns);
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
 /* End of the trace. Threads still traced (no TRACE_OFF(END) last) are
  * accounted up to end_ns when end_ns is later than their last event (pass 0

@@ -13,7 +13,8 @@ flamegraph/flamegraph.h.
 
 --annotated also checks ptflame's annotated frames: every frame is
 `name:CALLS(inferred)` or `name:CALLS,avg:NS`, except a first frame that is
-a bare thread root (`comm-tid`, from --per-thread).
+a bare thread root (`comm-tid`, from --per-thread) and the bare "[unknown]"
+pseudo-frame.
 
 Exit status 0 when every line of every file is valid, 1 otherwise (each bad
 line is printed as FILE:LINE: reason), 2 on usage errors.
@@ -45,7 +46,8 @@ def line_error(line, annotated):
         if BAD_END.search(frame):
             return "frame %d ends in whitespace (or whitespace number): %r" % (i + 1, frame)
         if annotated and not ANNOTATED.fullmatch(frame):
-            if not (i == 0 and len(frames) > 1 and THREAD_ROOT.fullmatch(frame)):
+            if frame != "[unknown]" and not (
+                    i == 0 and len(frames) > 1 and THREAD_ROOT.fullmatch(frame)):
                 return "frame %d is not annotated: %r" % (i + 1, frame)
     return None
 
@@ -74,6 +76,7 @@ def self_test():
     bad = ["", "a", "a 1x", " 1", "a;;b 1", ";a 1", "a; 1", "a;b 12 5", "a\tb 1",
            "a 1 ", "a;b  5", "a 1.5", "a;b 1.5 5"]
     good_ann = ["app-1;main:1(inferred);a:2,avg:10 5", "main:1(inferred) 3",
+                "app-1;[unknown] 2",
                 "[kernel] futex:2,avg:42 1"]
     bad_ann = ["main 3", "main:1;a:1,avg:2 3", "app-1 3", "main:1(inferred);x-1 4"]
     fails = [l for l in good if line_error(l, False)]

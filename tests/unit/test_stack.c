@@ -534,6 +534,28 @@ static void test_exec_resets(void **state)
 	sr_cct_free(cct);
 }
 
+/* The exec syscall's number unknown: the COMM exec record tells. */
+static void test_exec_via_comm(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);
+	assert_int_equal(sr_machine_exec(m, 100, 1, 15), 0);
+	assert_int_equal(sr_machine_comm(m, 100, 1, "newprog", 15), 0);
+	SWOUT(m, 1, 16);                        /* sideband: no ip, no reset */
+	SWIN(m, 1, 18);
+	RESUME(m, 1, 20, ENTRY(F_START));
+	END(m, 1, 30, F_START);
+	cct = finish(m, 0);
+	expect_stacks(cct, "_start 10\nmain;a 10\nmain;a;[kernel] 8\nmain;a;[kernel];[off-cpu] 2\n");
+	assert_string_equal(sr_cct_thread(cct, 0)->comm, "newprog");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_end_gap_and_restart(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -986,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_exec_resets),
+		cmocka_unit_test(test_exec_via_comm),
 		cmocka_unit_test(test_end_gap_and_restart),
 		cmocka_unit_test(test_finish_extends_to_end),
 		cmocka_unit_test(test_time_backwards),
