@@ -449,7 +449,7 @@ static int open_error(struct rec *r, enum ev_kind k, int pid, int cpu, int e)
 		return fail(r, -ESRCH, "no process or thread %d (it exited)", pid);
 	if (e == EACCES || e == EPERM) {
 		if (uid >= 0 && geteuid() != 0 && (uid_t)uid != geteuid())
-			return fail(r, -EACCES, "cannot trace %d: it belongs to another user (uid %d); "
+			return fail(r, -EACCES, "cannot trace PID %d: it belongs to another user (uid %d); "
 				    "run ptflame as that user or as root", pid, uid);
 		return fail(r, -EACCES, "not allowed to open perf events%s (kernel.perf_event_paranoid = %ld, "
 			    "this needs <= %d): run as root, grant CAP_PERFMON, or "
