@@ -1,0 +1,148 @@
+/* Unit tests for the PT recorder's sysfs parsing (record/pt_sysfs.c) and
+ * --filter symbol resolution (record/pt_filter.c). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "record/record.h"
+#include "record/pt_internal.h"
+
+static void test_cpulist(void **state)
+{
+	int cpus[16];
+
+	(void)state;
+	assert_int_equal(rc_pt_parse_cpulist("0-3,5,7-8\n", cpus, 16), 7);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(cpus[3], 3);
+	assert_int_equal(cpus[4], 5);
+	assert_int_equal(cpus[5], 7);
+	assert_int_equal(cpus[6], 8);
+	assert_int_equal(rc_pt_parse_cpulist("0\n", cpus, 16), 1);
+	assert_int_equal(rc_pt_parse_cpulist("2-2", cpus, 16), 1);
+	assert_int_equal(cpus[0], 2);
+	assert_int_equal(rc_pt_parse_cpulist("0-20", cpus, 16), -E2BIG);
+	assert_int_equal(rc_pt_parse_cpulist("", cpus, 16), -EINVAL);
+	assert_int_equal(rc_pt_parse_cpulist("3-1", cpus, 16), -EINVAL);
+	assert_int_equal(rc_pt_parse_cpulist("0,x", cpus, 16), -EINVAL);
+	assert_int_equal(rc_pt_parse_cpulist("0-", cpus, 16), -EINVAL);
+}
+
+static void test_format(void **state)
+{
+	uint64_t m;
+
+	(void)state;
+	assert_int_equal(rc_pt_parse_format("config:0\n", &m), 0);
+	assert_int_equal(m, 1);
+	assert_int_equal(rc_pt_parse_format("config:14-17\n", &m), 0);
+	assert_int_equal(m, 0xfULL << 14);
+	assert_int_equal(rc_pt_parse_format("config:1,3", &m), 0);
+	assert_int_equal(m, 0xa);
+	assert_int_equal(rc_pt_parse_format("config:63", &m), 0);
+	assert_true(m == 1ULL << 63);
+	assert_int_equal(rc_pt_parse_format("config1:0", &m), -EINVAL);
+	assert_int_equal(rc_pt_parse_format("config:64", &m), -EINVAL);
+	assert_int_equal(rc_pt_parse_format("config:5-2", &m), -EINVAL);
+	assert_int_equal(rc_pt_parse_format("config:", &m), -EINVAL);
+}
+
+static void test_set_field(void **state)
+{
+	uint64_t c = 0x1;
+
+	(void)state;
+	/* mtc_period=3 into config:14-17 keeps the other bits */
+	assert_int_equal(rc_pt_set_field(&c, 0xfULL << 14, 3), 0);
+	assert_int_equal(c, 0x1 | (3ULL << 14));
+	/* overwrite with a smaller value clears the old bits */
+	assert_int_equal(rc_pt_set_field(&c, 0xfULL << 14, 1), 0);
+	assert_int_equal(c, 0x1 | (1ULL << 14));
+	/* a value too wide for the field */
+	assert_int_equal(rc_pt_set_field(&c, 0xfULL << 14, 16), -ERANGE);
+	/* non-contiguous mask: value bits spread over the mask's bits */
+	c = 0;
+	assert_int_equal(rc_pt_set_field(&c, 0xa, 3), 0);
+	assert_int_equal(c, 0xa);
+}
+
+static void test_pick_period(void **state)
+{
+	(void)state;
+	/* caps/mtc_periods 0x249 = {0,3,6,9}: perf's default target 3 */
+	assert_int_equal(rc_pt_pick_period(0x249, 3), 3);
+	assert_int_equal(rc_pt_pick_period(0x241, 3), 0);   /* {0,6,9} */
+	assert_int_equal(rc_pt_pick_period(0x240, 3), 6);   /* {6,9}: smallest */
+	assert_int_equal(rc_pt_pick_period(0x3f, 3), 3);
+	assert_int_equal(rc_pt_pick_period(0, 3), -1);
+}
+
+static void test_valid_str(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	rc_pt_valid_str(0x249, buf, sizeof(buf));
+	assert_string_equal(buf, "0,3,6,9");
+	rc_pt_valid_str(0x3f, buf, sizeof(buf));
+	assert_string_equal(buf, "0-5");
+	rc_pt_valid_str(0x1b, buf, sizeof(buf));
+	assert_string_equal(buf, "0,1,3,4");
+	rc_pt_valid_str(0, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+}
+
+/* A function of this very test program. */
+__attribute__((noinline)) int ptflame_filter_target(int x);
+__attribute__((noinline)) int ptflame_filter_target(int x)
+{
+	return x * 3 + 1;
+}
+
+static void test_resolve_filter(void **state)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uint64_t off = 0, size = 0;
+	unsigned char code[16], mem[16];
+	FILE *f;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(rc_pt_resolve_filter(exe, "ptflame_filter_target", &off, &size), 0);
+	assert_true(size > 0 && size < 4096);
+	/* The file bytes at the offset are the function's code in memory. */
+	f = fopen(exe, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)off, SEEK_SET), 0);
+	assert_int_equal(fread(code, 1, sizeof(code), f), sizeof(code));
+	fclose(f);
+	memcpy(mem, (const void *)(uintptr_t)&ptflame_filter_target, sizeof(mem));
+	assert_memory_equal(code, mem, sizeof(code));
+	assert_int_equal(ptflame_filter_target(2), 7);
+
+	assert_int_equal(rc_pt_resolve_filter(exe, "no_such_function_here", &off, &size), -ENOENT);
+	assert_int_equal(rc_pt_resolve_filter("/nonexistent/file", "main", &off, &size), -ENOENT);
+	assert_int_equal(rc_pt_resolve_filter("/proc/self/status", "main", &off, &size), -ENOEXEC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_set_field),
+		cmocka_unit_test(test_pick_period),
+		cmocka_unit_test(test_valid_str),
+		cmocka_unit_test(test_resolve_filter),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
