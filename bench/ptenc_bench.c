@@ -1,0 +1,427 @@
+/* ptflame bench: throughput of the emulator's PT encoder (record/ptenc.c).
+ *
+ * Gets the real instruction sequence of one iteration of a steady loop (the
+ * assembly below, walked with capstone by tests/unit/ptenc_walk.c, the same
+ * walker the unit tests use), then encodes it over and over with advancing
+ * virtual time until SIZE bytes of PT data exist. Writes the raw PT stream
+ * (-o FILE.bin) and, with -p FILE, a per-thread perf.data that `perf script
+ * --itrace=cr` can decode (the loop's code is this program's own text,
+ * announced with MMAP2). Then decodes the raw stream with libipt's block
+ * decoder and checks it gives back exactly the instructions encoded, with no
+ * error. Prints sizes, times and ratios. Run by hand: bench/ptenc_bench.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "record/perfwriter.h"
+#include "record/ptenc.h"
+#include "tests/unit/ptenc_walk.h"
+
+/* The steady loop: an indirect call, a direct call with a data-dependent
+ * branch inside, a compressed return each, the loop branch. */
+__asm__(
+	".text\n"
+	".p2align 4\n"
+	".globl bl_loop\n"
+	"bl_loop:\n"
+	"	mov %rdi, %rax\n"
+	"	call *%rax\n"
+	"	call bl_f2\n"
+	"	add $1, %rdx\n"
+	"	dec %ecx\n"
+	".globl bl_loop_jnz\n"
+	"bl_loop_jnz:\n"
+	"	jnz bl_loop\n"
+	"	ret\n"
+	".globl bl_f1\n"
+	"bl_f1:\n"
+	"	lea 1(%rsi), %rsi\n"
+	"	ret\n"
+	".globl bl_f2\n"
+	"bl_f2:\n"
+	"	test $1, %edx\n"
+	".globl bl_f2_jz\n"
+	"bl_f2_jz:\n"
+	"	jz 1f\n"
+	"	add $3, %rsi\n"
+	"1:	xor %r8, %rsi\n"
+	"	ret\n");
+
+static int bench_read_self(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+			   uint64_t ip, void *context);
+
+extern const char bl_loop[], bl_loop_jnz[], bl_f1[], bl_f2[], bl_f2_jz[];
+#define A(sym) ((uint64_t)(uintptr_t)(sym))
+
+struct loop_ctx {
+	int jz_count;
+	bool stop;
+};
+
+static void decide(void *ctx, const struct rc_insn *insn, uint64_t *next)
+{
+	struct loop_ctx *c = ctx;
+
+	if (insn->cls == RC_INSN_CALL_IND)
+		*next = A(bl_f1);
+	else if (insn->ip == A(bl_f2_jz) && (c->jz_count++ & 1))
+		*next = insn->target;
+	else if (insn->ip == A(bl_loop_jnz))
+		*next = insn->target;
+	/* the walk is cut after one iteration by its length */
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One iteration (two, so the alternating branch is covered both ways). */
+static int get_iteration(struct pw_trace *t)
+{
+	struct loop_ctx c = { 0 };
+	struct pw_trace all = { 0 };
+	csh cs;
+	int err;
+
+	err = rc_insn_cs_open(&cs);
+	if (err)
+		return err;
+	err = pw_walk(cs, A(bl_loop), 200, decide, &c, &all);
+	cs_close(&cs);
+	if (err)
+		return err;
+	/* keep whole iterations: up to the 2nd taken loop branch */
+	int iters = 0;
+
+	for (size_t i = 0; i < all.n && iters < 2; i++) {
+		pw_push(t, &all.v[i]);
+		if (all.v[i].ip == A(bl_loop_jnz))
+			iters++;
+	}
+	pw_free(&all);
+	return iters == 2 ? 0 : -EINVAL;
+}
+
+/* --- perf.data (per-thread mode) ---------------------------------------- */
+
+#define PT_TYPE 8
+#define PT_ID 1
+#define DUMMY_ID 2
+
+static int add_self_mmaps(struct rc_perf_writer *w, const struct dc_sample_id *sid)
+{
+	char exe[4096], line[8192];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f;
+	int ret = 0;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8], path[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end,
+			   perms, &pgoff, &maj, &min, &ino, path) < 7)
+			continue;
+		if (perms[2] != 'x' || strcmp(path, exe))
+			continue;
+		struct dc_rec_mmap m = {
+			.pid = sid->pid, .tid = sid->tid, .start = start,
+			.len = end - start, .pgoff = pgoff, .is_mmap2 = true,
+			.maj = maj, .min = min, .ino = ino, .prot = 5, .flags = 2,
+			.filename = exe,
+		};
+		ret = rc_perf_mmap2(w, &m, sid);
+	}
+	fclose(f);
+	return ret;
+}
+
+static struct rc_perf_writer *perf_open(const char *path, const struct rc_ptenc_config *cfg,
+					uint64_t t0)
+{
+	struct rc_ptenc_perf_info pi;
+	struct perf_event_attr pt, dummy;
+	uint64_t pt_id = PT_ID, dummy_id = DUMMY_ID;
+	struct rc_perf_writer *w;
+	char err[256];
+	uint32_t pid = (uint32_t)getpid();
+	struct dc_sample_id sid = { .pid = pid, .tid = pid, .time = t0, .id = DUMMY_ID };
+	int ret;
+
+	if (rc_perf_create(path, &w, err, sizeof(err))) {
+		fprintf(stderr, "ptenc_bench: %s\n", err);
+		return NULL;
+	}
+	rc_ptenc_perf_info(cfg, &pi);
+	memset(&pt, 0, sizeof(pt));
+	pt.type = PT_TYPE;
+	pt.config = pi.attr_config;
+	pt.sample_period = 1;
+	pt.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU;
+	pt.disabled = 1;
+	pt.exclude_kernel = 1;
+	pt.exclude_hv = 1;
+	pt.enable_on_exec = 1;
+	pt.sample_id_all = 1;
+	memset(&dummy, 0, sizeof(dummy));
+	dummy.type = PERF_TYPE_SOFTWARE;
+	dummy.config = PERF_COUNT_SW_DUMMY;
+	dummy.sample_period = 1;
+	dummy.sample_type = pt.sample_type;
+	dummy.exclude_kernel = 1;
+	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = dummy.comm_exec = 1;
+	dummy.sample_id_all = 1;
+
+	struct dc_pt_info info = {
+		.pmu_type = PT_TYPE, .time_shift = pi.time_shift,
+		.time_mult = pi.time_mult, .time_zero = pi.time_zero,
+		.cap_user_time_zero = 1, .tsc_bit = pi.tsc_bit,
+		.noretcomp_bit = pi.noretcomp_bit, .have_sched_switch = 0,
+		.snapshot_mode = 0, .per_cpu_mmaps = 0, .mtc_bit = pi.mtc_bit,
+		.mtc_freq_bits = pi.mtc_freq_bits,
+		.tsc_ctc_ratio_n = pi.tsc_ctc_ratio_n,
+		.tsc_ctc_ratio_d = pi.tsc_ctc_ratio_d, .cyc_bit = pi.cyc_bit,
+		.max_non_turbo_ratio = pi.max_non_turbo_ratio, .filter = "",
+	};
+	struct dc_rec_time_conv tc = {
+		.time_shift = pi.time_shift, .time_mult = pi.time_mult,
+		.time_zero = pi.time_zero, .time_mask = ~0ull,
+		.cap_user_time_zero = 1,
+	};
+
+	ret = rc_perf_add_attr(w, &pt, &pt_id, 1);
+	ret = ret ?: rc_perf_add_attr(w, &dummy, &dummy_id, 1);
+	ret = ret ?: rc_perf_auxtrace_info_pt(w, &info);
+	ret = ret ?: rc_perf_time_conv(w, &tc);
+	ret = ret ?: rc_perf_comm(w, pid, pid, "ptenc_bench", true, &sid);
+	sid.time++;
+	ret = ret ?: add_self_mmaps(w, &sid);
+	sid.time++;
+	sid.id = PT_ID;
+	ret = ret ?: rc_perf_itrace_start(w, pid, pid, &sid);
+	ret = ret ?: rc_perf_set_nrcpus(w, 1, 1);
+	ret = ret ?: rc_perf_finished_round(w);
+	if (ret) {
+		fprintf(stderr, "ptenc_bench: %s\n", rc_perf_errmsg(w));
+		rc_perf_abort(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* --- encode ------------------------------------------------------------- */
+
+struct sink {
+	FILE *raw;
+	struct rc_perf_writer *perf;
+	uint64_t aux_off;
+	uint64_t bytes;
+};
+
+static int drain(struct rc_ptenc *enc, struct sink *s, size_t min)
+{
+	size_t n;
+	const uint8_t *d = rc_ptenc_data(enc, &n);
+
+	if (n < min || !n)
+		return 0;
+	if (s->raw && fwrite(d, 1, n, s->raw) != n)
+		return -EIO;
+	if (s->perf) {
+		uint32_t pid = (uint32_t)getpid();
+		int ret = rc_perf_auxtrace(s->perf, d, n, s->aux_off,
+					   rc_ptenc_last_tsc(enc), 0, pid, (uint32_t)-1);
+
+		if (ret)
+			return ret;
+		s->aux_off += (n + 7) & ~7ull;
+	}
+	s->bytes += n;
+	rc_ptenc_consume(enc, n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t target_mb = 1024, ns_per_insn = 1;
+	const char *raw_path = "/tmp/ptenc_bench.bin", *perf_path = NULL;
+	struct rc_ptenc_config cfg = { .mtc = true, .mtc_freq = 3,
+				       .time_zero = 1000000000ull };
+	struct pw_trace it = { 0 };
+	int opt;
+
+	while ((opt = getopt(argc, argv, "s:o:p:n:c")) != -1) {
+		switch (opt) {
+		case 's': target_mb = strtoull(optarg, NULL, 0); break;
+		case 'o': raw_path = optarg; break;
+		case 'p': perf_path = optarg; break;
+		case 'n': ns_per_insn = strtoull(optarg, NULL, 0); break;
+		case 'c': cfg.cyc = true; break;
+		default:
+			fprintf(stderr, "usage: ptenc_bench [-s MB] [-o RAW] [-p PERF.DATA] [-n NS_PER_INSN] [-c]\n");
+			return 2;
+		}
+	}
+	if (get_iteration(&it)) {
+		fprintf(stderr, "ptenc_bench: cannot walk the loop\n");
+		return 1;
+	}
+
+	struct sink s = { 0 };
+	uint64_t t0 = cfg.time_zero + 1000000, ns = t0, insns = 0;
+	uint64_t target = target_mb << 20;
+	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+
+	s.raw = fopen(raw_path, "w");
+	if (!s.raw || !enc) {
+		fprintf(stderr, "ptenc_bench: cannot open %s\n", raw_path);
+		return 1;
+	}
+	if (perf_path && !(s.perf = perf_open(perf_path, &cfg, t0 - 1000)))
+		return 1;
+
+	double a = now();
+	int err = rc_ptenc_enable(enc, ns, it.v[0].ip);
+
+	while (!err && s.bytes < target) {
+		for (size_t i = 0; i < it.n && !err; i++)
+			err = rc_ptenc_insn(enc, &it.v[i], ns += ns_per_insn);
+		insns += it.n;
+		if (!err)
+			err = drain(enc, &s, 1 << 20);
+	}
+	/* end: the thread leaves at the loop head (async, as an exit) */
+	err = err ?: rc_ptenc_disable(enc, ns + 1, it.v[0].ip, RC_PTENC_OFF_ASYNC);
+	err = err ?: rc_ptenc_flush(enc);
+	err = err ?: drain(enc, &s, 0);
+	fclose(s.raw);
+	if (s.perf) {
+		char e[256];
+
+		if (!err && rc_perf_finish(s.perf, e, sizeof(e))) {
+			fprintf(stderr, "ptenc_bench: %s\n", e);
+			return 1;
+		}
+	}
+	double enc_s = now() - a;
+
+	if (err) {
+		fprintf(stderr, "ptenc_bench: encoding failed: %s\n", strerror(-err));
+		return 1;
+	}
+	/* it holds two iterations of two calls (and two returns) each */
+	printf("expected_calls=%llu\n", (unsigned long long)(insns / it.n * 4));
+	printf("loop: %zu insns per 2 iterations; encoded %llu insns -> %llu bytes (%.3f B/insn) "
+	       "in %.2f s: %.1f MB/s, %.1f Minsn/s; %llu packets\n",
+	       it.n, (unsigned long long)insns, (unsigned long long)s.bytes,
+	       (double)s.bytes / (double)insns, enc_s, s.bytes / enc_s / 1e6,
+	       insns / enc_s / 1e6, (unsigned long long)rc_ptenc_packets(enc));
+	rc_ptenc_free(enc);
+
+	/* --- decode the raw stream with libipt's block decoder ------------- */
+	int fd = open(raw_path, O_RDONLY);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		perror(raw_path);
+		return 1;
+	}
+	uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	close(fd);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+
+	struct pt_config pc;
+	struct pt_block_decoder *dec;
+	uint64_t dinsns = 0, blocks = 0, errors = 0, enabled = 0;
+
+	pt_config_init(&pc);
+	pc.begin = map;
+	pc.end = map + st.st_size;
+	rc_ptenc_ipt_config(&cfg, &pc);
+	dec = pt_blk_alloc_decoder(&pc);
+	if (!dec)
+		return 1;
+	pt_image_set_callback(pt_blk_get_image(dec), bench_read_self, NULL);
+	a = now();
+	int status = pt_blk_sync_forward(dec);
+
+	while (status != -pte_eos) {
+		if (status < 0) {
+			if (!errors++)
+				fprintf(stderr, "libipt: %s\n", pt_errstr(pt_errcode(status)));
+			status = pt_blk_sync_forward(dec);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_blk_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			enabled += ev.type == ptev_enabled;
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		struct pt_block b;
+
+		status = pt_blk_next(dec, &b, sizeof(b));
+		if (status < 0 && status != -pte_eos)
+			continue;
+		dinsns += b.ninsn;
+		blocks++;
+	}
+	double dec_s = now() - a;
+
+	pt_blk_free_decoder(dec);
+	munmap(map, (size_t)st.st_size);
+	printf("libipt block decoder: %llu insns in %llu blocks, %llu errors, in %.2f s "
+	       "(%.1f MB/s, %.1f Minsn/s); encode/decode time ratio %.2f\n",
+	       (unsigned long long)dinsns, (unsigned long long)blocks,
+	       (unsigned long long)errors, dec_s, st.st_size / dec_s / 1e6,
+	       dinsns / dec_s / 1e6, enc_s / dec_s);
+	if (errors || dinsns != insns) {
+		fprintf(stderr, "ptenc_bench: FAIL: decoded %llu insns, encoded %llu\n",
+			(unsigned long long)dinsns, (unsigned long long)insns);
+		return 1;
+	}
+	pw_free(&it);
+	printf("OK\n");
+	return 0;
+}
+
+static int bench_read_self(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+		    uint64_t ip, void *context)
+{
+	(void)asid;
+	(void)context;
+	memcpy(buffer, (const void *)(uintptr_t)ip, size);
+	return (int)size;
+}
