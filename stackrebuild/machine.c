@@ -24,7 +24,7 @@
 #include "stackrebuild/cct_internal.h"
 
 enum { F_INFERRED = 1, F_ASYNC = 2 };
-enum { MAX_PSEUDO = 8 };
+enum { MAX_PSEUDO = 8, CHILD_CACHE = 64 };
 enum { NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
 struct frame {
@@ -56,6 +56,10 @@ struct thread {
 	struct pseudo ps[MAX_PSEUDO];
 	uint32_t nps;
 	struct sr_cct *seg;        /* open segment                            */
+	/* Recently used children of the segment tree, checked against the
+	 * node itself, so only freeing the segment makes it stale. Saves the
+	 * tree's hash lookup on most calls (loops call the same callees). */
+	struct sr_node *child_cache[CHILD_CACHE];
 	uint64_t seg_t0;
 	uint64_t last_ns;
 	struct sr_node *work_node; /* THREAD node in m->work                  */
@@ -355,6 +359,21 @@ static int pop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64_
 	return ret;
 }
 
+static struct sr_node *seg_child(struct thread *t, struct sr_node *parent,
+				 enum sr_node_kind kind, uint64_t key)
+{
+	size_t i = (size_t)(((uintptr_t)parent >> 4) ^ (key * 0x9e3779b97f4a7c15ull >> 40) ^ kind)
+		   % CHILD_CACHE;
+	struct sr_node *n = t->child_cache[i];
+
+	if (n && n->key == key && n->kind == kind &&
+	    n->parent == (parent ? parent : &t->seg->root))
+		return n;
+	n = sr_cct_child(t->seg, parent, kind, key);
+	t->child_cache[i] = n;
+	return n;
+}
+
 static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		      uint64_t t0, uint8_t flags)
 {
@@ -373,7 +392,7 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		t->frames = v;
 		t->cap = cap;
 	}
-	n = sr_cct_child(t->seg, top_node(t), SR_NODE_FUNC, key);
+	n = seg_child(t, top_node(t), SR_NODE_FUNC, key);
 	if (!n)
 		return -ENOMEM;
 	t->frames[t->nframes++] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
@@ -388,7 +407,7 @@ static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 
 	if (t->nps == MAX_PSEUDO)
 		return 0;
-	n = sr_cct_child(t->seg, parent, kind, key);
+	n = seg_child(t, parent, kind, key);
 	if (!n)
 		return -ENOMEM;
 	t->ps[t->nps++] = (struct pseudo){ .node = n, .t0 = now, .time_kind = (uint8_t)time_kind };
@@ -419,6 +438,7 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 		return ret;
 	ret = sr_cct_merge_subtree(m->work, t->work_node, &t->seg->root, false, NULL);
 	sr_cct_free(t->seg);
+	memset(t->child_cache, 0, sizeof(t->child_cache));
 	t->seg = sr_cct_new(m->sym);
 	return ret ? ret : t->seg ? 0 : -ENOMEM;
 }
