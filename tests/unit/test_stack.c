@@ -912,6 +912,65 @@ static void test_random_identity(void **state)
 	}
 }
 
+/* Garbage in: any kind, reason, ip, pid, time order. Never a crash, and
+ * the identity still holds. */
+static void test_garbage_streams(void **state)
+{
+	static const uint64_t ips[] = {
+		0, 0x10, IP(F_MAIN), ENTRY(F_A), IP(F_A), IP(F_B), ENTRY(F_C), IP(F_HANDLER),
+		IP(F_RESTORE), IP(F_F), ENTRY(F_F), UINT64_MAX,
+	};
+	const size_t nips = sizeof(ips) / sizeof(ips[0]);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		struct sr_options opts[] = {
+			{ 0 },
+			{ .per_thread = true, .root = "a" },
+			{ .time_start = 3000, .time_end = 9000, .keep_time = SR_KEEP_ONCPU },
+		};
+		int o = (int)(seed % 3);
+		struct sr_machine *m = new_machine(&opts[o]);
+		uint64_t s = seed * 7919, t = 1000;
+		struct sr_cct *cct;
+
+		for (int e = 0; e < 2000; e++) {
+			struct dc_event ev = {
+				.tid = 1 + (uint32_t)(rnd(&s) % 3),
+				.pid = rnd(&s) % 50 ? 100 : 101,
+				.kind = (uint8_t)(rnd(&s) % 8),
+				.reason = (uint8_t)(rnd(&s) % 7),
+				.from_ip = ips[rnd(&s) % nips],
+				.to_ip = ips[rnd(&s) % nips],
+				.sysno = rnd(&s) % 4 ? (uint32_t)(rnd(&s) % 400) : UINT32_MAX,
+				.cpu = (uint16_t)(rnd(&s) % 4),
+			};
+
+			t += rnd(&s) % 20;
+			ev.time_ns = rnd(&s) % 100 ? t : t - 30;
+			assert_int_equal(sr_machine_feed(m, &ev), 0);
+			if (rnd(&s) % 200 == 0)
+				sr_machine_comm(m, 100, ev.tid, "x;y 1", t);
+			if (rnd(&s) % 300 == 0)
+				sr_machine_exec(m, 100, ev.tid, t);
+		}
+		cct = finish(m, rnd(&s) % 2 ? t + 100 : 0);
+		for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+			const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+			uint64_t by = 0;
+
+			for (int k = 0; k < SR_TIME_NKINDS; k++)
+				by += st->traced_by[k];
+			assert_int_equal(by, st->traced_ns);
+			assert_true(st->kept_ns <= st->traced_ns);
+			assert_true(st->traced_ns <= st->last_ns - st->first_ns);
+		}
+		if (o == 0)
+			expect_identity(cct);
+		sr_cct_free(cct);
+	}
+}
+
 /* Memory follows distinct stacks, not events. */
 static void test_memory_bounded(void **state)
 {
@@ -1021,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_filter_time_window),
 		cmocka_unit_test(test_filter_oncpu_offcpu),
 		cmocka_unit_test(test_random_identity),
+		cmocka_unit_test(test_garbage_streams),
 		cmocka_unit_test(test_memory_bounded),
 		cmocka_unit_test(test_depth_limit_and_bad_events),
 		cmocka_unit_test(test_merge_sharded_machines),
