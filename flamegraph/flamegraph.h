@@ -9,6 +9,7 @@
 
 #include "stackrebuild/stackrebuild.h"
 #include "flamegraph/svg.h"
+#include "flamegraph/table.h"
 
 const char *fg_room_name(void);
 

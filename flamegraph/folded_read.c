@@ -1,0 +1,230 @@
+/* ptflame - flamegraph/folded_read: read folded stacks back.
+ *
+ * Any FlameGraph folded file ("a;b;c 123"), or ours with pt-flame
+ * annotations ("a:1,avg:50;b:3(inferred) 123"). Two views are kept: the raw
+ * lines (annotations intact, for the tables) and the plain stacks (names
+ * only, summed and sorted, for diffs).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph/flamegraph.h"
+#include "flamegraph/folded_internal.h"
+#include "flamegraph/strmap.h"
+
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Append stack/value to list, summing into an existing entry. */
+static int add_entry(struct fg_folded_list *l, struct fg_strmap *m, const char *s,
+		     size_t len, uint64_t value)
+{
+	size_t i = fg_strmap_get(m, s, len);
+	char *copy;
+
+	if (i != SIZE_MAX) {
+		l->e[i].value += value;
+		return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct fg_folded_entry *e = realloc(l->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		l->e = e;
+		l->cap = cap;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	l->e[l->n].stack = copy;
+	l->e[l->n].value = value;
+	if (fg_strmap_put(m, copy, len, l->n)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+/* "123" or "12.5" (rounded). */
+static bool parse_value(const char *s, const char *e, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+
+	if (p == e)
+		return false;
+	for (; p < e && *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		return false;
+	if (p < e && *p == '.') {
+		const char *q = p + 1;
+
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (q != e)
+			return false;
+		if (p + 1 < e && p[1] >= '5')
+			x++;
+		p = e;
+	}
+	*v = x;
+	return p == e;
+}
+
+/* The plain form of an annotated stack. */
+static size_t plain_stack(const char *s, size_t len, char *dst, bool *annotated)
+{
+	size_t out = 0, i = 0;
+
+	while (i <= len) {
+		size_t j = i, name_len;
+
+		while (j < len && s[j] != ';')
+			j++;
+		if (fg_frame_split(s + i, j - i, &name_len, NULL, NULL, NULL))
+			*annotated = true;
+		else
+			name_len = j - i;
+		if (out)
+			dst[out++] = ';';
+		memcpy(dst + out, s + i, name_len);
+		out += name_len;
+		i = j + 1;
+	}
+	return out;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct fg_folded_entry *)a)->stack,
+		      ((const struct fg_folded_entry *)b)->stack);
+}
+
+static void list_free(struct fg_folded_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].stack);
+	free(l->e);
+}
+
+void fg_folded_free(struct fg_folded *f)
+{
+	if (!f)
+		return;
+	list_free(&f->raw);
+	list_free(&f->plain);
+	free(f);
+}
+
+int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
+{
+	struct fg_folded *f = calloc(1, sizeof(*f));
+	struct fg_strmap mraw = { 0 }, mplain = { 0 };
+	char *line = NULL, *plain = NULL;
+	size_t cap = 0, plaincap = 0, lineno = 0;
+	ssize_t n;
+	int err = 0;
+
+	*out = NULL;
+	if (bad_line)
+		*bad_line = 0;
+	if (!f)
+		return -ENOMEM;
+	while ((n = getline(&line, &cap, in)) >= 0) {
+		const char *s = line, *e = line + n, *v;
+		uint64_t value;
+		size_t len;
+
+		lineno++;
+		while (e > s && is_ws(e[-1]))
+			e--;
+		while (s < e && is_ws(*s))
+			s++;
+		if (s == e || *s == '#')
+			continue;
+		v = e;
+		while (v > s && !is_ws(v[-1]))
+			v--;
+		len = (size_t)(v - s);
+		while (len && is_ws(s[len - 1]))
+			len--;
+		err = -EBADMSG;
+		if (!len || !parse_value(v, e, &value) || memchr(s, '\0', len))
+			break;
+		/* "stack 12 34" is a difffolded line, not a folded one. */
+		{
+			const char *w = s + len;
+
+			while (w > s && w[-1] >= '0' && w[-1] <= '9')
+				w--;
+			if (w < s + len && w > s && is_ws(w[-1]))
+				break;
+		}
+		err = -ENOMEM;
+		if (len + 1 > plaincap) {
+			char *p = realloc(plain, len + 1);
+
+			if (!p)
+				break;
+			plain = p;
+			plaincap = len + 1;
+		}
+		if (add_entry(&f->raw, &mraw, s, len, value) ||
+		    add_entry(&f->plain, &mplain, plain, plain_stack(s, len, plain, &f->annotated),
+			      value))
+			break;
+		f->total += value;
+		err = 0;
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	free(line);
+	free(plain);
+	fg_strmap_free(&mraw);
+	fg_strmap_free(&mplain);
+	if (err) {
+		if (bad_line && err == -EBADMSG)
+			*bad_line = lineno;
+		fg_folded_free(f);
+		return err;
+	}
+	qsort(f->plain.e, f->plain.n, sizeof(f->plain.e[0]), cmp_entry);
+	*out = f;
+	return 0;
+}
+
+size_t fg_folded_count(const struct fg_folded *f)
+{
+	return f->plain.n;
+}
+
+const char *fg_folded_stack(const struct fg_folded *f, size_t i, uint64_t *value)
+{
+	if (i >= f->plain.n)
+		return NULL;
+	if (value)
+		*value = f->plain.e[i].value;
+	return f->plain.e[i].stack;
+}
+
+uint64_t fg_folded_total(const struct fg_folded *f)
+{
+	return f->total;
+}
+
+bool fg_folded_annotated(const struct fg_folded *f)
+{
+	return f->annotated;
+}

@@ -1,0 +1,638 @@
+/* ptflame - flamegraph/table: per-function latency statistics and tables.
+ *
+ * Statistics are gathered into rows keyed by a name (a function's display
+ * name, or a call path). From a CCT every node adds its calls, self time
+ * and latency histogram to its row; its total time only when no ancestor
+ * has the same name, so a recursive function's time counts once. From a
+ * folded file the same sums come from the line values, and calls / avg
+ * from the annotations, once per distinct calling context.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph/flamegraph.h"
+#include "flamegraph/folded_internal.h"
+#include "flamegraph/strmap.h"
+
+struct srow {
+	struct fg_row r;
+	char *name;
+	unsigned __int128 avg_sum;  /* folded: sum of avg * calls             */
+	uint64_t avg_n;             /* folded: calls that have an avg         */
+	struct sr_hist hist;        /* cct: latencies of complete calls       */
+	uint64_t active;            /* frames of this row on the walked path  */
+	size_t last_line;           /* folded: last line that added total     */
+};
+
+struct fg_stats {
+	struct srow *rows;
+	size_t n, cap;
+	struct fg_strmap map;
+	bool from_cct;
+};
+
+/* ------------------------------------------------------------- rows */
+
+static struct fg_stats *stats_new(bool from_cct)
+{
+	struct fg_stats *st = calloc(1, sizeof(*st));
+
+	if (st)
+		st->from_cct = from_cct;
+	return st;
+}
+
+void fg_stats_free(struct fg_stats *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->rows[i].name);
+		sr_hist_free(&st->rows[i].hist);
+	}
+	free(st->rows);
+	fg_strmap_free(&st->map);
+	free(st);
+}
+
+/* Index of the row named name[0..len), created when new; SIZE_MAX on ENOMEM. */
+static size_t row_get(struct fg_stats *st, const char *name, size_t len)
+{
+	size_t i = fg_strmap_get(&st->map, name, len);
+	struct srow *r;
+
+	if (i != SIZE_MAX)
+		return i;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 64;
+		struct srow *rows = realloc(st->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return SIZE_MAX;
+		st->rows = rows;
+		st->cap = cap;
+	}
+	r = &st->rows[st->n];
+	memset(r, 0, sizeof(*r));
+	r->last_line = SIZE_MAX;
+	sr_hist_init(&r->hist);
+	r->name = malloc(len + 1);
+	if (!r->name)
+		return SIZE_MAX;
+	memcpy(r->name, name, len);
+	r->name[len] = '\0';
+	if (fg_strmap_put(&st->map, r->name, len, st->n)) {
+		free(r->name);
+		return SIZE_MAX;
+	}
+	return st->n++;
+}
+
+/* Fill the public views once all sums are in. */
+static void stats_finish(struct fg_stats *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct srow *r = &st->rows[i];
+
+		r->r.name = r->name;
+		if (st->from_cct) {
+			r->r.has_hist = r->hist.count > 0;
+			r->r.hist = r->r.has_hist ? &r->hist : NULL;
+			r->r.has_avg = r->hist.count > 0;
+			if (r->r.has_avg)
+				r->r.avg_ns = (r->hist.sum + r->hist.count / 2) / r->hist.count;
+		} else {
+			r->r.has_avg = r->avg_n > 0;
+			if (r->r.has_avg)
+				r->r.avg_ns = (uint64_t)((r->avg_sum + r->avg_n / 2) / r->avg_n);
+		}
+	}
+}
+
+size_t fg_stats_count(const struct fg_stats *st)
+{
+	return st->n;
+}
+
+const struct fg_row *fg_stats_row(const struct fg_stats *st, size_t i)
+{
+	return i < st->n ? &st->rows[i].r : NULL;
+}
+
+const struct fg_row *fg_stats_find(const struct fg_stats *st, const char *name)
+{
+	size_t i = fg_strmap_get(&st->map, name, strlen(name));
+
+	return i == SIZE_MAX ? NULL : &st->rows[i].r;
+}
+
+/* ------------------------------------------------------------ from a CCT */
+
+struct walk {
+	size_t *row;            /* row of each frame on the path             */
+	size_t *plen;           /* path length before each frame (by stack)  */
+	size_t depth, cap;
+	char *path;
+	size_t pathlen, pathcap;
+};
+
+static int walk_push(struct walk *w, size_t row, size_t plen)
+{
+	if (w->depth == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		size_t *r = realloc(w->row, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		w->row = r;
+		r = realloc(w->plen, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		w->plen = r;
+		w->cap = cap;
+	}
+	w->row[w->depth] = row;
+	w->plen[w->depth] = plen;
+	w->depth++;
+	return 0;
+}
+
+static int path_append(struct walk *w, const char *name)
+{
+	size_t len = strlen(name), need = w->pathlen + len + 2;
+
+	if (need > w->pathcap) {
+		size_t cap = w->pathcap ? w->pathcap : 256;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(w->path, cap);
+		if (!p)
+			return -ENOMEM;
+		w->path = p;
+		w->pathcap = cap;
+	}
+	if (w->pathlen)
+		w->path[w->pathlen++] = ';';
+	memcpy(w->path + w->pathlen, name, len);
+	w->pathlen += len;
+	w->path[w->pathlen] = '\0';
+	return 0;
+}
+
+static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_symbolizer *sym,
+		 enum fg_stats_key by, struct walk *w, const struct sr_node *n)
+{
+	const char *name = sr_cct_name(cct, n, sym);
+	size_t plen = w->pathlen, ri = SIZE_MAX;
+	struct srow *r;
+
+	if (by == FG_BY_STACK && path_append(w, name))
+		return -ENOMEM;
+	if (n->kind != SR_NODE_THREAD) {
+		ri = by == FG_BY_STACK ? row_get(st, w->path, w->pathlen)
+				       : row_get(st, name, strlen(name));
+		if (ri == SIZE_MAX)
+			return -ENOMEM;
+		r = &st->rows[ri];
+		if (!r->active)
+			r->r.total_ns += n->total_ns;
+		r->active++;
+		r->r.self_ns += n->self_ns;
+		r->r.calls += n->calls;
+		r->r.inferred += n->calls_inferred;
+		if (sr_hist_merge(&r->hist, &n->lat))
+			return -ENOMEM;
+	}
+	return walk_push(w, ri, plen);
+}
+
+static void leave(struct fg_stats *st, struct walk *w)
+{
+	w->depth--;
+	if (w->row[w->depth] != SIZE_MAX)
+		st->rows[w->row[w->depth]].active--;
+	w->pathlen = w->plen[w->depth];
+	if (w->path)
+		w->path[w->pathlen] = '\0';
+}
+
+int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+		      enum fg_stats_key by, struct fg_stats **out)
+{
+	struct fg_stats *st = stats_new(true);
+	const struct sr_node *root = sr_cct_root(cct), *n;
+	struct walk w = { 0 };
+	int err = 0;
+
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	/* Iterative depth-first walk: deep recursion in the traced program
+	 * must not become deep recursion here. */
+	n = root->first_child;
+	while (n && !err) {
+		err = enter(st, cct, sym, by, &w, n);
+		if (err)
+			break;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n) {
+			leave(st, &w);
+			if (n->next_sibling) {
+				n = n->next_sibling;
+				break;
+			}
+			n = n->parent;
+			if (n == root)
+				n = NULL;
+		}
+	}
+	free(w.row);
+	free(w.plen);
+	free(w.path);
+	if (err) {
+		fg_stats_free(st);
+		return err;
+	}
+	stats_finish(st);
+	*out = st;
+	return 0;
+}
+
+/* ---------------------------------------------------------- from folded */
+
+static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg_stats_key by,
+			   const char *s, uint64_t value, size_t line, char **pathbuf,
+			   size_t *pathcap)
+{
+	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (len + 1 > *pathcap) {
+		char *p = realloc(*pathbuf, len + 1);
+
+		if (!p)
+			return -ENOMEM;
+		*pathbuf = p;
+		*pathcap = len + 1;
+	}
+	while (i <= len) {
+		size_t j = i, name_len, ri;
+		uint64_t calls = 0, avg = 0;
+		bool has_avg = false, ann;
+		struct srow *r;
+		int added;
+
+		while (j < len && s[j] != ';')
+			j++;
+		ann = fg_frame_split(s + i, j - i, &name_len, &calls, &has_avg, &avg);
+		if (!ann)
+			name_len = j - i;
+		if (pathlen)
+			(*pathbuf)[pathlen++] = ';';
+		memcpy(*pathbuf + pathlen, s + i, name_len);
+		pathlen += name_len;
+		ri = by == FG_BY_STACK ? row_get(st, *pathbuf, pathlen)
+				       : row_get(st, s + i, name_len);
+		if (ri == SIZE_MAX)
+			return -ENOMEM;
+		r = &st->rows[ri];
+		if (r->last_line != line) {     /* total: once per line */
+			r->last_line = line;
+			r->r.total_ns += value;
+		}
+		/* The context is the annotated path so far: count its calls
+		 * the first time it shows up. */
+		h = fg_strhash(s, j) ^ (h * 0x9e3779b97f4a7c15ull);
+		added = fg_hashset_add(seen, h ^ j);
+		if (added < 0)
+			return -ENOMEM;
+		if (added && ann) {
+			r->r.calls += calls;
+			if (has_avg) {
+				r->avg_sum += (unsigned __int128)avg * calls;
+				r->avg_n += calls;
+			} else {
+				r->r.inferred += calls;
+			}
+		}
+		last = ri;
+		i = j + 1;
+	}
+	if (last != SIZE_MAX)
+		st->rows[last].r.self_ns += value;
+	return 0;
+}
+
+int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
+			 struct fg_stats **out)
+{
+	struct fg_stats *st = stats_new(false);
+	struct fg_hashset seen = { 0 };
+	char *path = NULL;
+	size_t pathcap = 0;
+	int err = 0;
+
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->raw.n && !err; i++)
+		err = add_folded_line(st, &seen, by, f->raw.e[i].stack, f->raw.e[i].value, i,
+				      &path, &pathcap);
+	free(path);
+	fg_hashset_free(&seen);
+	if (err) {
+		fg_stats_free(st);
+		return err;
+	}
+	stats_finish(st);
+	*out = st;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- table */
+
+int fg_format_ns(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000)
+		return snprintf(buf, n, "%" PRIu64 " ns", ns);
+	if (ns < 1000000)
+		return snprintf(buf, n, "%.3f µs", (double)ns / 1e3);
+	if (ns < 1000000000)
+		return snprintf(buf, n, "%.3f ms", (double)ns / 1e6);
+	return snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+}
+
+bool fg_sort_parse(const char *s, enum fg_sort *out)
+{
+	static const char *const names[] = { "total", "self", "avg", "p99", "calls" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*out = (enum fg_sort)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+enum metric { M_CALLS, M_INFERRED, M_TOTAL, M_SELF, M_AVG, M_P50, M_P90, M_P99, M_MAX, M_N };
+
+static const char *const metric_names[M_N] = {
+	"Calls", "Inferred", "Total", "Self", "Avg", "p50", "p90", "p99", "Max",
+};
+
+static bool metric_is_time(enum metric m)
+{
+	return m >= M_TOTAL;
+}
+
+/* A row's value for metric m; false when unknown. A missing row is zero
+ * for sums and unknown for the latency statistics. */
+static bool metric_get(const struct fg_row *r, enum metric m, uint64_t *v)
+{
+	*v = 0;
+	switch (m) {
+	case M_CALLS:
+		*v = r ? r->calls : 0;
+		return true;
+	case M_INFERRED:
+		*v = r ? r->inferred : 0;
+		return true;
+	case M_TOTAL:
+		*v = r ? r->total_ns : 0;
+		return true;
+	case M_SELF:
+		*v = r ? r->self_ns : 0;
+		return true;
+	case M_AVG:
+		if (!r || !r->has_avg)
+			return false;
+		*v = r->avg_ns;
+		return true;
+	case M_P50:
+	case M_P90:
+	case M_P99:
+		if (!r || !r->has_hist)
+			return false;
+		*v = sr_hist_percentile(r->hist, m == M_P50 ? 50.0 : m == M_P90 ? 90.0 : 99.0);
+		return true;
+	case M_MAX:
+		if (!r || !r->has_hist)
+			return false;
+		*v = r->hist->max;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum metric sort_metric(enum fg_sort s)
+{
+	static const enum metric map[] = { M_TOTAL, M_SELF, M_AVG, M_P99, M_CALLS };
+
+	return (size_t)s < sizeof(map) / sizeof(map[0]) ? map[s] : M_TOTAL;
+}
+
+struct trow {
+	const char *name;
+	const struct fg_row *a, *b;
+	uint64_t key;               /* sort key                               */
+};
+
+static int cmp_trow(const void *x, const void *y)
+{
+	const struct trow *p = x, *q = y;
+
+	if (p->key != q->key)
+		return p->key > q->key ? -1 : 1;
+	return strcmp(p->name, q->name);
+}
+
+static void fmt_value(char *buf, size_t n, bool known, uint64_t v, bool time, bool raw)
+{
+	if (!known)
+		snprintf(buf, n, "-");
+	else if (time && !raw)
+		fg_format_ns(buf, n, v);
+	else
+		snprintf(buf, n, "%" PRIu64, v);
+}
+
+static void fmt_delta(char *buf, size_t n, bool ka, uint64_t a, bool kb, uint64_t b, bool time,
+		      bool raw)
+{
+	uint64_t d = a > b ? a - b : b - a;
+	char sign = a > b ? '-' : '+';
+
+	if (!ka || !kb) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	if (d == 0) {
+		snprintf(buf, n, "0");
+		return;
+	}
+	buf[0] = sign;
+	fmt_value(buf + 1, n - 1, true, d, time, raw);
+}
+
+/* Display width of UTF-8 text (µ is two bytes, one column). */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static void pad(FILE *out, size_t n)
+{
+	while (n--)
+		fputc(' ', out);
+}
+
+enum { CELL = 32 };
+
+int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b,
+		   const struct fg_table_options *opt)
+{
+	struct fg_table_options defopt = { 0 };
+	size_t nr = 0, cap = fg_stats_count(a) + (b ? fg_stats_count(b) : 0);
+	size_t sub = b ? 3 : 1, ncol = M_N * sub, w[M_N * 3] = { 0 };
+	enum metric sm;
+	struct trow *rows;
+	char (*cells)[CELL] = NULL;
+	bool nohist_a = false, nohist_b = false;
+
+	if (!opt)
+		opt = &defopt;
+	nohist_a = !a->from_cct;
+	nohist_b = b && !b->from_cct;
+	sm = sort_metric(opt->sort);
+	rows = calloc(cap ? cap : 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < fg_stats_count(a); i++) {
+		const struct fg_row *r = fg_stats_row(a, i);
+
+		rows[nr++] = (struct trow){ r->name, r, b ? fg_stats_find(b, r->name) : NULL, 0 };
+	}
+	if (b) {
+		for (size_t i = 0; i < fg_stats_count(b); i++) {
+			const struct fg_row *r = fg_stats_row(b, i);
+
+			if (!fg_stats_find(a, r->name))
+				rows[nr++] = (struct trow){ r->name, NULL, r, 0 };
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t va, vb;
+		bool ka = metric_get(rows[i].a, sm, &va), kb = metric_get(rows[i].b, sm, &vb);
+
+		if (!b)
+			rows[i].key = ka ? va : 0;
+		else
+			rows[i].key = (ka ? va : 0) > (kb ? vb : 0) ? (ka ? va : 0) - (kb ? vb : 0)
+								  : (kb ? vb : 0) - (ka ? va : 0);
+	}
+	qsort(rows, nr, sizeof(*rows), cmp_trow);
+	if (opt->top && nr > opt->top)
+		nr = opt->top;
+
+	cells = calloc((nr ? nr : 1) * ncol, CELL);
+	if (!cells) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (size_t c = 0; c < ncol; c++)
+		w[c] = b ? (c % 3 == 2 ? strlen("diff") : 1) : strlen(metric_names[c]);
+	for (size_t i = 0; i < nr; i++) {
+		for (int m = 0; m < M_N; m++) {
+			uint64_t va, vb;
+			bool ka = metric_get(rows[i].a, (enum metric)m, &va);
+			bool kb = metric_get(rows[i].b, (enum metric)m, &vb);
+			bool t = metric_is_time((enum metric)m);
+			char *cell = cells[i * ncol + (size_t)m * sub];
+
+			if (!b) {
+				fmt_value(cell, CELL, ka, va, t, opt->raw);
+			} else {
+				fmt_value(cell, CELL, ka, va, t, opt->raw);
+				fmt_value(cells[i * ncol + (size_t)m * 3 + 1], CELL, kb, vb, t,
+					  opt->raw);
+				fmt_delta(cells[i * ncol + (size_t)m * 3 + 2], CELL, ka, va, kb, vb,
+					  t, opt->raw);
+			}
+		}
+		for (size_t c = 0; c < ncol; c++) {
+			size_t cw = width(cells[i * ncol + c]);
+
+			if (cw > w[c])
+				w[c] = cw;
+		}
+	}
+	/* Groups must be wide enough for their titles. */
+	if (b) {
+		for (int m = 0; m < M_N; m++) {
+			size_t gw = w[m * 3] + w[m * 3 + 1] + w[m * 3 + 2] + 2;
+
+			if (gw < strlen(metric_names[m]))
+				w[m * 3 + 2] += strlen(metric_names[m]) - gw;
+		}
+		for (int m = 0; m < M_N; m++) {
+			size_t gw = w[m * 3] + w[m * 3 + 1] + w[m * 3 + 2] + 2;
+
+			fputs("  ", out);
+			pad(out, gw - strlen(metric_names[m]));
+			fputs(metric_names[m], out);
+		}
+		fputs("  Function\n", out);
+		for (size_t c = 0; c < ncol; c++) {
+			const char *t = c % 3 == 0 ? "A" : c % 3 == 1 ? "B" : "diff";
+
+			fputs(c % 3 ? " " : "  ", out);
+			pad(out, w[c] - strlen(t));
+			fputs(t, out);
+		}
+		fputs("\n", out);
+	} else {
+		for (size_t c = 0; c < ncol; c++) {
+			fputs("  ", out);
+			pad(out, w[c] - strlen(metric_names[c]));
+			fputs(metric_names[c], out);
+		}
+		fputs("  Function\n", out);
+	}
+	for (size_t c = 0; c < ncol; c++) {
+		fputs(!b || c % 3 == 0 ? "  " : " ", out);
+		for (size_t k = 0; k < w[c]; k++)
+			fputc('=', out);
+	}
+	fputs("  ========\n", out);
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t c = 0; c < ncol; c++) {
+			const char *cell = cells[i * ncol + c];
+
+			fputs(!b || c % 3 == 0 ? "  " : " ", out);
+			pad(out, w[c] - width(cell));
+			fputs(cell, out);
+		}
+		fprintf(out, "  %s\n", rows[i].name);
+	}
+	if (nohist_a || nohist_b)
+		fprintf(out, "# p50/p90/p99/max need per-call latencies: %s from a folded file, "
+			"which has none\n", b ? (nohist_a && nohist_b ? "A and B are" : nohist_a ?
+							"A is" : "B is") : "the input is");
+	free(cells);
+	free(rows);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,120 @@
+/* ptflame - flamegraph/: reading folded files, the 3-column diff, and the
+ * latency tables of `report --table` / `diff --table`. Part of the room's
+ * public interface (included by flamegraph/flamegraph.h); names fg_.
+ */
+#ifndef PTFLAME_FG_TABLE_H
+#define PTFLAME_FG_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stackrebuild/stackrebuild.h"
+
+/* ------------------------------------------------------------------------
+ * Folded files: ours (annotated or plain) or any FlameGraph folded file.
+ *
+ * Each line is "frame;frame;... VALUE" (VALUE a decimal integer or decimal
+ * fraction, rounded); identical stacks are summed. Annotated frames
+ * "name:calls[(inferred)][,avg:ns]" keep their annotation for the table and
+ * are reduced to the plain name for stacks (fg_frame_split()). Blank lines
+ * and lines starting with '#' are skipped.
+ */
+struct fg_folded;
+
+/* Read all of in. Returns 0, -ENOMEM, -EIO, or -EBADMSG for a line that is
+ * not folded (*bad_line, when not NULL, is its 1-based number). */
+int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line);
+void fg_folded_free(struct fg_folded *f);
+size_t fg_folded_count(const struct fg_folded *f);      /* distinct stacks */
+/* The i-th stack (plain names), sorted bytewise; its summed value. */
+const char *fg_folded_stack(const struct fg_folded *f, size_t i, uint64_t *value);
+uint64_t fg_folded_total(const struct fg_folded *f);
+/* True when at least one frame carried a pt-flame annotation. */
+bool fg_folded_annotated(const struct fg_folded *f);
+
+/* ------------------------------------------------------------------------
+ * Diff: FlameGraph's difffolded form, one line per stack of the union of
+ * both inputs, sorted bytewise:  "stack VALUE_A VALUE_B"  (0 for a stack
+ * missing on one side). normalize (-n): A's values are scaled by
+ * total(B)/total(A) (truncated, as difffolded.pl -n does).
+ * Returns 0, or -EIO when writing failed.
+ */
+int fg_diff_write(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
+		  bool normalize);
+
+/* ------------------------------------------------------------------------
+ * Per-function (or per-call-path) statistics of one run.
+ *
+ * From a CCT: calls, inferred calls, total (inclusive; a recursive function
+ * counts once per outermost frame), self, and the merged latency histogram
+ * of complete calls (so avg, p50, p90, p99 and max are those of individual
+ * calls). From a folded file: self and total from the values, calls and avg
+ * from annotations when present, and no histogram (percentiles unknown).
+ * Pseudo-frames ([kernel], [off-cpu], ...) are rows like functions; thread
+ * root frames ("comm-tid") are not.
+ */
+struct fg_stats;
+
+enum fg_stats_key {
+	FG_BY_FUNCTION = 0,     /* rows keyed by display name              */
+	FG_BY_STACK,            /* rows keyed by call path "a;b;c"         */
+};
+
+int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+		      enum fg_stats_key by, struct fg_stats **out);
+int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
+			 struct fg_stats **out);
+void fg_stats_free(struct fg_stats *st);
+
+struct fg_row {
+	const char *name;        /* function name, or "a;b;c" by stack      */
+	uint64_t calls;          /* complete + inferred                     */
+	uint64_t inferred;
+	uint64_t total_ns, self_ns;
+	bool has_avg;            /* some complete call (or an annotation)   */
+	uint64_t avg_ns;         /* mean over complete calls, rounded       */
+	bool has_hist;           /* percentiles and max known               */
+	const struct sr_hist *hist;  /* when has_hist                       */
+};
+
+size_t fg_stats_count(const struct fg_stats *st);
+const struct fg_row *fg_stats_row(const struct fg_stats *st, size_t i);
+/* The row named name, NULL when none. */
+const struct fg_row *fg_stats_find(const struct fg_stats *st, const char *name);
+
+/* ------------------------------------------------------------------------
+ * The table. One run (b NULL): one line per row with calls, inferred,
+ * total, self, avg, p50, p90, p99, max. Two runs: each of those for A, for
+ * B and their change (B - A); rows matched by name, a row missing on one
+ * side counts as zero there ("-" where a value is unknown). Percentiles
+ * and max come from the histograms; "-" when an input has none (folded).
+ */
+enum fg_sort {
+	FG_SORT_TOTAL = 0,
+	FG_SORT_SELF,
+	FG_SORT_AVG,
+	FG_SORT_P99,
+	FG_SORT_CALLS,
+};
+
+struct fg_table_options {
+	enum fg_sort sort;       /* one run: largest value first; two runs:
+	                            largest absolute change first           */
+	size_t top;              /* print at most this many rows (0: all)   */
+	bool raw;                /* plain ns instead of ns/µs/ms/s          */
+};
+
+/* 0, -ENOMEM, or -EIO when writing failed. */
+int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b,
+		   const struct fg_table_options *opt);
+
+/* "1.234 ms" style: 3 significant decimals, unit ns, µs, ms or s. Returns
+ * the length like snprintf. */
+int fg_format_ns(char *buf, size_t n, uint64_t ns);
+
+/* Parse a --sort argument; false when unknown. */
+bool fg_sort_parse(const char *s, enum fg_sort *out);
+
+#endif
