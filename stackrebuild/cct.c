@@ -481,6 +481,7 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 		t->kept_ns += st->kept_ns;
 		t->events += st->events;
 		t->lost += st->lost;
+		t->lost_gaps += st->lost_gaps;
 		t->resets += st->resets;
 		t->underflows += st->underflows;
 		t->selected |= st->selected;

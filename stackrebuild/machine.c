@@ -729,6 +729,8 @@ static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)
 	}
 	ret = pop_all_pseudo(m, t, now, false);
 	t->need_resync = true;
+	t->st.lost_gaps++;
+	m->st.lost_gaps++;
 	return ret ? ret : push_pseudo(t, SR_NODE_LOST, 0, SR_TIME_LOST, now);
 }
 

@@ -176,6 +176,8 @@ struct sr_thread_stats {
 	uint64_t kept_ns;          /* what landed in the CCT after all filters */
 	uint64_t events;           /* branch events fed                        */
 	uint64_t lost;             /* LOST events                              */
+	uint64_t lost_gaps;        /* [lost] segments (LOSTs before the next
+	                              event with an ip count once)             */
 	uint64_t resets;           /* stack thrown away at a resync / exec     */
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
 	bool selected;             /* passed --comm (and --tid) filters        */
@@ -245,6 +247,7 @@ struct sr_machine_stats {
 	uint64_t events;           /* fed (including filtered-out threads)    */
 	uint64_t threads;          /* threads with state (after --tid)        */
 	uint64_t lost;             /* LOST events                             */
+	uint64_t lost_gaps;        /* [lost] segments                         */
 	uint64_t lost_ns;          /* time spent in [lost], unfiltered        */
 	uint64_t traced_ns;        /* sum of threads' traced_ns               */
 	uint64_t resets;           /* stacks thrown away at a resync          */

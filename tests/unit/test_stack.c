@@ -439,6 +439,7 @@ static void test_lost_resync_keep(void **state)
 	expect_calls(cct, "main;a;b;[lost]", 1, 0);
 	expect_calls(cct, "main;a;b", 1, 0);
 	assert_int_equal(sr_cct_thread(cct, 0)->lost, 2);
+	assert_int_equal(sr_cct_thread(cct, 0)->lost_gaps, 1);
 	assert_int_equal(sr_cct_thread(cct, 0)->traced_by[SR_TIME_LOST], 20);
 	assert_int_equal(sr_node_lost_ns(node_at(cct, "main")), 20);
 	expect_identity(cct);
