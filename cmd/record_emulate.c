@@ -36,7 +36,8 @@ static const char emulate_help[] =
 	"      --inject-ovf N    simulate an internal overflow every N packets\n"
 	"      --drop-aux N      lose every Nth AUX chunk (AUX record TRUNCATED)\n"
 	"      --psb-period N    bytes between PSB packets (power of 2, >= 256)\n"
-	"      --cyc             emit CYC packets (cycle-accurate timing)\n"
+	"      --no-cyc          no CYC packets (default: CYC on, so that decoders\n"
+	"                        get exact times; without it, MTC precision)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
 	"  -q, --quiet           no summary line\n"
 	"  -h, --help            this help\n";
@@ -73,7 +74,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "inject-ovf", required_argument, NULL, OPT_OVF },
 		{ "drop-aux", required_argument, NULL, OPT_DROP },
 		{ "psb-period", required_argument, NULL, OPT_PSB },
-		{ "cyc", no_argument, NULL, OPT_CYC },
+		{ "no-cyc", no_argument, NULL, OPT_CYC },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -87,6 +88,7 @@ int cmd_record_emulate(int argc, char **argv)
 	o.output = "perf.data";
 	o.cpus = 2;
 	o.ns_per_insn = 1;
+	o.cyc = true;
 	optind = 1;
 	/* '+': stop at the first non-option (PROG) even without "--" */
 	while ((c = cmd_getopt("record", argc, argv, "+o:p:qH", opts)) != -1) {
@@ -162,7 +164,7 @@ int cmd_record_emulate(int argc, char **argv)
 			o.psb_period = v;
 			break;
 		case OPT_CYC:
-			o.cyc = true;
+			o.cyc = false;
 			break;
 		default:
 			return cmd_usage_error("record", "unexpected option");

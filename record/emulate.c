@@ -401,6 +401,7 @@ static int cpu_leave(struct emu *e, unsigned c, bool preempt)
 		v->idle_out_pending = true;
 		return drain(e, c, false);
 	}
+	v->now += RC_EMU_SWITCH_NS;
 	return switch_in(e, c, next, t->proc->pid, t->tid);
 }
 
@@ -414,6 +415,7 @@ static int assign_idle(struct emu *e)
 		struct thr *t = pick_ready(e, false, 0);
 		if (!t)
 			return 0;
+		v->now += RC_EMU_SWITCH_NS;
 		if (t->ready_ns > v->now)
 			v->now = t->ready_ns;
 		v->idle_out_pending = true;
@@ -1083,7 +1085,13 @@ static int step(struct emu *e, unsigned c)
 	if ((rc = getregs(t->tid, &r)) < 0)
 		return efail(e, rc, "ptrace getregs: %s", strerror(-rc));
 	int sig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
-	if (r.rip != t->ip || sig == SIGTRAP) {
+	/* Same RIP after a step: a jump to itself retired, or a rep string
+	 * instruction did one iteration (PT sees it once, when it is done). */
+	bool retired = r.rip != t->ip ||
+		       (sig == SIGTRAP && (in.cls == RC_INSN_JMP || in.cls == RC_INSN_JCC));
+	if (!retired)
+		t->slice_used++;
+	if (retired) {
 		in.next_ip = r.rip;
 		if (e->dump)
 			fprintf(e->dump, "%d %#" PRIx64 "\n", (int)t->tid, in.ip);

@@ -22,7 +22,8 @@
  *    measured duration;
  *  - a thread that used its time slice is preempted (switch-out with the
  *    PREEMPT bit) when another thread is ready;
- *  - an idle CPU takes the ready thread with the earliest ready time.
+ *  - an idle CPU takes the ready thread with the earliest ready time;
+ *  - a context switch costs RC_EMU_SWITCH_NS of virtual time.
  *
  * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
  * each time that encoder has emitted N more packets. --drop-aux N drops
@@ -83,6 +84,10 @@ struct rc_emu_opts {
 
 #define RC_EMU_DEFAULT_SLICE 4000u
 #define RC_EMU_AUX_CHUNK 4096u
+/* Virtual cost of a context switch: the next thread's trace starts this
+ * long after the previous one's ended (never at the same time stamp, so
+ * the switch sideband splits a CPU's trace by time without ambiguity). */
+#define RC_EMU_SWITCH_NS 500u
 
 struct rc_emu_stats {
 	uint64_t insns;            /* instructions stepped */
