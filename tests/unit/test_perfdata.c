@@ -1,0 +1,541 @@
+/* Unit tests: perf.data writer -> reader round trip, record parsing, writer
+ * rules (temporary file, attr checks). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "decoder/decoder.h"
+#include "record/record.h"
+#include "tests/unit/test_perfdata_sample.h"
+
+struct tmpdir {
+	char dir[64];
+	char path[128];
+};
+
+static void mk_tmp(struct tmpdir *t)
+{
+	strcpy(t->dir, "/tmp/ptf-perfdata-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->path, sizeof(t->path), "%s/perf.data", t->dir);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void rm_tmp(struct tmpdir *t)
+{
+	DIR *d = opendir(t->dir);
+	struct dirent *e;
+	char p[512];
+
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", t->dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(t->dir);
+}
+
+static void next_ok(struct dc_perf_file *f, struct dc_perf_record *r, uint32_t type)
+{
+	int ret = dc_perf_next(f, r);
+
+	if (ret != 1)
+		fail_msg("dc_perf_next: %d %s", ret, dc_perf_errmsg(f));
+	assert_int_equal(r->type, type);
+	assert_true(r->parsed);
+}
+
+static void check_sid(const struct dc_perf_record *r, uint64_t id, uint32_t pid, uint32_t tid,
+		      uint64_t time, uint32_t cpu)
+{
+	assert_true(r->sid.valid);
+	assert_int_equal(r->sid.id, id);
+	assert_int_equal(r->sid.pid, pid);
+	assert_int_equal(r->sid.tid, tid);
+	assert_int_equal(r->sid.time, time);
+	assert_int_equal(r->sid.cpu, cpu);
+	assert_non_null(r->attr);
+}
+
+static void check_header(struct dc_perf_file *f)
+{
+	const struct dc_perf_attr *pt, *dummy;
+	uint32_t avail, online;
+	size_t argc;
+	const char *const *argv;
+	const struct dc_build_id *b;
+
+	assert_int_equal(dc_perf_nr_attrs(f), 2);
+	pt = dc_perf_attr_at(f, 0);
+	dummy = dc_perf_attr_at(f, 1);
+	assert_null(dc_perf_attr_at(f, 2));
+	assert_int_equal(pt->attr.type, SMP_PT_TYPE);
+	assert_int_equal(pt->attr.config, 0x300e601);
+	assert_int_equal(pt->file_attr_size, PERF_ATTR_SIZE_VER7);
+	assert_int_equal(pt->attr.aux_watermark, 0x4000);
+	assert_true(pt->attr.exclude_kernel);
+	/* The writer forces these on every attr. */
+	assert_true(pt->attr.sample_id_all && dummy->attr.sample_id_all);
+	assert_true(pt->attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+	assert_true(dummy->attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+	assert_int_equal(dummy->attr.config, PERF_COUNT_SW_DUMMY);
+	assert_true(dummy->attr.context_switch);
+	assert_int_equal(pt->nr_ids, 2);
+	assert_int_equal(pt->ids[1], SMP_PT_ID1);
+	assert_ptr_equal(dc_perf_attr_by_id(f, SMP_PT_ID1), pt);
+	assert_ptr_equal(dc_perf_attr_by_id(f, SMP_DUMMY_ID0), dummy);
+	assert_null(dc_perf_attr_by_id(f, 77));
+
+	assert_int_equal(dc_perf_nrcpus(f, &avail, &online), 0);
+	assert_int_equal(avail, 4);
+	assert_int_equal(online, 2);
+	assert_int_equal(dc_perf_cmdline(f, &argc, &argv), 0);
+	assert_int_equal(argc, 5);
+	assert_string_equal(argv[0], "/usr/bin/ptflame");
+	assert_string_equal(argv[4], "./prog arg");
+	assert_int_equal(dc_perf_nr_build_ids(f), 1);
+	b = dc_perf_build_id_at(f, 0);
+	assert_int_equal(b->pid, SMP_PID);
+	assert_int_equal(b->size, 20);
+	assert_int_equal(b->id[0], 0xde);
+	assert_int_equal(b->id[19], 16);
+	assert_int_equal(b->misc, PERF_RECORD_MISC_USER);
+	assert_string_equal(b->filename, SMP_FILE);
+	{
+		uint64_t sz;
+		const char *host = dc_perf_feature(f, HEADER_HOSTNAME, &sz);
+
+		assert_non_null(host);
+		assert_int_equal(sz, 4 + 64);
+		assert_string_equal(host + 4, "samplehost");
+		assert_null(dc_perf_feature(f, HEADER_CPUID, &sz));
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	struct tmpdir t;
+	struct dc_perf_file *f;
+	struct dc_perf_record r;
+	char err[512];
+	const struct pf_auxtrace_index_entry *idx;
+	size_t nidx;
+	uint64_t time = SMP_T0;
+	uint64_t auxtrace_off;
+
+	(void)state;
+	mk_tmp(&t);
+	assert_int_equal(smp_write(t.path, err, sizeof(err)), 0);
+	assert_int_equal(count_entries(t.dir), 1); /* no temporary file left */
+	if (dc_perf_open(t.path, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	check_header(f);
+
+	next_ok(f, &r, PERF_RECORD_AUXTRACE_INFO);
+	assert_false(r.sid.valid);
+	assert_int_equal(r.auxtrace_info.type, PERF_AUXTRACE_INTEL_PT);
+	assert_true(r.auxtrace_info.is_pt);
+	assert_int_equal(r.auxtrace_info.nr_priv, PF_PT_PRIV_MAX);
+	assert_int_equal(r.auxtrace_info.pt.pmu_type, SMP_PT_TYPE);
+	assert_int_equal(r.auxtrace_info.pt.time_mult, smp_pt_info.time_mult);
+	assert_int_equal(r.auxtrace_info.pt.time_zero, smp_pt_info.time_zero);
+	assert_int_equal(r.auxtrace_info.pt.have_sched_switch, 3);
+	assert_int_equal(r.auxtrace_info.pt.tsc_ctc_ratio_n, 2);
+	assert_int_equal(r.auxtrace_info.pt.max_non_turbo_ratio, 20);
+	assert_int_equal(r.auxtrace_info.pt.cyc_bit, 1);
+	assert_string_equal(r.auxtrace_info.pt.filter, "");
+	assert_true(memcmp(&r.auxtrace_info.pt, &smp_pt_info,
+			   offsetof(struct dc_pt_info, filter)) == 0);
+
+	next_ok(f, &r, PERF_RECORD_TIME_CONV);
+	assert_true(r.time_conv.has_ext);
+	assert_int_equal(r.time_conv.time_shift, 10);
+	assert_int_equal(r.time_conv.time_mask, ~0ULL);
+	assert_true(r.time_conv.cap_user_time_zero);
+
+	next_ok(f, &r, PERF_RECORD_COMM);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_ptr_equal(r.attr, dc_perf_attr_at(f, 1));
+	assert_int_equal(r.comm.pid, SMP_PID);
+	assert_int_equal(r.comm.tid, SMP_TID);
+	assert_string_equal(r.comm.comm, SMP_COMM);
+	assert_true(r.comm.exec);
+
+	next_ok(f, &r, PERF_RECORD_MMAP2);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_true(r.mmap.is_mmap2);
+	assert_false(r.mmap.has_build_id);
+	assert_int_equal(r.mmap.start, SMP_MMAP_START);
+	assert_int_equal(r.mmap.len, SMP_MMAP_LEN);
+	assert_int_equal(r.mmap.pgoff, SMP_MMAP_PGOFF);
+	assert_int_equal(r.mmap.maj, 254);
+	assert_int_equal(r.mmap.min, 1);
+	assert_int_equal(r.mmap.ino, SMP_MMAP_INO);
+	assert_int_equal(r.mmap.prot, 5);
+	assert_int_equal(r.mmap.flags, 2);
+	assert_int_equal(r.mmap.cpumode, PERF_RECORD_MISC_USER);
+	assert_string_equal(r.mmap.filename, SMP_FILE);
+
+	next_ok(f, &r, PERF_RECORD_ITRACE_START);
+	check_sid(&r, SMP_PT_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_ptr_equal(r.attr, dc_perf_attr_at(f, 0));
+	assert_int_equal(r.itrace_start.pid, SMP_PID);
+	assert_int_equal(r.itrace_start.tid, SMP_TID);
+
+	next_ok(f, &r, PERF_RECORD_SWITCH_CPU_WIDE);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_false(r.sw.out);
+	assert_false(r.sw.preempt);
+	assert_true(r.sw.cpu_wide);
+
+	next_ok(f, &r, PERF_RECORD_FORK);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_int_equal(r.task.pid, SMP_CHILD);
+	assert_int_equal(r.task.ppid, SMP_PID);
+	assert_int_equal(r.task.tid, SMP_CHILD);
+	assert_int_equal(r.task.ptid, SMP_TID);
+	assert_int_equal(r.task.time, time);
+
+	next_ok(f, &r, PERF_RECORD_SWITCH_CPU_WIDE);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_true(r.sw.out);
+	assert_true(r.sw.preempt);
+	assert_int_equal(r.sw.next_prev_pid, SMP_CHILD);
+	assert_int_equal(r.sw.next_prev_tid, SMP_CHILD);
+
+	next_ok(f, &r, PERF_RECORD_EXIT);
+	check_sid(&r, SMP_DUMMY_ID1, SMP_CHILD, SMP_CHILD, time += 1000, 1);
+	assert_int_equal(r.task.pid, SMP_CHILD);
+
+	next_ok(f, &r, PERF_RECORD_AUX);
+	check_sid(&r, SMP_PT_ID0, SMP_PID, SMP_TID, time += 1000, 0);
+	assert_int_equal(r.aux.aux_size, 0x20);
+	assert_int_equal(r.aux.flags, 0);
+
+	next_ok(f, &r, PERF_RECORD_FINISHED_ROUND);
+
+	next_ok(f, &r, PERF_RECORD_AUXTRACE);
+	auxtrace_off = r.offset;
+	assert_int_equal(r.size, PF_AUXTRACE_HDR_SIZE);
+	assert_int_equal(r.auxtrace.size, 24); /* 23 bytes padded to 8 */
+	assert_int_equal(r.total_size, 48 + 24);
+	assert_int_equal(r.auxtrace.reference, SMP_AUX_REF);
+	assert_int_equal(r.auxtrace.tid, (uint32_t)-1);
+	assert_int_equal(r.auxtrace.cpu, 0);
+	assert_int_equal(r.auxtrace.data_offset, r.offset + 48);
+	assert_memory_equal(r.auxtrace.data, smp_aux_payload, smp_aux_payload_size);
+	assert_int_equal(((const uint8_t *)r.auxtrace.data)[23], 0);
+
+	assert_int_equal(dc_perf_next(f, &r), 0);
+	assert_int_equal(dc_perf_next(f, &r), 0);
+
+	/* The AUXTRACE index points at that record; seek there and re-read. */
+	idx = dc_perf_auxtrace_index(f, &nidx);
+	assert_int_equal(nidx, 1);
+	assert_int_equal(idx[0].file_offset, auxtrace_off);
+	assert_int_equal(idx[0].sz, 48);
+	assert_int_equal(dc_perf_seek(f, idx[0].file_offset), 0);
+	next_ok(f, &r, PERF_RECORD_AUXTRACE);
+	assert_int_equal(r.offset, auxtrace_off);
+	assert_int_equal(dc_perf_seek(f, 0), 0);
+	next_ok(f, &r, PERF_RECORD_AUXTRACE_INFO);
+	assert_true(dc_perf_seek(f, 3) < 0);
+	assert_non_null(strstr(dc_perf_errmsg(f), "outside the data section"));
+	dc_perf_close(f);
+	rm_tmp(&t);
+}
+
+/* In-memory records through dc_perf_parse (no file: sid stays invalid). */
+static void test_parse_records(void **state)
+{
+	uint8_t buf[256];
+	struct dc_perf_record r;
+	char err[256];
+	struct perf_event_header h;
+	uint64_t v;
+
+	(void)state;
+	/* AUX flags */
+	memset(buf, 0, sizeof(buf));
+	h = (struct perf_event_header){ PERF_RECORD_AUX, 0, 32 };
+	memcpy(buf, &h, 8);
+	v = PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION;
+	memcpy(buf + 24, &v, 8);
+	assert_int_equal(dc_perf_parse(NULL, buf, 32, &r, err, sizeof(err)), 0);
+	assert_false(r.sid.valid);
+	assert_int_equal(r.aux.flags, PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION);
+
+	/* SWITCH: preempt only counts with out */
+	h = (struct perf_event_header){ PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, 8 };
+	memcpy(buf, &h, 8);
+	assert_int_equal(dc_perf_parse(NULL, buf, 8, &r, err, sizeof(err)), 0);
+	assert_false(r.sw.out);
+	assert_false(r.sw.preempt);
+	h.misc |= PERF_RECORD_MISC_SWITCH_OUT;
+	memcpy(buf, &h, 8);
+	assert_int_equal(dc_perf_parse(NULL, buf, 8, &r, err, sizeof(err)), 0);
+	assert_true(r.sw.out && r.sw.preempt);
+	assert_false(r.sw.cpu_wide);
+
+	/* MMAP2 with a build id */
+	memset(buf, 0, sizeof(buf));
+	h = (struct perf_event_header){ PERF_RECORD_MMAP2,
+		PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 80 };
+	memcpy(buf, &h, 8);
+	buf[40] = 20;
+	buf[44] = 0xab;
+	buf[63] = 0xcd;
+	memcpy(buf + 72, "/bin/x", 7);
+	assert_int_equal(dc_perf_parse(NULL, buf, 80, &r, err, sizeof(err)), 0);
+	assert_true(r.mmap.has_build_id);
+	assert_int_equal(r.mmap.build_id_size, 20);
+	assert_int_equal(r.mmap.build_id[0], 0xab);
+	assert_int_equal(r.mmap.build_id[19], 0xcd);
+	assert_string_equal(r.mmap.filename, "/bin/x");
+
+	/* An unterminated file name is an error, not a read past the record. */
+	memset(buf + 72, 'x', 8);
+	assert_true(dc_perf_parse(NULL, buf, 80, &r, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "unterminated"));
+
+	/* Old 32-byte TIME_CONV */
+	memset(buf, 0, sizeof(buf));
+	h = (struct perf_event_header){ PERF_RECORD_TIME_CONV, 0, 32 };
+	memcpy(buf, &h, 8);
+	v = 7;
+	memcpy(buf + 8, &v, 8);
+	assert_int_equal(dc_perf_parse(NULL, buf, 32, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.time_conv.time_shift, 7);
+	assert_false(r.time_conv.has_ext);
+
+	/* Unknown types come back unparsed, with their size. */
+	h = (struct perf_event_header){ 200, 0, 24 };
+	memcpy(buf, &h, 8);
+	assert_int_equal(dc_perf_parse(NULL, buf, 24, &r, err, sizeof(err)), 0);
+	assert_false(r.parsed);
+	assert_int_equal(r.total_size, 24);
+	assert_null(dc_perf_type_name(200));
+	assert_string_equal(dc_perf_type_name(PERF_RECORD_AUXTRACE), "AUXTRACE");
+	assert_string_equal(dc_perf_type_name(PERF_RECORD_SWITCH_CPU_WIDE), "SWITCH_CPU_WIDE");
+
+	/* Too short for its type; AUXTRACE payload past the end. */
+	h = (struct perf_event_header){ PERF_RECORD_FORK, 0, 16 };
+	memcpy(buf, &h, 8);
+	assert_true(dc_perf_parse(NULL, buf, 16, &r, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "FORK record too short"));
+	memset(buf, 0, sizeof(buf));
+	h = (struct perf_event_header){ PERF_RECORD_AUXTRACE, 0, 48 };
+	memcpy(buf, &h, 8);
+	v = 100;
+	memcpy(buf + 8, &v, 8);
+	assert_true(dc_perf_parse(NULL, buf, 48 + 99, &r, err, sizeof(err)) < 0);
+	assert_int_equal(dc_perf_parse(NULL, buf, 48 + 100, &r, err, sizeof(err)), 0);
+	assert_ptr_equal(r.auxtrace.data, buf + 48);
+}
+
+/* ID_INDEX records map more ids to attrs while iterating. */
+static void test_id_index(void **state)
+{
+	struct tmpdir t;
+	struct rc_perf_writer *w;
+	struct dc_perf_file *f;
+	struct dc_perf_record r;
+	struct perf_event_attr a;
+	uint64_t ids0[] = { 11 }, ids1[] = { 22 };
+	uint8_t rec[16 + 32 + 8];
+	struct perf_event_header h;
+	uint64_t v;
+	char err[256];
+	struct dc_sample_id sid = { .id = 22, .pid = 5, .tid = 6, .time = 99 };
+
+	(void)state;
+	mk_tmp(&t);
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	assert_int_equal(rc_perf_add_attr(w, &a, ids0, 1), 0);
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	assert_int_equal(rc_perf_add_attr(w, &a, ids1, 1), 0);
+	/* ID_INDEX: id 33 belongs to attr 1 */
+	memset(rec, 0, sizeof(rec));
+	h = (struct perf_event_header){ PERF_RECORD_ID_INDEX, 0, 16 + 32 };
+	memcpy(rec, &h, 8);
+	v = 1;
+	memcpy(rec + 8, &v, 8);
+	v = 33;
+	memcpy(rec + 16, &v, 8);
+	v = 1;
+	memcpy(rec + 24, &v, 8);
+	assert_int_equal(rc_perf_write(w, rec), 0);
+	/* An ITRACE_START whose trailer carries id 33 (written raw). */
+	assert_int_equal(rc_perf_itrace_start(w, 5, 6, &sid), 0);
+	memset(rec, 0, sizeof(rec));
+	h = (struct perf_event_header){ PERF_RECORD_ITRACE_START, 0, 16 + 24 };
+	memcpy(rec, &h, 8);
+	v = (6ULL << 32) | 5;
+	memcpy(rec + 16, &v, 8);
+	v = 1234;
+	memcpy(rec + 24, &v, 8);
+	v = 33;
+	memcpy(rec + 32, &v, 8);
+	assert_int_equal(rc_perf_write(w, rec), 0);
+	/* attrs are fixed once records started */
+	assert_int_equal(rc_perf_add_attr(w, &a, ids1, 1), -EINVAL);
+	rc_perf_abort(w);
+	assert_int_equal(count_entries(t.dir), 0);
+
+	/* again without the failed add_attr, which poisons the writer */
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	a.config = PERF_COUNT_SW_DUMMY;
+	assert_int_equal(rc_perf_add_attr(w, &a, ids0, 1), 0);
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	assert_int_equal(rc_perf_add_attr(w, &a, ids1, 1), 0);
+	memset(rec, 0, sizeof(rec));
+	h = (struct perf_event_header){ PERF_RECORD_ID_INDEX, 0, 16 + 32 };
+	memcpy(rec, &h, 8);
+	v = 1;
+	memcpy(rec + 8, &v, 8);
+	v = 33;
+	memcpy(rec + 16, &v, 8);
+	v = 1;
+	memcpy(rec + 24, &v, 8);
+	assert_int_equal(rc_perf_write(w, rec), 0);
+	h = (struct perf_event_header){ PERF_RECORD_ITRACE_START, 0, 16 + 24 };
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, &h, 8);
+	v = (6ULL << 32) | 5;
+	memcpy(rec + 16, &v, 8);
+	v = 1234;
+	memcpy(rec + 24, &v, 8);
+	v = 33;
+	memcpy(rec + 32, &v, 8);
+	assert_int_equal(rc_perf_write(w, rec), 0);
+	assert_int_equal(rc_perf_close(w), 0);
+
+	if (dc_perf_open(t.path, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_null(dc_perf_attr_by_id(f, 33));
+	next_ok(f, &r, PERF_RECORD_ID_INDEX);
+	assert_int_equal(r.id_index.nr, 1);
+	assert_ptr_equal(dc_perf_attr_by_id(f, 33), dc_perf_attr_at(f, 1));
+	next_ok(f, &r, PERF_RECORD_ITRACE_START);
+	assert_ptr_equal(r.attr, dc_perf_attr_at(f, 1));
+	assert_true(r.sid.valid);
+	assert_int_equal(r.sid.id, 33);
+	assert_int_equal(r.sid.time, 1234);
+	assert_int_equal(r.sid.tid, 6);
+	dc_perf_close(f);
+	rm_tmp(&t);
+}
+
+static void test_writer_rules(void **state)
+{
+	struct tmpdir t;
+	struct rc_perf_writer *w;
+	struct perf_event_attr a;
+	uint64_t id = 1;
+	char err[256];
+	struct stat st;
+	struct dc_sample_id sid = { .id = 1 };
+
+	(void)state;
+	mk_tmp(&t);
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	/* Nothing under the final name until close. */
+	assert_int_equal(stat(t.path, &st), -1);
+	assert_int_equal(count_entries(t.dir), 1);
+	memset(&a, 0, sizeof(a));
+	a.size = 136; /* perf 6.1 cannot read it */
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), -EINVAL);
+	assert_non_null(strstr(rc_perf_errmsg(w), "attr size 136"));
+	rc_perf_abort(w);
+	assert_int_equal(count_entries(t.dir), 0);
+
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	a.size = 0; /* default size */
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
+	assert_int_equal(rc_perf_auxtrace(w, "abc", 3, 0, 0, 0, 0, 0), -EINVAL);
+	assert_non_null(strstr(rc_perf_errmsg(w), "reference"));
+	/* a failed writer cannot be closed into a file */
+	assert_true(rc_perf_finish(w, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "reference"));
+	assert_int_equal(count_entries(t.dir), 0);
+
+	/* a sample id of no attr (with two attrs) is refused */
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
+	id = 2;
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
+	sid.id = 3;
+	assert_int_equal(rc_perf_itrace_start(w, 1, 2, &sid), -EINVAL);
+	rc_perf_abort(w);
+
+	/* the smallest good file: one attr, no records */
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
+	assert_int_equal(rc_perf_close(w), 0);
+	assert_int_equal(stat(t.path, &st), 0);
+	assert_int_equal(count_entries(t.dir), 1);
+	{
+		struct dc_perf_file *f;
+		struct dc_perf_record r;
+
+		assert_int_equal(dc_perf_open(t.path, &f, err, sizeof(err)), 0);
+		assert_int_equal(dc_perf_attr_at(f, 0)->file_attr_size, PF_ATTR_SIZE_MAX_PERF61);
+		assert_int_equal(dc_perf_next(f, &r), 0);
+		dc_perf_close(f);
+	}
+	rm_tmp(&t);
+}
+
+static void test_tsc_to_ns(void **state)
+{
+	struct dc_pt_info pt = { .time_shift = 10, .time_mult = 642, .time_zero = 1000 };
+	uint64_t tsc = 123456789012ULL;
+	unsigned __int128 want = (unsigned __int128)tsc * 642;
+
+	(void)state;
+	/* (tsc * mult) >> shift, computed without overflow, plus zero */
+	assert_int_equal(dc_pt_tsc_to_ns(&pt, tsc), (uint64_t)(want >> 10) + 1000);
+	assert_int_equal(dc_pt_tsc_to_ns(&pt, 0), 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_parse_records),
+		cmocka_unit_test(test_id_index),
+		cmocka_unit_test(test_writer_rules),
+		cmocka_unit_test(test_tsc_to_ns),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
