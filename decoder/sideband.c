@@ -1,0 +1,512 @@
+/* ptflame - decoder/sideband.c: threads, processes, mappings and the thread
+ * of each CPU over time, from perf.data's non-AUX records. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "decoder/dc_hash.h"
+#include "decoder/perfdata.h"
+#include "decoder/sideband.h"
+
+struct sb_thread {
+	uint32_t pid, tid;
+	char comm[32];
+};
+
+/* One "from time on, cpu runs tid" entry. */
+struct sb_cpu_ent {
+	uint64_t time;
+	uint32_t pid, tid;
+};
+
+struct sb_cpu {
+	struct sb_cpu_ent *ents;
+	size_t n, cap;
+};
+
+struct dc_sideband {
+	struct dc_hash tid_idx;      /* tid -> index in threads */
+	struct sb_thread *threads;
+	size_t nthreads, cap_threads;
+	struct dc_hash pid_idx;      /* pid -> index in procs */
+	struct dc_sb_proc **procs;
+	size_t nprocs, cap_procs;
+	struct sb_cpu *cpus;
+	size_t ncpus;
+};
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+int dc_sb_new(struct dc_sideband **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static void proc_free(struct dc_sb_proc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	free(p);
+}
+
+void dc_sb_free(struct dc_sideband *sb)
+{
+	if (!sb)
+		return;
+	for (size_t i = 0; i < sb->nprocs; i++)
+		proc_free(sb->procs[i]);
+	free(sb->procs);
+	free(sb->threads);
+	for (size_t i = 0; i < sb->ncpus; i++)
+		free(sb->cpus[i].ents);
+	free(sb->cpus);
+	dc_hash_free(&sb->tid_idx);
+	dc_hash_free(&sb->pid_idx);
+	free(sb);
+}
+
+/* ---- threads and processes ---------------------------------------------- */
+
+static struct sb_thread *thread_get(const struct dc_sideband *sb, uint32_t tid)
+{
+	uint64_t i;
+
+	return dc_hash_get(&sb->tid_idx, tid, &i) ? &sb->threads[i] : NULL;
+}
+
+int dc_sb_thread(struct dc_sideband *sb, uint32_t pid, uint32_t tid)
+{
+	struct sb_thread *t = thread_get(sb, tid);
+	int ret;
+
+	if (t) {
+		t->pid = pid;   /* tid reuse by another process */
+		return 0;
+	}
+	ret = grow((void **)&sb->threads, &sb->cap_threads, sb->nthreads + 1,
+		   sizeof(*sb->threads));
+	if (ret)
+		return ret;
+	ret = dc_hash_put(&sb->tid_idx, tid, sb->nthreads);
+	if (ret)
+		return ret;
+	t = &sb->threads[sb->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	return 0;
+}
+
+struct dc_sb_proc *dc_sb_proc(const struct dc_sideband *sb, uint32_t pid)
+{
+	uint64_t i;
+
+	return dc_hash_get(&sb->pid_idx, pid, &i) ? sb->procs[i] : NULL;
+}
+
+static struct dc_sb_proc *proc_get(struct dc_sideband *sb, uint32_t pid)
+{
+	struct dc_sb_proc *p = dc_sb_proc(sb, pid);
+
+	if (p)
+		return p;
+	if (grow((void **)&sb->procs, &sb->cap_procs, sb->nprocs + 1, sizeof(*sb->procs)))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	if (dc_hash_put(&sb->pid_idx, pid, sb->nprocs)) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	sb->procs[sb->nprocs++] = p;
+	return p;
+}
+
+int dc_sb_comm(struct dc_sideband *sb, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct sb_thread *t;
+	int ret = dc_sb_thread(sb, pid, tid);
+
+	if (ret)
+		return ret;
+	t = thread_get(sb, tid);
+	strncpy(t->comm, comm, sizeof(t->comm) - 1);
+	t->comm[sizeof(t->comm) - 1] = 0;
+	return 0;
+}
+
+int dc_sb_thread_pid(const struct dc_sideband *sb, uint32_t tid, uint32_t *pid)
+{
+	const struct sb_thread *t = thread_get(sb, tid);
+
+	if (!t)
+		return -ENOENT;
+	*pid = t->pid;
+	return 0;
+}
+
+const char *dc_sb_thread_comm(const struct dc_sideband *sb, uint32_t tid)
+{
+	const struct sb_thread *t = thread_get(sb, tid);
+
+	return t && t->comm[0] ? t->comm : NULL;
+}
+
+size_t dc_sb_nr_threads(const struct dc_sideband *sb) { return sb->nthreads; }
+size_t dc_sb_nr_procs(const struct dc_sideband *sb) { return sb->nprocs; }
+
+/* ---- mappings ----------------------------------------------------------- */
+
+static int map_push(struct dc_sb_proc *p, const struct dc_sb_map *m, const char *path)
+{
+	struct dc_sb_map *n;
+	int ret = grow((void **)&p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
+
+	if (ret)
+		return ret;
+	n = &p->maps[p->nmaps];
+	*n = *m;
+	n->path = strdup(path ? path : "");
+	if (!n->path)
+		return -ENOMEM;
+	n->dso = -1;
+	p->nmaps++;
+	p->maps_gen++;
+	return 0;
+}
+
+/* A new mapping [start, end) at time t ends every live mapping it
+ * overlaps; the parts of those outside the range live on as new maps. */
+static int map_punch(struct dc_sb_proc *p, uint64_t start, uint64_t end, uint64_t t)
+{
+	size_t n = p->nmaps;
+
+	for (size_t i = 0; i < n; i++) {
+		struct dc_sb_map old = p->maps[i];
+		int ret;
+
+		if (old.t_end != UINT64_MAX || old.end <= start || old.start >= end)
+			continue;
+		p->maps[i].t_end = t;
+		p->maps_gen++;
+		old.t_start = t;
+		old.t_end = UINT64_MAX;
+		if (old.start < start) {
+			struct dc_sb_map lo = old;
+
+			lo.end = start;
+			if ((ret = map_push(p, &lo, old.path)))
+				return ret;
+		}
+		if (old.end > end) {
+			struct dc_sb_map hi = old;
+
+			hi.pgoff += end - old.start;
+			hi.start = end;
+			if ((ret = map_push(p, &hi, old.path)))
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t start,
+	       uint64_t len, uint64_t pgoff, const char *path,
+	       const uint8_t *build_id, size_t build_id_size)
+{
+	struct dc_sb_proc *p = proc_get(sb, pid);
+	struct dc_sb_map m;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	if (!len || start + len < start)
+		return 0;
+	ret = map_punch(p, start, start + len, time);
+	if (ret)
+		return ret;
+	memset(&m, 0, sizeof(m));
+	m.start = start;
+	m.end = start + len;
+	m.pgoff = pgoff;
+	m.t_start = time;
+	m.t_end = UINT64_MAX;
+	if (build_id && build_id_size) {
+		m.build_id_size = build_id_size > 20 ? 20 : (uint8_t)build_id_size;
+		memcpy(m.build_id, build_id, m.build_id_size);
+	}
+	return map_push(p, &m, path);
+}
+
+int dc_sb_exec(struct dc_sideband *sb, uint32_t pid, uint64_t time)
+{
+	struct dc_sb_proc *p = proc_get(sb, pid);
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].t_end == UINT64_MAX)
+			p->maps[i].t_end = time;
+	p->exec_gen++;
+	p->maps_gen++;
+	return 0;
+}
+
+int dc_sb_fork(struct dc_sideband *sb, uint32_t ppid, uint32_t pid, uint32_t tid,
+	       uint64_t time)
+{
+	struct dc_sb_proc *parent, *child;
+	int ret = dc_sb_thread(sb, pid, tid);
+
+	if (ret || pid == ppid)
+		return ret;
+	/* A new process: it starts with a copy of the parent's mappings. */
+	child = proc_get(sb, pid);
+	parent = dc_sb_proc(sb, ppid);
+	if (!child)
+		return -ENOMEM;
+	if (!parent || parent == child)
+		return 0;
+	for (size_t i = 0; i < parent->nmaps; i++) {
+		struct dc_sb_map m = parent->maps[i];
+
+		if (m.t_end != UINT64_MAX)
+			continue;
+		m.t_start = time;
+		if ((ret = map_push(child, &m, parent->maps[i].path)))
+			return ret;
+		/* parent may have moved: map_push reallocs the child only */
+	}
+	return 0;
+}
+
+static bool map_live_at(const struct dc_sb_map *m, uint64_t time)
+{
+	if (time == DC_SB_NOW)
+		return m->t_end == UINT64_MAX;
+	return m->t_start <= time && time < m->t_end;
+}
+
+struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
+				 uint64_t time, uint64_t ip)
+{
+	struct dc_sb_proc *p = dc_sb_proc(sb, pid);
+	struct dc_sb_map *m;
+
+	if (!p || !p->nmaps)
+		return NULL;
+	if (p->last_hit < p->nmaps) {
+		m = &p->maps[p->last_hit];
+		if (ip >= m->start && ip < m->end && map_live_at(m, time))
+			return m;
+	}
+	/* Newest first: a later mapping shadows an older one at the same time
+	 * stamp (synthesized records all carry time 0). */
+	for (size_t i = p->nmaps; i-- > 0;) {
+		m = &p->maps[i];
+		if (ip >= m->start && ip < m->end && map_live_at(m, time)) {
+			p->last_hit = i;
+			return m;
+		}
+	}
+	/* Before the first record of a mapping (time older than the
+	 * synthesized state): answer with the oldest mapping of ip. */
+	for (size_t i = 0; i < p->nmaps; i++) {
+		m = &p->maps[i];
+		if (ip >= m->start && ip < m->end && time < m->t_start)
+			return m;
+	}
+	return NULL;
+}
+
+/* ---- CPUs --------------------------------------------------------------- */
+
+int dc_sb_set_cpu(struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+		  uint32_t pid, uint32_t tid)
+{
+	struct sb_cpu *c;
+	size_t i;
+	int ret;
+
+	if (cpu >= 65536)
+		return 0;
+	if (cpu >= sb->ncpus) {
+		struct sb_cpu *n = realloc(sb->cpus, (cpu + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		memset(n + sb->ncpus, 0, (cpu + 1 - sb->ncpus) * sizeof(*n));
+		sb->cpus = n;
+		sb->ncpus = cpu + 1;
+	}
+	c = &sb->cpus[cpu];
+	ret = grow((void **)&c->ents, &c->cap, c->n + 1, sizeof(*c->ents));
+	if (ret)
+		return ret;
+	/* Records arrive nearly sorted: insert from the back. */
+	for (i = c->n; i > 0 && c->ents[i - 1].time > time; i--)
+		;
+	memmove(&c->ents[i + 1], &c->ents[i], (c->n - i) * sizeof(*c->ents));
+	c->ents[i].time = time;
+	c->ents[i].pid = pid;
+	c->ents[i].tid = tid;
+	c->n++;
+	return 0;
+}
+
+int dc_sb_cpu_tid(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+		  uint32_t *pid, uint32_t *tid)
+{
+	const struct sb_cpu *c;
+	size_t lo = 0, hi;
+
+	if (cpu >= sb->ncpus || !sb->cpus[cpu].n)
+		return -ENOENT;
+	c = &sb->cpus[cpu];
+	hi = c->n;
+	/* last entry with ents.time <= time */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->ents[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	*pid = c->ents[lo - 1].pid;
+	*tid = c->ents[lo - 1].tid;
+	return 0;
+}
+
+void dc_sb_prune(struct dc_sideband *sb, uint64_t time)
+{
+	for (size_t i = 0; i < sb->ncpus; i++) {
+		struct sb_cpu *c = &sb->cpus[i];
+		size_t k = 0;
+
+		/* keep the last entry at or before time */
+		while (k + 1 < c->n && c->ents[k + 1].time <= time)
+			k++;
+		if (k) {
+			memmove(c->ents, c->ents + k, (c->n - k) * sizeof(*c->ents));
+			c->n -= k;
+		}
+	}
+	for (size_t i = 0; i < sb->nprocs; i++) {
+		struct dc_sb_proc *p = sb->procs[i];
+		size_t w = 0;
+
+		for (size_t r = 0; r < p->nmaps; r++) {
+			if (p->maps[r].t_end <= time) {
+				free(p->maps[r].path);
+				continue;
+			}
+			p->maps[w++] = p->maps[r];
+		}
+		if (w != p->nmaps) {
+			p->nmaps = w;
+			p->last_hit = 0;
+			p->maps_gen++;
+		}
+	}
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static bool sid_cpu(const struct dc_perf_record *rec, uint32_t *cpu)
+{
+	if (!rec->sid.valid || !(rec->sid.sample_type & PERF_SAMPLE_CPU))
+		return false;
+	*cpu = rec->sid.cpu;
+	return true;
+}
+
+static bool sid_tid(const struct dc_perf_record *rec)
+{
+	return rec->sid.valid && (rec->sid.sample_type & PERF_SAMPLE_TID);
+}
+
+int dc_sb_apply(struct dc_sideband *sb, const struct dc_perf_record *rec, uint64_t time)
+{
+	uint32_t cpu;
+	int ret;
+
+	if (!rec->parsed)
+		return DC_SB_NONE;
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		if (rec->comm.exec && (ret = dc_sb_exec(sb, rec->comm.pid, time)))
+			return ret;
+		ret = dc_sb_comm(sb, rec->comm.pid, rec->comm.tid, rec->comm.comm);
+		return ret ? ret : DC_SB_COMM;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		const struct dc_rec_mmap *m = &rec->mmap;
+
+		if (m->data || (m->is_mmap2 && !(m->prot & PROT_EXEC)))
+			return DC_SB_NONE;
+		if (m->cpumode == PERF_RECORD_MISC_KERNEL || m->pid == UINT32_MAX)
+			return DC_SB_NONE;
+		ret = dc_sb_mmap(sb, m->pid, time, m->start, m->len, m->pgoff, m->filename,
+				 m->has_build_id ? m->build_id : NULL,
+				 m->has_build_id ? m->build_id_size : 0);
+		if (!ret && !thread_get(sb, m->tid))
+			ret = dc_sb_thread(sb, m->pid, m->tid);
+		return ret ? ret : DC_SB_MMAP;
+	}
+	case PERF_RECORD_FORK:
+		ret = dc_sb_fork(sb, rec->task.ppid, rec->task.pid, rec->task.tid, time);
+		return ret ? ret : DC_SB_FORK;
+	case PERF_RECORD_EXIT:
+		return DC_SB_EXIT;
+	case PERF_RECORD_ITRACE_START:
+		ret = dc_sb_thread(sb, rec->itrace_start.pid, rec->itrace_start.tid);
+		if (!ret && sid_cpu(rec, &cpu))
+			ret = dc_sb_set_cpu(sb, cpu, time, rec->itrace_start.pid,
+					    rec->itrace_start.tid);
+		return ret ? ret : DC_SB_ITRACE_START;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		const struct dc_rec_switch *s = &rec->sw;
+		bool have_cpu = sid_cpu(rec, &cpu);
+
+		ret = 0;
+		if (s->out) {
+			if (s->cpu_wide && have_cpu)
+				ret = dc_sb_set_cpu(sb, cpu, time, s->next_prev_pid,
+						    s->next_prev_tid);
+			return ret ? ret : DC_SB_SWITCH_OUT;
+		}
+		if (have_cpu && sid_tid(rec))
+			ret = dc_sb_set_cpu(sb, cpu, time, rec->sid.pid, rec->sid.tid);
+		if (!ret && sid_tid(rec) && !thread_get(sb, rec->sid.tid) && rec->sid.tid)
+			ret = dc_sb_thread(sb, rec->sid.pid, rec->sid.tid);
+		return ret ? ret : DC_SB_SWITCH_IN;
+	}
+	default:
+		return DC_SB_NONE;
+	}
+}

@@ -1,0 +1,107 @@
+/* ptflame - decoder/sideband.h: the sideband model of a recording.
+ *
+ * Fed the non-AUX records of a perf.data file in time order (dc_sb_apply),
+ * it knows: threads (tid -> pid) and their comms; each process's executable
+ * file mappings over time (mid-trace mmap, exec, fork copying the parent's
+ * maps); the thread running on each CPU over time (SWITCH_CPU_WIDE,
+ * ITRACE_START, per-thread SWITCH).
+ *
+ * Time-indexed queries answer for any time not older than the last
+ * dc_sb_prune() watermark, so a consumer may apply records ahead of the
+ * time it asks about. Memory: live state plus the history newer than the
+ * watermark. Part of decoder/decoder.h's public interface.
+ */
+#ifndef PTFLAME_SIDEBAND_H
+#define PTFLAME_SIDEBAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dc_perf_record;
+
+#define DC_SB_NOW UINT64_MAX   /* "the latest state" for a time argument */
+#define DC_SB_NO_TID UINT32_MAX
+
+/* One executable file mapping of a process, valid in [t_start, t_end). */
+struct dc_sb_map {
+	uint64_t start, end;       /* [start, end) virtual addresses           */
+	uint64_t pgoff;            /* file offset of start                     */
+	uint64_t t_start, t_end;   /* t_end UINT64_MAX while mapped            */
+	char *path;                /* as recorded ("[vdso]" for the vdso)      */
+	uint8_t build_id[20];
+	uint8_t build_id_size;     /* 0: unknown                               */
+	int dso;                   /* symbolizer's dso id, -1 until resolved   */
+};
+
+/* A process (address space). exec starts a new generation: its old maps
+ * end at the exec time. */
+struct dc_sb_proc {
+	uint32_t pid;
+	uint32_t exec_gen;         /* bumped by exec                           */
+	uint32_t maps_gen;         /* bumped by any mapping change             */
+	struct dc_sb_map *maps;    /* in the order they were added            */
+	size_t nmaps, cap;
+	size_t last_hit;           /* lookup cache                             */
+};
+
+struct dc_sideband;
+
+int dc_sb_new(struct dc_sideband **out);
+void dc_sb_free(struct dc_sideband *sb);
+
+/* What a record changed, for a caller turning sideband into events. */
+enum dc_sb_effect {
+	DC_SB_NONE = 0,
+	DC_SB_COMM,          /* a comm (exec or rename)                        */
+	DC_SB_MMAP,          /* an executable mapping added                    */
+	DC_SB_FORK,          /* a thread or process created                    */
+	DC_SB_EXIT,          /* a thread exited                                */
+	DC_SB_SWITCH_IN,     /* sid tid was switched in on sid cpu             */
+	DC_SB_SWITCH_OUT,    /* sid tid was switched out                       */
+	DC_SB_ITRACE_START,  /* tracing of a thread started on a cpu           */
+};
+
+/* Apply one record at time `time` (the record's sample time; non-decreasing
+ * across calls for correct history). Records of other types are ignored.
+ * Returns the effect (>= 0) or -ENOMEM. */
+int dc_sb_apply(struct dc_sideband *sb, const struct dc_perf_record *rec, uint64_t time);
+
+/* Direct model updates (what dc_sb_apply does per record; for tests and
+ * for the perf-script importer). pid 0 / tid 0 are the idle task. */
+int dc_sb_set_cpu(struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+		  uint32_t pid, uint32_t tid);
+int dc_sb_thread(struct dc_sideband *sb, uint32_t pid, uint32_t tid);
+int dc_sb_fork(struct dc_sideband *sb, uint32_t ppid, uint32_t pid, uint32_t tid,
+	       uint64_t time);
+int dc_sb_exec(struct dc_sideband *sb, uint32_t pid, uint64_t time);
+int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t start,
+	       uint64_t len, uint64_t pgoff, const char *path,
+	       const uint8_t *build_id, size_t build_id_size);
+int dc_sb_comm(struct dc_sideband *sb, uint32_t pid, uint32_t tid, const char *comm);
+
+/* The thread on `cpu` at `time`: 0 with pid and tid set, or -ENOENT when no
+ * record said so yet. An idle CPU answers tid 0. */
+int dc_sb_cpu_tid(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+		  uint32_t *pid, uint32_t *tid);
+/* The process of a thread, or -ENOENT. */
+int dc_sb_thread_pid(const struct dc_sideband *sb, uint32_t tid, uint32_t *pid);
+/* The thread's last comm, or NULL. */
+const char *dc_sb_thread_comm(const struct dc_sideband *sb, uint32_t tid);
+
+/* The process, or NULL. */
+struct dc_sb_proc *dc_sb_proc(const struct dc_sideband *sb, uint32_t pid);
+/* The mapping of process pid containing ip at time (DC_SB_NOW: latest), or
+ * NULL. The pointer is valid until the next change to the model. */
+struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
+				 uint64_t time, uint64_t ip);
+
+/* Forget history older than time (queries for earlier times become
+ * approximate: they answer with the oldest state kept). */
+void dc_sb_prune(struct dc_sideband *sb, uint64_t time);
+
+/* Counters. */
+size_t dc_sb_nr_threads(const struct dc_sideband *sb);
+size_t dc_sb_nr_procs(const struct dc_sideband *sb);
+
+#endif

@@ -1,0 +1,1035 @@
+/* ptflame - decoder/symbols.c: function symbols of ELF binaries with libelf,
+ * PLT stubs named `func@plt`, separate debuginfo, demangling with
+ * libiberty, and a per-(process, address) cache. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty/demangle.h>
+
+#include "decoder/dc_hash.h"
+#include "decoder/sideband.h"
+#include "decoder/symbols.h"
+
+struct sym {
+	uint64_t start, end;    /* ELF vaddrs, [start, end) */
+	uint32_t name;          /* offset in dso->names */
+	uint8_t prio;           /* lower wins among symbols at one address */
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct dso {
+	char *path;
+	uint8_t bid[20];
+	uint8_t bid_size;
+	bool loaded;
+	bool missing;
+	char *code_file;        /* file with the code, NULL when missing */
+	char *unknown_name;     /* "[unknown] (path)" */
+	struct seg *segs;
+	size_t nsegs;
+	struct sym *syms;       /* sorted by start, no two at one start */
+	size_t nsyms;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+struct cache_ent {
+	uint32_t pid, gen;
+	uint64_t ip;
+	uint64_t key, lo, hi;
+};
+
+struct dc_symbols {
+	struct dc_symbols_opts opts;
+	char *debug_dir, *buildid_dir, *symfs;
+	struct dc_sideband *sb;
+	struct dso **dsos;
+	size_t ndsos, cap_dsos;
+	struct dc_hash dso_by_name;     /* hash of path -> candidate index chain */
+	char **missing;
+	size_t nmissing;
+	struct dc_hash cache_idx;       /* mixed (pid, ip) -> index in cache */
+	struct cache_ent *cache;
+	size_t ncache, cap_cache;
+	uint64_t lookups, hits;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+	return h & (UINT64_MAX >> 1);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void warn(struct dc_symbols *s, const char *fmt, const char *a, const char *b)
+{
+	char msg[1024];
+
+	if (!s->opts.warn)
+		return;
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	s->opts.warn(s->opts.warn_ctx, msg);
+}
+
+static void bid_hex(const uint8_t *bid, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", bid[i]);
+	out[2 * n] = 0;
+}
+
+char *dc_sym_demangle(const char *name)
+{
+	if (!name || !name[0])
+		return NULL;
+	/* C++ (_Z), Rust legacy (_ZN..17h<hash>E) and v0 (_R). */
+	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2) && strncmp(name, "__Z", 3))
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+}
+
+/* ---- ELF reading -------------------------------------------------------- */
+
+struct elfh {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_open_file(const char *path, struct elfh *h)
+{
+	h->elf = NULL;
+	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (h->fd < 0)
+		return -errno;
+	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
+		if (h->elf)
+			elf_end(h->elf);
+		close(h->fd);
+		h->elf = NULL;
+		h->fd = -1;
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static void elf_close(struct elfh *h)
+{
+	if (h->elf)
+		elf_end(h->elf);
+	if (h->fd >= 0)
+		close(h->fd);
+	h->elf = NULL;
+	h->fd = -1;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The GNU build-id note, or 0 bytes. */
+static size_t elf_build_id(Elf *elf, uint8_t *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) && nh.n_descsz) {
+				size_t n = nh.n_descsz > 20 ? 20 : nh.n_descsz;
+
+				memcpy(out, (char *)d->d_buf + doff, n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+
+	return p && !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+/* Does the file at path carry build-id bid (or is bid unknown)? */
+static bool file_matches(const char *path, const uint8_t *bid, size_t n)
+{
+	struct elfh h;
+	uint8_t got[20];
+	size_t gn;
+	bool ok;
+
+	if (!file_exists(path) || elf_open_file(path, &h))
+		return false;
+	gn = elf_build_id(h.elf, got);
+	ok = !n || !gn || (gn == n && !memcmp(got, bid, n));
+	elf_close(&h);
+	return ok;
+}
+
+/* ---- dso symbols -------------------------------------------------------- */
+
+static int name_add(struct dso *d, const char *name, uint32_t *off)
+{
+	size_t n = strlen(name) + 1;
+
+	if (d->names_len + n > d->names_cap) {
+		size_t ncap = d->names_cap ? d->names_cap * 2 : 4096;
+		char *nn;
+
+		while (ncap < d->names_len + n)
+			ncap *= 2;
+		nn = realloc(d->names, ncap);
+		if (!nn)
+			return -ENOMEM;
+		d->names = nn;
+		d->names_cap = ncap;
+	}
+	memcpy(d->names + d->names_len, name, n);
+	*off = (uint32_t)d->names_len;
+	d->names_len += n;
+	return 0;
+}
+
+struct symvec {
+	struct sym *v;
+	size_t n, cap;
+};
+
+static int sym_add(struct dso *d, struct symvec *sv, uint64_t start, uint64_t size,
+		   const char *name, uint8_t prio, bool demangle)
+{
+	char *dm = demangle ? dc_sym_demangle(name) : NULL;
+	struct sym *e;
+	int ret;
+
+	if (sv->n == sv->cap) {
+		size_t ncap = sv->cap ? sv->cap * 2 : 256;
+		struct sym *nv = realloc(sv->v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(dm);
+			return -ENOMEM;
+		}
+		sv->v = nv;
+		sv->cap = ncap;
+	}
+	e = &sv->v[sv->n];
+	ret = name_add(d, dm ? dm : name, &e->name);
+	free(dm);
+	if (ret)
+		return ret;
+	e->start = start;
+	e->end = size ? start + size : 0;   /* 0: up to the next symbol */
+	e->prio = prio;
+	sv->n++;
+	return 0;
+}
+
+/* Function symbols of one symbol table. prio_base orders tables: .symtab
+ * names beat .dynsym names for the same address. */
+static int read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
+		       uint8_t prio_base, bool demangle)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	size_t n;
+
+	if (!gelf_getshdr(scn, &shdr) || !shdr.sh_entsize)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
+	n = shdr.sh_size / shdr.sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type, bind, ret;
+		uint8_t prio;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		/* Among aliases prefer sized, then global, then weak, then local. */
+		prio = prio_base + (sym.st_size ? 0 : 8) +
+		       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
+		ret = sym_add(d, sv, sym.st_value, sym.st_size, name, prio, demangle);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* GOT slot address -> .dynsym name, from .rela.plt and .rela.dyn. */
+struct gotname {
+	uint64_t got;
+	const char *name;
+};
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct gotname *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
+{
+	Elf_Scn *scn = NULL;
+	struct gotname *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr, symsh;
+		Elf_Data *data, *symd;
+		Elf_Scn *symscn;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, shdr.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		symd = elf_getdata(symscn, NULL);
+		if (!data || !symd)
+			continue;
+		cnt = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < cnt; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *name;
+			unsigned type;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				continue;
+			type = (unsigned)GELF_R_TYPE(r.r_info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+			if (!name || !name[0])
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct gotname *nv = realloc(v, ncap * sizeof(*nv));
+
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = ncap;
+			}
+			v[n].got = r.r_offset;
+			v[n].name = name;
+			n++;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_got);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static const char *got_lookup(const struct gotname *v, size_t n, uint64_t got)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].got == got ? v[lo].name : NULL;
+}
+
+/* Name each PLT stub by the GOT slot its `jmp *disp(%rip)` (ff 25, maybe
+ * after a bnd f2 prefix and an endbr64) goes through. Works for lazy .plt,
+ * .plt.sec (IBT) and .plt.got layouts alike; PLT0 has no slot name. */
+static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
+{
+	static const char *const secs[] = { ".plt", ".plt.sec", ".plt.got" };
+	struct gotname *gv;
+	size_t ng;
+	int ret = collect_relocs(elf, &gv, &ng);
+
+	if (ret || !ng) {
+		free(gv);
+		return ret;
+	}
+	for (size_t k = 0; k < sizeof(secs) / sizeof(secs[0]); k++) {
+		GElf_Shdr shdr;
+		Elf_Scn *scn = find_section(elf, secs[k], &shdr);
+		Elf_Data *data;
+		uint64_t ent;
+
+		if (!scn || shdr.sh_type != SHT_PROGBITS)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		ent = shdr.sh_entsize >= 8 && shdr.sh_entsize <= 32 ? shdr.sh_entsize : 16;
+		for (uint64_t o = 0; o + ent <= data->d_size; o += ent) {
+			const uint8_t *b = (const uint8_t *)data->d_buf + o;
+
+			for (uint64_t j = 0; j + 6 <= ent; j++) {
+				int32_t disp;
+				uint64_t got;
+				const char *name;
+				char buf[512];
+
+				if (b[j] != 0xff || b[j + 1] != 0x25)
+					continue;
+				memcpy(&disp, b + j + 2, 4);
+				got = shdr.sh_addr + o + j + 6 + (int64_t)disp;
+				name = got_lookup(gv, ng, got);
+				if (!name)
+					break;
+				{
+					char *dm = demangle ? dc_sym_demangle(name) : NULL;
+
+					snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name);
+					free(dm);
+				}
+				ret = sym_add(d, sv, shdr.sh_addr + o, ent, buf, 0, false);
+				if (ret) {
+					free(gv);
+					return ret;
+				}
+				break;
+			}
+		}
+	}
+	free(gv);
+	return 0;
+}
+
+static int read_segs(struct dso *d, Elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	free(d->segs);
+	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
+	if (!d->segs)
+		return -ENOMEM;
+	d->nsegs = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		d->segs[d->nsegs].off = ph.p_offset;
+		d->segs[d->nsegs].vaddr = ph.p_vaddr;
+		d->segs[d->nsegs].filesz = ph.p_memsz > ph.p_filesz ? ph.p_memsz : ph.p_filesz;
+		d->nsegs++;
+	}
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (int)x->prio - (int)y->prio;
+}
+
+/* Sort, keep one symbol per address, give unsized ones the room up to the
+ * next symbol (bounded by their section: end_cap). */
+static void finish_syms(struct dso *d, struct symvec *sv)
+{
+	size_t w = 0;
+
+	if (sv->n)
+		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_sym);
+	for (size_t r = 0; r < sv->n; r++) {
+		if (w && sv->v[w - 1].start == sv->v[r].start) {
+			/* an alias: keep the preferred name, the largest size */
+			if (sv->v[r].end > sv->v[w - 1].end && sv->v[w - 1].end)
+				sv->v[w - 1].end = sv->v[r].end;
+			continue;
+		}
+		sv->v[w++] = sv->v[r];
+	}
+	for (size_t i = 0; i < w; i++) {
+		if (sv->v[i].end)
+			continue;
+		sv->v[i].end = i + 1 < w ? sv->v[i + 1].start : sv->v[i].start + 1;
+		if (sv->v[i].end - sv->v[i].start > (1u << 20))
+			sv->v[i].end = sv->v[i].start + 1;
+	}
+	d->syms = sv->v;
+	d->nsyms = w;
+	sv->v = NULL;
+}
+
+/* Look for separate debuginfo with a .symtab: by build-id, then by
+ * .gnu_debuglink next to the binary, in .debug/ and under debug_dir. */
+static char *find_debuginfo(struct dc_symbols *s, struct dso *d, Elf *code)
+{
+	char path[4096], hex[41];
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (d->bid_size) {
+		bid_hex(d->bid, d->bid_size, hex);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_dir, hex,
+			 hex + 2);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/debug", s->buildid_dir, hex,
+			 hex + 2);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+	}
+	if (code && (scn = find_section(code, ".gnu_debuglink", &shdr))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		const char *file = d->code_file ? d->code_file : d->path;
+		const char *slash = strrchr(file, '/');
+		int dirlen = slash ? (int)(slash - file) : 1;
+		const char *dir = slash ? file : ".";
+		const char *name;
+
+		if (!data || !data->d_buf || !data->d_size ||
+		    !memchr(data->d_buf, 0, data->d_size))
+			return NULL;
+		name = data->d_buf;
+		snprintf(path, sizeof(path), "%.*s/%s", dirlen, dir, name);
+		if (strcmp(path, file) && file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+		snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, dir, name);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+		snprintf(path, sizeof(path), "%s%.*s/%s", s->debug_dir, dirlen, dir, name);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+	}
+	return NULL;
+}
+
+static char *find_code_file(struct dc_symbols *s, struct dso *d)
+{
+	char path[4096], hex[41];
+
+	if (d->path[0] == '/' && file_matches(d->path, d->bid, d->bid_size))
+		return strdup(d->path);
+	if (d->bid_size) {
+		bid_hex(d->bid, d->bid_size, hex);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", s->buildid_dir, hex,
+			 hex + 2);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+	}
+	if (s->symfs) {
+		snprintf(path, sizeof(path), "%s/%s", s->symfs, d->path);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+	}
+	return NULL;
+}
+
+/* Our own vdso: the same kernel's vdso is what a process recorded here
+ * had mapped. Returns its bytes, or NULL. */
+static const void *own_vdso(size_t *size)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	if (!base)
+		return NULL;
+	elf = elf_memory((char *)base, 65536);
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		return NULL;
+	}
+	*size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	elf_end(elf);
+	return *size > 64 && *size <= 65536 ? base : NULL;
+}
+
+static int syms_from(struct dc_symbols *s, struct dso *d, Elf *elf, struct symvec *sv,
+		     uint8_t prio_base, bool dyn_too)
+{
+	bool dem = !s->opts.no_demangle;
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && !ret) {
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_type == SHT_SYMTAB)
+			ret = read_symtab(d, elf, scn, sv, prio_base, dem);
+		else if (shdr.sh_type == SHT_DYNSYM && dyn_too)
+			ret = read_symtab(d, elf, scn, sv, prio_base + 16, dem);
+	}
+	return ret;
+}
+
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	return false;
+}
+
+static int dso_load(struct dc_symbols *s, struct dso *d)
+{
+	struct symvec sv = { 0 };
+	struct elfh code = { -1, NULL };
+	char *dbg = NULL;
+	int ret = 0;
+
+	d->loaded = true;
+	if (!strcmp(d->path, "[vdso]")) {
+		size_t size;
+		const void *mem = own_vdso(&size);
+		Elf *elf = mem ? elf_memory((char *)mem, size) : NULL;
+
+		if (elf) {
+			ret = read_segs(d, elf);
+			if (!ret)
+				ret = syms_from(s, d, elf, &sv, 0, true);
+			elf_end(elf);
+		}
+		finish_syms(d, &sv);
+		free(sv.v);
+		return ret;
+	}
+	d->code_file = find_code_file(s, d);
+	if (d->code_file && elf_open_file(d->code_file, &code)) {
+		free(d->code_file);
+		d->code_file = NULL;
+	}
+	if (!d->code_file) {
+		char hex[41] = "";
+
+		d->missing = true;
+		if (d->bid_size)
+			bid_hex(d->bid, d->bid_size, hex);
+		warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
+		     hex[0] ? " (or its build-id in the debug directories)" : "");
+		{
+			char **nm = realloc(s->missing, (s->nmissing + 1) * sizeof(*nm));
+
+			if (!nm)
+				return -ENOMEM;
+			s->missing = nm;
+			s->missing[s->nmissing] = strdup(d->path);
+			if (!s->missing[s->nmissing])
+				return -ENOMEM;
+			s->nmissing++;
+		}
+	} else {
+		uint8_t bid[20];
+		size_t n = elf_build_id(code.elf, bid);
+
+		if (!d->bid_size && n) {
+			memcpy(d->bid, bid, n);
+			d->bid_size = (uint8_t)n;
+		}
+		ret = read_segs(d, code.elf);
+		if (!ret && !has_symtab(code.elf))
+			dbg = find_debuginfo(s, d, code.elf);
+		if (!ret)
+			ret = syms_from(s, d, code.elf, &sv, 0, true);
+		if (!ret)
+			ret = synth_plt(d, code.elf, &sv, !s->opts.no_demangle);
+	}
+	if (!dbg && d->missing && d->bid_size)
+		dbg = find_debuginfo(s, d, NULL);
+	if (!ret && dbg) {
+		struct elfh h;
+
+		if (!elf_open_file(dbg, &h)) {
+			if (!d->nsegs)
+				ret = read_segs(d, h.elf);
+			if (!ret)
+				ret = syms_from(s, d, h.elf, &sv, 0, false);
+			elf_close(&h);
+		}
+	}
+	free(dbg);
+	elf_close(&code);
+	if (!ret)
+		finish_syms(d, &sv);
+	free(sv.v);
+	return ret;
+}
+
+/* ---- dsos --------------------------------------------------------------- */
+
+int dc_symbols_new(const struct dc_symbols_opts *opts, struct dc_sideband *sb,
+		   struct dc_symbols **out)
+{
+	struct dc_symbols *s = calloc(1, sizeof(*s));
+	const char *home = getenv("HOME");
+	char buf[4096];
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);   /* idempotent */
+	if (opts)
+		s->opts = *opts;
+	s->sb = sb;
+	snprintf(buf, sizeof(buf), "%s/.debug", home ? home : "/root");
+	s->debug_dir = strdup(opts && opts->debug_dir ? opts->debug_dir : "/usr/lib/debug");
+	s->buildid_dir = strdup(opts && opts->buildid_dir ? opts->buildid_dir : buf);
+	s->symfs = dup_or_null(opts ? opts->symfs : NULL);
+	if (!s->debug_dir || !s->buildid_dir || (opts && opts->symfs && !s->symfs)) {
+		dc_symbols_free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void dc_symbols_free(struct dc_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ndsos; i++) {
+		struct dso *d = s->dsos[i];
+
+		free(d->path);
+		free(d->code_file);
+		free(d->unknown_name);
+		free(d->segs);
+		free(d->syms);
+		free(d->names);
+		free(d);
+	}
+	free(s->dsos);
+	for (size_t i = 0; i < s->nmissing; i++)
+		free(s->missing[i]);
+	free(s->missing);
+	free(s->cache);
+	dc_hash_free(&s->cache_idx);
+	dc_hash_free(&s->dso_by_name);
+	free(s->debug_dir);
+	free(s->buildid_dir);
+	free(s->symfs);
+	free(s);
+}
+
+int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
+	       size_t build_id_size)
+{
+	uint64_t k = str_hash(path), idx;
+	struct dso *d;
+
+	if (build_id_size > 20)
+		build_id_size = 20;
+	/* Same path, other build-id: probe on with k + 1, ... */
+	while (dc_hash_get(&s->dso_by_name, k, &idx)) {
+		d = s->dsos[idx];
+		if (!strcmp(d->path, path) &&
+		    (!build_id_size || !d->bid_size ||
+		     (d->bid_size == build_id_size && !memcmp(d->bid, build_id, build_id_size))))
+			return (int)idx;
+		k = (k + 1) & (UINT64_MAX >> 1);
+	}
+	if (s->ndsos == s->cap_dsos) {
+		size_t ncap = s->cap_dsos ? s->cap_dsos * 2 : 16;
+		struct dso **nd = realloc(s->dsos, ncap * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		s->dsos = nd;
+		s->cap_dsos = ncap;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->path = strdup(path);
+	if (d->path) {
+		size_t n = strlen(path) + 16;
+
+		d->unknown_name = malloc(n);
+		if (d->unknown_name)
+			snprintf(d->unknown_name, n, "[unknown] (%s)", path);
+	}
+	if (!d->path || !d->unknown_name || dc_hash_put(&s->dso_by_name, k, s->ndsos)) {
+		free(d->path);
+		free(d->unknown_name);
+		free(d);
+		return -ENOMEM;
+	}
+	if (build_id && build_id_size) {
+		memcpy(d->bid, build_id, build_id_size);
+		d->bid_size = (uint8_t)build_id_size;
+	}
+	s->dsos[s->ndsos] = d;
+	return (int)s->ndsos++;
+}
+
+static struct dso *dso_get(struct dc_symbols *s, int id)
+{
+	struct dso *d;
+
+	if (id < 0 || (size_t)id >= s->ndsos)
+		return NULL;
+	d = s->dsos[id];
+	if (!d->loaded && dso_load(s, d)) {
+		/* out of memory while loading: behave as "no symbols" */
+		d->nsyms = 0;
+	}
+	return d;
+}
+
+const char *dc_sym_dso_file(struct dc_symbols *s, int dso)
+{
+	struct dso *d = dso_get(s, dso);
+
+	return d ? d->code_file : NULL;
+}
+
+bool dc_sym_dso_off_to_vaddr(struct dc_symbols *s, int dso, uint64_t off, uint64_t *vaddr)
+{
+	struct dso *d = dso_get(s, dso);
+
+	if (!d)
+		return false;
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct seg *g = &d->segs[i];
+
+		if (off >= g->off && off < g->off + g->filesz) {
+			*vaddr = off - g->off + g->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t make_key(int dso, size_t sym_plus1)
+{
+	return ((uint64_t)(dso + 1) << 32) | sym_plus1;
+}
+
+uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
+			   uint64_t *hi)
+{
+	struct dso *d = dso_get(s, dso);
+	size_t a = 0, b;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if (!d)
+		return DC_SYM_KEY_UNKNOWN;
+	b = d->nsyms;
+	while (a < b) {         /* first symbol with start > vaddr */
+		size_t mid = (a + b) / 2;
+
+		if (d->syms[mid].start <= vaddr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a && vaddr < d->syms[a - 1].end) {
+		*lo = d->syms[a - 1].start;
+		*hi = d->syms[a - 1].end;
+		return make_key(dso, a);
+	}
+	/* In a gap: the dso's unknown function, as wide as the gap. */
+	if (a)
+		*lo = d->syms[a - 1].end;
+	if (a < d->nsyms)
+		*hi = d->syms[a].start;
+	return make_key(dso, 0);
+}
+
+const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
+{
+	uint64_t di = key >> 32, si = key & 0xffffffffu;
+	struct dso *d;
+
+	if (!di || di > s->ndsos)
+		return NULL;
+	d = s->dsos[di - 1];
+	if (!si)
+		return d->unknown_name;
+	if (si > d->nsyms)
+		return NULL;
+	return d->names + d->syms[si - 1].name;
+}
+
+/* ---- process-level lookups ---------------------------------------------- */
+
+static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+				uint64_t *lo, uint64_t *hi)
+{
+	struct dc_sb_map *m = s->sb ? dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip) : NULL;
+	uint64_t key, vaddr, vlo, vhi, bias;
+
+	*lo = ip;
+	*hi = ip + 1;
+	if (!m)
+		return DC_SYM_KEY_UNKNOWN;
+	if (m->dso < 0) {
+		int id = dc_sym_dso(s, m->path, m->build_id, m->build_id_size);
+
+		if (id < 0)
+			return DC_SYM_KEY_UNKNOWN;
+		m->dso = id;
+	}
+	if (!dc_sym_dso_off_to_vaddr(s, m->dso, ip - m->start + m->pgoff, &vaddr)) {
+		*lo = m->start;
+		*hi = m->end;
+		return make_key(m->dso, 0);
+	}
+	bias = ip - vaddr;
+	key = dc_sym_dso_lookup(s, m->dso, vaddr, &vlo, &vhi);
+	*lo = vlo + bias < m->start || vlo + bias > ip ? m->start : vlo + bias;
+	*hi = vhi == UINT64_MAX || vhi + bias > m->end || vhi + bias <= ip ? m->end : vhi + bias;
+	return key;
+}
+
+static uint64_t cache_mix(uint32_t pid, uint64_t ip)
+{
+	return (ip ^ ((uint64_t)pid * UINT64_C(0x9e3779b97f4a7c15))) & (UINT64_MAX >> 1);
+}
+
+uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			   uint64_t *hi)
+{
+	struct dc_sb_proc *p = s->sb ? dc_sb_proc(s->sb, pid) : NULL;
+	uint32_t gen = p ? p->maps_gen : 0;
+	uint64_t mix = cache_mix(pid, ip), idx, key;
+	struct cache_ent *e;
+
+	if (dc_hash_get(&s->cache_idx, mix, &idx)) {
+		e = &s->cache[idx];
+		if (e->pid == pid && e->ip == ip && e->gen == gen) {
+			s->hits++;
+			*lo = e->lo;
+			*hi = e->hi;
+			return e->key;
+		}
+	} else {
+		idx = UINT64_MAX;
+	}
+	s->lookups++;
+	key = lookup_uncached(s, pid, ip, lo, hi);
+	if (idx == UINT64_MAX) {
+		if (s->ncache == s->cap_cache) {
+			size_t ncap = s->cap_cache ? s->cap_cache * 2 : 1024;
+			struct cache_ent *nc = realloc(s->cache, ncap * sizeof(*nc));
+
+			if (!nc)
+				return key;
+			s->cache = nc;
+			s->cap_cache = ncap;
+		}
+		idx = s->ncache;
+		if (dc_hash_put(&s->cache_idx, mix, idx))
+			return key;
+		s->ncache++;
+	}
+	e = &s->cache[idx];
+	e->pid = pid;
+	e->ip = ip;
+	e->gen = gen;
+	e->key = key;
+	e->lo = *lo;
+	e->hi = *hi;
+	return key;
+}
+
+uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip)
+{
+	uint64_t lo, hi;
+
+	return dc_sym_func_range(s, pid, ip, &lo, &hi);
+}
+
+uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip)
+{
+	uint64_t lo, hi, key = dc_sym_func_range(s, pid, ip, &lo, &hi);
+
+	/* the unknown key's "range" is a gap, not a function */
+	return (key >> 32) && (key & 0xffffffffu) ? lo : 0;
+}
+
+size_t dc_sym_nr_missing(const struct dc_symbols *s) { return s->nmissing; }
+
+const char *dc_sym_missing(const struct dc_symbols *s, size_t i)
+{
+	return i < s->nmissing ? s->missing[i] : NULL;
+}
+
+void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits)
+{
+	*lookups = s->lookups;
+	*hits = s->hits;
+}

@@ -1,0 +1,88 @@
+/* ptflame - decoder/symbols.h: the ELF symbolizer (libelf + libiberty).
+ *
+ * Binaries ("dsos") are named by the path a mapping recorded (and its
+ * build-id when known). The code file is searched at the path (when its
+ * build-id matches), in perf's build-id cache (BUILDID_DIR/.build-id/xx/
+ * rest/elf), then under --symfs. Symbols come from .symtab (the binary's or
+ * a separate debuginfo file's, found by build-id in DEBUG_DIR/.build-id/
+ * xx/rest.debug and BUILDID_DIR/.build-id/xx/rest/debug, or by
+ * .gnu_debuglink), .dynsym, and synthesized `name@plt` entries for PLT
+ * stubs (.plt, .plt.sec, .plt.got). Names are demangled (C++, Rust).
+ *
+ * Function keys: equal for every address of one function, the same in
+ * every process mapping the same binary. Each dso has an "[unknown] (path)"
+ * key for addresses outside any symbol (and for a binary that cannot be
+ * found). Per distinct (process, address) the answer is cached.
+ * Part of decoder/decoder.h's public interface.
+ */
+#ifndef PTFLAME_SYMBOLS_H
+#define PTFLAME_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dc_sideband;
+struct dc_symbols;
+
+struct dc_symbols_opts {
+	const char *symfs;        /* --symfs DIR, or NULL                     */
+	const char *debug_dir;    /* NULL: /usr/lib/debug                     */
+	const char *buildid_dir;  /* NULL: $HOME/.debug                       */
+	bool no_demangle;         /* keep mangled names                       */
+	/* Called once per binary that cannot be found (NULL: silent; the
+	 * names stay available through dc_sym_missing()). */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+/* The key of an address no mapping covers. */
+#define DC_SYM_KEY_UNKNOWN UINT64_C(1)
+
+/* sb: the process mappings to resolve (pid, ip) with; may be NULL when only
+ * the dso-level functions are used. opts may be NULL. */
+int dc_symbols_new(const struct dc_symbols_opts *opts, struct dc_sideband *sb,
+		   struct dc_symbols **out);
+void dc_symbols_free(struct dc_symbols *s);
+
+/* The dso id (>= 0) for a binary path (+ build-id, may be NULL), created on
+ * first use; or -ENOMEM. Loading happens lazily. */
+int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
+	       size_t build_id_size);
+/* The file holding the dso's code (to decode it), NULL when missing (the
+ * warning is given then, once). */
+const char *dc_sym_dso_file(struct dc_symbols *s, int dso);
+
+/* Symbol of an ELF virtual address (the binary's own link-time addresses)
+ * in a dso: its key, and [*lo, *hi) the function's range in the same
+ * address space (the gap between symbols for the unknown key). */
+uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr,
+			   uint64_t *lo, uint64_t *hi);
+/* ELF virtual address of a file offset of the dso (its PT_LOAD segments);
+ * returns false when no segment holds it. */
+bool dc_sym_dso_off_to_vaddr(struct dc_symbols *s, int dso, uint64_t off,
+			     uint64_t *vaddr);
+
+/* Process-level lookups through the sideband's current mappings. */
+uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip);
+/* Entry address of the function containing ip, 0 when unknown. */
+uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip);
+/* Key plus the function's [*lo, *hi) in the process (for "still inside the
+ * same function" checks without a lookup). */
+uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+			   uint64_t *lo, uint64_t *hi);
+/* Display name of a key; NULL for an unknown key. Valid while s lives. */
+const char *dc_sym_name(struct dc_symbols *s, uint64_t key);
+
+/* Binaries that could not be found, in the order first met. */
+size_t dc_sym_nr_missing(const struct dc_symbols *s);
+const char *dc_sym_missing(const struct dc_symbols *s, size_t i);
+
+/* Demangle a C++ / Rust symbol; returns a malloc'ed string or NULL when
+ * name is not mangled. */
+char *dc_sym_demangle(const char *name);
+
+/* Counters: symbol lookups done (cache misses) and cache hits. */
+void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits);
+
+#endif

@@ -1,0 +1,34 @@
+/* symtest: symbolizer fixture (tests/unit/test_symbols.c). Static and global
+ * C functions, libc calls through the PLT, and C++ functions with
+ * namespaces and templates (symtest_ns.cpp). Built -O0 -g, plus a stripped
+ * copy with separate debuginfo (.gnu_debuglink). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int symtest_cpp_entry(int n);
+
+static int st_leaf(int x)
+{
+	return x * 3 + 1;
+}
+
+static int st_middle(int x)
+{
+	return st_leaf(x) + st_leaf(x + 1);
+}
+
+int st_global(const char *s)
+{
+	return (int)strlen(s) + st_middle((int)s[0]);
+}
+
+int main(int argc, char **argv)
+{
+	int r = st_global(argc > 1 ? argv[1] : "symtest");
+
+	r += symtest_cpp_entry(r & 7);
+	printf("%d\n", r);
+	puts(getenv("SYMTEST_QUIET") ? "" : "done");
+	return r == 0;
+}

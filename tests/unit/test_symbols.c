@@ -1,0 +1,319 @@
+/* Unit tests for decoder/symbols.c: the ELF symbolizer, checked against
+ * nm/objdump run at test time on testdata/symtest* (no hard-coded
+ * addresses). */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "decoder/sideband.h"
+#include "decoder/symbols.h"
+
+static char tdir[PATH_MAX / 2];
+
+static void find_testdata(void)
+{
+	const char *env = getenv("PTF_TESTDATA");
+	char exe[PATH_MAX / 4];
+	ssize_t n;
+
+	if (env) {
+		snprintf(tdir, sizeof(tdir), "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;            /* build/tests */
+	snprintf(tdir, sizeof(tdir), "%s/../testdata", exe);
+}
+
+static char *tpath(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int k;
+
+	k = (k + 1) & 3;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, name);
+	return buf[k];
+}
+
+struct nmsym {
+	uint64_t addr, size;
+	char name[512];
+	int dups;
+};
+
+/* Function symbols with sizes, demangled (nm -C); duplicates marked. */
+static size_t nm_funcs(const char *bin, struct nmsym **out)
+{
+	char cmd[PATH_MAX + 64], line[1024];
+	struct nmsym *v = NULL;
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S -C --defined-only '%s'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a, s;
+		char type;
+		int off;
+
+		if (sscanf(line, "%llx %llx %c %n", &a, &s, &type, &off) != 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'W' && type != 'w' && type != 'i')
+			continue;
+		if (!s)
+			continue;
+		v = realloc(v, (n + 1) * sizeof(*v));
+		v[n].addr = a;
+		v[n].size = s;
+		v[n].dups = 0;
+		snprintf(v[n].name, sizeof(v[n].name), "%s", line + off);
+		v[n].name[strcspn(v[n].name, "\n")] = 0;
+		n++;
+	}
+	pclose(p);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (i != j && v[i].addr == v[j].addr)
+				v[i].dups++;
+	*out = v;
+	return n;
+}
+
+static const struct nmsym *nm_find(const struct nmsym *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return &v[i];
+	return NULL;
+}
+
+static void check_all_funcs(const char *bin, const char *nm_bin)
+{
+	struct dc_symbols *s;
+	struct nmsym *v;
+	size_t n = nm_funcs(nm_bin, &v), checked = 0;
+	int dso;
+	const char *must[] = { "st_leaf", "st_middle", "st_global", "main",
+			       "outer::inner::Counter::bump(int)",
+			       "double outer::inner::twice<double>(double)",
+			       "int outer::inner::twice<int>(int)" };
+
+	assert_true(n > 10);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, bin, NULL, 0);
+	assert_true(dso >= 0);
+	assert_non_null(dc_sym_dso_file(s, dso));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo, hi, k1, k2;
+		const char *name;
+
+		if (v[i].dups)
+			continue;
+		k1 = dc_sym_dso_lookup(s, dso, v[i].addr, &lo, &hi);
+		name = dc_sym_name(s, k1);
+		assert_non_null(name);
+		assert_string_equal(name, v[i].name);
+		assert_int_equal(lo, v[i].addr);
+		assert_int_equal(hi, v[i].addr + v[i].size);
+		/* every address inside has the same key */
+		k2 = dc_sym_dso_lookup(s, dso, v[i].addr + v[i].size - 1, &lo, &hi);
+		assert_int_equal(k1, k2);
+		checked++;
+	}
+	assert_true(checked > 10);
+	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
+		const struct nmsym *e = nm_find(v, n, must[i]);
+		uint64_t lo, hi;
+
+		if (!e)
+			fail_msg("nm has no %s in %s", must[i], nm_bin);
+		assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, e->addr + 1, &lo, &hi)),
+				    must[i]);
+	}
+	dc_symbols_free(s);
+	free(v);
+}
+
+static void test_symtab(void **state)
+{
+	(void)state;
+	check_all_funcs(tpath("symtest"), tpath("symtest"));
+	check_all_funcs(tpath("symtest_ibt"), tpath("symtest_ibt"));
+}
+
+/* The stripped copy has no .symtab: static functions come from the
+ * separate debuginfo found through .gnu_debuglink. */
+static void test_debuglink(void **state)
+{
+	(void)state;
+	check_all_funcs(tpath("symtest-stripped"), tpath("symtest"));
+}
+
+/* PLT stubs named like objdump names them, for the lazy .plt / .plt.got
+ * layout and the IBT .plt.sec layout. */
+static void check_plt(const char *bin)
+{
+	char cmd[PATH_MAX + 64], line[1024];
+	struct dc_symbols *s;
+	size_t n = 0;
+	bool saw_puts = false;
+	FILE *p;
+	int dso;
+
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, bin, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "objdump -d -C '%s'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char name[600];
+		uint64_t lo, hi;
+		int off = 0;
+		char *end;
+
+		if (sscanf(line, "%llx <%n", &a, &off) != 1 || !off)
+			continue;
+		end = strstr(line, "@plt>:");
+		if (!end)
+			continue;
+		snprintf(name, sizeof(name), "%.*s@plt", (int)(end - (line + off)), line + off);
+		assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, a, &lo, &hi)), name);
+		/* the stub's last byte too */
+		assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, hi - 1, &lo, &hi)),
+				    name);
+		saw_puts |= !strcmp(name, "puts@plt");
+		n++;
+	}
+	pclose(p);
+	assert_true(n >= 3);
+	assert_true(saw_puts);
+	dc_symbols_free(s);
+}
+
+static void test_plt(void **state)
+{
+	(void)state;
+	check_plt(tpath("symtest"));
+	check_plt(tpath("symtest_ibt"));
+}
+
+static void test_demangle(void **state)
+{
+	char *d;
+
+	(void)state;
+	d = dc_sym_demangle("_ZN5outer5inner7Counter4bumpEi");
+	assert_string_equal(d, "outer::inner::Counter::bump(int)");
+	free(d);
+	/* Rust legacy: the hash suffix is dropped */
+	d = dc_sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	assert_string_equal(d, "core::fmt::write");
+	free(d);
+	/* Rust v0 */
+	d = dc_sym_demangle("_RNvCs15kBYyAo9fc_7mycrate3foo");
+	assert_non_null(d);
+	assert_non_null(strstr(d, "mycrate::foo"));
+	free(d);
+	assert_null(dc_sym_demangle("main"));
+}
+
+struct warned {
+	int n;
+	char last[512];
+};
+
+static void on_warn(void *ctx, const char *msg)
+{
+	struct warned *w = ctx;
+
+	w->n++;
+	snprintf(w->last, sizeof(w->last), "%s", msg);
+}
+
+/* (pid, ip) lookups through sideband mappings: PIE bias, keys shared by
+ * processes mapping the same binary, unknown addresses, a missing binary
+ * reported once. */
+static void test_process_lookup(void **state)
+{
+	const uint64_t base1 = 0x555555554000ull, base2 = 0x560000000000ull;
+	struct warned w = { 0 };
+	struct dc_symbols_opts o = { .warn = on_warn, .warn_ctx = &w };
+	struct dc_sideband *sb;
+	struct dc_symbols *s;
+	struct nmsym *v;
+	size_t n = nm_funcs(tpath("symtest"), &v);
+	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
+	const struct nmsym *mid = nm_find(v, n, "st_middle");
+	uint64_t k1, k2, k3, lo, hi;
+
+	(void)state;
+	assert_non_null(leaf);
+	assert_non_null(mid);
+	assert_int_equal(dc_sb_new(&sb), 0);
+	assert_int_equal(dc_symbols_new(&o, sb, &s), 0);
+	/* whole file mapped at pgoff 0: ip = base + vaddr for this PIE */
+	assert_int_equal(dc_sb_mmap(sb, 100, 0, base1, 0x20000, 0, tpath("symtest"), NULL, 0), 0);
+	assert_int_equal(dc_sb_mmap(sb, 200, 0, base2, 0x20000, 0, tpath("symtest"), NULL, 0), 0);
+	assert_int_equal(dc_sb_mmap(sb, 100, 0, 0x7f0000000000ull, 0x1000, 0, "/nonexistent/libx.so",
+				    NULL, 0), 0);
+	k1 = dc_sym_func_range(s, 100, base1 + leaf->addr + 2, &lo, &hi);
+	assert_string_equal(dc_sym_name(s, k1), "st_leaf");
+	assert_int_equal(lo, base1 + leaf->addr);
+	assert_int_equal(hi, base1 + leaf->addr + leaf->size);
+	assert_int_equal(dc_sym_func_start(s, 100, base1 + leaf->addr + 2), base1 + leaf->addr);
+	k2 = dc_sym_func_key(s, 200, base2 + leaf->addr);
+	assert_int_equal(k1, k2);
+	k3 = dc_sym_func_key(s, 100, base1 + mid->addr);
+	assert_true(k3 != k1);
+	assert_string_equal(dc_sym_name(s, k3), "st_middle");
+	/* cached answer equals the first */
+	assert_int_equal(dc_sym_func_key(s, 100, base1 + leaf->addr + 2), k1);
+	/* no mapping */
+	assert_int_equal(dc_sym_func_key(s, 100, 0x1000), DC_SYM_KEY_UNKNOWN);
+	assert_null(dc_sym_name(s, DC_SYM_KEY_UNKNOWN));
+	assert_int_equal(dc_sym_func_start(s, 100, 0x1000), 0);
+	/* missing binary: its own unknown key, reported once */
+	k1 = dc_sym_func_key(s, 100, 0x7f0000000010ull);
+	k2 = dc_sym_func_key(s, 100, 0x7f0000000020ull);
+	assert_int_equal(k1, k2);
+	assert_string_equal(dc_sym_name(s, k1), "[unknown] (/nonexistent/libx.so)");
+	assert_int_equal(w.n, 1);
+	assert_non_null(strstr(w.last, "/nonexistent/libx.so"));
+	assert_int_equal(dc_sym_nr_missing(s), 1);
+	assert_string_equal(dc_sym_missing(s, 0), "/nonexistent/libx.so");
+	/* a new mapping over the old range changes the answer */
+	assert_int_equal(dc_sb_mmap(sb, 100, 10, base1, 0x20000, 0, "/nonexistent/other", NULL, 0),
+			 0);
+	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 100, base1 + leaf->addr + 2)),
+			    "[unknown] (/nonexistent/other)");
+	dc_symbols_free(s);
+	dc_sb_free(sb);
+	free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symtab),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_process_lookup),
+	};
+
+	find_testdata();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
