@@ -888,10 +888,47 @@ static int synth_mmaps(struct rec *r, int pid)
 	return rc;
 }
 
+/* --kernel: the kernel's text mapping, as perf synthesizes it
+ * ("[kernel.kallsyms]_text", pgoff = start), from /proc/kallsyms. */
+static int synth_kernel(struct rec *r)
+{
+	unsigned long long a, text = 0, etext = 0;
+	char line[512], type, name[256];
+	struct dc_sample_id sid;
+	struct dc_rec_mmap m;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while ((!text || !etext) && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3) {
+			if (!strcmp(name, "_text"))
+				text = a;
+			else if (!strcmp(name, "_etext"))
+				etext = a;
+		}
+	fclose(f);
+	if (!text || etext <= text)
+		return 0;            /* addresses hidden (kptr_restrict) */
+	memset(&m, 0, sizeof(m));
+	m.pid = (uint32_t)-1;
+	m.start = text;
+	m.len = etext - text;
+	m.pgoff = text;
+	m.cpumode = PERF_RECORD_MISC_KERNEL;
+	m.prot = PROT_READ | PROT_EXEC;
+	m.filename = "[kernel.kallsyms]_text";
+	sid_for(r, -1, 0, &sid);
+	return rc_perf_mmap2(r->w, &m, &sid);
+}
+
 static int synthesize(struct rec *r)
 {
 	const struct rc_pt_opts *o = r->o;
 	int rc = 0;
+
+	if (o->kernel && (rc = synth_kernel(r)))
+		return fail(r, rc, "writing %s: %s", o->output, rc_perf_errmsg(r->w));
 
 	if (o->argv)    /* the child has not exec'd: its COMM, then the kernel's */
 		return synth_comms(r, r->child);
@@ -1098,8 +1135,13 @@ static int run_loop(struct rec *r)
 		}
 		if (gone || (o->stop && *o->stop) || (end && now_ms() >= end))
 			break;
-		/* Wakes on data (watermark), a signal, or every 100 ms. */
-		poll(pfd, r->nbufs, 100);
+		/* Wakes on data (watermark), a signal, or every 100 ms. A
+		 * buffer whose owning task exited reports POLLHUP for ever:
+		 * stop polling it (it is still drained every round). */
+		if (poll(pfd, r->nbufs, 100) > 0)
+			for (size_t b = 0; b < r->nbufs; b++)
+				if (pfd[b].revents & (POLLHUP | POLLERR | POLLNVAL))
+					pfd[b].fd = -1;
 	}
 	free(pfd);
 	return rc;
