@@ -135,14 +135,32 @@ static int add_features(struct rc_perf_writer *w)
 	return ret;
 }
 
+static int add_extra(struct rc_perf_writer *w, unsigned extra)
+{
+	for (unsigned i = 0; i < extra; i++) {
+		struct dc_sample_id s = sid(SMP_DUMMY_ID0, SMP_PID, SMP_TID, SMP_T0 + 100000 + i, 0);
+		int ret = rc_perf_comm(w, SMP_PID, SMP_TID, SMP_COMM, false, &s);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int smp_write(const char *path, char *err, size_t errlen)
+{
+	return smp_write_n(path, 0, err, errlen);
+}
+
+int smp_write_n(const char *path, unsigned extra, char *err, size_t errlen)
 {
 	struct rc_perf_writer *w;
 	int ret = rc_perf_create(path, &w, err, errlen);
 
 	if (ret)
 		return ret;
-	if ((ret = add_attrs(w)) || (ret = add_records(w)) || (ret = add_features(w))) {
+	if ((ret = add_attrs(w)) || (ret = add_records(w)) || (ret = add_extra(w, extra)) ||
+	    (ret = add_features(w))) {
 		snprintf(err, errlen, "%s", rc_perf_errmsg(w));
 		rc_perf_abort(w);
 		return ret;

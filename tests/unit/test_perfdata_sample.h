@@ -35,5 +35,7 @@ extern const struct dc_pt_info smp_pt_info;
 
 /* Write the sample file to path; 0 or a negative errno (message in err). */
 int smp_write(const char *path, char *err, size_t errlen);
+/* The same plus `extra` more COMM records at the end (big files). */
+int smp_write_n(const char *path, unsigned extra, char *err, size_t errlen);
 
 #endif
