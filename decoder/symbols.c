@@ -409,7 +409,7 @@ static const char *got_lookup(const struct gotname *v, size_t n, uint64_t got)
 static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 {
 	static const char *const secs[] = { ".plt", ".plt.sec", ".plt.got" };
-	struct gotname *gv;
+	struct gotname *gv = NULL;
 	size_t ng;
 	int ret = collect_relocs(elf, &gv, &ng);
 
