@@ -9,6 +9,7 @@
 #include <string.h>
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
@@ -515,6 +516,97 @@ static void test_writer_rules(void **state)
 	rm_tmp(&t);
 }
 
+/* A file over 4 GiB: the sample file with its AUXTRACE payload grown to
+ * 5 GiB (a sparse hole) and a COMM after it, features moved along. */
+static void test_large_file(void **state)
+{
+	const uint64_t big = 5ULL << 30;
+	struct tmpdir t;
+	char err[512], small[160];
+	FILE *in;
+	uint8_t *buf;
+	long n;
+	struct pf_file_header h;
+	struct dc_perf_file *f;
+	struct dc_perf_record r;
+	uint64_t data_end, aux_off, comm_off = 0, comm_size = 0, new_end, delta;
+	size_t nfeat = 0;
+	int fd;
+
+	(void)state;
+	mk_tmp(&t);
+	snprintf(small, sizeof(small), "%s/small.data", t.dir);
+	assert_int_equal(smp_write(small, err, sizeof(err)), 0);
+	in = fopen(small, "rb");
+	assert_non_null(in);
+	fseek(in, 0, SEEK_END);
+	n = ftell(in);
+	rewind(in);
+	buf = malloc((size_t)n);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, in), (size_t)n);
+	fclose(in);
+	memcpy(&h, buf, sizeof(h));
+	data_end = h.data.offset + h.data.size;
+	aux_off = data_end - 48 - 24; /* the AUXTRACE record is the last one */
+	assert_int_equal(buf[aux_off], PERF_RECORD_AUXTRACE);
+	for (uint64_t off = h.data.offset; off < aux_off;) { /* find the COMM */
+		uint16_t sz;
+
+		memcpy(&sz, buf + off + 6, 2);
+		if (buf[off] == PERF_RECORD_COMM && !comm_off) {
+			comm_off = off;
+			comm_size = sz;
+		}
+		off += sz;
+	}
+	assert_true(comm_off);
+	new_end = aux_off + 48 + big + comm_size;
+	delta = new_end - data_end;
+	for (int i = 0; i < PF_FEAT_BITS; i++)
+		nfeat += !!(h.adds_features[i / 64] & (1ULL << (i % 64)));
+	for (size_t i = 0; i < nfeat; i++) {
+		struct pf_file_section s;
+
+		memcpy(&s, buf + data_end + i * 16, 16);
+		s.offset += delta;
+		memcpy(buf + data_end + i * 16, &s, 16);
+	}
+	h.data.size += delta;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + aux_off + 8, &big, 8);
+
+	fd = open(t.path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, aux_off + 48 + 24, 0), (ssize_t)(aux_off + 48 + 24));
+	assert_int_equal(pwrite(fd, buf + comm_off, comm_size, (off_t)(aux_off + 48 + big)),
+			 (ssize_t)comm_size);
+	assert_int_equal(pwrite(fd, buf + data_end, (size_t)n - data_end, (off_t)new_end),
+			 (ssize_t)((size_t)n - data_end));
+	close(fd);
+	free(buf);
+	unlink(small);
+
+	if (dc_perf_open(t.path, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(dc_perf_file_size(f) > (4ULL << 30));
+	check_header(f);
+	while (dc_perf_next(f, &r) == 1 && r.type != PERF_RECORD_AUXTRACE)
+		;
+	assert_int_equal(r.type, PERF_RECORD_AUXTRACE);
+	assert_int_equal(r.auxtrace.size, big);
+	assert_int_equal(((const uint8_t *)r.auxtrace.data)[0], 0x02);
+	assert_int_equal(((const uint8_t *)r.auxtrace.data)[big - 1], 0);
+	next_ok(f, &r, PERF_RECORD_COMM);
+	assert_int_equal(r.offset, aux_off + 48 + big);
+	assert_true(r.offset > (4ULL << 30));
+	assert_string_equal(r.comm.comm, SMP_COMM);
+	check_sid(&r, SMP_DUMMY_ID0, SMP_PID, SMP_TID, SMP_T0 + 1000, 0);
+	assert_int_equal(dc_perf_next(f, &r), 0);
+	dc_perf_close(f);
+	rm_tmp(&t);
+}
+
 static void test_tsc_to_ns(void **state)
 {
 	struct dc_pt_info pt = { .time_shift = 10, .time_mult = 642, .time_zero = 1000 };
@@ -534,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_parse_records),
 		cmocka_unit_test(test_id_index),
 		cmocka_unit_test(test_writer_rules),
+		cmocka_unit_test(test_large_file),
 		cmocka_unit_test(test_tsc_to_ns),
 	};
 
