@@ -20,6 +20,8 @@ const char *fg_room_name(void);
  *     frame;frame;...;frame VALUE
  * root first, VALUE = self nanoseconds as a decimal integer, lines sorted
  * bytewise (strcmp on the stack), identical stacks summed into one line.
+ * Annotated output also has a "... 0" line for each leaf context that has
+ * calls but no time (when min_ns is 0), so every counted call shows.
  *
  * Annotated frames (FG_FOLD_ANNOTATED, the default, pt-flame compatible):
  *     frame    = name [ ":" calls ( "(inferred)" | ",avg:" avg ) ]

@@ -281,7 +281,10 @@ static int collect(struct fold *f)
 		}
 		lens[depth++] = f->len;
 		ret = push_frame(f, n);
-		if (!ret && n->self_ns)
+		/* A leaf with calls but no time still gets a (0) line when
+		 * annotated, so that every counted call shows somewhere. */
+		if (!ret && (n->self_ns || (f->style == FG_FOLD_ANNOTATED &&
+					    !n->first_child && n->calls)))
 			ret = add_line(f, n->self_ns);
 		if (n->first_child) {
 			n = n->first_child;

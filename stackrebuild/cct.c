@@ -484,6 +484,7 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 		t->lost_gaps += st->lost_gaps;
 		t->resets += st->resets;
 		t->underflows += st->underflows;
+		t->repairs += st->repairs;
 		t->selected |= st->selected;
 		return 0;
 	}

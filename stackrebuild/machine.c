@@ -463,14 +463,17 @@ enum resync_mode {
 	RS_ASYNC,   /* kernel diverted execution: push a signal handler     */
 };
 
-/* Execution is now in function key. Keep what the stack proves. */
+/* Execution is now in function key. Keep what the stack proves. A new root
+ * at_entry (trace started exactly at a function's first instruction) has
+ * its call start seen. */
 static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
-		  uint64_t now, enum resync_mode mode)
+		  uint64_t now, enum resync_mode mode, bool at_entry)
 {
+	uint8_t root_flags = at_entry ? 0 : F_INFERRED;
 	int i, ret;
 
 	if (!t->nframes)
-		return establish_root(m, t, key, now, F_INFERRED);
+		return establish_root(m, t, key, now, root_flags);
 	if (top_key(t) == key)
 		return 0;
 	i = find_below(t, key);
@@ -481,7 +484,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	t->st.resets++;
 	m->st.resets++;
 	ret = end_segment(m, t, now);
-	return ret ? ret : establish_root(m, t, key, now, F_INFERRED);
+	return ret ? ret : establish_root(m, t, key, now, root_flags);
 }
 
 /* A return to a function that is not on the stack: the trace started below
@@ -514,6 +517,27 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
 }
 
+/* The thread is executing in function key (a branch's source). If that is
+ * not the top frame, branches went unseen: returns, when key is further
+ * down (pop to it); else a jump (a tail call or a PLT stub's jump, which
+ * `perf script --itrace=cr` does not show): key replaces the top frame. */
+static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+{
+	uint8_t flags;
+	int i, ret;
+
+	if (top_key(t) == key)
+		return 0;
+	t->st.repairs++;
+	m->st.repairs++;
+	i = find_below(t, key);
+	if (i >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, false);
+	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
+	ret = pop_frame(m, t, now, true);
+	return ret ? ret : push_frame(m, t, key, now, flags);
+}
+
 /* Before a user-mode branch: leave any pseudo state, resync after a loss,
  * give an empty stack its root, and pop frames the branch proves returned
  * unseen (its source lies in a frame further down). */
@@ -521,7 +545,7 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 		     uint64_t from_ip, uint64_t now)
 {
 	uint64_t key;
-	int ret = pop_all_pseudo(m, t, now, false), i;
+	int ret = pop_all_pseudo(m, t, now, false);
 
 	if (ret)
 		return ret;
@@ -539,13 +563,11 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	key = key_of(m, pid, from_ip);
 	if (t->need_resync || t->fresh) {
 		t->need_resync = false;
-		return resync(m, t, key, now, RS_RESET);
+		return resync(m, t, key, now, RS_RESET, false);
 	}
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
-	if (top_key(t) != key && (i = find_below(t, key)) >= 0)
-		return pop_to(m, t, (uint32_t)i + 1, now, false);
-	return 0;
+	return sync_top(m, t, key, now);
 }
 
 /* ---- events ---- */
@@ -583,7 +605,13 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 		ret = pop_frame(m, t, now, true);
 		return ret ? ret : push_frame(m, t, key, now, F_ASYNC);
 	}
-	return underflow(m, t, key, now);
+	/* Returning from the root: the trace started below its caller. */
+	if (t->nframes == 1)
+		return underflow(m, t, key, now);
+	/* The caller frame is not the function returned to: it left for that
+	 * one unseen (see sync_top). Never rewrite what lies below. */
+	ret = pop_frame(m, t, now, true);
+	return ret ? ret : sync_top(m, t, key, now);
 }
 
 static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -634,17 +662,16 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 	/* The ip where user mode was left proves (or fixes) the stack. */
 	if (ev->from_ip && !in_kernel_state(t)) {
 		uint64_t key = key_of(m, ev->pid, ev->from_ip);
-		int i;
 
 		if (t->need_resync || t->fresh) {
 			ret = pop_all_pseudo(m, t, now, false);
 			t->need_resync = false;
 			if (!ret)
-				ret = resync(m, t, key, now, RS_RESET);
+				ret = resync(m, t, key, now, RS_RESET, false);
 		} else if (!t->nframes) {
 			ret = establish_root(m, t, key, now, F_INFERRED);
-		} else if (top_key(t) != key && (i = find_below(t, key)) >= 0) {
-			ret = pop_to(m, t, (uint32_t)i + 1, now, false);
+		} else {
+			ret = sync_top(m, t, key, now);
 		}
 		if (ret)
 			return ret;
@@ -677,7 +704,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
 {
 	enum resync_mode mode = RS_RESET;
-	bool was_kernel = false;
+	bool was_kernel = false, at_entry = false;
 	int ret;
 
 	if (ev->reason == DC_ON_SWITCH || !ev->to_ip) {
@@ -710,7 +737,11 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 	t->last_sysno = UINT32_MAX;
 	t->need_resync = false;
 	ret = pop_all_pseudo(m, t, now, true);
-	return ret ? ret : resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode);
+	if (ret)
+		return ret;
+	if (m->sym && m->sym->func_start)
+		at_entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
+	return resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode, at_entry);
 }
 
 static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)

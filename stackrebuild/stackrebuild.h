@@ -180,6 +180,8 @@ struct sr_thread_stats {
 	                              event with an ip count once)             */
 	uint64_t resets;           /* stack thrown away at a resync / exec     */
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
+	uint64_t repairs;          /* top frame fixed from a branch source
+	                              (unseen returns or jumps)                */
 	bool selected;             /* passed --comm (and --tid) filters        */
 };
 
@@ -252,6 +254,7 @@ struct sr_machine_stats {
 	uint64_t traced_ns;        /* sum of threads' traced_ns               */
 	uint64_t resets;           /* stacks thrown away at a resync          */
 	uint64_t underflows;       /* inferred callers created                */
+	uint64_t repairs;          /* top frame fixed (unseen returns, jumps)  */
 	uint64_t time_backwards;   /* events older than the thread's last one */
 	uint64_t depth_overflows;  /* calls beyond SR_MAX_DEPTH (not pushed)  */
 	uint64_t bad_events;       /* unknown kind: ignored                   */

@@ -79,6 +79,32 @@ static void test_annotated_and_plain(void **state)
 	sr_cct_free(cct);
 }
 
+/* A leaf context with calls but no time: a 0 line when annotated, so its
+ * calls show; nothing in plain output. */
+static void test_zero_time_leaf(void **state)
+{
+	struct sr_machine *m = sr_machine_new(&fake_sym, NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	RET(m, 1, 10, F_B, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	RET(m, 1, 10, F_B, F_A);
+	RET(m, 1, 20, F_A, F_MAIN);
+	END(m, 1, 30, F_MAIN);
+	cct = finish(m, 0);
+	expect_fold(cct, FG_FOLD_ANNOTATED, 0,
+		    "main:1(inferred) 10\n"
+		    "main:1(inferred);a:1,avg:20 20\n"
+		    "main:1(inferred);a:1,avg:20;b:2,avg:0 0\n");
+	expect_fold(cct, FG_FOLD_ANNOTATED, 1,
+		    "main:1(inferred) 10\nmain:1(inferred);a:1,avg:20 20\n");
+	expect_fold(cct, FG_FOLD_PLAIN, 0, "main 10\nmain;a 20\n");
+	sr_cct_free(cct);
+}
+
 static void test_default_options_and_per_thread(void **state)
 {
 	struct sr_options opt = { .per_thread = true };
@@ -286,6 +312,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_annotated_and_plain),
+		cmocka_unit_test(test_zero_time_leaf),
 		cmocka_unit_test(test_default_options_and_per_thread),
 		cmocka_unit_test(test_pseudo_frames_annotated),
 		cmocka_unit_test(test_sanitized_names),

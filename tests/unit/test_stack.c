@@ -298,6 +298,53 @@ static void test_start_mid_stack(void **state)
 	sr_cct_free(cct);
 }
 
+/* Tracing starts exactly at a function's entry: that call's start is seen. */
+static void test_start_at_entry(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_A));
+	RET(m, 1, 10, F_A, F_MAIN);
+	END(m, 1, 20, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 10\n");
+	expect_calls(cct, "main;a", 1, 0);
+	assert_int_equal(node_at(cct, "main;a")->lat.sum, 10);
+	expect_calls(cct, "main", 1, 1);
+	sr_cct_free(cct);
+}
+
+/* Unseen jumps (perf script --itrace=cr shows no jumps): a branch from a
+ * function that is not the top frame replaces it; a return to a function
+ * that is not the caller replaces the caller, never what lies below. */
+static void test_unseen_jumps_repaired(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_machine_stats st;
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_PLT_B);        /* PLT stub, its jmp unseen */
+	CALL(m, 1, 2, F_B, F_C);               /* so b calls c             */
+	RET(m, 1, 12, F_C, F_B);
+	RET(m, 1, 20, F_B, F_MAIN);
+	CALL(m, 1, 30, F_MAIN, F_A);
+	CALL(m, 1, 35, F_A, F_D);
+	RET(m, 1, 40, F_D, F_G);               /* d returns into g: a left for g unseen */
+	RET(m, 1, 45, F_G, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.repairs, 2);
+	assert_int_equal(st.underflows, 0);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 15\nmain;a 5\nmain;a;d 5\nmain;b 8\nmain;b;c 10\nmain;b@plt 2\n"
+			   "main;g 5\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Recursion entered mid-stack: a return from f into f is a caller f. */
 static void test_start_mid_recursion(void **state)
 {
@@ -1059,6 +1106,8 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_start_mid_stack),
 		cmocka_unit_test(test_start_mid_recursion),
+		cmocka_unit_test(test_start_at_entry),
+		cmocka_unit_test(test_unseen_jumps_repaired),
 		cmocka_unit_test(test_syscall_block_resume),
 		cmocka_unit_test(test_syscall_names),
 		cmocka_unit_test(test_preemption),
