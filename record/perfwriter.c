@@ -509,6 +509,14 @@ int rc_perf_lost(struct rc_perf_writer *w, uint64_t id, uint64_t lost,
 	return rc_perf_write_sid(w, buf, sid);
 }
 
+static bool has_attr_type(const struct rc_perf_writer *w, uint64_t type)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		if (w->attrs[i].attr.type == type)
+			return true;
+	return false;
+}
+
 int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *pt)
 {
 	uint8_t buf[PF_AUXTRACE_INFO_HDR + 8 * PF_PT_PRIV_MAX + 4096];
@@ -520,6 +528,9 @@ int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *
 
 	if (fbytes > 4096)
 		return fail(w, -EINVAL, "PT address filter too long");
+	if (!has_attr_type(w, pt->pmu_type))
+		return fail(w, -EINVAL, "AUXTRACE_INFO pmu_type %" PRIu64 " matches no attr's type"
+			    " (perf decodes only the attr whose type is priv[0])", pt->pmu_type);
 	priv[PF_PT_PMU_TYPE] = pt->pmu_type;
 	priv[PF_PT_TIME_SHIFT] = pt->time_shift;
 	priv[PF_PT_TIME_MULT] = pt->time_mult;

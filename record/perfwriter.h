@@ -80,7 +80,8 @@ int rc_perf_lost(struct rc_perf_writer *w, uint64_t id, uint64_t lost,
 		 const struct dc_sample_id *sid);
 
 /* AUXTRACE_INFO of type INTEL_PT with all PF_PT_PRIV_MAX priv[] entries
- * (+ the filter string when pt->filter is non-empty). */
+ * (+ the filter string when pt->filter is non-empty). -EINVAL when no attr
+ * has type pt->pmu_type. */
 int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *pt);
 /* AUXTRACE record + payload (padded with zero bytes, PT PAD packets, to a
  * multiple of 8; the record's size says the padded size). reference must

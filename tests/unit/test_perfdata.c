@@ -489,6 +489,18 @@ static void test_writer_rules(void **state)
 	assert_non_null(strstr(err, "reference"));
 	assert_int_equal(count_entries(t.dir), 0);
 
+	/* AUXTRACE_INFO must name an attr's type */
+	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
+	{
+		struct dc_pt_info pt = smp_pt_info;
+
+		pt.pmu_type = 77;
+		assert_int_equal(rc_perf_auxtrace_info_pt(w, &pt), -EINVAL);
+		assert_non_null(strstr(rc_perf_errmsg(w), "pmu_type 77"));
+	}
+	rc_perf_abort(w);
+
 	/* a sample id of no attr (with two attrs) is refused */
 	assert_int_equal(rc_perf_create(t.path, &w, err, sizeof(err)), 0);
 	assert_int_equal(rc_perf_add_attr(w, &a, &id, 1), 0);
