@@ -21,7 +21,8 @@
 #include "decoder/script_import.h"
 
 #define KERNEL_START 0xffff800000000000ull
-enum { NSITES = 64, QCAP = 8, MAX_CPU = 65536 };
+enum { NSITES = 256, QCAP = 8, MAX_CPU = 65536 };
+#define SIGNAL_MARK UINT64_MAX   /* a site entry: async entry (signal handler) */
 
 /* -------------------------------------------------------------- tables */
 
@@ -63,11 +64,12 @@ struct thr {
 	uint64_t last_ns;
 	enum last_kind last;
 	bool pending;          /* a flag-less trace end awaiting its reason   */
+	bool pend_sigreturn;   /* ... in __restore_rt: rt_sigreturn          */
 	struct dc_event pend;
 	char *comm;
 	bool comm_new;         /* comm changed, not yet given with an event   */
-	uint64_t sites[NSITES];/* call sites, ring; top at nsites - 1         */
-	unsigned nsites;
+	uint64_t sites[NSITES];/* call sites, ring; top at (depth - 1) % NSITES */
+	uint64_t depth;        /* calls not yet returned, as far as we know   */
 };
 
 struct qent {
@@ -409,6 +411,71 @@ static void emit(struct dc_script *s, struct thr *t, const struct dc_event *ev)
 	t->last = ev->kind == DC_EV_LOST ? LAST_LOST : LAST_EVENT;
 }
 
+/* Without flags: is the branch to `to` a return to a call site we saw?
+ * Pops down to that site (a longjmp may have dropped frames above it). */
+static bool pop_site(struct thr *t, uint64_t to)
+{
+	uint64_t n = t->depth < NSITES ? t->depth : NSITES;
+
+	for (uint64_t k = 1; k <= n; k++) {
+		uint64_t site = t->sites[(t->depth - k) % NSITES];
+
+		if (site != SIGNAL_MARK && to > site && to - site <= 15) {
+			t->depth -= k;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void push_site(struct thr *t, uint64_t from)
+{
+	t->sites[t->depth % NSITES] = from;
+	t->depth++;
+}
+
+static bool top_is_mark(const struct thr *t)
+{
+	return t->depth && t->sites[(t->depth - 1) % NSITES] == SIGNAL_MARK;
+}
+
+static bool sym_is(const struct dc_script_loc *loc, const char *name)
+{
+	return loc->sym.len == strlen(name) && !memcmp(loc->sym.s, name, loc->sym.len);
+}
+
+/* A user-to-user branch without flags: call or return? */
+static bool is_return(struct thr *t, const struct dc_script_line *l)
+{
+	bool entry = (l->to.has_off && l->to.off == 0) || l->to.sym.len == 0 ||
+		     sym_is(&l->to, "[unknown]");
+
+	if (pop_site(t, l->to.ip))
+		return true;
+	if (top_is_mark(t)) {
+		/* In a signal handler: it returns to the sigreturn trampoline
+		 * (glibc's and musl's __restore_rt), or somewhere that is no
+		 * function entry; anything else is a call it makes. */
+		if (!entry || sym_is(&l->to, "__restore_rt")) {
+			t->depth--;
+			return true;
+		}
+		return false;
+	}
+	/* perf 6.1 names the PLT slots of .plt.got / .plt.sec after the
+	 * function before them, "_init+0x30": calls, not returns into _init. */
+	if (sym_is(&l->to, "_init") && l->to.off >= 0x10)
+		return false;
+	/* No outstanding call we know of: a return to a caller from before
+	 * the trace, unless it goes to a function entry. With calls
+	 * outstanding, a return would have matched one of them, so this is a
+	 * call to a place that is no entry by its name; past NSITES we cannot
+	 * tell and go by the name. */
+	if (t->depth == 0 || t->depth > NSITES)
+		return !entry;
+	return false;
+}
+
 /* Settle a held-back trace end now that the thread's next event is known
  * (next NULL: the input ended). */
 static void settle(struct dc_script *s, struct thr *t, const struct dc_event *next)
@@ -421,11 +488,18 @@ static void settle(struct dc_script *s, struct thr *t, const struct dc_event *ne
 	ev = t->pend;
 	if (!next) {
 		ev.reason = DC_OFF_END;
+	} else if (t->pend_sigreturn) {
+		ev.reason = DC_OFF_SYSCALL;     /* back to where the signal hit */
+		ev.sysno = 15;                  /* rt_sigreturn */
 	} else if (next->kind == DC_EV_TRACE_ON && next->to_ip == ev.from_ip + 2) {
 		ev.reason = DC_OFF_SYSCALL;
 		ev.sysno = UINT32_MAX;
 	} else {
 		ev.reason = DC_OFF_FAULT;
+		/* Resuming elsewhere: the kernel entered a signal handler,
+		 * whose return will match no call site. */
+		if (next->kind == DC_EV_TRACE_ON && next->to_ip != ev.from_ip)
+			push_site(t, SIGNAL_MARK);
 	}
 	emit(s, t, &ev);
 }
@@ -435,30 +509,6 @@ static uint8_t on_reason(const struct thr *t)
 	if (t->last == LAST_NONE)
 		return DC_ON_START;
 	return t->last == LAST_LOST ? DC_ON_SYNC : DC_ON_RESUME;
-}
-
-/* Without flags: is the branch to `to` a return to a call site we saw? */
-static bool pop_site(struct thr *t, uint64_t to)
-{
-	unsigned n = t->nsites < NSITES ? t->nsites : NSITES;
-
-	for (unsigned k = 1; k <= n; k++) {
-		uint64_t site = t->sites[(t->nsites - k) % NSITES];
-
-		if (to > site && to - site <= 15) {
-			t->nsites -= k;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void push_site(struct thr *t, uint64_t from)
-{
-	t->sites[t->nsites % NSITES] = from;
-	t->nsites++;
-	if (t->nsites >= 2 * NSITES)   /* keep the index small, same slots */
-		t->nsites -= NSITES;
 }
 
 /* Decide the event for a flag-less sample. Returns false to ignore it; a
@@ -488,14 +538,11 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 		ev->reason = 0;
 		return true;
 	}
-	if (pop_site(t, to)) {
+	if (is_return(t, l)) {
 		ev->kind = DC_EV_RETURN;
-	} else if ((l->to.has_off && l->to.off == 0) || l->to.sym.len == 0 ||
-		   (l->to.sym.len == 9 && !memcmp(l->to.sym.s, "[unknown]", 9))) {
+	} else {
 		ev->kind = DC_EV_CALL;
 		push_site(t, from);
-	} else {
-		ev->kind = DC_EV_RETURN;    /* to a caller from before the trace */
 	}
 	return true;
 }
@@ -650,6 +697,7 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 	if (ev.kind == DC_EV_TRACE_OFF && ev.reason == 0) {
 		t->pending = true;      /* its reason shows with the next event */
 		t->pend = ev;
+		t->pend_sigreturn = sym_is(&l->from, "__restore_rt");
 		return 0;
 	}
 	emit(s, t, &ev);
@@ -674,6 +722,7 @@ static int do_error(struct dc_script *s, const struct dc_script_line *l)
 	if (l->has_time && l->time_ns > t->last_ns)
 		t->last_ns = l->time_ns;
 	ev.kind = DC_EV_LOST;
+	t->depth = 0;                   /* call sites before a loss are moot */
 	ev.time_ns = t->last_ns;
 	ev.from_ip = l->err_ip;
 	ev.pid = t->pid;

@@ -624,6 +624,43 @@ static void test_import_noflags_recursion(void **state)
 	run_end(&r);
 }
 
+/* Without flags: a signal handler (trace resumes elsewhere) returns to
+ * __restore_rt, not to a call site; rt_sigreturn resumes the interrupted
+ * code; PLT slots perf names "_init+0x30" are called, not returned to. */
+static void test_import_noflags_signal_plt(void **state)
+{
+	const char *text =
+		"  s  5 [000]  1.000000100:  1 branches:u:  401005 main+0x5 (/s) =>  402000 work+0x0 (/s)\n"
+		"  s  5 [000]  1.000000200:  1 branches:u:  402010 work+0x10 (/s) =>  0 [unknown] ([unknown])\n"
+		"  s  5 [000]  1.000000300:  1 branches:u:  0 [unknown] ([unknown]) =>  403000 on_sig+0x0 (/s)\n"
+		"  s  5 [000]  1.000000400:  1 branches:u:  403008 on_sig+0x8 (/s) =>  404000 helper+0x0 (/s)\n"
+		"  s  5 [000]  1.000000500:  1 branches:u:  404010 helper+0x10 (/s) =>  40300d on_sig+0xd (/s)\n"
+		"  s  5 [000]  1.000000600:  1 branches:u:  403020 on_sig+0x20 (/s) =>  7f0050 __restore_rt+0x0 (/c)\n"
+		"  s  5 [000]  1.000000700:  1 branches:u:  7f0057 __restore_rt+0x7 (/c) =>  0 [unknown] ([unknown])\n"
+		"  s  5 [000]  1.000000800:  1 branches:u:  0 [unknown] ([unknown]) =>  402010 work+0x10 (/s)\n"
+		"  s  5 [000]  1.000000900:  1 branches:u:  402014 work+0x14 (/s) =>  401030 _init+0x30 (/s)\n"
+		"  s  5 [000]  1.000001000:  1 branches:u:  7f1000 puts+0x40 (/c) =>  402019 work+0x19 (/s)\n"
+		"  s  5 [000]  1.000001100:  1 branches:u:  402020 work+0x20 (/s) =>  40100a main+0xa (/s)\n";
+	static const uint8_t kinds[] = {
+		DC_EV_CALL, DC_EV_TRACE_OFF, DC_EV_TRACE_ON, DC_EV_CALL, DC_EV_RETURN,
+		DC_EV_RETURN, DC_EV_TRACE_OFF, DC_EV_TRACE_ON, DC_EV_CALL, DC_EV_RETURN,
+		DC_EV_RETURN,
+	};
+	struct run r;
+	(void)state;
+
+	run_text(&r, text);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, sizeof(kinds));
+	for (int i = 0; i < r.n; i++)
+		if (r.ev[i].kind != kinds[i])
+			fail_msg("event %d: kind %d, want %d", i, r.ev[i].kind, kinds[i]);
+	assert_int_equal(r.ev[1].reason, DC_OFF_FAULT);     /* the signal */
+	assert_int_equal(r.ev[6].reason, DC_OFF_SYSCALL);   /* rt_sigreturn */
+	assert_int_equal(r.ev[6].sysno, 15);
+	run_end(&r);
+}
+
 /* Error lines become LOST for their thread (or the cpu's last thread); the
  * next trace start is a resync. */
 static void test_import_errors(void **state)
@@ -790,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_import_default_fields),
 		cmocka_unit_test(test_import_jumps),
 		cmocka_unit_test(test_import_noflags_recursion),
+		cmocka_unit_test(test_import_noflags_signal_plt),
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_import_kernel),
 		cmocka_unit_test(test_import_threads),
