@@ -22,7 +22,6 @@
 
 #include <intel-pt.h>
 
-#include "record/perfwriter.h"
 #include "record/ptenc.h"
 #include "tests/unit/ptenc_walk.h"
 
@@ -115,127 +114,11 @@ static int get_iteration(struct pw_trace *t)
 	return iters == 2 ? 0 : -EINVAL;
 }
 
-/* --- perf.data (per-thread mode) ---------------------------------------- */
-
-#define PT_TYPE 8
-#define PT_ID 1
-#define DUMMY_ID 2
-
-static int add_self_mmaps(struct rc_perf_writer *w, const struct dc_sample_id *sid)
-{
-	char exe[4096], line[8192];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	FILE *f;
-	int ret = 0;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8], path[4096] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end,
-			   perms, &pgoff, &maj, &min, &ino, path) < 7)
-			continue;
-		if (perms[2] != 'x' || strcmp(path, exe))
-			continue;
-		struct dc_rec_mmap m = {
-			.pid = sid->pid, .tid = sid->tid, .start = start,
-			.len = end - start, .pgoff = pgoff, .is_mmap2 = true,
-			.maj = maj, .min = min, .ino = ino, .prot = 5, .flags = 2,
-			.filename = exe,
-		};
-		ret = rc_perf_mmap2(w, &m, sid);
-	}
-	fclose(f);
-	return ret;
-}
-
-static struct rc_perf_writer *perf_open(const char *path, const struct rc_ptenc_config *cfg,
-					uint64_t t0)
-{
-	struct rc_ptenc_perf_info pi;
-	struct perf_event_attr pt, dummy;
-	uint64_t pt_id = PT_ID, dummy_id = DUMMY_ID;
-	struct rc_perf_writer *w;
-	char err[256];
-	uint32_t pid = (uint32_t)getpid();
-	struct dc_sample_id sid = { .pid = pid, .tid = pid, .time = t0, .id = DUMMY_ID };
-	int ret;
-
-	if (rc_perf_create(path, &w, err, sizeof(err))) {
-		fprintf(stderr, "ptenc_bench: %s\n", err);
-		return NULL;
-	}
-	rc_ptenc_perf_info(cfg, &pi);
-	memset(&pt, 0, sizeof(pt));
-	pt.type = PT_TYPE;
-	pt.config = pi.attr_config;
-	pt.sample_period = 1;
-	pt.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			 PERF_SAMPLE_CPU;
-	pt.disabled = 1;
-	pt.exclude_kernel = 1;
-	pt.exclude_hv = 1;
-	pt.enable_on_exec = 1;
-	pt.sample_id_all = 1;
-	memset(&dummy, 0, sizeof(dummy));
-	dummy.type = PERF_TYPE_SOFTWARE;
-	dummy.config = PERF_COUNT_SW_DUMMY;
-	dummy.sample_period = 1;
-	dummy.sample_type = pt.sample_type;
-	dummy.exclude_kernel = 1;
-	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = dummy.comm_exec = 1;
-	dummy.sample_id_all = 1;
-
-	struct dc_pt_info info = {
-		.pmu_type = PT_TYPE, .time_shift = pi.time_shift,
-		.time_mult = pi.time_mult, .time_zero = pi.time_zero,
-		.cap_user_time_zero = 1, .tsc_bit = pi.tsc_bit,
-		.noretcomp_bit = pi.noretcomp_bit, .have_sched_switch = 0,
-		.snapshot_mode = 0, .per_cpu_mmaps = 0, .mtc_bit = pi.mtc_bit,
-		.mtc_freq_bits = pi.mtc_freq_bits,
-		.tsc_ctc_ratio_n = pi.tsc_ctc_ratio_n,
-		.tsc_ctc_ratio_d = pi.tsc_ctc_ratio_d, .cyc_bit = pi.cyc_bit,
-		.max_non_turbo_ratio = pi.max_non_turbo_ratio, .filter = "",
-	};
-	struct dc_rec_time_conv tc = {
-		.time_shift = pi.time_shift, .time_mult = pi.time_mult,
-		.time_zero = pi.time_zero, .time_mask = ~0ull,
-		.cap_user_time_zero = 1,
-	};
-
-	ret = rc_perf_add_attr(w, &pt, &pt_id, 1);
-	ret = ret ?: rc_perf_add_attr(w, &dummy, &dummy_id, 1);
-	ret = ret ?: rc_perf_auxtrace_info_pt(w, &info);
-	ret = ret ?: rc_perf_time_conv(w, &tc);
-	ret = ret ?: rc_perf_comm(w, pid, pid, "ptenc_bench", true, &sid);
-	sid.time++;
-	ret = ret ?: add_self_mmaps(w, &sid);
-	sid.time++;
-	sid.id = PT_ID;
-	ret = ret ?: rc_perf_itrace_start(w, pid, pid, &sid);
-	ret = ret ?: rc_perf_set_nrcpus(w, 1, 1);
-	ret = ret ?: rc_perf_finished_round(w);
-	if (ret) {
-		fprintf(stderr, "ptenc_bench: %s\n", rc_perf_errmsg(w));
-		rc_perf_abort(w);
-		return NULL;
-	}
-	return w;
-}
-
 /* --- encode ------------------------------------------------------------- */
 
 struct sink {
 	FILE *raw;
-	struct rc_perf_writer *perf;
-	uint64_t aux_off;
+	struct pw_perf *perf;
 	uint64_t bytes;
 };
 
@@ -249,13 +132,10 @@ static int drain(struct rc_ptenc *enc, struct sink *s, size_t min)
 	if (s->raw && fwrite(d, 1, n, s->raw) != n)
 		return -EIO;
 	if (s->perf) {
-		uint32_t pid = (uint32_t)getpid();
-		int ret = rc_perf_auxtrace(s->perf, d, n, s->aux_off,
-					   rc_ptenc_last_tsc(enc), 0, pid, (uint32_t)-1);
+		int ret = pw_perf_aux(s->perf, d, n, rc_ptenc_last_tsc(enc));
 
 		if (ret)
 			return ret;
-		s->aux_off += (n + 7) & ~7ull;
 	}
 	s->bytes += n;
 	rc_ptenc_consume(enc, n);
@@ -298,7 +178,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptenc_bench: cannot open %s\n", raw_path);
 		return 1;
 	}
-	if (perf_path && !(s.perf = perf_open(perf_path, &cfg, t0 - 1000)))
+	if (perf_path && pw_perf_open(&s.perf, perf_path, &cfg, t0 - 1000))
 		return 1;
 
 	double a = now();
@@ -316,14 +196,8 @@ int main(int argc, char **argv)
 	err = err ?: rc_ptenc_flush(enc);
 	err = err ?: drain(enc, &s, 0);
 	fclose(s.raw);
-	if (s.perf) {
-		char e[256];
-
-		if (!err && rc_perf_finish(s.perf, e, sizeof(e))) {
-			fprintf(stderr, "ptenc_bench: %s\n", e);
-			return 1;
-		}
-	}
+	if (s.perf && pw_perf_close(s.perf, err == 0))
+		return 1;
 	double enc_s = now() - a;
 
 	if (err) {

@@ -1,7 +1,11 @@
 /* ptflame tests/bench helper: walker + libipt decode loop (see ptenc_walk.h). */
 #include "ptenc_walk.h"
 
+#include "record/perfwriter.h"
+
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +92,164 @@ int pw_walk(csh cs, uint64_t start, size_t max, pw_decide_fn decide,
 		ip = next;
 	}
 	return 0;
+}
+
+/* --- perf.data (per-thread mode) ------------------------------------------
+ * One thread (this process), its executable mappings, one AUX queue. */
+
+#define PT_TYPE 8
+#define PT_ID 1
+#define DUMMY_ID 2
+
+static int add_self_mmaps(struct rc_perf_writer *w, const struct dc_sample_id *sid)
+{
+	char line[8192];
+	FILE *f;
+	int ret = 0;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8], path[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end,
+			   perms, &pgoff, &maj, &min, &ino, path) < 7)
+			continue;
+		/* executable file mappings: this program and what it loaded */
+		if (perms[2] != 'x' || path[0] != '/')
+			continue;
+		struct dc_rec_mmap m = {
+			.pid = sid->pid, .tid = sid->tid, .start = start,
+			.len = end - start, .pgoff = pgoff, .is_mmap2 = true,
+			.maj = maj, .min = min, .ino = ino, .prot = 5, .flags = 2,
+			.filename = path,
+		};
+		ret = rc_perf_mmap2(w, &m, sid);
+	}
+	fclose(f);
+	return ret;
+}
+
+static struct rc_perf_writer *perf_open(const char *path,
+					const struct rc_ptenc_config *cfg, uint64_t t0)
+{
+	struct rc_ptenc_perf_info pi;
+	struct perf_event_attr pt, dummy;
+	uint64_t pt_id = PT_ID, dummy_id = DUMMY_ID;
+	struct rc_perf_writer *w;
+	char err[256];
+	uint32_t pid = (uint32_t)getpid();
+	struct dc_sample_id sid = { .pid = pid, .tid = pid, .time = t0, .id = DUMMY_ID };
+	int ret;
+
+	if (rc_perf_create(path, &w, err, sizeof(err))) {
+		fprintf(stderr, "ptenc: %s\n", err);
+		return NULL;
+	}
+	rc_ptenc_perf_info(cfg, &pi);
+	memset(&pt, 0, sizeof(pt));
+	pt.type = PT_TYPE;
+	pt.config = pi.attr_config;
+	pt.sample_period = 1;
+	pt.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU;
+	pt.disabled = 1;
+	pt.exclude_kernel = 1;
+	pt.exclude_hv = 1;
+	pt.enable_on_exec = 1;
+	pt.sample_id_all = 1;
+	memset(&dummy, 0, sizeof(dummy));
+	dummy.type = PERF_TYPE_SOFTWARE;
+	dummy.config = PERF_COUNT_SW_DUMMY;
+	dummy.sample_period = 1;
+	dummy.sample_type = pt.sample_type;
+	dummy.exclude_kernel = 1;
+	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = dummy.comm_exec = 1;
+	dummy.sample_id_all = 1;
+
+	struct dc_pt_info info = {
+		.pmu_type = PT_TYPE, .time_shift = pi.time_shift,
+		.time_mult = pi.time_mult, .time_zero = pi.time_zero,
+		.cap_user_time_zero = 1, .tsc_bit = pi.tsc_bit,
+		.noretcomp_bit = pi.noretcomp_bit, .have_sched_switch = 0,
+		.snapshot_mode = 0, .per_cpu_mmaps = 0, .mtc_bit = pi.mtc_bit,
+		.mtc_freq_bits = pi.mtc_freq_bits,
+		.tsc_ctc_ratio_n = pi.tsc_ctc_ratio_n,
+		.tsc_ctc_ratio_d = pi.tsc_ctc_ratio_d, .cyc_bit = pi.cyc_bit,
+		.max_non_turbo_ratio = pi.max_non_turbo_ratio, .filter = "",
+	};
+	struct dc_rec_time_conv tc = {
+		.time_shift = pi.time_shift, .time_mult = pi.time_mult,
+		.time_zero = pi.time_zero, .time_mask = ~0ull,
+		.cap_user_time_zero = 1,
+	};
+
+	ret = rc_perf_add_attr(w, &pt, &pt_id, 1);
+	ret = ret ?: rc_perf_add_attr(w, &dummy, &dummy_id, 1);
+	ret = ret ?: rc_perf_auxtrace_info_pt(w, &info);
+	ret = ret ?: rc_perf_time_conv(w, &tc);
+	ret = ret ?: rc_perf_comm(w, pid, pid, "ptenc_walk", true, &sid);
+	sid.time++;
+	ret = ret ?: add_self_mmaps(w, &sid);
+	sid.time++;
+	sid.id = PT_ID;
+	ret = ret ?: rc_perf_itrace_start(w, pid, pid, &sid);
+	ret = ret ?: rc_perf_set_nrcpus(w, 1, 1);
+	ret = ret ?: rc_perf_finished_round(w);
+	if (ret) {
+		fprintf(stderr, "ptenc: %s\n", rc_perf_errmsg(w));
+		rc_perf_abort(w);
+		return NULL;
+	}
+	return w;
+}
+
+struct pw_perf {
+	struct rc_perf_writer *w;
+	uint64_t aux_off;
+};
+
+int pw_perf_open(struct pw_perf **out, const char *path,
+		 const struct rc_ptenc_config *cfg, uint64_t t0)
+{
+	struct pw_perf *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->w = perf_open(path, cfg, t0);
+	if (!p->w) {
+		free(p);
+		return -EIO;
+	}
+	*out = p;
+	return 0;
+}
+
+int pw_perf_aux(struct pw_perf *p, const uint8_t *data, size_t n, uint64_t reference)
+{
+	uint32_t pid = (uint32_t)getpid();
+	int ret = rc_perf_auxtrace(p->w, data, n, p->aux_off, reference, 0, pid,
+				   (uint32_t)-1);
+
+	p->aux_off += (n + 7) & ~7ull;
+	return ret;
+}
+
+int pw_perf_close(struct pw_perf *p, bool ok)
+{
+	char e[256];
+	int ret = 0;
+
+	if (!ok) {
+		rc_perf_abort(p->w);
+	} else if ((ret = rc_perf_finish(p->w, e, sizeof(e)))) {
+		fprintf(stderr, "ptenc: %s\n", e);
+	}
+	free(p);
+	return ret;
 }
 
 /* --- decoding ------------------------------------------------------------ */

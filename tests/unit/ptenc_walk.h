@@ -4,6 +4,7 @@
 #ifndef PTFLAME_PTENC_WALK_H
 #define PTFLAME_PTENC_WALK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,5 +55,17 @@ int pw_decode_segment(const uint8_t *buf, size_t size, uint64_t start,
 		      uint64_t end, const struct rc_ptenc_config *cfg,
 		      struct pw_decoded *out);
 void pw_decoded_free(struct pw_decoded *d);
+
+/* A per-thread perf.data for this process (COMM, MMAP2 of its executable,
+ * ITRACE_START, AUXTRACE_INFO from rc_ptenc_perf_info, then the PT bytes as
+ * AUXTRACE records), as `perf record -e intel_pt//u --per-thread` writes.
+ * T0: time (ns) of the sideband, not later than the first TSC. */
+struct pw_perf;
+int pw_perf_open(struct pw_perf **out, const char *path,
+		 const struct rc_ptenc_config *cfg, uint64_t t0);
+int pw_perf_aux(struct pw_perf *p, const uint8_t *data, size_t n,
+		uint64_t reference);
+/* Finish the file (OK) or remove it (!OK); frees P. */
+int pw_perf_close(struct pw_perf *p, bool ok);
 
 #endif

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <intel-pt.h>
@@ -296,7 +298,58 @@ struct run {
 	struct pkts *k;
 };
 
-static void run(struct run *r, const struct rc_ptenc_config *cfg,
+/* With PTENC_PERF_DIR set, each named run also leaves NAME.data (a
+ * perf.data of the trace over this test binary) and NAME.truth (the calls
+ * and returns that were walked, "call|return FROM TO NS TIMED"), which
+ * tests/e2e/ptenc compares with `perf script --itrace=cr`. */
+static void write_perf(const char *name, const struct rc_ptenc_config *cfg,
+		       const struct run *r, uint64_t t0)
+{
+	const char *dir = getenv("PTENC_PERF_DIR");
+	char path[4096];
+	struct pw_perf *p;
+	FILE *f;
+
+	if (!dir || !name)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.data", dir, name);
+	assert_int_equal(pw_perf_open(&p, path, cfg, t0), 0);
+	for (size_t off = 0; off < r->size; off += 65536) {
+		size_t n = r->size - off < 65536 ? r->size - off : 65536;
+
+		assert_int_equal(pw_perf_aux(p, r->buf + off, n,
+					     rc_ptenc_ns_to_tsc(cfg, t0) | 1), 0);
+	}
+	assert_int_equal(pw_perf_close(p, true), 0);
+	snprintf(path, sizeof(path), "%s/%s.truth", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct rc_insn *in = &r->t.v[i];
+		const char *kind = NULL;
+
+		/* perf reports a call to the next insn (PIC) as a call too */
+		if (in->cls == RC_INSN_CALL_IND || in->cls == RC_INSN_CALL)
+			kind = "call";
+		else if (in->cls == RC_INSN_RET)
+			kind = "return";
+		/* last column: 1 if the branch has a packet of its own (a
+		 * direct call's time is only known from its neighbours) */
+		if (kind)
+			fprintf(f, "%s %llx %llx %llu %d\n", kind, (unsigned long long)in->ip,
+				(unsigned long long)in->next_ip,
+				(unsigned long long)r->ns[i], in->cls != RC_INSN_CALL);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.period", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%llu\n", (unsigned long long)(cfg->mtc ?
+		((uint64_t)RC_PTENC_TSC_PER_CTC << cfg->mtc_freq) / RC_PTENC_TSC_PER_NS : 0));
+	fclose(f);
+}
+
+static void run(struct run *r, const char *name, const struct rc_ptenc_config *cfg,
 		const struct enc_opts *o, int rec_depth, int loop_n)
 {
 	struct script s;
@@ -311,6 +364,7 @@ static void run(struct run *r, const struct rc_ptenc_config *cfg,
 	assert_int_equal(pw_decode(r->buf, r->size, cfg, r->d), 0);
 	r->k = packets_of(r->buf, r->size);
 	dump_packets(r->k);
+	write_perf(name, cfg, r, o->ns0 - 1000);
 }
 
 static void run_free(struct run *r)
@@ -333,7 +387,7 @@ static void test_roundtrip_retcomp(void **state)
 	struct run r;
 
 	(void)state;
-	run(&r, &cfg, &plain, 5, 10);
+	run(&r, "retcomp", &cfg, &plain, 5, 10);
 	assert_same_ips(r.d, &r.t);
 	/* Every RET returned to its caller: all compressed, so the only TIPs
 	 * are the indirect calls and the jump. */
@@ -351,7 +405,7 @@ static void test_roundtrip_noretcomp(void **state)
 
 	(void)state;
 	cfg.noretcomp = true;
-	run(&r, &cfg, &plain, 5, 10);
+	run(&r, "noretcomp", &cfg, &plain, 5, 10);
 	assert_same_ips(r.d, &r.t);
 	assert_int_equal(count_type(r.k, ppt_tip),
 			 count_cls(&r.t, RC_INSN_CALL_IND) + count_cls(&r.t, RC_INSN_JMP_IND) +
@@ -367,7 +421,7 @@ static void test_deep_recursion(void **state)
 	size_t rets, tips;
 
 	(void)state;
-	run(&r, &cfg, &plain, 100, 10);
+	run(&r, "deep_recursion", &cfg, &plain, 100, 10);
 	assert_same_ips(r.d, &r.t);
 	rets = count_cls(&r.t, RC_INSN_RET);
 	tips = count_type(r.k, ppt_tip) - count_cls(&r.t, RC_INSN_CALL_IND) -
@@ -389,7 +443,7 @@ static void test_psb_segments(void **state)
 
 	(void)state;
 	cfg.psb_period = 256;
-	run(&r, &cfg, &plain, 40, 20000);
+	run(&r, "psb256", &cfg, &plain, 40, 20000);
 	assert_same_ips(r.d, &r.t);
 	for (size_t i = 0; i < r.k->n; i++) {
 		if (r.k->p[i].type != ppt_psb)
@@ -452,7 +506,7 @@ static void test_ip_compression(void **state)
 	int seen[8] = { 0 };
 
 	(void)state;
-	run(&r, &cfg, &plain, 2, 3);
+	run(&r, "ipc", &cfg, &plain, 2, 3);
 	assert_same_ips(r.d, &r.t);
 	for (size_t i = 0; i < r.k->n; i++) {
 		enum pt_packet_type ty = r.k->p[i].type;
@@ -480,7 +534,7 @@ static void test_syscall_pgd_pge(void **state)
 	bool saw_dis = false, saw_en = false;
 
 	(void)state;
-	run(&r, &cfg, &plain, 1, 2);
+	run(&r, "syscall", &cfg, &plain, 1, 2);
 	assert_same_ips(r.d, &r.t);
 	while (r.t.v[sc].cls != RC_INSN_SYSCALL)
 		sc++;
@@ -520,7 +574,7 @@ static void test_async_disable(void **state)
 
 	(void)state;
 	o.async_at = 7;
-	run(&r, &cfg, &o, 3, 5);
+	run(&r, "async", &cfg, &o, 3, 5);
 	assert_same_ips(r.d, &r.t);
 	for (size_t i = 1; i < r.k->n; i++)
 		if (r.k->p[i].type == ppt_tip_pgd && r.k->p[i - 1].type == ppt_fup)
@@ -537,7 +591,7 @@ static void test_long_tnt(void **state)
 
 	(void)state;
 	cfg.mtc = false; /* no MTC: nothing interrupts the TNT run */
-	run(&r, &cfg, &plain, 1, 300);
+	run(&r, "long_tnt", &cfg, &plain, 1, 300);
 	assert_same_ips(r.d, &r.t);
 	assert_true(count_type(r.k, ppt_tnt_64) >= 6);
 	for (size_t i = 0; i < r.k->n; i++)
@@ -556,7 +610,7 @@ static void test_ovf(void **state)
 
 	(void)state;
 	o.ovf_at = 60;
-	run(&r, &cfg, &o, 20, 30);
+	run(&r, "ovf", &cfg, &o, 20, 30);
 	assert_int_equal(r.d->errors, 0);
 	for (e = 0; e < r.d->nev; e++)
 		if (r.d->ev[e].kind == PW_EV_OVERFLOW)
@@ -583,13 +637,22 @@ static void test_chunked_output(void **state)
 	struct run a, b;
 
 	(void)state;
-	run(&a, &cfg, &plain, 10, 50);
+	run(&a, NULL, &cfg, &plain, 10, 50);
 	o.chunk = 7;
-	run(&b, &cfg, &o, 10, 50);
+	run(&b, NULL, &cfg, &o, 10, 50);
 	assert_int_equal(a.size, b.size);
 	assert_memory_equal(a.buf, b.buf, a.size);
 	run_free(&a);
 	run_free(&b);
+}
+
+static const char *time_name(bool cyc, unsigned mtc_freq, uint64_t ns_per_insn)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "time_%s_mtc%u_ns%llu", cyc ? "cyc" : "nocyc",
+		 mtc_freq, (unsigned long long)ns_per_insn);
+	return name;
 }
 
 static void check_times(bool cyc, unsigned mtc_freq, uint64_t ns_per_insn)
@@ -605,7 +668,7 @@ static void check_times(bool cyc, unsigned mtc_freq, uint64_t ns_per_insn)
 	cfg.cyc = cyc;
 	cfg.mtc_freq = mtc_freq;
 	o.ns_per_insn = ns_per_insn;
-	run(&r, &cfg, &o, 30, 200);
+	run(&r, time_name(cyc, mtc_freq, ns_per_insn), &cfg, &o, 30, 200);
 	assert_same_ips(r.d, &r.t);
 	assert_int_equal(r.d->lost_mtc, 0);
 	assert_int_equal(r.d->lost_cyc, 0);
@@ -729,15 +792,31 @@ static void test_errors(void **state)
 	rc_ptenc_free(e);
 }
 
+/* A "ret" far from .text (other upper 32 address bits). File-backed when
+ * perf.data files are written, so that perf can read its code. */
 static int setup(void **state)
 {
+	const char *dir = getenv("PTENC_PERF_DIR");
+	uint8_t page[4096] = { 0xc3 }; /* ret */
+	char path[4096];
+	int fd;
+
 	(void)state;
-	far_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (far_page == MAP_FAILED)
+	if (!dir) {
+		far_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (far_page == MAP_FAILED)
+			return -1;
+		far_page[0] = 0xc3;
+		return mprotect(far_page, 4096, PROT_READ | PROT_EXEC);
+	}
+	snprintf(path, sizeof(path), "%s/farpage.bin", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
 		return -1;
-	far_page[0] = 0xc3; /* ret */
-	return mprotect(far_page, 4096, PROT_READ | PROT_EXEC);
+	far_page = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	return far_page == MAP_FAILED ? -1 : 0;
 }
 
 static int teardown(void **state)
