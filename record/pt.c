@@ -98,6 +98,8 @@ struct rec {
 	struct rc_ring_stats rs;
 	unsigned char scratch[65536];
 	unsigned char *copybuf;      /* AUX bytes gathered for one AUXTRACE */
+	uint64_t round_mark;         /* records written at the last FINISHED_ROUND */
+	uint64_t round_ms;           /* ... and when */
 };
 
 static int fail(struct rec *r, int rc, const char *fmt, ...)
@@ -773,9 +775,11 @@ static int snapshot(struct rec *r, bool resume)
 	return rc;
 }
 
+static uint64_t now_ms(void);
+
 static int drain_all(struct rec *r)
 {
-	uint64_t before = r->rs.records + r->st->auxtrace_records;
+	uint64_t now;
 	int rc;
 
 	for (size_t b = 0; b < r->nbufs; b++) {
@@ -784,10 +788,19 @@ static int drain_all(struct rec *r)
 		if (r->bufs[b].aux && !r->o->snapshot && (rc = drain_aux(r, b)))
 			return rc;
 	}
-	/* Everything written before this point is older than what follows. */
-	if (r->rs.records + r->st->auxtrace_records != before &&
-	    (rc = rc_perf_finished_round(r->w)))
-		return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
+	/* FINISHED_ROUND lets perf sort and flush what came before it. A
+	 * record can be committed well after its timestamp was taken (the
+	 * writer preempted in between), so leave at least half a second
+	 * between rounds: a late record then still lands in a round perf
+	 * has not flushed ("out of order events" otherwise). */
+	now = now_ms();
+	if (r->rs.records + r->st->auxtrace_records != r->round_mark &&
+	    now - r->round_ms >= 500) {
+		if ((rc = rc_perf_finished_round(r->w)))
+			return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
+		r->round_mark = r->rs.records + r->st->auxtrace_records;
+		r->round_ms = now;
+	}
 	return 0;
 }
 
@@ -1324,6 +1337,7 @@ int rc_pt_record(const struct rc_pt_opts *o, struct rc_pt_stats *st, char *err, 
 	r->sysfs = o->sysfs ? o->sysfs : "/sys";
 	r->page = sysconf(_SC_PAGESIZE);
 	r->go_fd = r->exec_err_fd = -1;
+	r->round_ms = now_ms();
 	rc = check_opts(r, &data, &aux);
 	if (!rc)
 		rc = setup(r, data, aux);

@@ -19,7 +19,7 @@ stop_target() { kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; }
 perf_reads() {
 	perf script ${3:-} -i "$1" $SHOW >"$1.txt" 2>"$1.err"; local rc=$?
 	if [ $rc -eq 0 ] && [ ! -s "$1.err" ]; then pass "$2: perf script reads it"
-	else fail "$2: perf script exit $rc: $(head -c 300 "$1.err")"; fi
+	else fail "$2: perf script exit $rc: $(head -c 400 "$1.err" | tr "\n" " ")"; fi
 }
 
 # -- attach with -p, stop after -d

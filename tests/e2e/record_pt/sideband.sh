@@ -38,7 +38,7 @@ expect_grep "^mmap .*/sideband_switch$" ours.sum "executable mapped"
 # perf reads the file without a complaint.
 perf script -D -i ours.data >dump.txt 2>dump.err; rc=$?
 if [ $rc -eq 0 ] && [ ! -s dump.err ]; then pass "perf script -D reads it silently"; else
-	fail "perf script -D: exit $rc, stderr: $(head -c 300 dump.err)"; fi
+	fail "perf script -D: exit $rc, stderr: $(head -c 400 dump.err | tr "\n" " ")"; fi
 if grep -qiE "warning|bad|invalid" dump.txt; then fail "perf script -D warns: $(grep -iE 'warning|bad|invalid' dump.txt | head -3)"
 else pass "no warnings in perf script -D"; fi
 expect_grep "PERF_RECORD_SWITCH_CPU_WIDE|PERF_RECORD_SWITCH " dump.txt "switch records present"
