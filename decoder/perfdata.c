@@ -1016,6 +1016,25 @@ int dc_perf_parse(const struct dc_perf_file *f, const void *buf, size_t avail,
 	return parse_at(f, buf, avail, 0, rec, err, errlen);
 }
 
+int dc_perf_read_at(const struct dc_perf_file *f, uint64_t file_offset,
+		    struct dc_perf_record *rec, char *err, size_t errlen)
+{
+	char msg[256];
+	int ret;
+
+	if (file_offset < f->data_start || file_offset >= f->data_end) {
+		set_err(err, errlen, "%s: offset 0x%" PRIx64 " is outside the data section",
+			f->path, file_offset);
+		return -EINVAL;
+	}
+	ret = parse_at(f, f->map + file_offset, f->data_end - file_offset, file_offset, rec,
+		       msg, sizeof(msg));
+	if (ret)
+		set_err(err, errlen, "%s: record at offset 0x%" PRIx64 ": %s", f->path,
+			file_offset, msg);
+	return ret;
+}
+
 static void map_id_index(struct dc_perf_file *f, const struct dc_perf_record *rec)
 {
 	const uint8_t *e = (const uint8_t *)rec->raw + 16;

@@ -5,7 +5,9 @@
  * attrs and sections against the file size; dc_perf_next streams the data
  * section record by record in FILE order (not time order: use
  * FINISHED_ROUND / sample times to sort if you need to). Pointers handed
- * out (strings, payloads, attrs) live until dc_perf_close.
+ * out (strings, payloads, attrs) live until dc_perf_close and may be used
+ * from any thread; dc_perf_next/dc_perf_seek move one cursor (one thread),
+ * dc_perf_read_at is read-only.
  * Part of decoder/decoder.h's public interface.
  */
 #ifndef PTFLAME_PERFDATA_H
@@ -215,6 +217,13 @@ int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec);
  * section, e.g. an AUXTRACE index entry); dc_perf_seek(f, 0) rewinds to
  * the start of the data section. */
 int dc_perf_seek(struct dc_perf_file *f, uint64_t file_offset);
+
+/* Parse the record at file_offset (within the data section) without
+ * moving the iteration cursor or touching the file: safe from several
+ * threads at once (e.g. workers reading AUXTRACE index entries). Errors go
+ * to err (one line naming the file and offset). */
+int dc_perf_read_at(const struct dc_perf_file *f, uint64_t file_offset,
+		    struct dc_perf_record *rec, char *err, size_t errlen);
 
 /* Parse one record held in memory: buf has avail bytes (an AUXTRACE's
  * payload included). f supplies the attrs for the sample_id trailer and may

@@ -260,6 +260,12 @@ static void test_round_trip(void **state)
 	assert_int_equal(nidx, 1);
 	assert_int_equal(idx[0].file_offset, auxtrace_off);
 	assert_int_equal(idx[0].sz, 48);
+	assert_int_equal(dc_perf_read_at(f, idx[0].file_offset, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.type, PERF_RECORD_AUXTRACE);
+	assert_memory_equal(r.auxtrace.data, smp_aux_payload, smp_aux_payload_size);
+	assert_int_equal(dc_perf_next(f, &r), 0); /* the cursor did not move */
+	assert_true(dc_perf_read_at(f, 1, &r, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "outside the data section"));
 	assert_int_equal(dc_perf_seek(f, idx[0].file_offset), 0);
 	next_ok(f, &r, PERF_RECORD_AUXTRACE);
 	assert_int_equal(r.offset, auxtrace_off);

@@ -169,9 +169,16 @@ static int exercise(const char *path, char *err, size_t errlen)
 		check_msg(err, path);
 	}
 	/* seeking to every index entry must be safe too */
-	for (size_t i = 0; i < nidx; i++)
+	for (size_t i = 0; i < nidx; i++) {
+		char e2[256];
+
+		if (dc_perf_read_at(f, idx[i].file_offset, &r, e2, sizeof(e2)) == 0)
+			sink += r.size;
+		else
+			check_msg(e2, path);
 		if (dc_perf_seek(f, idx[i].file_offset) == 0 && dc_perf_next(f, &r) > 0)
 			sink += r.size;
+	}
 	dc_perf_close(f);
 	return ret < 0 ? -2 : 0;
 }
