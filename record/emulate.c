@@ -262,40 +262,45 @@ static const struct rc_emu_map *find_map(const struct proc *p, uint64_t addr)
 
 /* ---- AUX chunks --------------------------------------------------------- */
 
-/* Hand out encoded bytes of CPU c: all of them when FINAL, else whole
- * chunks of RC_EMU_AUX_CHUNK bytes (multiples of 8, so that perf's padding
- * never overlaps the next chunk). */
+/* Hand out the encoded bytes of CPU c as an AUX chunk once there are
+ * RC_EMU_AUX_CHUNK of them (all of them when FINAL). A chunk ends at a
+ * packet boundary (perf 6.1 on 64-bit does not join a packet split across
+ * AUXTRACE records) and is padded with PAD packets to a multiple of 8, so
+ * the queue's offsets stay contiguous with perf's 8-byte padding. */
 static int drain(struct emu *e, unsigned c, bool final)
 {
 	struct vcpu *v = &e->cpu[c];
-	for (;;) {
-		size_t avail;
-		const uint8_t *d = rc_ptenc_data(v->enc, &avail);
-		size_t n = final ? avail : (avail >= RC_EMU_AUX_CHUNK ? RC_EMU_AUX_CHUNK : 0);
-		if (n == 0)
-			return 0;
-		e->chunks++;
-		e->st->aux_bytes += n;
-		struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
-					       v->cur ? v->cur->tid : 0, v->now);
-		uint64_t flags = 0;
-		if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
-			flags = PERF_AUX_FLAG_TRUNCATED;
-			if (e->truth)
-				fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n",
-					v->now, c, (int)s.pid, (int)s.tid, v->aux_off, n);
-		} else {
-			uint64_t ref = rc_ptenc_last_tsc(v->enc);
-			int rc = rc_perf_auxtrace(e->w, d, n, v->aux_off, ref ? ref : 1, c,
-						  (uint32_t)-1, c);
-			if (wfail(e, rc))
-				return e->fail;
-		}
-		if (wfail(e, rc_perf_aux(e->w, v->aux_off, n, flags, &s)))
-			return e->fail;
-		v->aux_off += n;
-		rc_ptenc_consume(v->enc, n);
+	size_t avail;
+	const uint8_t *d = rc_ptenc_data(v->enc, &avail);
+	if (avail == 0 || (!final && avail < RC_EMU_AUX_CHUNK))
+		return 0;
+	size_t n = (avail + 7) & ~(size_t)7;
+	uint8_t *buf = malloc(n);
+	if (!buf)
+		return efail(e, -ENOMEM, "out of memory");
+	memcpy(buf, d, avail);
+	memset(buf + avail, 0, n - avail);  /* PAD packets */
+	rc_ptenc_consume(v->enc, avail);
+	e->chunks++;
+	e->st->aux_bytes += n;
+	struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
+				       v->cur ? v->cur->tid : 0, v->now);
+	uint64_t flags = 0;
+	int rc = 0;
+	if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
+		flags = PERF_AUX_FLAG_TRUNCATED;
+		if (e->truth)
+			fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n", v->now,
+				c, (int)s.pid, (int)s.tid, v->aux_off, n);
+	} else {
+		uint64_t ref = rc_ptenc_last_tsc(v->enc);
+		rc = rc_perf_auxtrace(e->w, buf, n, v->aux_off, ref ? ref : 1, c, (uint32_t)-1, c);
 	}
+	free(buf);
+	if (rc == 0)
+		rc = rc_perf_aux(e->w, v->aux_off, n, flags, &s);
+	v->aux_off += n;
+	return wfail(e, rc);
 }
 
 static int enc_check(struct emu *e, unsigned c, int rc, const char *what)
@@ -328,26 +333,28 @@ static void make_ready(struct emu *e, struct thr *t, uint64_t when)
 	t->seq = ++e->seq;
 }
 
-/* Put T on CPU c at the CPU's current time: sideband, truth, PGE. */
+/* Put T on CPU c: the context switch (sideband at the middle of the
+ * switch cost) then T's trace resumes at the CPU's current time (PGE).
+ * Callers advanced the CPU clock by at least RC_EMU_SWITCH_NS. */
 static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, pid_t prev_tid)
 {
 	struct vcpu *v = &e->cpu[c];
-	uint64_t now = v->now;
+	uint64_t now = v->now, rt = now - RC_EMU_SWITCH_NS / 2;
 	pid_t pid = t->proc->pid;
 	if (!v->itrace_started) {
-		struct dc_sample_id s = sid_of(c, true, pid, t->tid, now);
+		struct dc_sample_id s = sid_of(c, true, pid, t->tid, rt);
 		if (wfail(e, rc_perf_itrace_start(e->w, (uint32_t)pid, (uint32_t)t->tid, &s)))
 			return e->fail;
 		v->itrace_started = true;
 	}
 	if (v->idle_out_pending) {
-		struct dc_sample_id s = sid_of(c, false, 0, 0, now);
+		struct dc_sample_id s = sid_of(c, false, 0, 0, rt);
 		if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)pid,
 						     (uint32_t)t->tid, &s)))
 			return e->fail;
 		v->idle_out_pending = false;
 	}
-	struct dc_sample_id s = sid_of(c, false, pid, t->tid, now);
+	struct dc_sample_id s = sid_of(c, false, pid, t->tid, rt);
 	if (wfail(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)prev_pid,
 					     (uint32_t)prev_tid, &s)))
 		return e->fail;
@@ -355,8 +362,8 @@ static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, p
 	t->cpu = (int)c;
 	t->slice_used = 0;
 	v->cur = t;
-	truth(e, now, (int)c, t, "switch-in");
-	if (t->proc->maps_dirty && sync_maps(e, t, c, now))
+	truth(e, rt, (int)c, t, "switch-in");
+	if (t->proc->maps_dirty && sync_maps(e, t, c, rt))
 		return e->fail;
 	switch (t->rs) {
 	case RS_START:
@@ -905,7 +912,9 @@ static int native_done(struct emu *e, struct thr *t)
 	struct vcpu *v = &e->cpu[c];
 	v->now += d;
 	t->state = TS_ONCPU;
-	if (t->proc->maps_dirty && sync_maps(e, t, c, v->now))
+	/* new mappings are stamped when the kernel made them: before the PGE
+	 * by the syscall's duration, so even an MTC-precise decoder has them */
+	if (t->proc->maps_dirty && sync_maps(e, t, c, t->v0))
 		return e->fail;
 	switch (t->rs) {
 	case RS_SIGRETURN:

@@ -84,10 +84,13 @@ struct rc_emu_opts {
 
 #define RC_EMU_DEFAULT_SLICE 4000u
 #define RC_EMU_AUX_CHUNK 4096u
-/* Virtual cost of a context switch: the next thread's trace starts this
- * long after the previous one's ended (never at the same time stamp, so
- * the switch sideband splits a CPU's trace by time without ambiguity). */
-#define RC_EMU_SWITCH_NS 500u
+/* Virtual cost of a context switch: the next thread's trace starts (PGE)
+ * this long after the previous one's ended; the switch records (and the
+ * MMAP2/COMM the new thread needs) are stamped half-way. So a decoder whose
+ * time at a PGE is up to one MTC period early (no CYC: 256 ns) still sees
+ * the switch before the new thread's packets, and never confuses the two
+ * threads' trace by time. */
+#define RC_EMU_SWITCH_NS 1000u
 
 struct rc_emu_stats {
 	uint64_t insns;            /* instructions stepped */

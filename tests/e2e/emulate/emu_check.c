@@ -25,7 +25,10 @@ struct chunk { uint32_t idx; uint64_t offset, size; const uint8_t *data; };
 struct map { uint32_t pid; uint64_t start, len, pgoff, time; const char *path; int fd; };
 struct swin { uint32_t cpu, pid, tid; uint64_t time; };
 struct exec_ev { uint32_t pid; uint64_t time; };
-struct seq { uint32_t tid; uint64_t *ip; size_t n, cap; };
+/* A decoded instruction of a thread: segments (from one enable on) from
+ * different queues are put in time order by seg_time, then ord. */
+struct ent { uint64_t seg_time, ord, ip; };
+struct seq { uint32_t tid; struct ent *e; size_t n, cap; uint64_t *ip; };
 
 struct ctx {
 	struct chunk *ch; size_t nch, cch;
@@ -40,6 +43,8 @@ struct ctx {
 	/* decoding state of the current queue */
 	uint32_t cur_pid, cur_tid;
 	uint64_t cur_time;
+	uint64_t seg_time;  /* time of the current segment's enable */
+	uint64_t slack;   /* how far the decoder's time may lag: 0 with CYC */
 	long errors;
 };
 
@@ -59,9 +64,30 @@ static struct seq *seq_of(struct ctx *c, uint32_t tid)
 	return &c->seqs[c->nseq - 1];
 }
 
-static void seq_add(struct seq *s, uint64_t ip)
+static void seq_add(struct seq *s, uint64_t seg_time, uint64_t ip)
 {
-	PUSH(s->ip, s->n, s->cap, ip);
+	struct ent e = { seg_time, s->n, ip };
+	PUSH(s->e, s->n, s->cap, e);
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+	if (x->seg_time != y->seg_time)
+		return x->seg_time < y->seg_time ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Sort by time and expose the addresses as s->ip[]. */
+static void seq_finish(struct seq *s)
+{
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), cmp_ent);
+	s->ip = malloc((s->n ? s->n : 1) * sizeof(*s->ip));
+	if (!s->ip)
+		exit(2);
+	for (size_t i = 0; i < s->n; i++)
+		s->ip[i] = s->e[i].ip;
 }
 
 /* The mapping of pid holding ip at time t (newest first, none from before
@@ -161,6 +187,16 @@ static int decode_queue(struct ctx *c, uint32_t cpu, uint8_t *buf, size_t size)
 	struct pt_image *img = pt_insn_get_image(d);
 	pt_image_set_callback(img, read_image, c);
 	c->cur_pid = c->cur_tid = 0;
+	/* Without CYC the time at a PGE is the last MTC edge: up to one MTC
+	 * period early. The emulator puts RC_EMU_SWITCH_NS (> one period)
+	 * between a CPU's last enable and the next switch-in, so looking one
+	 * period ahead still finds the right switch-in. */
+	c->slack = 0;
+	if (!(c->pt_config & c->pt.cyc_bit) && c->pt.tsc_ctc_ratio_d) {
+		uint64_t tsc = ((uint64_t)1 << cfg.mtc_freq) * c->pt.tsc_ctc_ratio_n /
+			       c->pt.tsc_ctc_ratio_d;
+		c->slack = dc_pt_tsc_to_ns(&c->pt, tsc) - c->pt.time_zero;
+	}
 	int status;
 	for (;;) {
 		status = pt_insn_sync_forward(d);
@@ -175,7 +211,8 @@ static int decode_queue(struct ctx *c, uint32_t cpu, uint8_t *buf, size_t size)
 				if (ev.has_tsc)
 					c->cur_time = tsc_ns(c, ev.tsc);
 				if (ev.type == ptev_enabled) {
-					set_thread(c, cpu, c->cur_time);
+					set_thread(c, cpu, c->cur_time + c->slack);
+					c->seg_time = c->cur_time;
 					if (getenv("EMU_CHECK_DEBUG"))
 						fprintf(stderr, "cpu %u enabled at %#" PRIx64 " time %" PRIu64
 							" (tsc %d) -> tid %u\n", cpu, ev.variant.enabled.ip,
@@ -191,7 +228,7 @@ static int decode_queue(struct ctx *c, uint32_t cpu, uint8_t *buf, size_t size)
 			struct pt_insn insn;
 			status = pt_insn_next(d, &insn, sizeof(insn));
 			if (insn.iclass != ptic_error && status >= 0)
-				seq_add(seq_of(c, c->cur_tid), insn.ip);
+				seq_add(seq_of(c, c->cur_tid), c->seg_time, insn.ip);
 			if (status < 0)
 				break;
 			update_time(c, d);
@@ -319,8 +356,12 @@ static int compare(struct ctx *c, const char *dump_path)
 	unsigned tid;
 	unsigned long long ip;
 	while (fscanf(f, "%u %llx", &tid, &ip) == 2)
-		seq_add(seq_of(&want, tid), ip);
+		seq_add(seq_of(&want, tid), 0, ip);
 	fclose(f);
+	for (size_t i = 0; i < want.nseq; i++)
+		seq_finish(&want.seqs[i]);
+	for (size_t i = 0; i < c->nseq; i++)
+		seq_finish(&c->seqs[i]);
 	int bad = 0;
 	size_t total = 0;
 	for (size_t i = 0; i < want.nseq; i++) {
@@ -349,8 +390,10 @@ static int compare(struct ctx *c, const char *dump_path)
 				c->seqs[i].tid, c->seqs[i].n);
 		}
 	}
-	for (size_t i = 0; i < want.nseq; i++)
+	for (size_t i = 0; i < want.nseq; i++) {
 		free(want.seqs[i].ip);
+		free(want.seqs[i].e);
+	}
 	free(want.seqs);
 	if (total == 0) {
 		fprintf(stderr, "%s: no instructions\n", dump_path);
@@ -378,8 +421,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < c.nmaps; i++)
 		if (c.maps[i].fd >= 0)
 			close(c.maps[i].fd);
-	for (size_t i = 0; i < c.nseq; i++)
+	for (size_t i = 0; i < c.nseq; i++) {
 		free(c.seqs[i].ip);
+		free(c.seqs[i].e);
+	}
 	free(c.seqs);
 	free(c.ch);
 	free(c.maps);
