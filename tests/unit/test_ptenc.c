@@ -147,6 +147,7 @@ struct enc_opts {
 	size_t ovf_at;            /* OVF before this insn index (0: none) */
 	size_t async_at;          /* FUP+PGD before this insn, PGE later (0: none) */
 	size_t chunk;             /* consume output in chunks of this size (0: at end) */
+	size_t async_every;       /* FUP+PGD / PGE before every Nth insn (0: never) */
 };
 
 /* Run trace T through an encoder; return the bytes and each insn's time. */
@@ -163,7 +164,8 @@ static uint8_t *encode(const struct rc_ptenc_config *cfg, const struct pw_trace 
 	for (size_t i = 0; i < t->n; i++) {
 		if (o->ovf_at && i == o->ovf_at)
 			assert_int_equal(rc_ptenc_ovf(enc, ns, t->v[i].ip), 0);
-		if (o->async_at && i == o->async_at) {
+		if ((o->async_at && i == o->async_at) ||
+		    (o->async_every && i && i % o->async_every == 0)) {
 			assert_int_equal(rc_ptenc_disable(enc, ns, t->v[i].ip,
 							  RC_PTENC_OFF_ASYNC), 0);
 			ns += 5000;
@@ -583,6 +585,28 @@ static void test_async_disable(void **state)
 	run_free(&r);
 }
 
+/* Many interruptions (preemption, signals) with PSB+ every 256 bytes,
+ * CYC on: PSB+ lands next to PGE, PGD, FUP; still decodes exactly. */
+static void test_stress_async_psb(void **state)
+{
+	struct rc_ptenc_config cfg = default_cfg();
+	struct enc_opts o = plain;
+	struct run r;
+	size_t pgd = 0, psb = 0;
+
+	(void)state;
+	cfg.psb_period = 256;
+	cfg.cyc = true;
+	o.async_every = 7;
+	run(&r, "stress", &cfg, &o, 70, 300);
+	assert_same_ips(r.d, &r.t);
+	pgd = count_type(r.k, ppt_tip_pgd);
+	psb = count_type(r.k, ppt_psb);
+	assert_true(pgd > r.t.n / 7);
+	assert_true(psb > 50);
+	run_free(&r);
+}
+
 /* A loop of 300 conditional branches: TNT-64 packets, decoded exactly. */
 static void test_long_tnt(void **state)
 {
@@ -840,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_syscall_pgd_pge),
 		cmocka_unit_test(test_async_disable),
 		cmocka_unit_test(test_long_tnt),
+		cmocka_unit_test(test_stress_async_psb),
 		cmocka_unit_test(test_ovf),
 		cmocka_unit_test(test_chunked_output),
 		cmocka_unit_test(test_time_mtc),
