@@ -8,6 +8,9 @@
 
 #include "decoder/branch.h"
 #include "decoder/perfdata.h"
+#include "decoder/sideband.h"
+#include "decoder/symbols.h"
+#include "decoder/ptdecode.h"
 
 const char *dc_room_name(void);
 

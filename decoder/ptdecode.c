@@ -1,0 +1,602 @@
+/* ptflame - decoder/ptdecode.c: one AUX queue decoded with libipt's block
+ * decoder into branch events.
+ *
+ * Blocks end at calls and jumps (end_on_call/end_on_jump), so a block's
+ * last instruction and the next block's first ip give each branch: a call
+ * -> CALL, a ret -> RETURN, anything else that lands in another function
+ * -> JUMP. Events: TIP.PGE -> TRACE_ON, TIP.PGD -> TRACE_OFF(SYSCALL)
+ * (synchronous: the far transfer into the kernel), FUP+TIP.PGD ->
+ * TRACE_OFF(FAULT), OVF -> LOST; decode errors -> LOST(DECODE) and resync
+ * at the next PSB.
+ *
+ * Windows: the chunks of a queue are one byte stream, but libipt wants one
+ * contiguous buffer. A window is [carry][chunk...] ending where more data
+ * follows at its last PSB ("stop"); when the decoder reaches that PSB (the
+ * PSB+ status event, bound to the ip where it was emitted) the rest of the
+ * window becomes the next window's carry, so nothing is decoded twice and
+ * nothing is lost at chunk borders.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptdecode.h"
+
+enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
+
+struct pending {
+	bool valid;
+	uint64_t end_ip;
+	enum pt_insn_class iclass;
+	uint64_t time;
+};
+
+struct dc_ptq {
+	struct dc_ptq_config cfg;
+	struct dc_ptq_ops ops;
+	void *ctx, *user;
+
+	struct dc_ptq_chunk *chunks;
+	size_t nchunks, cap_chunks, next_chunk;
+
+	/* the window */
+	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
+	size_t wcap;
+	const uint8_t *win;
+	size_t win_len;
+	size_t stop_off;           /* 0: decode to the end                   */
+	const uint8_t *carry;      /* bytes for the next window (in win)     */
+	size_t carry_len;
+	struct pt_block_decoder *dec;
+	int status;
+	bool synced;
+	bool started;              /* a window was opened before             */
+	bool lost;                 /* data lost: next ip announces SYNC      */
+
+	/* thread context */
+	uint32_t pid, tid;
+	struct pt_image *image;
+
+	/* branch state */
+	struct pending pend;
+	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
+	uint64_t last_ns;
+	uint8_t announce;          /* TRACE_ON reason for the next block    */
+	uint64_t announce_ns;
+
+	/* the head: output events, then at most one context point */
+	struct dc_event *fifo;
+	size_t fhead, fn, fcap;
+	enum ctx_kind ctx_kind;
+	uint64_t ctx_ns, ctx_ip;
+	bool done;
+
+	struct dc_ptq_stats st;
+};
+
+static const uint8_t psb_pattern[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_ops *ops,
+			  void *ctx)
+{
+	struct dc_ptq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->cfg = *cfg;
+	q->ops = *ops;
+	q->ctx = ctx;
+	q->pid = q->tid = UINT32_MAX;
+	return q;
+}
+
+void dc_ptq_free(struct dc_ptq *q)
+{
+	if (!q)
+		return;
+	if (q->dec)
+		pt_blk_free_decoder(q->dec);
+	free(q->wbuf);
+	free(q->chunks);
+	free(q->fifo);
+	free(q);
+}
+
+int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
+{
+	if (q->nchunks == q->cap_chunks) {
+		size_t ncap = q->cap_chunks ? q->cap_chunks * 2 : 16;
+		struct dc_ptq_chunk *n = realloc(q->chunks, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		q->chunks = n;
+		q->cap_chunks = ncap;
+	}
+	q->chunks[q->nchunks++] = *c;
+	return 0;
+}
+
+void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
+{
+	for (size_t i = 1; i < q->nchunks; i++)
+		for (size_t k = 0; k < n; k++)
+			if (q->chunks[i].offset == offs[k])
+				q->chunks[i].lost_before = true;
+}
+
+const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
+void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
+void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
+
+void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
+{
+	*st = q->st;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
+		uint64_t to, uint64_t time)
+{
+	struct dc_event *e;
+
+	if (q->fhead + q->fn == q->fcap) {
+		if (q->fhead) {
+			memmove(q->fifo, q->fifo + q->fhead, q->fn * sizeof(*q->fifo));
+			q->fhead = 0;
+		} else {
+			size_t ncap = q->fcap ? q->fcap * 2 : 16;
+			struct dc_event *n = realloc(q->fifo, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			q->fifo = n;
+			q->fcap = ncap;
+		}
+	}
+	e = &q->fifo[q->fhead + q->fn++];
+	memset(e, 0, sizeof(*e));
+	e->time_ns = time;
+	e->from_ip = from;
+	e->to_ip = to;
+	e->pid = q->pid;
+	e->tid = q->tid;
+	e->cpu = q->cfg.cpu;
+	e->kind = kind;
+	e->reason = reason;
+	e->sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
+	return 0;
+}
+
+/* The decoder's current time in ns (never going back). */
+static uint64_t now_ns(struct dc_ptq *q)
+{
+	uint64_t tsc, ns;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (q->dec && pt_blk_time(q->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+		ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc);
+		if (ns > q->last_ns)
+			q->last_ns = ns;
+	}
+	return q->last_ns;
+}
+
+static uint64_t event_ns(struct dc_ptq *q, const struct pt_event *ev)
+{
+	if (ev->has_tsc) {
+		uint64_t ns = dc_pt_tsc_to_ns(&q->cfg.conv, ev->tsc);
+
+		if (ns > q->last_ns)
+			q->last_ns = ns;
+		return q->last_ns;
+	}
+	return now_ns(q);
+}
+
+/* Are a and b in one function (of the current process)? */
+static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
+{
+	uint64_t lo, hi, ka, kb;
+
+	if (a >= q->cur_lo && a < q->cur_hi && b >= q->cur_lo && b < q->cur_hi)
+		return true;
+	ka = q->ops.func_range(q->ctx, q->pid, a, &lo, &hi);
+	if (b >= lo && b < hi) {
+		q->cur_lo = lo;
+		q->cur_hi = hi;
+		return true;
+	}
+	kb = q->ops.func_range(q->ctx, q->pid, b, &q->cur_lo, &q->cur_hi);
+	return ka == kb;
+}
+
+/* The last block's branch went to `to`. */
+static int resolve(struct dc_ptq *q, uint64_t to)
+{
+	struct pending p = q->pend;
+
+	if (!p.valid)
+		return 0;
+	q->pend.valid = false;
+	switch (p.iclass) {
+	case ptic_call:
+		return push(q, DC_EV_CALL, 0, p.end_ip, to, p.time);
+	case ptic_return:
+		return push(q, DC_EV_RETURN, 0, p.end_ip, to, p.time);
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		return 0;
+	default:
+		if (!to || same_function(q, p.end_ip, to))
+			return 0;
+		return push(q, DC_EV_JUMP, 0, p.end_ip, to, p.time);
+	}
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+/* Offset of the last PSB in buf at or after min, or -1. */
+static long last_psb(const uint8_t *buf, size_t len, size_t min)
+{
+	if (len < sizeof(psb_pattern))
+		return -1;
+	for (size_t i = len - sizeof(psb_pattern) + 1; i-- > min;)
+		if (buf[i] == 0x02 && buf[i + 1] == 0x82 &&
+		    !memcmp(buf + i, psb_pattern, sizeof(psb_pattern)))
+			return (long)i;
+	return -1;
+}
+
+static int wbuf_reserve(struct dc_ptq *q, size_t need)
+{
+	uint8_t *n;
+	size_t ncap;
+
+	if (need <= q->wcap)
+		return 0;
+	ncap = q->wcap ? q->wcap : 65536;
+	while (ncap < need)
+		ncap *= 2;
+	n = malloc(ncap);
+	if (!n)
+		return -ENOMEM;
+	/* the carry may live in the old buffer */
+	if (q->carry_len)
+		memcpy(n, q->carry, q->carry_len);
+	if (q->carry && q->carry >= q->wbuf && q->carry < q->wbuf + q->wcap)
+		q->carry = n;
+	else if (q->carry_len)
+		q->carry = n;
+	free(q->wbuf);
+	q->wbuf = n;
+	q->wcap = ncap;
+	return 0;
+}
+
+/* Build the next window and a decoder over it. 1 opened, 0 no more data. */
+static int open_window(struct dc_ptq *q)
+{
+	size_t first = q->next_chunk, last = first, len = q->carry_len;
+	struct pt_config cfg;
+	int ret;
+
+	if (first >= q->nchunks && !q->carry_len)
+		return 0;
+	/* Which chunks: up to one whose data has a PSB after offset 0 (when
+	 * more contiguous data follows) or to a loss. */
+	q->stop_off = 0;
+	while (last < q->nchunks) {
+		const struct dc_ptq_chunk *c = &q->chunks[last];
+
+		if (len && c->lost_before)
+			break;
+		len += c->size;
+		last++;
+		if (last < q->nchunks && !q->chunks[last].lost_before) {
+			/* Stop at the chunk's last PSB if it lies past the
+			 * window's start (a PSB straddling two chunks is not
+			 * seen: the window just grows to a later one). */
+			size_t base = len - c->size;
+			long p = last_psb(c->data, c->size, base ? 0 : 1);
+
+			if (p >= 0) {
+				q->stop_off = base + (size_t)p;
+				break;
+			}
+		}
+	}
+	if (!len)
+		return 0;
+	if (!q->carry_len && last == first + 1) {
+		q->win = q->chunks[first].data;      /* zero-copy */
+	} else {
+		size_t off;
+
+		if ((ret = wbuf_reserve(q, len)))
+			return ret;
+		if (q->carry_len && q->carry != q->wbuf)
+			memmove(q->wbuf, q->carry, q->carry_len);
+		off = q->carry_len;
+		for (size_t i = first; i < last; i++) {
+			memcpy(q->wbuf + off, q->chunks[i].data, q->chunks[i].size);
+			off += q->chunks[i].size;
+		}
+		q->win = q->wbuf;
+	}
+	for (size_t i = first; i < last; i++)
+		q->st.bytes += q->chunks[i].size;
+	q->win_len = len;
+	q->next_chunk = last;
+	q->carry = NULL;
+	q->carry_len = 0;
+	q->st.windows++;
+
+	cfg = q->cfg.pt;
+	cfg.size = sizeof(cfg);
+	cfg.begin = (uint8_t *)q->win;
+	cfg.end = (uint8_t *)q->win + len;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	q->dec = pt_blk_alloc_decoder(&cfg);
+	if (!q->dec)
+		return -ENOMEM;
+	if (q->image)
+		pt_blk_set_image(q->dec, q->image);
+	q->synced = false;
+	q->started = true;
+	return 1;
+}
+
+/* The window is finished: at its stop PSB (the rest is carried over) or
+ * at the end of its data. */
+static int end_window(struct dc_ptq *q, bool at_stop)
+{
+	int ret = 0;
+
+	if (at_stop && q->stop_off) {
+		q->carry = q->win + q->stop_off;
+		q->carry_len = q->win_len - q->stop_off;
+	} else {
+		q->carry = NULL;
+		q->carry_len = 0;
+	}
+	pt_blk_free_decoder(q->dec);
+	q->dec = NULL;
+	q->synced = false;
+	if (!at_stop && q->next_chunk < q->nchunks) {
+		/* the next chunk starts after lost data */
+		q->st.lost_truncated++;
+		q->pend.valid = false;
+		q->lost = true;
+		ret = push(q, DC_EV_LOST, DC_LOST_TRUNCATED, 0, 0, q->last_ns);
+	}
+	return ret;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t ip)
+{
+	q->ctx_kind = kind;
+	q->ctx_ns = ns;
+	q->ctx_ip = ip;
+	return 0;
+}
+
+static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from)
+{
+	q->pend.valid = false;
+	q->lost = true;
+	q->announce = 0;
+	return push(q, DC_EV_LOST, reason, from, 0, q->last_ns);
+}
+
+static int on_event(struct dc_ptq *q, const struct pt_event *ev)
+{
+	uint64_t t = event_ns(q, ev), off;
+	int ret;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		q->pend.valid = false;
+		q->announce = 0;
+		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
+	case ptev_disabled: {
+		/* synchronous: the block's last insn went to the kernel */
+		uint64_t from = q->pend.valid ? q->pend.end_ip : 0;
+
+		q->pend.valid = false;
+		return push(q, DC_EV_TRACE_OFF, DC_OFF_SYSCALL, from, 0, t);
+	}
+	case ptev_async_disabled:
+		if ((ret = resolve(q, ev->variant.async_disabled.at)))
+			return ret;
+		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
+	case ptev_async_branch:
+		return resolve(q, ev->variant.async_branch.from);
+	case ptev_overflow:
+		q->st.lost_ovf++;
+		if ((ret = lost(q, DC_LOST_OVF, 0)))
+			return ret;
+		if (!ev->ip_suppressed)
+			return set_ctx(q, CTX_SYNC, t, ev->variant.overflow.ip);
+		return 0;
+	case ptev_exec_mode:
+		/* The PSB+ at the window's stop: the next window goes on. */
+		if (ev->status_update && q->stop_off && pt_blk_get_offset(q->dec, &off) >= 0 &&
+		    off > q->stop_off)
+			return end_window(q, true);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int on_block(struct dc_ptq *q, const struct pt_block *b)
+{
+	uint64_t t = now_ns(q);
+	int ret;
+
+	q->st.blocks++;
+	if (q->announce) {
+		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, q->announce_ns);
+		q->announce = 0;
+		if (ret)
+			return ret;
+	}
+	if ((ret = resolve(q, b->ip)))
+		return ret;
+	q->pend.valid = true;
+	q->pend.end_ip = b->end_ip;
+	q->pend.iclass = b->iclass;
+	q->pend.time = t;
+	return 0;
+}
+
+static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
+{
+	uint64_t ip = b->ninsn ? 0 : b->ip;
+
+	if (err == -pte_eos)
+		return end_window(q, q->stop_off != 0);
+	q->synced = false;   /* resync at the next PSB */
+	if (err == -pte_nomap && ip && q->ops.is_missing &&
+	    q->ops.is_missing(q->ctx, q->pid, ip)) {
+		/* into a binary we could not find: the time shows as
+		 * "[unknown] (path)" until the trace comes back */
+		q->st.missing++;
+		return resolve(q, ip);
+	}
+	q->st.lost_decode++;
+	return lost(q, DC_LOST_DECODE, ip);
+}
+
+/* One unit of decoding work. */
+static int step(struct dc_ptq *q)
+{
+	struct pt_block b;
+	int ret;
+
+	if (!q->dec) {
+		ret = open_window(q);
+		if (ret <= 0) {
+			q->done = ret == 0;
+			return ret;
+		}
+	}
+	if (!q->synced) {
+		uint64_t off;
+
+		ret = pt_blk_sync_forward(q->dec);
+		if (ret < 0)
+			return end_window(q, false);
+		q->status = ret;
+		q->synced = true;
+		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0 &&
+		    off >= q->stop_off)
+			return end_window(q, true);
+		return set_ctx(q, CTX_SYNC, now_ns(q), 0);
+	}
+	while (q->status & pts_event_pending) {
+		struct pt_event ev;
+
+		ret = pt_blk_event(q->dec, &ev, sizeof(ev));
+		if (ret < 0) {
+			memset(&b, 0, sizeof(b));
+			return on_error(q, ret, &b);
+		}
+		q->status = ret;
+		if ((ret = on_event(q, &ev)))
+			return ret;
+		if (q->ctx_kind || !q->dec || q->fn)
+			return 0;
+	}
+	memset(&b, 0, sizeof(b));
+	ret = pt_blk_next(q->dec, &b, sizeof(b));
+	if (b.ninsn) {
+		int r2 = on_block(q, &b);
+
+		if (r2)
+			return r2;
+	}
+	if (ret < 0)
+		return on_error(q, ret, &b);
+	q->status = ret;
+	return 0;
+}
+
+int dc_ptq_fill(struct dc_ptq *q)
+{
+	while (!q->fn && !q->ctx_kind && !q->done) {
+		int ret = step(q);
+
+		if (ret < 0)
+			return ret;
+	}
+	return q->fn || q->ctx_kind ? 1 : 0;
+}
+
+uint64_t dc_ptq_head_time(const struct dc_ptq *q)
+{
+	return q->fn ? q->fifo[q->fhead].time_ns : q->ctx_ns;
+}
+
+/* A context point reached the head: learn the thread and its image. */
+static int do_ctx(struct dc_ptq *q)
+{
+	enum ctx_kind kind = q->ctx_kind;
+	struct pt_image *image = NULL;
+	bool first = false;
+	int ret;
+
+	q->ctx_kind = CTX_NONE;
+	ret = q->ops.context(q->ctx, q, q->ctx_ns, &q->pid, &q->tid, &image, &first);
+	if (ret < 0)
+		return ret;
+	q->cur_lo = q->cur_hi = 0;
+	if (image != q->image) {
+		q->image = image;
+		if (q->dec)
+			pt_blk_set_image(q->dec, image);
+	}
+	if (kind == CTX_ENABLE)
+		return push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
+			    q->ctx_ns);
+	/* CTX_SYNC: the next ip tells where we are */
+	if (q->lost || first) {
+		q->announce = q->lost ? DC_ON_SYNC : DC_ON_START;
+		q->announce_ns = q->ctx_ns;
+		q->lost = false;
+		if (q->ctx_ip) {   /* after OVF the ip is known now */
+			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, q->ctx_ip, q->ctx_ns);
+			q->announce = 0;
+		}
+	}
+	return ret;
+}
+
+int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)
+{
+	if (q->fn) {
+		*ev = q->fifo[q->fhead++];
+		if (!--q->fn)
+			q->fhead = 0;
+		q->st.events++;
+		if (!q->st.first_ns)
+			q->st.first_ns = ev->time_ns;
+		q->st.last_ns = ev->time_ns;
+		return 1;
+	}
+	if (q->ctx_kind) {
+		int ret = do_ctx(q);
+
+		return ret < 0 ? ret : 0;
+	}
+	return 0;
+}

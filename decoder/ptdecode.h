@@ -1,0 +1,157 @@
+/* ptflame - decoder/ptdecode.h: Intel PT decoding into branch events.
+ *
+ * Two levels:
+ *  - dc_ptq: one AUX queue (a CPU, or a thread in per-thread mode) decoded
+ *    with its own libipt block decoder. Its data is a list of chunks (the
+ *    AUXTRACE payloads, zero-copy); consecutive chunks are one PT stream,
+ *    decoded window by window (a window ends at a PSB and the next starts
+ *    there), so memory stays at about one chunk plus one PSB period. All
+ *    per-queue state lives in struct dc_ptq so queues can be decoded by
+ *    separate workers later.
+ *  - dc_session: a perf.data file: sideband model, symbolizer, one shared
+ *    image section cache, and a heap that merges every queue's events and
+ *    the sideband's context-switch events in time order.
+ * Part of decoder/decoder.h's public interface.
+ */
+#ifndef PTFLAME_PTDECODE_H
+#define PTFLAME_PTDECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "decoder/branch.h"
+#include "decoder/perfdata.h"
+
+struct dc_sideband;
+struct dc_symbols;
+
+/* ---- one queue ---------------------------------------------------------- */
+
+struct dc_ptq;
+
+/* Stream bytes [offset, offset + size) of the queue's AUX area.
+ * lost_before: data was lost right before this chunk (TRUNCATED AUX, a gap
+ * in offsets): the decoder emits LOST(TRUNCATED) and resyncs. */
+struct dc_ptq_chunk {
+	const uint8_t *data;
+	uint64_t size;
+	uint64_t offset;
+	bool lost_before;
+};
+
+/* What a queue asks of its owner. */
+struct dc_ptq_ops {
+	/* The thread running at time_ns on this queue (tracing (re)starts or
+	 * the decoder synchronised there) and the libipt image of its
+	 * process. *first: no event of this thread was emitted before (the
+	 * TRACE_ON is then a START). 0 or a negative errno code (fatal). */
+	int (*context)(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
+		       uint32_t *tid, struct pt_image **image, bool *first);
+	/* Function key of ip in pid and that function's [lo, hi). */
+	uint64_t (*func_range)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
+			       uint64_t *hi);
+	/* ip lies in a mapping whose binary is missing (decode errors there
+	 * are no data loss: the time goes to "[unknown] (path)"). May be NULL. */
+	bool (*is_missing)(void *ctx, uint32_t pid, uint64_t ip);
+};
+
+struct dc_ptq_config {
+	/* libipt config template: cpu, errata, mtc_freq, nom_freq,
+	 * cpuid_0x15_eax/ebx. begin/end/flags are set per window. */
+	struct pt_config pt;
+	/* TSC -> ns conversion (time_shift/mult/zero). */
+	struct dc_pt_info conv;
+	uint16_t cpu;              /* for dc_event.cpu                        */
+	uint32_t idx;              /* queue index (AUXTRACE idx)              */
+};
+
+struct dc_ptq_stats {
+	uint64_t bytes;            /* chunk bytes taken into windows          */
+	uint64_t blocks;           /* libipt blocks                           */
+	uint64_t events;           /* branch events emitted                   */
+	uint64_t lost_ovf, lost_truncated, lost_decode;
+	uint64_t missing;          /* decode stops in binaries not found      */
+	uint64_t windows;
+	uint64_t first_ns, last_ns;
+};
+
+/* NULL on ENOMEM. ops are copied. */
+struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_ops *ops,
+			  void *ctx);
+void dc_ptq_free(struct dc_ptq *q);
+/* Append a chunk (before the first dc_ptq_fill). 0 or -ENOMEM. */
+int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c);
+/* Data was lost before each of these stream offsets (TRUNCATED AUX
+ * records): the chunks starting there get lost_before. */
+void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n);
+/* Decode until the queue has a head: 1 it has, 0 the queue is done, < 0 a
+ * fatal error (-ENOMEM). */
+int dc_ptq_fill(struct dc_ptq *q);
+/* Time of the head (valid after dc_ptq_fill returned 1). */
+uint64_t dc_ptq_head_time(const struct dc_ptq *q);
+/* Take the head: 1 an event was stored in *ev; 0 the head was a context
+ * point (ops->context was called, nothing to deliver); < 0 fatal. */
+int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev);
+void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st);
+const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
+/* Owner's per-queue pointer. */
+void dc_ptq_set_user(struct dc_ptq *q, void *user);
+void *dc_ptq_user(const struct dc_ptq *q);
+
+/* ---- a perf.data file --------------------------------------------------- */
+
+struct dc_session;
+
+struct dc_session_opts {
+	const char *symfs;         /* --symfs DIR                             */
+	const char *debug_dir;     /* NULL: /usr/lib/debug                    */
+	const char *buildid_dir;   /* NULL: $HOME/.debug                      */
+	/* Thread names: every COMM record (exec or rename), in time order
+	 * with the events. */
+	void (*on_comm)(void *ctx, uint32_t pid, uint32_t tid, const char *comm,
+			uint64_t time_ns);
+	/* Decoding progress: AUX bytes done of total, at most every 1 MiB. */
+	void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
+	/* One line per problem worth telling once (a missing binary...). */
+	void (*on_warning)(void *ctx, const char *msg);
+	void *ctx;
+};
+
+struct dc_session_stats {
+	uint64_t queues;
+	uint64_t threads;          /* threads with branch events              */
+	uint64_t first_ns, last_ns;/* time span of the events                 */
+	uint64_t bytes_total;      /* AUX payload bytes in the file           */
+	uint64_t bytes_decoded;
+	uint64_t events;           /* delivered branch events                 */
+	uint64_t blocks;
+	uint64_t lost_ovf, lost_truncated, lost_decode;
+	uint64_t lost;             /* LOST events (sum of the three)          */
+	uint64_t missing_binaries;
+	uint64_t sideband_records;
+	bool per_cpu;
+};
+
+/* Open and index a recording (one pass over the records, no payload is
+ * read). Errors: negative errno code, one line in err. A file without
+ * Intel PT data is an error (-EINVAL). */
+int dc_session_open(const char *path, const struct dc_session_opts *opts,
+		    struct dc_session **out, char *err, size_t errlen);
+/* Decode everything: cb gets every branch event, per thread in time order
+ * (globally nearly so). A non-zero return of cb stops the run and is
+ * returned. Other failures: negative errno code, message in
+ * dc_session_errmsg(). Can run once. */
+int dc_session_run(struct dc_session *s,
+		   int (*cb)(const struct dc_event *ev, void *ctx), void *ctx);
+void dc_session_stats(const struct dc_session *s, struct dc_session_stats *st);
+const char *dc_session_errmsg(const struct dc_session *s);
+/* The symbolizer (dc_sym_func_key/dc_sym_name/...) answering with the
+ * mappings current at the event being delivered. Lives until close. */
+struct dc_symbols *dc_session_symbols(struct dc_session *s);
+struct dc_sideband *dc_session_sideband(struct dc_session *s);
+void dc_session_close(struct dc_session *s);
+
+#endif

@@ -1,0 +1,786 @@
+/* ptflame - decoder/session.c: decode a perf.data recording.
+ *
+ * Open: one pass over the records indexes the AUX queues (AUXTRACE chunks,
+ * TRUNCATED AUX records) without touching payloads. Run: the sideband is
+ * read again round by round (sorted by time within a FINISHED_ROUND), and
+ * a heap picks whatever comes first: a sideband record or a queue's next
+ * event. A queue stops at every point where tracing (re)starts; that point
+ * is taken only when all sideband up to its time has been applied, so the
+ * thread on its CPU and that process's mappings are the ones of that
+ * moment.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "decoder/dc_hash.h"
+#include "decoder/ptdecode.h"
+#include "decoder/sideband.h"
+#include "decoder/symbols.h"
+
+struct sq {                        /* a queue as the session sees it */
+	struct dc_ptq *q;
+	uint32_t idx;
+	uint32_t cpu;              /* UINT32_MAX in per-thread mode */
+	uint32_t tid;              /* per-thread mode: the traced thread */
+	uint64_t *breaks;          /* stream offsets after lost data */
+	size_t nbreaks;
+	uint64_t next_off;         /* expected offset of the next chunk */
+	bool have_chunk;
+};
+
+struct img {
+	uint32_t pid;
+	uint32_t maps_gen;
+	bool built;
+	struct pt_image *image;
+};
+
+struct sbrec {                     /* a sideband record of the current round */
+	uint64_t time;
+	const void *raw;
+	uint64_t size;
+	uint64_t seq;
+};
+
+struct dc_session {
+	struct dc_session_opts opts;
+	struct dc_perf_file *pf;
+	struct dc_pt_info pt;
+	struct pt_config ptcfg;
+	struct dc_sideband *sb;
+	struct dc_symbols *sym;
+	struct pt_image_section_cache *isc;
+	struct pt_image *empty_image;
+
+	struct sq *qs;
+	size_t nq;
+	struct dc_hash q_by_idx;
+
+	struct img *imgs;
+	size_t nimgs, cap_imgs;
+	struct dc_hash img_by_pid;
+
+	struct dc_hash seen;       /* tids with events */
+
+	struct sbrec *round;
+	size_t rn, rcap, rpos;
+	bool sb_eof;
+
+	size_t *heap;              /* queue indexes */
+	size_t nheap;
+
+	bool per_cpu, ran;
+	uint64_t progress_mark;
+	struct dc_session_stats st;
+	char err[512];
+};
+
+static void set_err(struct dc_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
+
+const char *dc_session_errmsg(const struct dc_session *s) { return s->err; }
+struct dc_symbols *dc_session_symbols(struct dc_session *s) { return s->sym; }
+struct dc_sideband *dc_session_sideband(struct dc_session *s) { return s->sb; }
+
+/* ---- queue ops ---------------------------------------------------------- */
+
+static void sym_warn(void *ctx, const char *msg)
+{
+	struct dc_session *s = ctx;
+
+	if (s->opts.on_warning)
+		s->opts.on_warning(s->opts.ctx, msg);
+}
+
+/* Add the live executable mappings of a process to its image. */
+static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
+{
+	int ret;
+
+	ret = pt_image_remove_by_asid(im->image, NULL);
+	if (ret < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct dc_sb_map *m = &p->maps[i];
+		const char *file;
+		struct stat st;
+		uint64_t size;
+		int isid;
+
+		if (m->t_end != UINT64_MAX)
+			continue;
+		if (m->dso < 0) {
+			int id = dc_sym_dso(s->sym, m->path, m->build_id, m->build_id_size);
+
+			if (id < 0)
+				return id;
+			m->dso = id;
+		}
+		file = dc_sym_dso_file(s->sym, m->dso);
+		if (!file || stat(file, &st) || (uint64_t)st.st_size <= m->pgoff)
+			continue;
+		size = m->end - m->start;
+		if (size > (uint64_t)st.st_size - m->pgoff)
+			size = (uint64_t)st.st_size - m->pgoff;
+		isid = pt_iscache_add_file(s->isc, file, m->pgoff, size, m->start);
+		if (isid < 0)
+			continue;
+		pt_image_add_cached(im->image, s->isc, isid, NULL);
+	}
+	im->maps_gen = p->maps_gen;
+	im->built = true;
+	return 0;
+}
+
+static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
+{
+	struct dc_sb_proc *p = dc_sb_proc(s->sb, pid);
+	struct img *im;
+	uint64_t i;
+	int ret;
+
+	*out = s->empty_image;
+	if (!p)
+		return 0;
+	if (!dc_hash_get(&s->img_by_pid, pid, &i)) {
+		if (s->nimgs == s->cap_imgs) {
+			size_t ncap = s->cap_imgs ? s->cap_imgs * 2 : 16;
+			struct img *n = realloc(s->imgs, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			s->imgs = n;
+			s->cap_imgs = ncap;
+		}
+		i = s->nimgs;
+		im = &s->imgs[i];
+		memset(im, 0, sizeof(*im));
+		im->pid = pid;
+		im->image = pt_image_alloc(NULL);
+		if (!im->image || dc_hash_put(&s->img_by_pid, pid, i)) {
+			pt_image_free(im->image);
+			return -ENOMEM;
+		}
+		s->nimgs++;
+	}
+	im = &s->imgs[i];
+	if (!im->built || im->maps_gen != p->maps_gen) {
+		ret = image_build(s, im, p);
+		if (ret)
+			return ret;
+	}
+	*out = im->image;
+	return 0;
+}
+
+static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
+		     uint32_t *tid, struct pt_image **image, bool *first)
+{
+	struct dc_session *s = ctx;
+	struct sq *sq = dc_ptq_user(q);
+	uint64_t v;
+
+	if (sq->cpu != UINT32_MAX) {
+		if (dc_sb_cpu_tid(s->sb, sq->cpu, time_ns, pid, tid)) {
+			*pid = *tid = UINT32_MAX;
+		}
+	} else {
+		*tid = sq->tid;
+		if (dc_sb_thread_pid(s->sb, sq->tid, pid))
+			*pid = sq->tid;
+	}
+	*first = !dc_hash_get(&s->seen, *tid, &v);
+	return image_for(s, *pid, image);
+}
+
+static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	struct dc_session *s = ctx;
+
+	return dc_sym_func_range(s->sym, pid, ip, lo, hi);
+}
+
+static bool q_is_missing(void *ctx, uint32_t pid, uint64_t ip)
+{
+	struct dc_session *s = ctx;
+	struct dc_sb_map *m = dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip);
+
+	if (!m)
+		return false;
+	if (m->dso < 0) {
+		int id = dc_sym_dso(s->sym, m->path, m->build_id, m->build_id_size);
+
+		if (id < 0)
+			return false;
+		m->dso = id;
+	}
+	return dc_sym_dso_file(s->sym, m->dso) == NULL;
+}
+
+/* ---- open: index the queues --------------------------------------------- */
+
+static struct sq *queue_get(struct dc_session *s, const struct dc_rec_auxtrace *a)
+{
+	uint64_t i;
+
+	if (dc_hash_get(&s->q_by_idx, a->idx, &i))
+		return &s->qs[i];
+	{
+		struct sq *n = realloc(s->qs, (s->nq + 1) * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->qs = n;
+	}
+	if (dc_hash_put(&s->q_by_idx, a->idx, s->nq))
+		return NULL;
+	memset(&s->qs[s->nq], 0, sizeof(s->qs[s->nq]));
+	s->qs[s->nq].idx = a->idx;
+	s->qs[s->nq].cpu = a->cpu;
+	s->qs[s->nq].tid = a->tid;
+	return &s->qs[s->nq++];
+}
+
+static struct sq *queue_of_aux(struct dc_session *s, const struct dc_perf_record *rec)
+{
+	for (size_t i = 0; i < s->nq; i++) {
+		struct sq *q = &s->qs[i];
+
+		if (q->cpu != UINT32_MAX && rec->sid.valid &&
+		    (rec->sid.sample_type & PERF_SAMPLE_CPU) && rec->sid.cpu == q->cpu)
+			return q;
+		if (q->cpu == UINT32_MAX && rec->sid.valid &&
+		    (rec->sid.sample_type & PERF_SAMPLE_TID) && rec->sid.tid == q->tid)
+			return q;
+	}
+	return NULL;
+}
+
+/* The cpu of the recording from HEADER_CPUID ("GenuineIntel,6,142,10"),
+ * so libipt applies that model's errata. */
+static void set_cpu(struct dc_session *s)
+{
+	uint64_t size;
+	const char *d = dc_perf_feature(s->pf, HEADER_CPUID, &size);
+	char buf[128];
+	unsigned fam, model, step;
+
+	if (!d || size < 8)
+		return;
+	/* a pf string: u32 len then text */
+	snprintf(buf, sizeof(buf), "%.*s", (int)(size - 4 < 127 ? size - 4 : 127), d + 4);
+	if (strncmp(buf, "GenuineIntel,", 13) ||
+	    sscanf(buf + 13, "%u,%u,%u", &fam, &model, &step) != 3)
+		return;
+	s->ptcfg.cpu.vendor = pcv_intel;
+	s->ptcfg.cpu.family = (uint16_t)fam;
+	s->ptcfg.cpu.model = (uint8_t)model;
+	s->ptcfg.cpu.stepping = (uint8_t)step;
+	pt_cpu_errata(&s->ptcfg.errata, &s->ptcfg.cpu);
+}
+
+/* MTC period from the PT attr's config, as perf computes it. */
+static void set_timing(struct dc_session *s)
+{
+	s->ptcfg.cpuid_0x15_eax = (uint32_t)s->pt.tsc_ctc_ratio_d;
+	s->ptcfg.cpuid_0x15_ebx = (uint32_t)s->pt.tsc_ctc_ratio_n;
+	s->ptcfg.nom_freq = (uint8_t)s->pt.max_non_turbo_ratio;
+	for (size_t i = 0; i < dc_perf_nr_attrs(s->pf); i++) {
+		const struct dc_perf_attr *a = dc_perf_attr_at(s->pf, i);
+
+		if (a->attr.type == s->pt.pmu_type && s->pt.mtc_freq_bits) {
+			uint64_t bits = s->pt.mtc_freq_bits;
+
+			s->ptcfg.mtc_freq = (uint8_t)((a->attr.config & bits) >> __builtin_ctzll(bits));
+			break;
+		}
+	}
+}
+
+static int index_file(struct dc_session *s)
+{
+	struct dc_perf_record rec;
+	bool have_info = false;
+	int ret;
+
+	while ((ret = dc_perf_next(s->pf, &rec)) > 0) {
+		if (rec.type == PERF_RECORD_AUXTRACE_INFO && rec.parsed) {
+			if (!rec.auxtrace_info.is_pt) {
+				set_err(s, "%s: AUX data is not Intel PT (type %u)",
+					dc_perf_path(s->pf), rec.auxtrace_info.type);
+				return -EINVAL;
+			}
+			s->pt = rec.auxtrace_info.pt;
+			have_info = true;
+		} else if (rec.type == PERF_RECORD_AUXTRACE && rec.parsed) {
+			const struct dc_rec_auxtrace *a = &rec.auxtrace;
+			struct sq *q = queue_get(s, a);
+
+			if (!q)
+				return -ENOMEM;
+			if (q->have_chunk && a->offset < q->next_off)
+				continue;        /* overlapping (snapshot) data */
+			{
+				struct dc_ptq_chunk c = {
+					.data = a->data, .size = a->size, .offset = a->offset,
+					.lost_before = q->have_chunk && (a->offset != q->next_off),
+				};
+
+				if (!q->q) {
+					struct dc_ptq_config cfg = { 0 };
+					struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing };
+
+					cfg.idx = a->idx;
+					cfg.cpu = a->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)a->cpu;
+					q->q = dc_ptq_new(&cfg, &ops, s);
+					if (!q->q)
+						return -ENOMEM;
+				}
+				if (dc_ptq_add_chunk(q->q, &c))
+					return -ENOMEM;
+			}
+			q->have_chunk = true;
+			q->next_off = a->offset + a->size;
+			s->st.bytes_total += a->size;
+		} else if (rec.type == PERF_RECORD_AUX && rec.parsed &&
+			   (rec.aux.flags & PERF_AUX_FLAG_TRUNCATED)) {
+			struct sq *q = queue_of_aux(s, &rec);
+			uint64_t *n;
+
+			if (!q)
+				continue;
+			n = realloc(q->breaks, (q->nbreaks + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			q->breaks = n;
+			q->breaks[q->nbreaks++] = rec.aux.aux_offset + rec.aux.aux_size;
+		}
+	}
+	if (ret < 0) {
+		set_err(s, "%s", dc_perf_errmsg(s->pf));
+		return ret;
+	}
+	if (!have_info || !s->nq) {
+		set_err(s, "%s: no Intel PT data (no AUXTRACE_INFO/AUXTRACE records)",
+			dc_perf_path(s->pf));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* TRUNCATED AUX records seen after their chunks: mark the chunk that
+ * starts at a break (the queue's chunks were added in order). */
+static void apply_breaks(struct dc_session *s)
+{
+	for (size_t i = 0; i < s->nq; i++) {
+		struct sq *q = &s->qs[i];
+
+		if (!q->nbreaks)
+			continue;
+		dc_ptq_mark_breaks(q->q, q->breaks, q->nbreaks);
+	}
+}
+
+int dc_session_open(const char *path, const struct dc_session_opts *opts,
+		    struct dc_session **out, char *err, size_t errlen)
+{
+	struct dc_session *s = calloc(1, sizeof(*s));
+	struct dc_symbols_opts so = { 0 };
+	int ret;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (opts)
+		s->opts = *opts;
+	ret = dc_perf_open(path, &s->pf, err, errlen);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	s->ptcfg.size = sizeof(s->ptcfg);
+	so.symfs = s->opts.symfs;
+	so.debug_dir = s->opts.debug_dir;
+	so.buildid_dir = s->opts.buildid_dir;
+	so.warn = sym_warn;
+	so.warn_ctx = s;
+	ret = dc_sb_new(&s->sb);
+	if (!ret)
+		ret = dc_symbols_new(&so, s->sb, &s->sym);
+	if (!ret) {
+		s->isc = pt_iscache_alloc(NULL);
+		s->empty_image = pt_image_alloc(NULL);
+		if (!s->isc || !s->empty_image)
+			ret = -ENOMEM;
+	}
+	if (!ret)
+		ret = index_file(s);
+	if (ret) {
+		snprintf(err, errlen, "%s", s->err[0] ? s->err : strerror(-ret));
+		dc_session_close(s);
+		return ret;
+	}
+	apply_breaks(s);
+	set_cpu(s);
+	set_timing(s);
+	s->per_cpu = s->qs[0].cpu != UINT32_MAX;
+	for (size_t i = 0; i < s->nq; i++) {
+		struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
+
+		cfg->pt = s->ptcfg;
+		cfg->conv = s->pt;
+	}
+	s->st.queues = s->nq;
+	s->st.per_cpu = s->per_cpu;
+	ret = dc_perf_seek(s->pf, 0);
+	if (ret) {
+		snprintf(err, errlen, "%s", dc_perf_errmsg(s->pf));
+		dc_session_close(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void dc_session_close(struct dc_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nq; i++) {
+		dc_ptq_free(s->qs[i].q);
+		free(s->qs[i].breaks);
+	}
+	free(s->qs);
+	for (size_t i = 0; i < s->nimgs; i++)
+		pt_image_free(s->imgs[i].image);
+	free(s->imgs);
+	pt_image_free(s->empty_image);
+	pt_iscache_free(s->isc);
+	dc_symbols_free(s->sym);
+	dc_sb_free(s->sb);
+	dc_hash_free(&s->q_by_idx);
+	dc_hash_free(&s->img_by_pid);
+	dc_hash_free(&s->seen);
+	free(s->round);
+	free(s->heap);
+	dc_perf_close(s->pf);
+	free(s);
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+static bool is_sideband(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_ITRACE_START:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int cmp_sbrec(const void *a, const void *b)
+{
+	const struct sbrec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Load the next FINISHED_ROUND's sideband records, sorted by time. */
+static int load_round(struct dc_session *s)
+{
+	struct dc_perf_record rec;
+	int ret;
+
+	s->rn = s->rpos = 0;
+	while (!s->sb_eof) {
+		ret = dc_perf_next(s->pf, &rec);
+		if (ret < 0) {
+			set_err(s, "%s", dc_perf_errmsg(s->pf));
+			return ret;
+		}
+		if (ret == 0) {
+			s->sb_eof = true;
+			break;
+		}
+		if (rec.type == PERF_RECORD_FINISHED_ROUND) {
+			if (s->rn)
+				break;
+			continue;
+		}
+		if (!is_sideband(rec.type) || !rec.parsed)
+			continue;
+		if (s->rn == s->rcap) {
+			size_t ncap = s->rcap ? s->rcap * 2 : 256;
+			struct sbrec *n = realloc(s->round, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			s->round = n;
+			s->rcap = ncap;
+		}
+		s->round[s->rn].time = rec.sid.valid && (rec.sid.sample_type & PERF_SAMPLE_TIME) ?
+				       rec.sid.time : 0;
+		s->round[s->rn].raw = rec.raw;
+		s->round[s->rn].size = rec.total_size;
+		s->round[s->rn].seq = s->rn;
+		s->rn++;
+	}
+	if (s->rn > 1)
+		qsort(s->round, s->rn, sizeof(*s->round), cmp_sbrec);
+	return 0;
+}
+
+/* Is the next sideband record due before a queue item at time t? Switch-
+ * outs and exits go after queue items of the same time (the trace's
+ * TIP.PGD comes first), everything else before. */
+static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_perf_record *rec)
+{
+	int ret;
+
+	if (s->rpos >= s->rn) {
+		if (s->sb_eof)
+			return 0;
+		if ((ret = load_round(s)))
+			return ret;
+		if (s->rpos >= s->rn)
+			return 0;
+	}
+	*out = &s->round[s->rpos];
+	ret = dc_perf_parse(s->pf, (*out)->raw, (*out)->size, rec, s->err, sizeof(s->err));
+	return ret < 0 ? ret : 1;
+}
+
+static int deliver(struct dc_session *s, const struct dc_event *ev,
+		   int (*cb)(const struct dc_event *, void *), void *ctx)
+{
+	uint64_t v;
+	int ret;
+
+	if (!dc_hash_get(&s->seen, ev->tid, &v)) {
+		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)))
+			return ret;
+		s->st.threads++;
+	}
+	if (!s->st.first_ns || ev->time_ns < s->st.first_ns)
+		s->st.first_ns = ev->time_ns;
+	if (ev->time_ns > s->st.last_ns)
+		s->st.last_ns = ev->time_ns;
+	s->st.events++;
+	return cb(ev, ctx);
+}
+
+static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec, uint64_t t,
+			  int (*cb)(const struct dc_event *, void *), void *ctx)
+{
+	struct dc_event ev;
+	uint64_t v;
+	int eff = dc_sb_apply(s->sb, rec, t);
+
+	if (eff < 0)
+		return eff;
+	s->st.sideband_records++;
+	memset(&ev, 0, sizeof(ev));
+	ev.time_ns = t;
+	ev.pid = rec->sid.pid;
+	ev.tid = rec->sid.tid;
+	ev.cpu = rec->sid.valid && (rec->sid.sample_type & PERF_SAMPLE_CPU) ?
+		 (uint16_t)rec->sid.cpu : UINT16_MAX;
+	switch (eff) {
+	case DC_SB_COMM:
+		if (s->opts.on_comm)
+			s->opts.on_comm(s->opts.ctx, rec->comm.pid, rec->comm.tid, rec->comm.comm, t);
+		return 0;
+	case DC_SB_SWITCH_OUT:
+	case DC_SB_SWITCH_IN:
+		if (!rec->sid.valid || !ev.tid || !dc_hash_get(&s->seen, ev.tid, &v))
+			return 0;
+		if (eff == DC_SB_SWITCH_OUT) {
+			ev.kind = DC_EV_TRACE_OFF;
+			ev.reason = rec->sw.preempt ? DC_OFF_PREEMPT : DC_OFF_SWITCH;
+		} else {
+			ev.kind = DC_EV_TRACE_ON;
+			ev.reason = DC_ON_SWITCH;
+		}
+		return deliver(s, &ev, cb, ctx);
+	case DC_SB_EXIT:
+		ev.pid = rec->task.pid;
+		ev.tid = rec->task.tid;
+		if (!ev.tid || !dc_hash_get(&s->seen, ev.tid, &v))
+			return 0;
+		ev.kind = DC_EV_TRACE_OFF;
+		ev.reason = DC_OFF_END;
+		return deliver(s, &ev, cb, ctx);
+	default:
+		return 0;
+	}
+}
+
+static uint64_t hkey(struct dc_session *s, size_t i)
+{
+	return dc_ptq_head_time(s->qs[s->heap[i]].q);
+}
+
+static void heap_down(struct dc_session *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i, t;
+
+		if (l < s->nheap && hkey(s, l) < hkey(s, m))
+			m = l;
+		if (r < s->nheap && hkey(s, r) < hkey(s, m))
+			m = r;
+		if (m == i)
+			return;
+		t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(struct dc_session *s, size_t i)
+{
+	while (i && hkey(s, i) < hkey(s, (i - 1) / 2)) {
+		size_t p = (i - 1) / 2, t = s->heap[i];
+
+		s->heap[i] = s->heap[p];
+		s->heap[p] = t;
+		i = p;
+	}
+}
+
+static void progress(struct dc_session *s)
+{
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < s->nq; i++) {
+		struct dc_ptq_stats st;
+
+		dc_ptq_stats(s->qs[i].q, &st);
+		done += st.bytes;
+	}
+	s->st.bytes_decoded = done;
+	if (s->opts.on_progress && done >= s->progress_mark + (1u << 20)) {
+		s->progress_mark = done;
+		s->opts.on_progress(s->opts.ctx, done, s->st.bytes_total);
+	}
+}
+
+static void collect_stats(struct dc_session *s)
+{
+	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
+	for (size_t i = 0; i < s->nq; i++) {
+		struct dc_ptq_stats st;
+
+		dc_ptq_stats(s->qs[i].q, &st);
+		s->st.blocks += st.blocks;
+		s->st.lost_ovf += st.lost_ovf;
+		s->st.lost_truncated += st.lost_truncated;
+		s->st.lost_decode += st.lost_decode;
+	}
+	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
+	s->st.missing_binaries = dc_sym_nr_missing(s->sym);
+	progress(s);
+}
+
+int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, void *ctx),
+		   void *ctx)
+{
+	int ret = 0;
+
+	if (s->ran)
+		return -EINVAL;
+	s->ran = true;
+	s->heap = calloc(s->nq ? s->nq : 1, sizeof(*s->heap));
+	if (!s->heap)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nq; i++) {
+		dc_ptq_set_user(s->qs[i].q, &s->qs[i]);
+		ret = dc_ptq_fill(s->qs[i].q);
+		if (ret < 0)
+			goto out;
+		if (ret) {
+			s->heap[s->nheap++] = i;
+			heap_up(s, s->nheap - 1);
+		}
+	}
+	for (;;) {
+		struct dc_perf_record rec;
+		const struct sbrec *sr = NULL;
+		struct dc_ptq *q;
+		struct dc_event ev;
+		int have_sb = sb_next(s, &sr, &rec);
+
+		if (have_sb < 0) {
+			ret = have_sb;
+			goto out;
+		}
+		if (have_sb) {
+			bool late = rec.type == PERF_RECORD_EXIT ||
+				    ((rec.type == PERF_RECORD_SWITCH ||
+				      rec.type == PERF_RECORD_SWITCH_CPU_WIDE) && rec.sw.out);
+
+			if (!s->nheap || sr->time < hkey(s, 0) ||
+			    (sr->time == hkey(s, 0) && !late)) {
+				s->rpos++;
+				ret = apply_sideband(s, &rec, sr->time, cb, ctx);
+				if (ret)
+					goto out;
+				continue;
+			}
+		} else if (!s->nheap) {
+			break;
+		}
+		q = s->qs[s->heap[0]].q;
+		ret = dc_ptq_pop(q, &ev);
+		if (ret < 0)
+			goto out;
+		if (ret == 1 && (ret = deliver(s, &ev, cb, ctx)))
+			goto out;
+		ret = dc_ptq_fill(q);
+		if (ret < 0)
+			goto out;
+		if (ret) {
+			heap_down(s, 0);
+		} else {
+			s->heap[0] = s->heap[--s->nheap];
+			heap_down(s, 0);
+			progress(s);
+		}
+		if ((s->st.events & 0xfff) == 0)
+			progress(s);
+		ret = 0;
+	}
+out:
+	collect_stats(s);
+	if (ret < 0 && !s->err[0])
+		set_err(s, "%s: decoding failed: %s", dc_perf_path(s->pf), strerror(-ret));
+	return ret;
+}
+
+void dc_session_stats(const struct dc_session *s, struct dc_session_stats *st)
+{
+	*st = s->st;
+}
