@@ -60,7 +60,8 @@ struct buf {
 	size_t aux_len;
 	uint64_t data_tail;
 	uint64_t aux_tail;           /* full mode: consumed; snapshot: old head */
-	bool wrapped;                /* snapshot mode: went round at least once */
+	unsigned char *ref;          /* snapshot mode: newest bytes at the last */
+	uint64_t ref_len;            /* snapshot (rc_aux_ref_save)           */
 	bool restart;                /* the kernel stopped PT on a full buffer */
 };
 
@@ -624,6 +625,11 @@ static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
 			return mlock_error(r, (size_t)(aux_size + bf->mmap_len) * r->nbufs, errno);
 		bf->aux = p;
 		bf->aux_len = aux_size;
+		if (r->o->snapshot) {
+			bf->ref_len = aux_size / 2 < 4096 ? aux_size / 2 : 4096;
+			if (!(bf->ref = calloc(1, bf->ref_len)))
+				return fail(r, -ENOMEM, "out of memory");
+		}
 	}
 	return 0;
 }
@@ -635,6 +641,7 @@ static void unmap_buffers(struct rec *r)
 			munmap(r->bufs[b].aux, r->bufs[b].aux_len);
 		if (r->bufs[b].pc)
 			munmap(r->bufs[b].pc, r->bufs[b].mmap_len);
+		free(r->bufs[b].ref);
 	}
 }
 
@@ -762,9 +769,13 @@ static int snapshot(struct rec *r, bool resume)
 		uint64_t head = __atomic_load_n(&bf->pc->aux_head, __ATOMIC_ACQUIRE);
 		struct rc_aux_plan p;
 
-		if (!bf->wrapped)
-			bf->wrapped = rc_aux_first_wrap(bf->aux, bf->aux_len, 4096);
-		rc = rc_aux_plan_snapshot(head, bf->aux_tail, bf->aux_len, bf->wrapped, 0, &p);
+		/* Has the hardware gone round since the last snapshot? Then the
+		 * newest bytes of the last one were overwritten (ref starts
+		 * zeroed like the buffer, old head 0). */
+		bool lap = rc_aux_ref_changed(bf->aux, bf->aux_len, bf->aux_tail, bf->ref, bf->ref_len);
+
+		rc_aux_ref_save(bf->aux, bf->aux_len, head, bf->ref, bf->ref_len);
+		rc = rc_aux_plan_snapshot(head, bf->aux_tail, bf->aux_len, lap, 0, &p);
 		if (!rc)
 			rc = write_aux(r, b, &p);
 		bf->aux_tail = p.new_tail;

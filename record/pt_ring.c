@@ -74,17 +74,6 @@ int rc_aux_plan_snapshot(uint64_t head, uint64_t old, uint64_t size, int wrapped
 	return 0;
 }
 
-int rc_aux_first_wrap(const void *buf, uint64_t size, uint64_t window)
-{
-	const unsigned char *p = buf;
-	uint64_t from = window < size ? size - window : 0;
-
-	for (uint64_t i = from; i < size; i++)
-		if (p[i])
-			return 1;
-	return 0;
-}
-
 /* Copy len bytes from ring offset off (wrapping) into dst. */
 static void ring_copy(void *dst, const unsigned char *ring, uint64_t size,
 		      uint64_t off, uint64_t len)
@@ -94,6 +83,26 @@ static void ring_copy(void *dst, const unsigned char *ring, uint64_t size,
 	memcpy(dst, ring + off, first);
 	if (len > first)
 		memcpy((unsigned char *)dst + first, ring, len - first);
+}
+
+void rc_aux_ref_save(const void *buf, uint64_t size, uint64_t head, void *ref, uint64_t len)
+{
+	head %= size;
+	ring_copy(ref, buf, size, (head + size - len) % size, len);
+}
+
+int rc_aux_ref_changed(const void *buf, uint64_t size, uint64_t head_then,
+		       const void *ref, uint64_t len)
+{
+	const unsigned char *b = buf, *r = ref;
+	uint64_t off;
+
+	head_then %= size;
+	off = (head_then + size - len) % size;
+	for (uint64_t i = 0; i < len; i++)
+		if (b[(off + i) % size] != r[i])
+			return 1;
+	return 0;
 }
 
 int rc_ring_next(const void *ring, uint64_t size, uint64_t head, uint64_t *tail,

@@ -54,11 +54,17 @@ int rc_aux_plan_full(uint64_t head, uint64_t tail, uint64_t size,
 int rc_aux_plan_snapshot(uint64_t head, uint64_t old, uint64_t size, int wrapped,
 			 uint64_t max_copy, struct rc_aux_plan *plan);
 
-/* First-wrap test for overwrite mode: the buffer starts zeroed, and the
- * hardware fills it from offset 0, so any non-zero byte in the last
- * 'window' bytes (clamped to the buffer) means it has wrapped at least
- * once. */
-int rc_aux_first_wrap(const void *buf, uint64_t size, uint64_t window);
+/* Wrap detection in overwrite mode (snapshots): at each snapshot keep a
+ * copy of the 'len' newest bytes (those just before head, going round the
+ * end); at the next snapshot, if they changed, the hardware has gone
+ * (nearly) a whole lap since and every byte of the buffer is new, else only
+ * the bytes from the old head to the new one are. Start with a zeroed ref
+ * and old head 0: the buffer starts zeroed, so the first lap is detected
+ * the same way. rc_aux_ref_save copies them into ref; rc_aux_ref_changed
+ * compares (1 changed, 0 same). 0 < len <= size. */
+void rc_aux_ref_save(const void *buf, uint64_t size, uint64_t head, void *ref, uint64_t len);
+int rc_aux_ref_changed(const void *buf, uint64_t size, uint64_t head_then,
+		       const void *ref, uint64_t len);
 
 /* Read one record from a data ring (the sideband events).
  * ring/size: the data area (after the control page) and its size; head: the

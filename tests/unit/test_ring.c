@@ -243,23 +243,80 @@ static void test_snapshot_simulation(void **state)
 	}
 }
 
-static void test_first_wrap(void **state)
+static void test_ref(void **state)
 {
-	unsigned char buf[8192];
+	unsigned char buf[64], ref[8];
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		buf[i] = (unsigned char)(i + 1);
+	/* the 8 bytes before head 4 go round the end: 61..64, 1..4 */
+	rc_aux_ref_save(buf, 64, 4, ref, 8);
+	assert_int_equal(ref[0], 61);
+	assert_int_equal(ref[3], 64);
+	assert_int_equal(ref[4], 1);
+	assert_int_equal(ref[7], 4);
+	assert_int_equal(rc_aux_ref_changed(buf, 64, 4, ref, 8), 0);
+	buf[62] = 0xee;
+	assert_int_equal(rc_aux_ref_changed(buf, 64, 4, ref, 8), 1);
+	buf[62] = 63;
+	buf[4] = 0xee;    /* just after the saved bytes: not watched */
+	assert_int_equal(rc_aux_ref_changed(buf, 64, 4, ref, 8), 0);
+	buf[3] = 0xee;
+	assert_int_equal(rc_aux_ref_changed(buf, 64, 68, ref, 8), 1);
+}
+
+/* The recorder's whole snapshot procedure against a simulated overwrite
+ * buffer: wrap detection by saved reference bytes (not an oracle), then the
+ * plan. Every snapshot must be exactly the newest bytes of the stream: all
+ * new ones when less than a lap was written, a full buffer otherwise (a
+ * full buffer is also acceptable when the lap was nearly complete, within
+ * the reference window). */
+static void test_snapshot_detect_simulation(void **state)
+{
+	enum { SIZE = 512, REF = 32 };
+	unsigned char buf[SIZE], copy[SIZE], ref[REF];
+	uint64_t written = 0, last_snap = 0, old = 0;
+	unsigned seed = 4242;
+	int full = 0, partial = 0, across = 0;
 
 	(void)state;
 	memset(buf, 0, sizeof(buf));
-	buf[100] = 0x55;   /* first lap, not at the end yet */
-	assert_int_equal(rc_aux_first_wrap(buf, sizeof(buf), 4096), 0);
-	buf[8191] = 0x02;
-	assert_int_equal(rc_aux_first_wrap(buf, sizeof(buf), 4096), 1);
-	buf[8191] = 0;
-	buf[4096] = 0x02;
-	assert_int_equal(rc_aux_first_wrap(buf, sizeof(buf), 4096), 1);
-	/* window larger than the buffer: the whole buffer */
-	buf[100] = 0;
-	assert_int_equal(rc_aux_first_wrap(buf, 4096, 1 << 20), 0);
-	assert_int_equal(rc_aux_first_wrap(buf, 4097, 1 << 20), 1);
+	memset(ref, 0, sizeof(ref));    /* as the recorder starts */
+	for (int round = 0; round < 400; round++) {
+		struct rc_aux_plan p;
+		uint64_t n, got = 0, since, head;
+		int wrapped;
+
+		seed = seed * 1103515245u + 12345u;
+		n = (seed >> 8) % (round % 3 ? 300 : 1200);
+		for (uint64_t i = 0; i < n; i++, written++)
+			buf[written % SIZE] = (unsigned char)(1 + written % 251);
+		head = written % SIZE;
+		since = written - last_snap;
+		wrapped = rc_aux_ref_changed(buf, SIZE, old, ref, REF);
+		rc_aux_ref_save(buf, SIZE, head, ref, REF);
+		assert_int_equal(rc_aux_plan_snapshot(head, old, SIZE, wrapped, 0, &p), 0);
+		for (int s = 0; s < p.nseg; s++) {
+			memcpy(copy + got, buf + p.seg[s].off, p.seg[s].len);
+			got += p.seg[s].len;
+		}
+		if (since >= SIZE)
+			assert_int_equal(got, SIZE);
+		else if (since < SIZE - REF)
+			assert_int_equal(got, since);
+		else
+			assert_true(got == since || got == SIZE);
+		full += got == SIZE;
+		partial += got < SIZE && got > 0;
+		across += got < SIZE && p.nseg == 2;
+		for (uint64_t i = 0; i < got; i++)
+			assert_int_equal(copy[i], (unsigned char)(1 + (written - got + i) % 251));
+		old = p.new_tail;
+		last_snap = written;
+	}
+	/* all paths exercised: full laps, partial, partial across the end */
+	assert_true(full > 10 && partial > 10 && across > 5);
 }
 
 /* ---- data ring --------------------------------------------------------- */
@@ -438,7 +495,8 @@ int main(void)
 		cmocka_unit_test(test_snapshot_first_lap),
 		cmocka_unit_test(test_snapshot_wrapped),
 		cmocka_unit_test(test_snapshot_simulation),
-		cmocka_unit_test(test_first_wrap),
+		cmocka_unit_test(test_ref),
+		cmocka_unit_test(test_snapshot_detect_simulation),
 		cmocka_unit_test(test_ring_wrap),
 		cmocka_unit_test(test_ring_header_straddles),
 		cmocka_unit_test(test_ring_simulation),
