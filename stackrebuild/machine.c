@@ -517,23 +517,47 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
 }
 
-/* The thread is executing in function key (a branch's source). If that is
- * not the top frame, branches went unseen: returns, when key is further
- * down (pop to it); else a jump (a tail call or a PLT stub's jump, which
- * `perf script --itrace=cr` does not show): key replaces the top frame. */
+static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
+{
+	const char *name;
+	size_t len;
+
+	if (!m->sym || n->kind != SR_NODE_FUNC)
+		return 0;
+	if (m->sym->func_flags)
+		return m->sym->func_flags(m->sym->ctx, n->key);
+	name = m->sym->name ? m->sym->name(m->sym->ctx, n->key) : NULL;
+	if (!name)
+		return 0;
+	len = strlen(name);
+	if ((len > 4 && !strcmp(name + len - 4, "@plt")) ||
+	    !strncmp(name, "_dl_runtime_resolve", 19))
+		return SR_FUNC_STUB;
+	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
+		return SR_FUNC_UNWIND;
+	return 0;
+}
+
+/* The thread is executing in function key (a branch's source), and it is
+ * not the top frame: a jump went unseen (`perf script --itrace=cr` shows
+ * none). Out of a longjmp or an exception unwinder, it went into a frame
+ * further down: pop to it. Out of anything else (a PLT stub, the lazy
+ * resolver, a tail call), key replaces the top frame, even when key is
+ * further down too (recursion; overloads sharing a name): popping real
+ * frames on a wrong guess would damage every stack after it, while a wrong
+ * replacement heals at the next return. */
 static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
 {
-	uint8_t flags;
+	struct frame *top = &t->frames[t->nframes - 1];
+	uint8_t flags = top->flags & F_ASYNC;
 	int i, ret;
 
-	if (top_key(t) == key)
+	if (top->node->key == key)
 		return 0;
 	t->st.repairs++;
 	m->st.repairs++;
-	i = find_below(t, key);
-	if (i >= 0)
-		return pop_to(m, t, (uint32_t)i + 1, now, false);
-	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
+	if ((func_flags(m, top->node) & SR_FUNC_UNWIND) && (i = find_below(t, key)) >= 0)
+		return pop_to(m, t, (uint32_t)i + 1, now, true);
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);
 }

@@ -41,7 +41,20 @@ struct sr_symbolizer {
 	 * 0 when unknown. Lets a JUMP to a function's entry be told from a
 	 * longjmp into the middle of a function lower on the stack. */
 	uint64_t (*func_start)(void *ctx, uint32_t pid, uint64_t ip);
+	/* Optional (may be NULL): SR_FUNC_* bits for a key. Used only when a
+	 * branch comes from a function that is not the top frame, i.e. a jump
+	 * went unseen (`perf script --itrace=cr` shows no jumps): out of an
+	 * SR_FUNC_UNWIND frame it was a longjmp or an exception's jump to the
+	 * handler (pop to the frame further down that holds the function),
+	 * out of any other frame a tail call or a PLT stub's jump (the function
+	 * replaces the top frame, even when it is further down as well:
+	 * recursion). NULL: names decide; SR_FUNC_STUB for "...@plt" and
+	 * "_dl_runtime_resolve...", SR_FUNC_UNWIND for names containing
+	 * "longjmp" and names starting with "_Unwind_". */
+	unsigned (*func_flags)(void *ctx, uint64_t key);
 };
+#define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
+#define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 
 /* ------------------------------------------------------------------------
  * Latency histogram. Values are u64 (ns). Buckets: values below 256 are

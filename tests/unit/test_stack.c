@@ -345,6 +345,89 @@ static void test_unseen_jumps_repaired(void **state)
 	sr_cct_free(cct);
 }
 
+/* f calls itself through its PLT stub, whose jump is unseen: the stub's
+ * frame becomes the inner f; the outer f stays. */
+static void test_recursion_through_unseen_plt(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_PLT_B);          /* the stub (named b@plt here) */
+	CALL(m, 1, 12, F_F, F_C);              /* inner f, reached unseen   */
+	RET(m, 1, 20, F_C, F_F);
+	RET(m, 1, 25, F_F, F_F);               /* inner f returns to outer  */
+	RET(m, 1, 30, F_F, F_MAIN);
+	END(m, 1, 40, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;f 15\nmain;f;b@plt 2\nmain;f;f 5\nmain;f;f;c 8\n");
+	expect_calls(cct, "main;f;f", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* A longjmp whose jump is not in the events (perf script --itrace=cr):
+ * the next branch comes from a frame further down; out of __longjmp that
+ * means pop to it. Out of an ordinary function, a tail call. */
+static void test_unseen_longjmp(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	CALL(m, 1, 20, F_B, F_LONGJMP);
+	CALL(m, 1, 30, F_A, F_D);              /* __longjmp jumped into a */
+	RET(m, 1, 35, F_D, F_A);
+	RET(m, 1, 40, F_A, F_MAIN);
+	CALL(m, 1, 50, F_MAIN, F_F);
+	CALL(m, 1, 55, F_F, F_G);
+	CALL(m, 1, 60, F_F, F_C);              /* g tail-called another f */
+	RET(m, 1, 65, F_C, F_F);
+	RET(m, 1, 70, F_F, F_F);               /* ... which returns to f  */
+	RET(m, 1, 75, F_F, F_MAIN);
+	END(m, 1, 80, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 15\nmain;a 15\nmain;a;b 10\nmain;a;b;__longjmp 10\nmain;a;d 5\n"
+			   "main;f 10\nmain;f;f 5\nmain;f;f;c 5\nmain;f;g 5\n");
+	expect_calls(cct, "main;a;b;__longjmp", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* The symbolizer classifies functions itself. */
+static unsigned g_flags(void *ctx, uint64_t key)
+{
+	(void)ctx;
+	return key == F_G ? SR_FUNC_STUB : key == F_D ? SR_FUNC_UNWIND : 0;
+}
+
+static void test_func_flags_callback(void **state)
+{
+	struct sr_symbolizer sym = fake_sym;
+	struct sr_machine *m;
+	struct sr_cct *cct;
+
+	(void)state;
+	sym.func_flags = g_flags;
+	m = sr_machine_new(&sym, NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_D);              /* d: an unwinder now       */
+	CALL(m, 1, 20, F_MAIN, F_B);           /* so: pop to main          */
+	RET(m, 1, 25, F_B, F_MAIN);
+	CALL(m, 1, 30, F_MAIN, F_LONGJMP);     /* "__longjmp": not special */
+	CALL(m, 1, 35, F_MAIN, F_C);           /* so: a tail call to main  */
+	RET(m, 1, 40, F_C, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 5\nmain;__longjmp 5\nmain;a 10\nmain;a;d 10\nmain;b 5\n"
+			   "main;main 10\nmain;main;c 5\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Recursion entered mid-stack: a return from f into f is a caller f. */
 static void test_start_mid_recursion(void **state)
 {
@@ -1108,6 +1191,9 @@ int main(void)
 		cmocka_unit_test(test_start_mid_recursion),
 		cmocka_unit_test(test_start_at_entry),
 		cmocka_unit_test(test_unseen_jumps_repaired),
+		cmocka_unit_test(test_recursion_through_unseen_plt),
+		cmocka_unit_test(test_unseen_longjmp),
+		cmocka_unit_test(test_func_flags_callback),
 		cmocka_unit_test(test_syscall_block_resume),
 		cmocka_unit_test(test_syscall_names),
 		cmocka_unit_test(test_preemption),
