@@ -1,8 +1,8 @@
 #!/bin/bash
 # Emulator PT-encoder bench (run by hand): builds bench/ptenc_bench.c and
-#  1. encodes SIZE MiB (default 1024) of PT into a raw file and decodes all of
-#     it with libipt's block decoder (must give back every instruction, no
-#     error);
+#  1. encodes SIZE MiB (default 1024) of PT into a perf.data (and the same
+#     bytes into a raw file) and decodes all of the raw stream with libipt's
+#     block decoder (must give back every instruction, no error);
 #  2. makes a 10 MiB perf.data the same way and decodes it with
 #     `perf script --itrace=cr`: it must report exactly the calls and returns
 #     encoded, and no error.
@@ -16,10 +16,12 @@ cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/includ
 	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/perfdata.c" \
 	-lipt -lcapstone
 SIZE=${1:-1024}
-echo "== $SIZE MiB of raw PT, then libipt decodes all of it"
-/usr/bin/time -f "total wall %e s, max RSS %M KiB" "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/big.bin"
-ls -l "$OUT/big.bin"
-rm -f "$OUT/big.bin"
+echo "== $SIZE MiB of PT into a perf.data, then libipt decodes all of it"
+/usr/bin/time -f "total wall %e s, max RSS %M KiB" "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/big.bin" \
+	-p "$OUT/big.data"
+ls -l "$OUT/big.bin" "$OUT/big.data"
+perf report -i "$OUT/big.data" --header-only 2>/dev/null | grep -m1 "data size" || true
+rm -f "$OUT/big.bin" "$OUT/big.data"
 
 echo "== 10 MiB perf.data, perf script --itrace=cr"
 "$OUT/ptenc_bench" -s 10 -o "$OUT/small.bin" -p "$OUT/small.data" | tee "$OUT/small.log"

@@ -528,6 +528,13 @@ int rc_ptenc_enable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip)
 	err = advance_time(enc, rc_ptenc_ns_to_tsc(&enc->cfg, ns));
 	if (err)
 		return err;
+	/* Without MTC nothing would tell the decoders how long tracing was
+	 * off; the hardware sends a TSC when it wakes from a deep C-state. */
+	if (!enc->cfg.mtc && enc->have_time && enc->tsc > enc->last_timing_tsc) {
+		err = emit_tsc(enc);
+		if (err)
+			return err;
+	}
 	err = psb_if_due(enc, ip);
 	if (err)
 		return err;

@@ -12,6 +12,17 @@
  * clock (CTC) at tsc / RC_PTENC_TSC_PER_CTC and a core clock equal to the TSC
  * (CBR == max non-turbo ratio), so perf and libipt turn TSC/MTC/CYC back
  * into the same nanoseconds with rc_ptenc_perf_info()'s conversion.
+ *
+ * What decoders get back (checked by tests/unit/test_ptenc.c with libipt
+ * and tests/e2e/ptenc with perf script): exactly the instruction sequence
+ * passed in; for every branch that has a packet of its own (conditional
+ * branch, return, indirect call/jump) a time within one MTC period
+ * (2^mtc_freq * RC_PTENC_TSC_PER_CTC / RC_PTENC_TSC_PER_NS ns, 256 ns at
+ * mtc_freq 3) of the ns passed in. Direct calls/jumps have no packet: their
+ * time is their neighbours' (as with real hardware).
+ *
+ * AUXTRACE_INFO: rc_ptenc_perf_info's *_bit fields are attr.config MASKS
+ * (as perf stores them: tsc_bit = 1 << 10, mtc_freq_bits = 0xf << 14).
  */
 #ifndef PTFLAME_RECORD_PTENC_H
 #define PTFLAME_RECORD_PTENC_H
