@@ -234,6 +234,37 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
 
 /* ------------------------------------------------------------------------
  * The stack machine.
+ *
+ * Per thread: a stack of function frames, topped by pseudo-frames for the
+ * state the thread is in. The time between two events of a thread goes to
+ * the top frame (and its kind of time to the innermost state), so the sum
+ * over a thread's stacks is its traced time.
+ *   CALL      push the callee (entry seen: a complete call once it returns).
+ *   RETURN    to the caller frame, or to a frame further down (longjmp,
+ *             exception unwinding): every frame above it ends there. From
+ *             the root to a function not on the stack: the trace started
+ *             below; that function becomes an inferred caller under which
+ *             everything of the current stack segment is re-parented.
+ *   JUMP      to a function's entry replaces the top frame (tail call, PLT);
+ *             into the middle of a frame further down pops to it (longjmp).
+ *   branch source not in the top function (a jump went unseen): see
+ *             sr_symbolizer.func_flags.
+ *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
+ *             SWITCH         + "[off-cpu]"                    (OFFCPU)
+ *             PREEMPT        + "[preempted]"                  (PREEMPT)
+ *             END            not traced until the next event with an ip
+ *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
+ *             was). With an ip: leaves the kernel states; the ip's function
+ *             is the top frame, a frame further down (sigreturn: pop to it),
+ *             or, after a kernel entry, a signal handler (pushed on top;
+ *             its return into the sigreturn trampoline replaces it). After
+ *             exec (sysno 59/322, or sr_machine_exec()) a new stack.
+ *   LOST      + "[lost]" (LOST time) until the next event with an ip; that
+ *             ip keeps the stack when it is the top function, pops to a
+ *             frame further down, or else starts a new stack segment (the
+ *             old frames end as inferred; nothing is re-parented across).
+ * The first event of a thread: its function is the root frame (inferred
+ * call, unless tracing starts exactly at the function's entry).
  */
 struct sr_options {
 	/* Keep a "comm-tid" root frame per thread. */
