@@ -524,8 +524,8 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 
 	if (!m->sym || n->kind != SR_NODE_FUNC)
 		return 0;
-	if (m->sym->func_flags)
-		return m->sym->func_flags(m->sym->ctx, n->key);
+	if (m->opt.func_flags)
+		return m->opt.func_flags(m->sym->ctx, n->key);
 	name = m->sym->name ? m->sym->name(m->sym->ctx, n->key) : NULL;
 	if (!name)
 		return 0;

@@ -41,20 +41,7 @@ struct sr_symbolizer {
 	 * 0 when unknown. Lets a JUMP to a function's entry be told from a
 	 * longjmp into the middle of a function lower on the stack. */
 	uint64_t (*func_start)(void *ctx, uint32_t pid, uint64_t ip);
-	/* Optional (may be NULL): SR_FUNC_* bits for a key. Used only when a
-	 * branch comes from a function that is not the top frame, i.e. a jump
-	 * went unseen (`perf script --itrace=cr` shows no jumps): out of an
-	 * SR_FUNC_UNWIND frame it was a longjmp or an exception's jump to the
-	 * handler (pop to the frame further down that holds the function),
-	 * out of any other frame a tail call or a PLT stub's jump (the function
-	 * replaces the top frame, even when it is further down as well:
-	 * recursion). NULL: names decide; SR_FUNC_STUB for "...@plt" and
-	 * "_dl_runtime_resolve...", SR_FUNC_UNWIND for names containing
-	 * "longjmp" and names starting with "_Unwind_". */
-	unsigned (*func_flags)(void *ctx, uint64_t key);
 };
-#define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
-#define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 
 /* ------------------------------------------------------------------------
  * Latency histogram. Values are u64 (ns). Buckets: values below 256 are
@@ -248,7 +235,7 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *   JUMP      to a function's entry replaces the top frame (tail call, PLT);
  *             into the middle of a frame further down pops to it (longjmp).
  *   branch source not in the top function (a jump went unseen): see
- *             sr_symbolizer.func_flags.
+ *             sr_options.func_flags.
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
  *             SWITCH         + "[off-cpu]"                    (OFFCPU)
  *             PREEMPT        + "[preempted]"                  (PREEMPT)
@@ -286,7 +273,21 @@ struct sr_options {
 	/* Mask of SR_KEEP(kind) time kinds to account; 0 means SR_KEEP_ALL.
 	 * --oncpu: SR_KEEP_ONCPU, --offcpu: SR_KEEP_OFFCPU. */
 	unsigned keep_time;
+	/* Optional (NULL: names decide): SR_FUNC_* bits for a function key,
+	 * called with the symbolizer's ctx. Used only when a branch comes from
+	 * a function that is not the top frame, i.e. a jump went unseen
+	 * (`perf script --itrace=cr` shows no jumps): out of an SR_FUNC_UNWIND
+	 * frame it was a longjmp or an exception's jump to its handler (pop to
+	 * the frame further down that holds the function); out of any other
+	 * frame a tail call or a PLT stub's jump (the function replaces the top
+	 * frame, even when it is further down as well: recursion). Without it:
+	 * SR_FUNC_STUB for names ending in "@plt" or starting with
+	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
+	 * or starting with "_Unwind_". */
+	unsigned (*func_flags)(void *sym_ctx, uint64_t key);
 };
+#define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
+#define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 
 /* Counters over all threads, for the summary line and for tests. */
 struct sr_machine_stats {

@@ -406,13 +406,11 @@ static unsigned g_flags(void *ctx, uint64_t key)
 
 static void test_func_flags_callback(void **state)
 {
-	struct sr_symbolizer sym = fake_sym;
-	struct sr_machine *m;
+	struct sr_options opt = { .func_flags = g_flags };
+	struct sr_machine *m = new_machine(&opt);
 	struct sr_cct *cct;
 
 	(void)state;
-	sym.func_flags = g_flags;
-	m = sr_machine_new(&sym, NULL);
 	CALL(m, 1, 0, F_MAIN, F_A);
 	CALL(m, 1, 10, F_A, F_D);              /* d: an unwinder now       */
 	CALL(m, 1, 20, F_MAIN, F_B);           /* so: pop to main          */
