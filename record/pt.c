@@ -51,18 +51,11 @@ struct pmu {
 
 /* One mmap'ed buffer: a CPU (per-CPU mode) or a thread (-t). */
 struct buf {
+	struct rc_pt_ring rg;        /* what the drain code works on */
 	int cpu;                     /* -1 in per-thread mode */
 	int tid;                     /* -1 in per-CPU mode    */
 	int fd;                      /* the event owning the mmap */
-	struct perf_event_mmap_page *pc;
-	size_t mmap_len;
-	unsigned char *aux;
-	size_t aux_len;
-	uint64_t data_tail;
-	uint64_t aux_tail;           /* full mode: consumed; snapshot: old head */
-	unsigned char *ref;          /* snapshot mode: newest bytes at the last */
-	uint64_t ref_len;            /* snapshot (rc_aux_ref_save)           */
-	bool restart;                /* the kernel stopped PT on a full buffer */
+	size_t mmap_len;             /* control page + data ring */
 };
 
 struct event {
@@ -96,9 +89,8 @@ struct rec {
 	struct perf_event_attr attr[EV_KINDS];
 	char filter[4400];           /* resolved address filter, "" if none */
 	struct rc_perf_writer *w;
-	struct rc_ring_stats rs;
+	struct rc_pt_sink sk;        /* drained bytes go to w, counted here */
 	unsigned char scratch[65536];
-	unsigned char *copybuf;      /* AUX bytes gathered for one AUXTRACE */
 	uint64_t round_mark;         /* records written at the last FINISHED_ROUND */
 	uint64_t round_ms;           /* ... and when */
 };
@@ -613,21 +605,26 @@ static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
 		p = mmap(NULL, bf->mmap_len, PROT_READ | PROT_WRITE, MAP_SHARED, bf->fd, 0);
 		if (p == MAP_FAILED)
 			return mlock_error(r, bf->mmap_len * r->nbufs, errno);
-		bf->pc = p;
+		bf->rg.pc = p;
+		bf->rg.data = (unsigned char *)p + r->page;
+		bf->rg.data_size = data_size;
+		bf->rg.idx = (uint32_t)b;
+		bf->rg.tid = (uint32_t)bf->tid;
+		bf->rg.cpu = (uint32_t)bf->cpu;
 		if (!pt)
 			continue;
-		bf->pc->aux_offset = bf->mmap_len;
-		bf->pc->aux_size = aux_size;
+		bf->rg.pc->aux_offset = bf->mmap_len;
+		bf->rg.pc->aux_size = aux_size;
 		/* Read-only AUX mapping = overwrite mode (snapshots). */
 		p = mmap(NULL, aux_size, PROT_READ | (r->o->snapshot ? 0 : PROT_WRITE),
 			 MAP_SHARED, bf->fd, (off_t)bf->mmap_len);
 		if (p == MAP_FAILED)
 			return mlock_error(r, (size_t)(aux_size + bf->mmap_len) * r->nbufs, errno);
-		bf->aux = p;
-		bf->aux_len = aux_size;
+		bf->rg.aux = p;
+		bf->rg.aux_size = aux_size;
 		if (r->o->snapshot) {
-			bf->ref_len = aux_size / 2 < 4096 ? aux_size / 2 : 4096;
-			if (!(bf->ref = calloc(1, bf->ref_len)))
+			bf->rg.ref_len = aux_size / 2 < 4096 ? aux_size / 2 : 4096;
+			if (!(bf->rg.ref = calloc(1, bf->rg.ref_len)))
 				return fail(r, -ENOMEM, "out of memory");
 		}
 	}
@@ -637,18 +634,20 @@ static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
 static void unmap_buffers(struct rec *r)
 {
 	for (size_t b = 0; b < r->nbufs; b++) {
-		if (r->bufs[b].aux)
-			munmap(r->bufs[b].aux, r->bufs[b].aux_len);
-		if (r->bufs[b].pc)
-			munmap(r->bufs[b].pc, r->bufs[b].mmap_len);
-		free(r->bufs[b].ref);
+		struct rc_pt_ring *rg = &r->bufs[b].rg;
+
+		if (rg->aux)
+			munmap(rg->aux, rg->aux_size);
+		if (rg->pc)
+			munmap(rg->pc, r->bufs[b].mmap_len);
+		free(rg->ref);
 	}
 }
 
 /* perf clock <-> TSC from the first buffer's control page (seqlock). */
 static void read_time(struct rec *r, struct dc_rec_time_conv *tc)
 {
-	struct perf_event_mmap_page *pc = r->bufs[0].pc;
+	struct perf_event_mmap_page *pc = r->bufs[0].rg.pc;
 	uint32_t seq;
 
 	memset(tc, 0, sizeof(*tc));
@@ -685,74 +684,39 @@ static uint64_t reference(void)
 	return t ? t : 1;
 }
 
-/* Copy the sideband records of one buffer into the file. */
+static int write_error(struct rec *r, int rc)
+{
+	return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
+}
+
+/* Sideband records of one buffer into the file. */
 static int drain_data(struct rec *r, size_t b)
 {
 	struct buf *bf = &r->bufs[b];
-	unsigned char *ring = (unsigned char *)bf->pc + r->page;
-	uint64_t size = bf->mmap_len - (uint64_t)r->page;
-	uint64_t head = __atomic_load_n(&bf->pc->data_head, __ATOMIC_ACQUIRE);
-	const struct perf_event_header *rec;
-	int n, rc;
+	int rc = rc_pt_drain_data(&bf->rg, &r->sk);
 
-	while ((n = rc_ring_next(ring, size, head, &bf->data_tail, r->scratch,
-				 sizeof(r->scratch), &rec)) == 1) {
-		if (rc_ring_account(rec, &r->rs))
-			bf->restart = true;
-		if ((rc = rc_perf_write(r->w, rec)))
-			return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
-	}
-	/* Release: the kernel may reuse the space only after our reads. */
-	__atomic_store_n(&bf->pc->data_tail, bf->data_tail, __ATOMIC_RELEASE);
-	if (n < 0)
-		return fail(r, n, "corrupt perf data ring on %s %d (%s)",
+	if (rc == -EBADMSG || rc == -EOVERFLOW)
+		return fail(r, rc, "corrupt perf data ring on %s %d (%s)",
 			    r->per_thread ? "thread" : "CPU", r->per_thread ? bf->tid : bf->cpu,
-			    strerror(-n));
-	return 0;
+			    strerror(-rc));
+	return rc ? write_error(r, rc) : 0;
 }
 
-/* Gather a plan's segments and write one AUXTRACE record. */
-static int write_aux(struct rec *r, size_t b, const struct rc_aux_plan *p)
-{
-	struct buf *bf = &r->bufs[b];
-	uint64_t got = 0;
-	int rc;
-
-	if (!p->total)
-		return 0;
-	for (int s = 0; s < p->nseg; s++) {
-		memcpy(r->copybuf + got, bf->aux + p->seg[s].off, p->seg[s].len);
-		got += p->seg[s].len;
-	}
-	rc = rc_perf_auxtrace(r->w, r->copybuf, p->total, p->stream, reference(), (uint32_t)b,
-			      (uint32_t)bf->tid, (uint32_t)bf->cpu);
-	if (rc)
-		return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
-	r->st->aux_bytes += p->total;
-	r->st->auxtrace_records++;
-	return 0;
-}
-
-/* Full trace mode: copy what is between aux_tail and aux_head. */
+/* Full trace mode: AUX data into the file; restart a stopped PT event. */
 static int drain_aux(struct rec *r, size_t b)
 {
 	struct buf *bf = &r->bufs[b];
-	uint64_t head = __atomic_load_n(&bf->pc->aux_head, __ATOMIC_ACQUIRE);
-	struct rc_aux_plan p;
-	int rc;
+	int rc = rc_pt_drain_aux(&bf->rg, &r->sk);
 
-	rc = rc_aux_plan_full(head, bf->aux_tail, bf->aux_len, 0, &p);
+	if (rc == -EOVERFLOW)
+		return fail(r, rc, "bad AUX head on %s %d (more than a buffer ahead of the tail)",
+			    r->per_thread ? "thread" : "CPU", r->per_thread ? bf->tid : bf->cpu);
 	if (rc)
-		return fail(r, rc, "bad AUX head %llu (tail %llu) on CPU %d",
-			    (unsigned long long)head, (unsigned long long)bf->aux_tail, bf->cpu);
-	if ((rc = write_aux(r, b, &p)))
-		return rc;
-	bf->aux_tail = p.new_tail;
-	__atomic_store_n(&bf->pc->aux_tail, bf->aux_tail, __ATOMIC_RELEASE);
-	if (bf->restart) {
+		return write_error(r, rc);
+	if (bf->rg.restart) {
 		/* The kernel disabled the event when the buffer filled up
 		 * (the TRUNCATED record); there is room again now. */
-		bf->restart = false;
+		bf->rg.restart = false;
 		ioctl_all(r, EV_PT, PERF_EVENT_IOC_ENABLE, b);
 	}
 	return 0;
@@ -764,26 +728,12 @@ static int snapshot(struct rec *r, bool resume)
 	int rc = 0;
 
 	ioctl_all(r, EV_PT, PERF_EVENT_IOC_DISABLE, (size_t)-1);
-	for (size_t b = 0; b < r->nbufs && !rc; b++) {
-		struct buf *bf = &r->bufs[b];
-		uint64_t head = __atomic_load_n(&bf->pc->aux_head, __ATOMIC_ACQUIRE);
-		struct rc_aux_plan p;
-
-		/* Has the hardware gone round since the last snapshot? Then the
-		 * newest bytes of the last one were overwritten (ref starts
-		 * zeroed like the buffer, old head 0). */
-		bool lap = rc_aux_ref_changed(bf->aux, bf->aux_len, bf->aux_tail, bf->ref, bf->ref_len);
-
-		rc_aux_ref_save(bf->aux, bf->aux_len, head, bf->ref, bf->ref_len);
-		rc = rc_aux_plan_snapshot(head, bf->aux_tail, bf->aux_len, lap, 0, &p);
-		if (!rc)
-			rc = write_aux(r, b, &p);
-		bf->aux_tail = p.new_tail;
-	}
+	for (size_t b = 0; b < r->nbufs && !rc; b++)
+		rc = rc_pt_snapshot_aux(&r->bufs[b].rg, &r->sk);
 	r->st->snapshots++;
 	if (resume)
 		ioctl_all(r, EV_PT, PERF_EVENT_IOC_ENABLE, (size_t)-1);
-	return rc;
+	return rc ? write_error(r, rc) : 0;
 }
 
 static uint64_t now_ms(void);
@@ -796,7 +746,7 @@ static int drain_all(struct rec *r)
 	for (size_t b = 0; b < r->nbufs; b++) {
 		if ((rc = drain_data(r, b)))
 			return rc;
-		if (r->bufs[b].aux && !r->o->snapshot && (rc = drain_aux(r, b)))
+		if (r->bufs[b].rg.aux && !r->o->snapshot && (rc = drain_aux(r, b)))
 			return rc;
 	}
 	/* FINISHED_ROUND lets perf sort and flush what came before it. A
@@ -805,11 +755,11 @@ static int drain_all(struct rec *r)
 	 * between rounds: a late record then still lands in a round perf
 	 * has not flushed ("out of order events" otherwise). */
 	now = now_ms();
-	if (r->rs.records + r->st->auxtrace_records != r->round_mark &&
+	if (r->sk.rs.records + r->sk.auxtrace_records != r->round_mark &&
 	    now - r->round_ms >= 500) {
 		if ((rc = rc_perf_finished_round(r->w)))
 			return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
-		r->round_mark = r->rs.records + r->st->auxtrace_records;
+		r->round_mark = r->sk.rs.records + r->sk.auxtrace_records;
 		r->round_ms = now;
 	}
 	return 0;
@@ -1280,7 +1230,7 @@ static void cleanup(struct rec *r)
 	free(r->evs);
 	free(r->bufs);
 	free(r->tasks);
-	free(r->copybuf);
+	free(r->sk.copybuf);
 	if (r->w)
 		rc_perf_abort(r->w);
 }
@@ -1297,10 +1247,13 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 		return rc;
 	if ((rc = collect_targets(r)) || (rc = resolve_filter(r)))
 		return rc;
-	if (!o->sideband_only && !(r->copybuf = malloc(aux)))
+	if (!o->sideband_only && !(r->sk.copybuf = malloc(aux)))
 		return fail(r, -ENOMEM, "out of memory for a %llu-byte AUX copy", (unsigned long long)aux);
 	if ((rc = rc_perf_create(o->output, &r->w, werr, sizeof(werr))))
 		return fail(r, rc, "%s", werr[0] ? werr : strerror(-rc));
+	r->sk.w = r->w;
+	r->sk.scratch = r->scratch;
+	r->sk.reference = reference;
 	if (o->argv && (rc = start_child(r)))
 		return rc;
 	r->per_thread = o->nr_tids > 0;
@@ -1360,10 +1313,12 @@ int rc_pt_record(const struct rc_pt_opts *o, struct rc_pt_stats *st, char *err, 
 		if (!rc && o->snapshot)
 			rc = snapshot(r, false);
 	}
-	st->sideband_records = r->rs.records;
-	st->truncated = r->rs.truncated;
-	st->lost_records = r->rs.lost;
-	st->lost_events = r->rs.lost_events;
+	st->sideband_records = r->sk.rs.records;
+	st->aux_bytes = r->sk.aux_bytes;
+	st->auxtrace_records = r->sk.auxtrace_records;
+	st->truncated = r->sk.rs.truncated;
+	st->lost_records = r->sk.rs.lost;
+	st->lost_events = r->sk.rs.lost_events;
 	if (!rc) {
 		end_child(r);
 		rc = finish_file(r);

@@ -1,11 +1,17 @@
-/* ptflame - record/: helpers of the hardware PT recorder (internal).
- * Pure parsing of the sysfs texts the recorder reads, unit tested in
- * tests/unit/test_ring_sysfs.c. */
+/* ptflame - record/: helpers of the hardware PT recorder (internal):
+ * parsing of the sysfs texts it reads (pt_sysfs.c) and the buffer
+ * draining (pt_drain.c), unit tested in tests/unit/test_ring_*.c. */
 #ifndef PTFLAME_RECORD_PT_INTERNAL_H
 #define PTFLAME_RECORD_PT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "record/pt_ring.h"
+
+struct perf_event_mmap_page;
+struct rc_perf_writer;
 
 /* "0-3,5,7-8\n" (/sys/devices/system/cpu/online) -> cpus[]. Returns the
  * number of CPUs, -E2BIG when more than max, -EINVAL for junk. */
@@ -28,5 +34,48 @@ int rc_pt_pick_period(uint64_t valid, int target);
 
 /* Valid values of a caps bitmask as text, "0,3,5-9" (for error messages). */
 void rc_pt_valid_str(uint64_t valid, char *buf, size_t len);
+
+/* ---- draining one mmap'ed buffer (record/pt_drain.c) ----------------
+ * Memory only, no system calls: tests drive it with simulated buffers. */
+
+/* One perf buffer: control page, data ring, optional AUX area. */
+struct rc_pt_ring {
+	struct perf_event_mmap_page *pc;
+	unsigned char *data;         /* data ring (after the control page)   */
+	uint64_t data_size;
+	unsigned char *aux;          /* AUX area, NULL without PT            */
+	uint64_t aux_size;
+	uint64_t data_tail;          /* what we consumed                     */
+	uint64_t aux_tail;           /* full mode: consumed; snapshot: head  */
+	                             /* at the last snapshot                 */
+	unsigned char *ref;          /* snapshot mode: rc_aux_ref_save bytes  */
+	uint64_t ref_len;            /* (zeroed at the start)                */
+	uint32_t idx, tid, cpu;      /* the AUXTRACE record's fields         */
+	bool restart;                /* a TRUNCATED AUX record was seen: the */
+	                             /* kernel stopped PT; re-enable it      */
+};
+
+/* Where drained bytes go, and the counts. */
+struct rc_pt_sink {
+	struct rc_perf_writer *w;
+	unsigned char *scratch;      /* >= 65536 bytes: wrapped records      */
+	unsigned char *copybuf;      /* >= aux_size: one AUXTRACE payload    */
+	struct rc_ring_stats rs;
+	uint64_t aux_bytes, auxtrace_records;
+	uint64_t (*reference)(void); /* AUXTRACE 'reference' (TSC); non-zero */
+};
+
+/* Copy the data ring's new records into the file, then release them
+ * (data_tail, release order). Returns 0, a writer error (see
+ * rc_perf_errmsg), or -EBADMSG/-EOVERFLOW for a corrupt ring. */
+int rc_pt_drain_data(struct rc_pt_ring *rg, struct rc_pt_sink *sk);
+
+/* Full trace mode: the AUX bytes between aux_tail and aux_head become one
+ * AUXTRACE record; aux_tail is then advanced (release order). */
+int rc_pt_drain_aux(struct rc_pt_ring *rg, struct rc_pt_sink *sk);
+
+/* Overwrite mode, with the PT events disabled: the bytes new since the last
+ * snapshot (a whole buffer after a lap) become one AUXTRACE record. */
+int rc_pt_snapshot_aux(struct rc_pt_ring *rg, struct rc_pt_sink *sk);
 
 #endif

@@ -61,7 +61,9 @@ int rc_aux_plan_snapshot(uint64_t head, uint64_t old, uint64_t size, int wrapped
  * the bytes from the old head to the new one are. Start with a zeroed ref
  * and old head 0: the buffer starts zeroed, so the first lap is detected
  * the same way. rc_aux_ref_save copies them into ref; rc_aux_ref_changed
- * compares (1 changed, 0 same). 0 < len <= size. */
+ * compares (1 changed, 0 same). 0 < len <= size. Like perf's own check it
+ * can be fooled by trace bytes that repeat exactly with the buffer's period
+ * (then a lap looks like no new data). */
 void rc_aux_ref_save(const void *buf, uint64_t size, uint64_t head, void *ref, uint64_t len);
 int rc_aux_ref_changed(const void *buf, uint64_t size, uint64_t head_then,
 		       const void *ref, uint64_t len);
