@@ -1,24 +1,276 @@
-/* ptflame report: not built yet. */
+/* ptflame report: decode a recording, rebuild every thread's stacks and print
+ * folded stacks (default), a latency table, or an SVG flame graph. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/report_pipeline.h"
+#include "flamegraph/flamegraph.h"
 
-const char cmd_report_help[] = "usage: ptflame report (not built yet)\n";
+const char cmd_report_help[] =
+	"usage: ptflame report [-i FILE] [options] > out.folded\n"
+	"\n"
+	"Decode a recording (perf.data from 'ptflame record' or 'perf record -e\n"
+	"intel_pt//', or the text of 'perf script --itrace=cr'), rebuild every\n"
+	"thread's call stacks in wall-clock time and print folded stacks for\n"
+	"flamegraph.pl: 'frame;frame;frame NANOSECONDS'. Each frame is annotated\n"
+	"'name:calls[,avg:NS]' ('name:calls(inferred)' when no call was seen whole).\n"
+	"Waiting shows as [off-cpu], [preempted] and [kernel] frames, missing data\n"
+	"as [lost].\n"
+	"\n"
+	"  -i, --input FILE    perf.data (default) or perf script text; - for stdin\n"
+	"      --input-format auto|perf|perf-script\n"
+	"  -o, --output FILE   write there instead of stdout\n"
+	"      --plain         bare function names, no annotations\n"
+	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms)\n"
+	REPORT_FILTER_HELP
+	"      --svg FILE      also draw an SVG flame graph into FILE\n"
+	"      --table         a per-function latency table instead of folded stacks\n"
+	"      --by-stack      table rows per call path\n"
+	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
+	"      --top N         table: first N rows only\n"
+	"      --raw           table: plain nanoseconds\n"
+	"      --symfs DIR     look for binaries under DIR first\n"
+	"  -q, --quiet         no summary line on stderr\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"examples:\n"
+	"  ptflame report > out.folded && flamegraph.pl out.folded > out.svg\n"
+	"  ptflame report --svg out.svg --offcpu --per-thread > /dev/null\n"
+	"  ptflame report --table --sort p99 --top 20\n";
 
-int cmd_report(int argc, char **argv)
+enum {
+	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
+	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
+};
+
+struct report_args {
+	struct report_opts run;
+	const char *output;
+	const char *svg;
+	struct fg_fold_options fold;
+	bool table;
+	enum fg_stats_key by;
+	struct fg_table_options tab;
+	uint32_t *tids;
+};
+
+static int parse(int argc, char **argv, struct report_args *a)
 {
 	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+		{ "plain", no_argument, NULL, OPT_PLAIN },
+		{ "min-ns", required_argument, NULL, OPT_MIN_NS },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "table", no_argument, NULL, OPT_TABLE },
+		{ "by-stack", no_argument, NULL, OPT_BY_STACK },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	unsigned long long v;
+	int c, r;
 
 	optind = 1;
-	while ((c = cmd_getopt("report", argc, argv, "+h", opts)) != -1) {
+	while ((c = cmd_getopt("report", argc, argv, "i:o:qh", opts)) != -1) {
 		if (c == CMD_OPT_HELP)
 			return 0;
 		if (c == CMD_OPT_ERR)
 			return 2;
+		r = report_filter_option("report", c, optarg, &a->run.sr, &a->tids);
+		if (r == CMD_OPT_ERR)
+			return 2;
+		if (r)
+			continue;
+		switch (c) {
+		case 'i': a->run.input = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'q': a->run.quiet = true; break;
+		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
+		case OPT_SVG: a->svg = optarg; break;
+		case OPT_TABLE: a->table = true; break;
+		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
+		case OPT_RAW: a->tab.raw = true; break;
+		case OPT_SYMFS: a->run.symfs = optarg; break;
+		case OPT_INPUT_FORMAT:
+			if (!strcmp(optarg, "auto"))
+				a->run.format = REPORT_INPUT_AUTO;
+			else if (!strcmp(optarg, "perf"))
+				a->run.format = REPORT_INPUT_PERF;
+			else if (!strcmp(optarg, "perf-script"))
+				a->run.format = REPORT_INPUT_SCRIPT;
+			else
+				return cmd_usage_error("report", "--input-format is auto, perf or perf-script, not '%s'", optarg);
+			break;
+		case OPT_MIN_NS: {
+			uint64_t ns;
+
+			if (cmd_parse_u64(optarg, &v) == 0)
+				ns = v;
+			else if (report_parse_duration(optarg, &ns))
+				return cmd_usage_error("report", "--min-ns wants nanoseconds, not '%s'", optarg);
+			a->fold.min_ns = ns;
+			break;
+		}
+		case OPT_SORT:
+			if (!fg_sort_parse(optarg, &a->tab.sort))
+				return cmd_usage_error("report", "--sort is total, self, avg, p99 or calls, not '%s'", optarg);
+			break;
+		case OPT_TOP:
+			if (cmd_parse_u64(optarg, &v) || !v)
+				return cmd_usage_error("report", "--top wants a positive count, not '%s'", optarg);
+			a->tab.top = (size_t)v;
+			break;
+		default:
+			return cmd_usage_error("report", "unexpected option");
+		}
 	}
-	return cmd_usage_error("report", "'report' is not built yet in this version");
+	if (optind < argc)
+		return cmd_usage_error("report", "unexpected argument '%s' (the input is -i FILE)", argv[optind]);
+	return -1;
+}
+
+/* Write to a temporary file beside path and rename on success, so a failed
+ * run never clobbers an earlier result under the same name. */
+struct out_file {
+	FILE *f;
+	char *tmp;
+	const char *path;
+};
+
+static int out_open(struct out_file *o, const char *path)
+{
+	o->path = path;
+	o->tmp = NULL;
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENOMEM;
+	o->f = fopen(o->tmp, "w");
+	if (!o->f) {
+		int ret = -errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static int out_close(struct out_file *o, bool ok)
+{
+	int ret = 0;
+
+	if (o->f == stdout)
+		return fflush(stdout) ? -errno : 0;
+	if (fclose(o->f))
+		ok = false, ret = -EIO;
+	if (ok && rename(o->tmp, o->path))
+		ret = -errno;
+	if (!ok || ret)
+		unlink(o->tmp);
+	free(o->tmp);
+	return ret ? ret : (ok ? 0 : -EIO);
+}
+
+static int write_svg(const struct report_args *a, const struct report_run *r)
+{
+	struct fg_fold_options fo = a->fold;
+	struct fg_svg_options so = { .title = "ptflame: wall-clock flame graph", .subtitle = a->run.input };
+	struct fg_svg *svg = fg_svg_new();
+	struct out_file o;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int ret = -ENOMEM;
+
+	if (!svg)
+		return -ENOMEM;
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		goto out;
+	ret = fg_fold(mem, report_cct(r), report_symbolizer(r), &fo);
+	fclose(mem);
+	if (ret)
+		goto out;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if ((ret = fg_svg_add_line(svg, line)))
+			goto out;
+	ret = out_open(&o, a->svg);
+	if (ret)
+		goto out;
+	ret = fg_svg_write(svg, o.f, &so);
+	ret = out_close(&o, ret == 0) ?: ret;
+out:
+	free(buf);
+	fg_svg_free(svg);
+	return ret;
+}
+
+static int write_main(const struct report_args *a, const struct report_run *r)
+{
+	struct out_file o;
+	struct fg_stats *st = NULL;
+	int ret;
+
+	ret = out_open(&o, a->output);
+	if (ret)
+		return ret;
+	if (a->table) {
+		ret = fg_stats_from_cct(report_cct(r), report_symbolizer(r), a->by, &st);
+		if (!ret)
+			ret = fg_table_write(o.f, st, NULL, &a->tab);
+		fg_stats_free(st);
+	} else {
+		ret = fg_fold(o.f, report_cct(r), report_symbolizer(r), &a->fold);
+	}
+	return out_close(&o, ret == 0) ?: ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { .run = { .input = "perf.data", .cmd = "report" } };
+	struct report_run *r = NULL;
+	char err[512] = "";
+	int ret;
+
+	ret = parse(argc, argv, &a);
+	if (ret >= 0)
+		goto out;
+	a.run.progress = isatty(STDERR_FILENO);
+	if (report_run(&a.run, &r, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
+		goto out;
+	}
+	if (!a.run.quiet)
+		report_print_summary(r, "report");
+	ret = 0;
+	if (a.svg && (ret = write_svg(&a, r))) {
+		ret = cmd_error("report", "cannot write %s: %s", a.svg, strerror(-ret));
+		goto out;
+	}
+	if ((ret = write_main(&a, r))) {
+		if (ret == -EPIPE)
+			ret = 0;
+		else
+			ret = cmd_error("report", "cannot write %s: %s",
+					a.output ? a.output : "stdout", strerror(-ret));
+	}
+out:
+	report_run_free(r);
+	free(a.tids);
+	return ret;
 }

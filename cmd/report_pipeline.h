@@ -1,0 +1,89 @@
+/* ptflame - the report pipeline shared by `report` and `diff`: an input
+ * (perf.data or `perf script` text) -> branch events -> stack machine -> CCT.
+ * Wiring only: every piece of logic lives in its room. */
+#ifndef PTFLAME_REPORT_PIPELINE_H
+#define PTFLAME_REPORT_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stackrebuild/stackrebuild.h"
+
+enum report_input {
+	REPORT_INPUT_AUTO = 0,
+	REPORT_INPUT_PERF,       /* perf.data (PERFILE2)                */
+	REPORT_INPUT_SCRIPT,     /* `perf script` text                  */
+};
+
+struct report_opts {
+	const char *input;       /* path; "-" for stdin (script text)   */
+	enum report_input format;
+	const char *symfs;       /* --symfs DIR or NULL                 */
+	struct sr_options sr;    /* filters, per_thread                 */
+	bool progress;           /* progress on stderr                  */
+	bool quiet;              /* no summary line                     */
+	const char *cmd;         /* command name for messages           */
+};
+
+/* What the summary line says. */
+struct report_summary {
+	uint64_t threads;
+	uint64_t traced_ns;
+	uint64_t bytes;          /* PT bytes decoded, or text bytes read */
+	uint64_t lost;           /* lost segments                        */
+	uint64_t lost_ns;
+	uint64_t events;
+};
+
+struct report_run;
+
+/* Build the CCT. On failure returns a negative errno and puts one line
+ * (no "ptflame CMD:" prefix, no newline) into err. */
+int report_run(const struct report_opts *opt, struct report_run **out,
+	       char *err, size_t errlen);
+void report_run_free(struct report_run *r);
+const struct sr_cct *report_cct(const struct report_run *r);
+const struct sr_symbolizer *report_symbolizer(const struct report_run *r);
+const struct report_summary *report_summary(const struct report_run *r);
+/* "threads 3, traced 12.3 ms, decoded 1.2 MB, lost 2 segments (0.5 % of time)" */
+void report_print_summary(const struct report_run *r, const char *cmd);
+
+/* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
+/* "12,13,14" -> malloc'ed array (caller frees). */
+int report_parse_tids(const char *s, uint32_t **tids, size_t *n);
+/* "START,END" with either side empty for open. */
+int report_parse_time(const char *s, uint64_t *start, uint64_t *end);
+
+/* The filter options report and diff share. Put REPORT_FILTER_LONGOPTS in a
+ * command's getopt_long table; report_filter_option() applies one to sr:
+ * returns 1 if c was one of them, 0 if not, CMD_OPT_ERR after printing a
+ * usage error. *tids_owner receives the --tid array (caller frees). */
+enum {
+	REPORT_OPT_TID = 0x100, REPORT_OPT_COMM, REPORT_OPT_ROOT, REPORT_OPT_TIME,
+	REPORT_OPT_ONCPU, REPORT_OPT_OFFCPU, REPORT_OPT_PER_THREAD,
+	REPORT_OPT_NEXT,          /* first free code for the command's own */
+};
+#define REPORT_FILTER_LONGOPTS \
+	{ "tid", required_argument, NULL, REPORT_OPT_TID }, \
+	{ "comm", required_argument, NULL, REPORT_OPT_COMM }, \
+	{ "root", required_argument, NULL, REPORT_OPT_ROOT }, \
+	{ "time", required_argument, NULL, REPORT_OPT_TIME }, \
+	{ "oncpu", no_argument, NULL, REPORT_OPT_ONCPU }, \
+	{ "offcpu", no_argument, NULL, REPORT_OPT_OFFCPU }, \
+	{ "per-thread", no_argument, NULL, REPORT_OPT_PER_THREAD }
+#define REPORT_FILTER_HELP \
+	"  --per-thread        a comm-tid root frame per thread\n" \
+	"  --tid LIST          only these threads (comma separated)\n" \
+	"  --comm NAME         only threads that had this name\n" \
+	"  --root FUNC         only time under FUNC, re-rooted there\n" \
+	"  --time START,END    only this window of the perf clock (seconds as perf\n" \
+	"                      prints them, or with a unit: 1500ms, 20us, 7ns)\n" \
+	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time\n"
+int report_filter_option(const char *cmd, int c, const char *arg, struct sr_options *sr,
+			 uint32_t **tids_owner);
+/* A time or duration: "1.5" (seconds, as perf prints them), or with a unit
+ * suffix "200us", "12ms", "3s", "12345ns". 0 or -EINVAL. */
+int report_parse_duration(const char *s, uint64_t *ns);
+
+#endif
