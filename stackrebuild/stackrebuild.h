@@ -88,7 +88,7 @@ uint64_t sr_hist_bucket_hi(uint32_t idx);  /* largest value in bucket    */
 enum sr_node_kind {
 	SR_NODE_ROOT = 0,   /* the invisible root of the tree                  */
 	SR_NODE_FUNC,       /* key: symbolizer function key                    */
-	SR_NODE_THREAD,     /* key: tid; name "comm-tid"                       */
+	SR_NODE_THREAD,     /* key: tid; name "comm-tid" ("unknown-tid")        */
 	SR_NODE_KERNEL,     /* key: syscall number, or SR_KEY_NONE for a fault,
 	                       interrupt or unknown syscall. Name "[kernel]" or
 	                       "[kernel] NAME" (e.g. "[kernel] futex"), or
