@@ -5,6 +5,11 @@
 # (-t: per-task SWITCH records), stop on -d, SIGINT, SIGTERM and target
 # exit, each leaving a complete file perf reads.
 . "$E2E_LIB"
+
+# Perf events must be usable by this user (root, or perf_event_paranoid <= 2).
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
+	echo "skip: kernel.perf_event_paranoid > 2 forbids perf events to non-root users"; exit 77
+fi
 R="$PTFLAME record --sideband-only"
 SHOW="--show-task-events --show-mmap-events --show-switch-events"
 

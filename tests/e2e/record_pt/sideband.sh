@@ -8,6 +8,11 @@
 # compared. The file must also be read cleanly by `perf script -D` and by
 # `ptflame dump`.
 . "$E2E_LIB"
+
+# Perf events must be usable by this user (root, or perf_event_paranoid <= 2).
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
+	echo "skip: kernel.perf_event_paranoid > 2 forbids perf events to non-root users"; exit 77
+fi
 PROG=$TESTDATA/sideband_switch
 SUM="awk -f $SRCDIR/tests/e2e/record_pt/sideband_summary.awk"
 SHOW="--show-task-events --show-mmap-events --show-switch-events"
