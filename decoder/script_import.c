@@ -15,6 +15,7 @@
  * or interrupt; the end of the input means the thread's trace ended.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,9 @@ struct dc_script {
 	char *buf;
 	size_t bufcap;
 	uint64_t lineno, bad_line;
+	char msg[256];
 	bool started, eof, flushed;
+	bool targets;          /* a branch sample with "=> addr" was seen     */
 	struct dc_script_stats st;
 
 	struct func *funcs;    /* key k is funcs[k - 1]                       */
@@ -352,6 +355,29 @@ uint64_t dc_script_bad_line(const struct dc_script *s)
 	return s->bad_line;
 }
 
+const char *dc_script_errmsg(struct dc_script *s, int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		snprintf(s->msg, sizeof(s->msg), "line %llu is not 'perf script' output",
+			 (unsigned long long)s->bad_line);
+		break;
+	case -ENOMSG:
+		snprintf(s->msg, sizeof(s->msg),
+			 "'perf script' text without branch targets (%llu samples lack "
+			 "'=> addr'): use 'perf script --itrace=cr' with its default fields, "
+			 "or keep ip and add -F+addr", (unsigned long long)s->st.no_target);
+		break;
+	case -EIO:
+		snprintf(s->msg, sizeof(s->msg), "read error after line %llu",
+			 (unsigned long long)s->lineno);
+		break;
+	default:
+		snprintf(s->msg, sizeof(s->msg), "%s", strerror(-err));
+	}
+	return s->msg;
+}
+
 void dc_script_get_stats(const struct dc_script *s, struct dc_script_stats *st)
 {
 	*st = s->st;
@@ -518,8 +544,6 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 {
 	uint64_t from = l->from.ip, to = l->to.ip;
 
-	(void)kfrom;
-	(void)kto;
 	if (!from && !to)
 		return false;
 	if (!from || (is_kernel(from) && !is_kernel(to))) {
@@ -538,7 +562,13 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 		ev->reason = 0;
 		return true;
 	}
-	if (is_return(t, l)) {
+	if (kfrom == kto && !(l->to.has_off && l->to.off == 0)) {
+		/* Within one function: a recursive call's return, or (with
+		 * --itrace=b but no flags column) a jump that is no event. */
+		if (!pop_site(t, to))
+			return false;
+		ev->kind = DC_EV_RETURN;
+	} else if (is_return(t, l)) {
 		ev->kind = DC_EV_RETURN;
 	} else {
 		ev->kind = DC_EV_CALL;
@@ -652,8 +682,10 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 
 	if (l->tid < 0 || !l->has_addr) {
 		s->st.ignored++;
+		s->st.no_target += !l->has_addr;
 		return 0;
 	}
+	s->targets = true;
 	t = thr_get(s, tid, pid);
 	if (!t)
 		return -ENOMEM;
@@ -772,6 +804,10 @@ static int fill(struct dc_script *s)
 			}
 			s->st.skipped++;
 			break;
+		case DC_SL_OTHER:
+			s->started = true;
+			s->st.other++;
+			break;
 		case DC_SL_SAMPLE:
 			s->started = true;
 			s->st.samples++;
@@ -804,8 +840,13 @@ int dc_script_next(struct dc_script *s, struct dc_event *ev, const char **comm)
 	err = fill(s);
 	if (err)
 		return err;
-	if (s->qlen == 0)
+	if (s->qlen == 0) {
+		if (!s->targets && (s->st.no_target || s->st.other) && !s->flushed) {
+			s->flushed = true;      /* say it once */
+			return -ENOMSG;
+		}
 		return 0;
+	}
 	e = &s->q[s->qhead];
 	s->qhead = (s->qhead + 1) % QCAP;
 	s->qlen--;

@@ -77,6 +77,9 @@ enum dc_script_line_kind {
 	DC_SL_SAMPLE,              /* a branch sample                         */
 	DC_SL_ERROR,               /* instruction trace error                 */
 	DC_SL_BAD,                 /* not understood                          */
+	DC_SL_OTHER,               /* a perf sample line (thread, time) that is
+	                              no branch: psb:, cbr:, instructions
+	                              without a target, ...                   */
 };
 
 /* One side of a branch: "ip sym+0xoff (dso)". */
@@ -122,6 +125,8 @@ struct dc_script_stats {
 	uint64_t samples;          /* sample lines understood                  */
 	uint64_t errors;           /* instruction trace error lines (-> LOST)  */
 	uint64_t skipped;          /* lines not understood (skipped)           */
+	uint64_t other;            /* sample lines that are no branch          */
+	uint64_t no_target;        /* branch samples without "=> addr"         */
 	uint64_t ignored;          /* samples with no effect on stacks (jumps
 	                              inside a function, kernel-only branches) */
 	uint64_t events;           /* branch events returned                   */
@@ -135,8 +140,10 @@ void dc_script_free(struct dc_script *s);
 
 /* The next branch event, in time order per thread.
  * Returns 1 (an event in *ev), 0 at the end of the input, -EIO on a read
- * error, -ENOMEM, or -EBADMSG when the first line that is not blank or a
- * comment is not perf script text (dc_script_bad_line() gives its number).
+ * error, -ENOMEM, -EBADMSG when the first line that is not blank or a
+ * comment is not perf script text (dc_script_bad_line() gives its number),
+ * or -ENOMSG at the end when the text had sample lines but no branch with
+ * its target ("=> addr": `perf script -F` without +addr, or without ip).
  * *comm (comm may be NULL) is set to the thread's name when the line that
  * produced this event is the first to show it or shows a new one (else
  * NULL); valid until the next call. Feed it to the stack machine before the
@@ -145,6 +152,9 @@ int dc_script_next(struct dc_script *s, struct dc_event *ev, const char **comm);
 
 /* Line number (1-based) of the line that made dc_script_next fail. */
 uint64_t dc_script_bad_line(const struct dc_script *s);
+/* One line saying why dc_script_next returned err (-EBADMSG, -ENOMSG,
+ * -EIO, -ENOMEM), without the input's name; valid while s lives. */
+const char *dc_script_errmsg(struct dc_script *s, int err);
 void dc_script_get_stats(const struct dc_script *s, struct dc_script_stats *st);
 
 /* The symbolizer, ctx = struct dc_script *. Answers for addresses of events

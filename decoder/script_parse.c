@@ -436,6 +436,9 @@ void dc_script_parse_line(const char *line, struct dc_script_line *out)
 	/* Before it, right to left: [cpu] , tid or pid/tid, comm (may hold
 	 * spaces: it is everything left of the tid). */
 	j = ti - 1;
+	/* -F+misc: "K", "U", "US", ... padded to 6 columns */
+	if (j >= 1 && strspn(t[j].s, "KUHGgMESp") >= (size_t)(t[j].e - t[j].s))
+		j--;
 	if (j >= 0 && t[j].e - t[j].s >= 3 && t[j].s[0] == '[' && t[j].e[-1] == ']' &&
 	    all_digits(t[j].s + 1, t[j].e - 1)) {
 		out->cpu = (int32_t)parse_dec(t[j].s + 1, t[j].e - 1);
@@ -469,6 +472,8 @@ void dc_script_parse_line(const char *line, struct dc_script_line *out)
 		if (ae - a >= 2 && ae[-1] == ':' && !lower_hex(a, ae - 1))
 			p = ae;   /* event name, e.g. "branches:u:" */
 	}
+	/* From here on the line is perf's, whatever else it holds. */
+	out->kind = DC_SL_OTHER;
 	if (parse_flags(&p, end, &out->flags))
 		out->has_flags = true;
 
@@ -511,7 +516,7 @@ bool dc_script_detect(const char *buf, size_t n)
 		memcpy(line, buf + i, len);
 		line[len] = '\0';
 		dc_script_parse_line(line, &l);
-		if (l.kind == DC_SL_SAMPLE || l.kind == DC_SL_ERROR)
+		if (l.kind == DC_SL_SAMPLE || l.kind == DC_SL_ERROR || l.kind == DC_SL_OTHER)
 			return true;
 		if (l.kind == DC_SL_BAD)
 			return false;

@@ -200,7 +200,8 @@ int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 		fg_folded_free(f);
 		return err;
 	}
-	qsort(f->plain.e, f->plain.n, sizeof(f->plain.e[0]), cmp_entry);
+	if (f->plain.n)
+		qsort(f->plain.e, f->plain.n, sizeof(f->plain.e[0]), cmp_entry);
 	*out = f;
 	return 0;
 }

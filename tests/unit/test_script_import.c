@@ -342,7 +342,6 @@ static void test_parse_junk(void **state)
 	static const char *const bad[] = {
 		"hello world\n",
 		"PERFILE2",
-		"  1234 [000] 12.5: \n",                  /* no ip */
 		"     ls  1234 [000]  notatime: 1 branches: 401000 a => 0 b\n",
 		"\t    7f0011223344 foo+0x10 (/lib/x.so)\n", /* a callchain line */
 		" instruction trace error type 1 cpu x pid 1 tid 1 ip 0 code 1: m",
@@ -355,6 +354,9 @@ static void test_parse_junk(void **state)
 		if (l.kind != DC_SL_BAD)
 			fail_msg("accepted junk: %s", bad[i]);
 	}
+	/* a perf line with no branch in it */
+	dc_script_parse_line("  1234 [000] 12.5: \n", &l);
+	assert_int_equal(l.kind, DC_SL_OTHER);
 	dc_script_parse_line("# ========\n", &l);
 	assert_int_equal(l.kind, DC_SL_SKIP);
 	dc_script_parse_line("   \n", &l);
@@ -791,6 +793,68 @@ static void test_import_bad_input(void **state)
 }
 
 /* Same names -> same key across processes; different dsos -> different. */
+/* Lines of other perf events, branches without targets, -F+misc. */
+static void test_import_other_lines(void **state)
+{
+	struct run r;
+	const char *misc =
+		"     emu 20492 [000] U           1.000000100:          1  branches:u:  401005 main+0x5 (/p) =>  402000 f+0x0 (/p)\n";
+	struct dc_script_line l;
+	(void)state;
+
+	/* default `perf script`: psb/cbr lines before the branches */
+	run_text(&r, "     emu 20492 [000]  2340.096217:                   psb:  psb offs: 0                                      0 [unknown] ([unknown])\n"
+		     "     emu 20492 [000]  2340.096217:                   cbr:  cbr: 20 freq: 2000 MHz (100%)                    0 [unknown] ([unknown])\n"
+		     "     emu 20492 [000]  2340.096217:          1            branches:u:      401005 main+0x5 (/p) =>      402000 f+0x0 (/p)\n");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.st.other, 2);
+	run_end(&r);
+	assert_true(dc_script_detect("     emu 20492 [000]  2340.096217:                   psb:  psb offs: 0   0 [unknown] ([unknown])\n", 90));
+
+	/* -F+pid drops "=> addr": an error at the end, saying what to do */
+	run_text(&r, "     emu 20492/20492 [000]  2340.096217:          1            branches:u:      401005 main+0x5 (/p)\n");
+	assert_int_equal(r.rc, -ENOMSG);
+	assert_int_equal(r.st.no_target, 1);
+	assert_non_null(strstr(dc_script_errmsg(r.s, r.rc), "-F+addr"));
+	run_end(&r);
+	run_text(&r, "x\n");
+	assert_int_equal(r.rc, -EBADMSG);
+	assert_string_equal(dc_script_errmsg(r.s, r.rc), "line 1 is not 'perf script' output");
+	run_end(&r);
+
+	dc_script_parse_line(misc, &l);
+	assert_int_equal(l.kind, DC_SL_SAMPLE);
+	assert_int_equal(l.tid, 20492);
+	assert_int_equal(l.cpu, 0);
+}
+
+/* Without flags but with every branch (--itrace=b): jumps inside a
+ * function are no events; a recursive call and its return are. */
+static void test_import_noflags_jumps(void **state)
+{
+	const char *text =
+		"  r  5 [000]  1.000000100:  1 branches:u:  401005 main+0x5 (/r) =>  402000 rec+0x0 (/r)\n"
+		"  r  5 [000]  1.000000150:  1 branches:u:  402004 rec+0x4 (/r) =>  402030 rec+0x30 (/r)\n"
+		"  r  5 [000]  1.000000200:  1 branches:u:  402010 rec+0x10 (/r) =>  402000 rec+0x0 (/r)\n"
+		"  r  5 [000]  1.000000250:  1 branches:u:  402034 rec+0x34 (/r) =>  402008 rec+0x8 (/r)\n"
+		"  r  5 [000]  1.000000300:  1 branches:u:  402020 rec+0x20 (/r) =>  402015 rec+0x15 (/r)\n"
+		"  r  5 [000]  1.000000400:  1 branches:u:  402020 rec+0x20 (/r) =>  40100a main+0xa (/r)\n";
+	struct run r;
+	(void)state;
+
+	run_text(&r, text);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(r.ev[0].kind, DC_EV_CALL);
+	assert_int_equal(r.ev[1].kind, DC_EV_CALL);
+	assert_int_equal(r.ev[1].time_ns, 1000000200);
+	assert_int_equal(r.ev[2].kind, DC_EV_RETURN);
+	assert_int_equal(r.ev[3].kind, DC_EV_RETURN);
+	assert_int_equal(r.st.ignored, 2);
+	run_end(&r);
+}
+
 static void test_keys(void **state)
 {
 	const char *text =
@@ -832,6 +896,8 @@ int main(void)
 		cmocka_unit_test(test_import_kernel),
 		cmocka_unit_test(test_import_threads),
 		cmocka_unit_test(test_import_bad_input),
+		cmocka_unit_test(test_import_other_lines),
+		cmocka_unit_test(test_import_noflags_jumps),
 		cmocka_unit_test(test_keys),
 	};
 

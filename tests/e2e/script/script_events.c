@@ -41,8 +41,7 @@ int main(void)
 		printf("%s\n", fname(s, ev.pid, ev.to_ip));
 	}
 	if (rc < 0)
-		fprintf(stderr, "script_events: error %d at line %llu\n", rc,
-			(unsigned long long)dc_script_bad_line(s));
+		fprintf(stderr, "script_events: %s\n", dc_script_errmsg(s, rc));
 	dc_script_free(s);
 	return rc < 0;
 }
