@@ -34,6 +34,10 @@ done
 # the child's exit, a switch-out while it sleeps.
 grep -qE "^[0-9]+ [0-9.]+ FORK [0-9]+:[0-9]+ $pid:$pid\$" dump.norm &&
 	pass "dump shows sideband's fork" || fail "no FORK from sideband ($pid) in dump"
+awk -v p="$pid" '$3 == "FORK" && $5 == p ":" p { split($4, a, ":"); if (a[1] == p && a[2] != p) t++; if (a[1] != p) c++ }
+	END { exit !(t && c) }' dump.norm &&
+	pass "dump shows the worker thread's and the child's FORK" ||
+	fail "dump lacks the thread FORK ($pid:TID) or the child FORK of sideband"
 grep -qE "^[0-9]+ [0-9.]+ SWITCH OUT" dump.norm &&
 	pass "dump shows a switch-out" || fail "no SWITCH OUT in dump"
 grep -qE "MMAP2 $pid/$pid .* r-xp .*/sideband\$" dump.norm &&
