@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "decoder/decoder.h"
+#include "cmd/report_pipeline.h"
 #include "decoder/script_import.h"
 #include "flamegraph/flamegraph.h"
 #include "stackrebuild/stackrebuild.h"
@@ -39,24 +39,18 @@ const char cmd_diff_help[] =
 	"      --top N         only the first N rows\n"
 	"      --raw           times in plain nanoseconds\n"
 	"  -o, --output FILE   write there instead of stdout\n"
-	"\n"
-	"filters (trace inputs only, as in 'ptflame report'):\n"
-	"      --oncpu         only on-CPU time (user and kernel)\n"
-	"      --offcpu        only off-CPU time (blocked and preempted)\n"
-	"      --tid LIST      only these threads (comma-separated)\n"
-	"      --comm NAME     only threads with this command name\n"
-	"      --root FUNC     only time under FUNC, re-rooted there\n"
-	"      --time START,END  only this window, in seconds on the trace clock\n"
-	"                      (either end may be empty)\n"
+	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
 	"  -h, --help          this help\n"
+	"\n"
+	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
+	REPORT_FILTER_HELP
 	"\n"
 	"examples:\n"
 	"  ptflame diff before.folded after.folded | flamegraph.pl > diff.svg\n"
 	"  ptflame diff --table --sort self before.data after.data\n";
 
 enum {
-	OPT_TABLE = 256, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_ONCPU, OPT_OFFCPU,
-	OPT_TID, OPT_COMM, OPT_ROOT, OPT_TIME,
+	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
 };
 
 struct diff_opts {
@@ -64,6 +58,7 @@ struct diff_opts {
 	enum fg_sort sort;
 	size_t top;
 	const char *output;
+	const char *symfs;
 	struct sr_options sr;
 	uint32_t *tids;
 };
@@ -72,83 +67,33 @@ struct diff_opts {
 struct input {
 	const char *path;
 	struct fg_folded *folded;      /* folded input, or a trace folded plain */
-	struct sr_cct *cct;            /* trace input                          */
-	struct dc_script *script;      /* owns the CCT's names (perf script)   */
-	struct sr_symbolizer sym;
+	struct report_run *run;        /* trace input: owns the CCT and names  */
+	const struct sr_cct *cct;
 	FILE *f;
 };
 
 static void input_free(struct input *in)
 {
 	fg_folded_free(in->folded);
-	sr_cct_free(in->cct);
-	dc_script_free(in->script);
+	report_run_free(in->run);
 	if (in->f)
 		fclose(in->f);
 	memset(in, 0, sizeof(*in));
 }
 
-static uint64_t script_key(void *ctx, uint32_t pid, uint64_t ip)
+/* perf.data or perf script text: the report pipeline builds the CCT. */
+static int load_trace(struct input *in, const struct diff_opts *o)
 {
-	return dc_script_func_key(ctx, pid, ip);
-}
+	struct report_opts ro = {
+		.input = in->path, .format = REPORT_INPUT_AUTO, .symfs = o->symfs,
+		.sr = o->sr, .quiet = true, .cmd = "diff",
+	};
+	char err[512] = "";
 
-static const char *script_name(void *ctx, uint64_t key)
-{
-	return dc_script_name(ctx, key);
-}
-
-static uint64_t script_start(void *ctx, uint32_t pid, uint64_t ip)
-{
-	return dc_script_func_start(ctx, pid, ip);
-}
-
-/* perf script text -> branch events -> stack machine -> CCT. */
-static int load_script(struct input *in, const struct diff_opts *o)
-{
-	struct sr_machine *m;
-	struct dc_event ev;
-	const char *comm;
-	int rc;
-
-	if (dc_script_new(&in->script, in->f))
-		return cmd_error("diff", "out of memory");
-	in->sym = (struct sr_symbolizer){ in->script, script_key, script_name, script_start };
-	m = sr_machine_new(&in->sym, &o->sr);
-	if (!m)
-		return cmd_error("diff", "out of memory");
-	while ((rc = dc_script_next(in->script, &ev, &comm)) == 1) {
-		if (comm && sr_machine_comm(m, ev.pid, ev.tid, comm, ev.time_ns)) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (sr_machine_feed(m, &ev)) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	if (rc == 0)
-		rc = sr_machine_finish(m, 0, &in->cct);
-	sr_machine_free(m);
-	if (rc == -EBADMSG)
-		return cmd_error("diff", "%s: line %llu is not 'perf script' output", in->path,
-				 (unsigned long long)dc_script_bad_line(in->script));
-	if (rc == -EIO)
-		return cmd_error("diff", "%s: read error", in->path);
-	if (rc)
-		return cmd_error("diff", "%s: %s", in->path, strerror(-rc));
+	if (report_run(&ro, &in->run, err, sizeof(err)))
+		return cmd_error("diff", "%s", err[0] ? err : "cannot decode the input");
+	in->cct = report_cct(in->run);
 	return 0;
-}
-
-/* Seam: perf.data inputs go through the report pipeline (the lead's
- * cmd/report_pipeline.c). Hook it here: build in->cct (and keep whatever
- * owns its symbolizer in struct input) with o->sr as the machine options. */
-static int load_perfdata(struct input *in, const struct diff_opts *o)
-{
-	(void)o;
-	return cmd_error("diff", "%s: perf.data inputs need the report pipeline, not built in "
-			 "this version; give folded files or 'perf script --itrace=cr' text",
-			 in->path);
 }
 
 static int load_folded(struct input *in)
@@ -208,12 +153,10 @@ static int load(struct input *in, const char *path, const struct diff_opts *o)
 	n = fread(head, 1, sizeof(head), in->f);
 	if (ferror(in->f) || fseek(in->f, 0, SEEK_SET))
 		return cmd_error("diff", "%s: read error", path);
-	if (n >= 8 && !memcmp(head, "PERFILE2", 8)) {
-		if (load_perfdata(in, o))
-			return 1;
-		trace = true;
-	} else if (dc_script_detect(head, n)) {
-		if (load_script(in, o))
+	if ((n >= 8 && !memcmp(head, "PERFILE2", 8)) || dc_script_detect(head, n)) {
+		fclose(in->f);
+		in->f = NULL;
+		if (load_trace(in, o))
 			return 1;
 		trace = true;
 	} else {
@@ -236,69 +179,6 @@ static int stats_of(const struct input *in, const struct diff_opts *o, struct fg
 	return rc ? cmd_error("diff", "out of memory") : 0;
 }
 
-static int parse_tids(struct diff_opts *o, const char *arg)
-{
-	size_t n = 1;
-	char *copy, *save = NULL;
-
-	for (const char *p = arg; *p; p++)
-		n += *p == ',';
-	free(o->tids);
-	o->tids = calloc(n, sizeof(*o->tids));
-	copy = strdup(arg);
-	if (!o->tids || !copy) {
-		free(copy);
-		return -1;
-	}
-	o->sr.ntids = 0;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned long long v;
-
-		if (cmd_parse_u64(t, &v) || v > UINT32_MAX) {
-			free(copy);
-			return -1;
-		}
-		o->tids[o->sr.ntids++] = (uint32_t)v;
-	}
-	free(copy);
-	o->sr.tids = o->tids;
-	return o->sr.ntids ? 0 : -1;
-}
-
-/* "12.5" seconds -> ns; empty -> 0. */
-static int parse_secs(const char *s, size_t len, uint64_t *ns)
-{
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0;
-	int nd = 0;
-
-	*ns = 0;
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-		sec = sec * 10 + (uint64_t)(s[i] - '0');
-	if (i < len && s[i] == '.')
-		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-			if (nd < 9) {
-				frac = frac * 10 + (uint64_t)(s[i] - '0');
-				nd++;
-			}
-	if (i != len || sec > UINT64_MAX / 1000000000ull - 1)
-		return -1;
-	for (; nd < 9; nd++)
-		frac *= 10;
-	*ns = sec * 1000000000ull + frac;
-	return 0;
-}
-
-static int parse_time(struct diff_opts *o, const char *arg)
-{
-	const char *comma = strchr(arg, ',');
-
-	if (!comma || parse_secs(arg, (size_t)(comma - arg), &o->sr.time_start) ||
-	    parse_secs(comma + 1, strlen(comma + 1), &o->sr.time_end))
-		return -1;
-	return o->sr.time_end && o->sr.time_end <= o->sr.time_start ? -1 : 0;
-}
-
 static int parse_args(int argc, char **argv, struct diff_opts *o)
 {
 	static const struct option opts[] = {
@@ -310,19 +190,22 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
-		{ "oncpu", no_argument, NULL, OPT_ONCPU },
-		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "root", required_argument, NULL, OPT_ROOT },
-		{ "time", required_argument, NULL, OPT_TIME },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
-	int c;
+	int c, r;
 
 	optind = 1;
 	while ((c = cmd_getopt("diff", argc, argv, "+hno:", opts)) != -1) {
+		r = c >= 0 ? report_filter_option("diff", c, optarg, &o->sr, &o->tids) : 0;
+		if (r == CMD_OPT_ERR)
+			return 2;
+		if (r) {
+			o->filtered = true;
+			continue;
+		}
 		switch (c) {
 		case CMD_OPT_HELP:
 			return 0;
@@ -354,32 +237,8 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		case OPT_RAW:
 			o->raw = true;
 			break;
-		case OPT_ONCPU:
-			o->sr.keep_time |= SR_KEEP_ONCPU;
-			o->filtered = true;
-			break;
-		case OPT_OFFCPU:
-			o->sr.keep_time |= SR_KEEP_OFFCPU;
-			o->filtered = true;
-			break;
-		case OPT_TID:
-			if (parse_tids(o, optarg))
-				return cmd_usage_error("diff", "bad thread list '%s'", optarg);
-			o->filtered = true;
-			break;
-		case OPT_COMM:
-			o->sr.comm = optarg;
-			o->filtered = true;
-			break;
-		case OPT_ROOT:
-			o->sr.root = optarg;
-			o->filtered = true;
-			break;
-		case OPT_TIME:
-			if (parse_time(o, optarg))
-				return cmd_usage_error("diff", "bad --time '%s' (START,END in seconds)",
-						       optarg);
-			o->filtered = true;
+		case OPT_SYMFS:
+			o->symfs = optarg;
 			break;
 		default:
 			return 2;
