@@ -45,6 +45,7 @@ struct dc_ptq {
 	const uint8_t *win;
 	size_t win_len;
 	size_t stop_off;           /* 0: decode to the end                   */
+	size_t psb_left;           /* PSB+ status events before the stop's   */
 	const uint8_t *carry;      /* bytes for the next window (in win)     */
 	size_t carry_len;
 	struct pt_block_decoder *dec;
@@ -61,6 +62,7 @@ struct dc_ptq {
 	struct pending pend;
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
 	uint64_t last_ns;
+	uint64_t last_push;        /* events leave in time order            */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 
@@ -160,6 +162,9 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 	}
 	e = &q->fifo[q->fhead + q->fn++];
 	memset(e, 0, sizeof(*e));
+	if (time < q->last_push)
+		time = q->last_push;
+	q->last_push = time;
 	e->time_ns = time;
 	e->from_ip = from;
 	e->to_ip = to;
@@ -241,16 +246,38 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 
 /* ---- windows ------------------------------------------------------------ */
 
-/* Offset of the last PSB in buf at or after min, or -1. */
+/* Bytes a PSB+ may take (PSB, TSC, TMA, CBR, MODEs, FUP, PIP, VMCS,
+ * PSBEND, with room to spare): a stop PSB must have them in its window. */
+#define PSB_PLUS_MAX 128
+
+/* Offset of the last PSB in buf at or after min with a whole PSB+ after
+ * it in buf, or -1. */
 static long last_psb(const uint8_t *buf, size_t len, size_t min)
 {
-	if (len < sizeof(psb_pattern))
+	if (len < PSB_PLUS_MAX)
 		return -1;
-	for (size_t i = len - sizeof(psb_pattern) + 1; i-- > min;)
+	for (size_t i = len - PSB_PLUS_MAX + 1; i-- > min;)
 		if (buf[i] == 0x02 && buf[i + 1] == 0x82 &&
 		    !memcmp(buf + i, psb_pattern, sizeof(psb_pattern)))
 			return (long)i;
 	return -1;
+}
+
+/* PSBs in buf (the stream between a sync point and the stop PSB). */
+static size_t count_psbs(const uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (const uint8_t *p = buf; len >= sizeof(psb_pattern);) {
+		const uint8_t *f = memmem(p, len, psb_pattern, sizeof(psb_pattern));
+
+		if (!f)
+			break;
+		n++;
+		len -= (size_t)(f - p) + sizeof(psb_pattern);
+		p = f + sizeof(psb_pattern);
+	}
+	return n;
 }
 
 static int wbuf_reserve(struct dc_ptq *q, size_t need)
@@ -389,17 +416,18 @@ static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t i
 	return 0;
 }
 
-static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from)
+/* Data lost after time t (the last time known before the loss). */
+static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 {
 	q->pend.valid = false;
 	q->lost = true;
 	q->announce = 0;
-	return push(q, DC_EV_LOST, reason, from, 0, q->last_ns);
+	return push(q, DC_EV_LOST, reason, from, 0, t);
 }
 
 static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 {
-	uint64_t t = event_ns(q, ev), off;
+	uint64_t before = q->pend.valid ? q->pend.time : q->last_ns, t = event_ns(q, ev);
 	int ret;
 
 	switch (ev->type) {
@@ -422,15 +450,16 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return resolve(q, ev->variant.async_branch.from);
 	case ptev_overflow:
 		q->st.lost_ovf++;
-		if ((ret = lost(q, DC_LOST_OVF, 0)))
+		if ((ret = lost(q, DC_LOST_OVF, 0, before)))
 			return ret;
 		if (!ev->ip_suppressed)
 			return set_ctx(q, CTX_SYNC, t, ev->variant.overflow.ip);
 		return 0;
 	case ptev_exec_mode:
-		/* The PSB+ at the window's stop: the next window goes on. */
-		if (ev->status_update && q->stop_off && pt_blk_get_offset(q->dec, &off) >= 0 &&
-		    off > q->stop_off)
+		/* Every PSB+ has one MODE.Exec status update; the one of the
+		 * window's stop PSB ends the window: the next goes on there.
+		 * (Counted: the decoder's offset runs ahead of its events.) */
+		if (ev->status_update && q->stop_off && q->psb_left-- == 0)
 			return end_window(q, true);
 		return 0;
 	default:
@@ -438,14 +467,19 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	}
 }
 
-static int on_block(struct dc_ptq *q, const struct pt_block *b)
+/* t: the decoder's time before the block was decoded: it has read ahead
+ * up to the packet that decides the block's last branch, so this is that
+ * branch's time (timing packets precede the packet they time). */
+static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 {
-	uint64_t t = now_ns(q);
 	int ret;
 
 	q->st.blocks++;
 	if (q->announce) {
-		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, q->announce_ns);
+		/* at the block's time: after an OVF the timing packets that
+		 * follow it tell when tracing really resumed */
+		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip,
+			   t > q->announce_ns ? t : q->announce_ns);
 		q->announce = 0;
 		if (ret)
 			return ret;
@@ -473,14 +507,22 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 		q->st.missing++;
 		return resolve(q, ip);
 	}
+	/* the last branch did get to ip; what follows is lost */
+	if (ip) {
+		int ret = resolve(q, ip);
+
+		if (ret)
+			return ret;
+	}
 	q->st.lost_decode++;
-	return lost(q, DC_LOST_DECODE, ip);
+	return lost(q, DC_LOST_DECODE, ip, q->last_ns);
 }
 
 /* One unit of decoding work. */
 static int step(struct dc_ptq *q)
 {
 	struct pt_block b;
+	uint64_t t;
 	int ret;
 
 	if (!q->dec) {
@@ -498,9 +540,11 @@ static int step(struct dc_ptq *q)
 			return end_window(q, false);
 		q->status = ret;
 		q->synced = true;
-		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0 &&
-		    off >= q->stop_off)
-			return end_window(q, true);
+		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0) {
+			if (off >= q->stop_off)
+				return end_window(q, true);
+			q->psb_left = count_psbs(q->win + off, q->stop_off - off);
+		}
 		return set_ctx(q, CTX_SYNC, now_ns(q), 0);
 	}
 	while (q->status & pts_event_pending) {
@@ -518,9 +562,17 @@ static int step(struct dc_ptq *q)
 			return 0;
 	}
 	memset(&b, 0, sizeof(b));
+	t = now_ns(q);
 	ret = pt_blk_next(q->dec, &b, sizeof(b));
 	if (b.ninsn) {
-		int r2 = on_block(q, &b);
+		int r2 = on_block(q, &b, t);
+
+		if (r2)
+			return r2;
+	} else if (b.ip && ret >= 0) {
+		/* an empty block (an event comes first) still says where the
+		 * last branch went */
+		int r2 = resolve(q, b.ip);
 
 		if (r2)
 			return r2;
@@ -573,10 +625,6 @@ static int do_ctx(struct dc_ptq *q)
 		q->announce = q->lost ? DC_ON_SYNC : DC_ON_START;
 		q->announce_ns = q->ctx_ns;
 		q->lost = false;
-		if (q->ctx_ip) {   /* after OVF the ip is known now */
-			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, q->ctx_ip, q->ctx_ns);
-			q->announce = 0;
-		}
 	}
 	return ret;
 }

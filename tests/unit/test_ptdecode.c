@@ -1,0 +1,536 @@
+/* Unit tests for decoder/ptdecode.c: PT streams made with libipt's encoder
+ * over a small x86-64 code region (hand-assembled below, written to a
+ * file for libipt's image) decode into the branch events the code must
+ * produce; OVF and a corrupted byte give LOST and a resync; chunking a
+ * stream anywhere changes nothing; TSC -> ns follows DESIGN.md section 3. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <intel-pt.h>
+
+#include "decoder/ptdecode.h"
+
+#define BASE 0x400000ull
+
+/* main: call f; call g; jmp h.   f: call g; ret.   g: nop; ret.
+ * h: syscall; nop; call g; nop (interrupted here). */
+static const uint8_t code[0x80] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call f (0x20)   */
+	[0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,       /* call g (0x40)   */
+	[0x0a] = 0xe9, 0x51, 0x00, 0x00, 0x00,       /* jmp h (0x60)    */
+	[0x20] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call g          */
+	[0x25] = 0xc3,                               /* ret             */
+	[0x40] = 0x90, 0xc3,                         /* nop; ret        */
+	[0x60] = 0x0f, 0x05,                         /* syscall         */
+	[0x62] = 0x90,                               /* nop             */
+	[0x63] = 0xe8, 0xd8, 0xff, 0xff, 0xff,       /* call g          */
+	[0x68] = 0x90, 0x90, 0x90, 0x90, 0xeb, 0xfe, /* nops; jmp $     */
+};
+static const char *const fnames[] = { "main", "f", "g", "h" };
+
+static char code_path[64];
+
+struct tctx {
+	struct pt_image *image;
+	int delivered;
+};
+
+static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uint32_t *tid,
+		     struct pt_image **image, bool *first)
+{
+	struct tctx *c = ctx;
+
+	(void)q;
+	(void)t;
+	*pid = 7;
+	*tid = 8;
+	*image = c->image;
+	*first = c->delivered == 0;
+	return 0;
+}
+
+static uint64_t t_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	(void)ctx;
+	(void)pid;
+	if (ip < BASE || ip >= BASE + sizeof(code)) {
+		*lo = ip;
+		*hi = ip + 1;
+		return 0;
+	}
+	*lo = BASE + ((ip - BASE) & ~0x1full);
+	*hi = *lo + 0x20;
+	return 1 + ((ip - BASE) >> 5);
+}
+
+/* ---- a tiny packet writer over libipt's encoder ------------------------- */
+
+struct enc {
+	uint8_t buf[4096];
+	struct pt_encoder *e;
+};
+
+static void enc_init(struct enc *w)
+{
+	struct pt_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.begin = w->buf;
+	cfg.end = w->buf + sizeof(w->buf);
+	w->e = pt_alloc_encoder(&cfg);
+	assert_non_null(w->e);
+}
+
+static void pkt(struct enc *w, const struct pt_packet *p)
+{
+	assert_true(pt_enc_next(w->e, p) > 0);
+}
+
+static void simple(struct enc *w, enum pt_packet_type type)
+{
+	struct pt_packet p = { .type = type };
+
+	pkt(w, &p);
+}
+
+static void ip_pkt(struct enc *w, enum pt_packet_type type, uint64_t ip)
+{
+	struct pt_packet p = { .type = type };
+
+	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	p.payload.ip.ip = ip;
+	pkt(w, &p);
+}
+
+static void tsc(struct enc *w, uint64_t v)
+{
+	struct pt_packet p = { .type = ppt_tsc };
+
+	p.payload.tsc.tsc = v;
+	pkt(w, &p);
+}
+
+static void tnt(struct enc *w, int nbits)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	p.payload.tnt.bit_size = (uint8_t)nbits;
+	p.payload.tnt.payload = (1u << nbits) - 1;   /* all taken */
+	pkt(w, &p);
+}
+
+/* PSB+; fup_ip 0 when tracing is off at that point. */
+static void psb(struct enc *w, uint64_t t, uint64_t fup_ip)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	simple(w, ppt_psb);
+	tsc(w, t);
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	pkt(w, &p);
+	if (fup_ip)
+		ip_pkt(w, ppt_fup, fup_ip);
+	simple(w, ppt_psbend);
+}
+
+static size_t enc_done(struct enc *w)
+{
+	uint64_t off;
+
+	assert_int_equal(pt_enc_get_offset(w->e, &off), 0);
+	pt_free_encoder(w->e);
+	return (size_t)off;
+}
+
+/* ---- decoding a buffer -------------------------------------------------- */
+
+static struct dc_pt_info conv = { .time_shift = 10, .time_mult = 1000, .time_zero = 5000 };
+
+static uint64_t ns_of(uint64_t t)
+{
+	return conv.time_zero + (uint64_t)(((unsigned __int128)t * conv.time_mult) >> conv.time_shift);
+}
+
+struct evlist {
+	struct dc_event ev[64];
+	size_t n;
+	uint64_t windows;
+};
+
+/* Decode buf cut into chunks of `chunk` bytes (0: one chunk); lost_at:
+ * index of a chunk preceded by lost data, or -1. */
+static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out)
+{
+	struct tctx c = { 0 };
+	struct dc_ptq_config cfg;
+	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+	struct dc_ptq *q;
+	int ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pt.size = sizeof(cfg.pt);
+	cfg.conv = conv;
+	cfg.cpu = 3;
+	c.image = pt_image_alloc("test");
+	assert_non_null(c.image);
+	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	q = dc_ptq_new(&cfg, &ops, &c);
+	assert_non_null(q);
+	if (!chunk)
+		chunk = len;
+	for (size_t off = 0; off < len; off += chunk) {
+		struct dc_ptq_chunk ch = { buf + off, len - off < chunk ? len - off : chunk, off,
+					   false };
+
+		assert_int_equal(dc_ptq_add_chunk(q, &ch), 0);
+	}
+	out->n = 0;
+	while ((ret = dc_ptq_fill(q)) > 0) {
+		struct dc_event ev;
+		uint64_t head = dc_ptq_head_time(q);
+
+		ret = dc_ptq_pop(q, &ev);
+		assert_true(ret >= 0);
+		if (ret == 1) {
+			assert_int_equal(ev.time_ns, head);
+			assert_true(out->n < 64);
+			out->ev[out->n++] = ev;
+			c.delivered++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	{
+		struct dc_ptq_stats st;
+
+		dc_ptq_stats(q, &st);
+		out->windows = st.windows;
+		assert_int_equal(st.bytes, len);
+	}
+	dc_ptq_free(q);
+	pt_image_free(c.image);
+}
+
+struct want {
+	uint8_t kind, reason;
+	uint64_t from, to;     /* offsets from BASE; X: don't care, N: no ip */
+};
+#define X UINT64_MAX
+#define N (UINT64_MAX - 1)
+
+static void expect(const struct evlist *got, const struct want *w, size_t n)
+{
+	if (getenv("PTF_DEBUG"))
+		for (size_t i = 0; i < got->n; i++)
+			print_message("  %u/%u %#lx -> %#lx @%lu\n", got->ev[i].kind, got->ev[i].reason,
+				      (unsigned long)got->ev[i].from_ip, (unsigned long)got->ev[i].to_ip,
+				      (unsigned long)got->ev[i].time_ns);
+	for (size_t i = 0; i < got->n && i < n; i++) {
+		const struct dc_event *e = &got->ev[i];
+
+		if (e->kind != w[i].kind || e->reason != w[i].reason ||
+		    (w[i].from != X && e->from_ip != (w[i].from == N ? 0 : BASE + w[i].from)) ||
+		    (w[i].to != X && e->to_ip != (w[i].to == N ? 0 : BASE + w[i].to)))
+			fail_msg("event %zu: got kind %u reason %u %#lx -> %#lx, want kind %u reason %u "
+				 "%#lx -> %#lx", i, e->kind, e->reason, (unsigned long)e->from_ip,
+				 (unsigned long)e->to_ip, w[i].kind, w[i].reason,
+				 (unsigned long)w[i].from, (unsigned long)w[i].to);
+		assert_int_equal(e->pid, 7);
+		assert_int_equal(e->tid, 8);
+		assert_int_equal(e->cpu, 3);
+		if (i)
+			assert_true(e->time_ns >= got->ev[i - 1].time_ns);
+	}
+	assert_int_equal(got->n, n);
+}
+
+/* The full program, with a PSB+ in the middle (at g's entry) so that the
+ * decoder crosses PSBs; returns are compressed only for calls made after
+ * the last PSB, as the hardware does. */
+static size_t stream_basic(uint8_t *out)
+{
+	struct enc w;
+	size_t n;
+
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);        /* enabled at main */
+	psb(&w, 2000, BASE + 0x40);                  /* after call f, call g */
+	for (int i = 0; i < 200; i++)                /* room for chunk borders */
+		simple(&w, ppt_pad);
+	ip_pkt(&w, ppt_tip, BASE + 0x25);            /* g's ret (stack reset) */
+	ip_pkt(&w, ppt_tip, BASE + 0x05);            /* f's ret */
+	tnt(&w, 1);                                  /* call g; ret: compressed */
+	ip_pkt(&w, ppt_tip_pgd, 0);                  /* jmp h; syscall */
+	tsc(&w, 3000);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x62);        /* back from the kernel */
+	tnt(&w, 1);                                  /* call g; ret */
+	ip_pkt(&w, ppt_fup, BASE + 0x69);            /* interrupted at 0x69 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(out, w.buf, n);
+	return n;
+}
+
+static const struct want want_basic[] = {
+	{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+	{ DC_EV_CALL, 0, 0x00, 0x20 },
+	{ DC_EV_CALL, 0, 0x20, 0x40 },
+	{ DC_EV_RETURN, 0, 0x41, 0x25 },
+	{ DC_EV_RETURN, 0, 0x25, 0x05 },
+	{ DC_EV_CALL, 0, 0x05, 0x40 },
+	{ DC_EV_RETURN, 0, 0x41, 0x0a },
+	{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+	{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x62 },
+	{ DC_EV_CALL, 0, 0x63, 0x40 },
+	{ DC_EV_RETURN, 0, 0x41, 0x68 },
+	{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x69, N },
+};
+
+static void test_basic(void **state)
+{
+	uint8_t buf[4096];
+	size_t n = stream_basic(buf);
+	struct evlist got;
+
+	(void)state;
+	decode(buf, n, 0, &got);
+	expect(&got, want_basic, sizeof(want_basic) / sizeof(want_basic[0]));
+	/* times: TSC through the conversion, at the packets' places */
+	assert_int_equal(got.ev[0].time_ns, ns_of(1000));
+	assert_int_equal(got.ev[9].time_ns, ns_of(3000));
+	assert_true(got.ev[3].time_ns >= ns_of(2000));
+	assert_true(got.ev[8].time_ns < ns_of(3000));
+}
+
+/* Chunk borders anywhere (even inside packets and PSBs) change nothing. */
+static void test_chunked(void **state)
+{
+	uint8_t buf[4096];
+	size_t n = stream_basic(buf);
+	const size_t sizes[] = { 1, 3, 7, 16, 17, 40, 64, 100, 150, 200, 256 };
+	uint64_t windows = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct evlist got;
+
+		decode(buf, n, sizes[i], &got);
+		expect(&got, want_basic, sizeof(want_basic) / sizeof(want_basic[0]));
+		if (got.windows > windows)
+			windows = got.windows;
+	}
+	/* some cut made the decoder stop at the middle PSB and go on */
+	assert_true(windows >= 2);
+}
+
+static void test_overflow(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		/* g's ret went to 0x25, but libipt tells its target only with
+		 * the next block, and the overflow comes first */
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	struct evlist got;
+	struct enc w;
+	size_t n;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE);
+	tnt(&w, 1);                          /* g's ret */
+	simple(&w, ppt_ovf);
+	tsc(&w, 5000);
+	ip_pkt(&w, ppt_fup, BASE + 0x05);    /* resumes at main's 2nd call */
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	decode(w.buf, n, 0, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	/* the loss starts before the OVF, the resync is at its time */
+	assert_true(got.ev[3].time_ns < ns_of(5000));
+	assert_int_equal(got.ev[4].time_ns, ns_of(5000));
+}
+
+static void test_corrupt(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		/* g's ret: its block comes back with the error (read ahead) */
+		{ DC_EV_LOST, DC_LOST_DECODE, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	struct evlist got;
+	struct enc w;
+	uint8_t buf[4096];
+	size_t n, bad;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE);
+	tnt(&w, 1);
+	tnt(&w, 1);                  /* f's ret: this packet gets corrupted */
+	assert_int_equal(pt_enc_get_offset(w.e, &(uint64_t){ 0 }), 0);
+	{
+		uint64_t off;
+
+		pt_enc_get_offset(w.e, &off);
+		bad = (size_t)off - 1;
+	}
+	simple(&w, ppt_pad);
+	simple(&w, ppt_pad);
+	psb(&w, 7000, BASE + 0x05);
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	/* an extended-opcode byte followed by an opcode that does not exist */
+	buf[bad] = 0x02;
+	buf[bad + 1] = 0x01;
+	decode(buf, n, 0, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(got.ev[4].time_ns, ns_of(7000));
+	/* the same with the loss right at a chunk border */
+	decode(buf, n, bad + 1, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+}
+
+/* A chunk after lost AUX data: LOST(TRUNCATED), resync at its PSB. */
+static void test_truncated(void **state)
+{
+	struct tctx c = { 0 };
+	struct dc_ptq_config cfg;
+	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+	struct dc_ptq *q;
+	struct enc w1, w2;
+	size_t n1, n2;
+	int kinds[32], nk = 0, ret;
+
+	(void)state;
+	enc_init(&w1);
+	psb(&w1, 1000, 0);
+	ip_pkt(&w1, ppt_tip_pge, BASE);
+	tnt(&w1, 1);
+	n1 = enc_done(&w1);
+	enc_init(&w2);
+	psb(&w2, 9000, BASE + 0x05);
+	tnt(&w2, 1);
+	ip_pkt(&w2, ppt_tip_pgd, 0);
+	n2 = enc_done(&w2);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pt.size = sizeof(cfg.pt);
+	cfg.conv = conv;
+	c.image = pt_image_alloc("test");
+	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	q = dc_ptq_new(&cfg, &ops, &c);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w1.buf, n1, 0, false }), 0);
+	/* offsets leave a hole: the chunk in between was dropped */
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w2.buf, n2, 4096, true }), 0);
+	while ((ret = dc_ptq_fill(q)) > 0) {
+		struct dc_event ev;
+
+		if (dc_ptq_pop(q, &ev) == 1) {
+			c.delivered++;
+			assert_true(nk < 32);
+			kinds[nk++] = ev.kind * 16 + ev.reason;
+		}
+	}
+	assert_int_equal(ret, 0);
+	/* ON, CALL, CALL, RETURN, LOST(TRUNCATED), ON(SYNC), CALL, RETURN, JUMP, OFF */
+	assert_int_equal(nk, 10);
+	assert_int_equal(kinds[4], DC_EV_LOST * 16 + DC_LOST_TRUNCATED);
+	assert_int_equal(kinds[5], DC_EV_TRACE_ON * 16 + DC_ON_SYNC);
+	assert_int_equal(kinds[6], DC_EV_CALL * 16);
+	assert_int_equal(kinds[9], DC_EV_TRACE_OFF * 16 + DC_OFF_SYSCALL);
+	{
+		struct dc_ptq_stats st;
+
+		dc_ptq_stats(q, &st);
+		assert_int_equal(st.lost_truncated, 1);
+		assert_int_equal(st.bytes, n1 + n2);
+	}
+	dc_ptq_free(q);
+	pt_image_free(c.image);
+}
+
+/* DESIGN.md section 3's formula, against 128-bit arithmetic. */
+static void test_time_conv(void **state)
+{
+	const struct dc_pt_info cs[] = {
+		{ .time_shift = 31, .time_mult = 1073741824, .time_zero = 12345 },
+		{ .time_shift = 10, .time_mult = 1000, .time_zero = 0 },
+		{ .time_shift = 21, .time_mult = 699050, .time_zero = UINT64_C(1) << 40 },
+	};
+	const uint64_t tscs[] = { 0, 1, 1023, 1024, UINT64_C(123456789012345),
+				  UINT64_C(1) << 50 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		for (size_t k = 0; k < sizeof(tscs) / sizeof(tscs[0]); k++) {
+			unsigned __int128 p = (unsigned __int128)tscs[k] * cs[i].time_mult;
+
+			assert_int_equal(dc_pt_tsc_to_ns(&cs[i], tscs[k]),
+					 cs[i].time_zero + (uint64_t)(p >> cs[i].time_shift));
+		}
+}
+
+static int setup(void **state)
+{
+	FILE *f;
+
+	(void)state;
+	snprintf(code_path, sizeof(code_path), "/tmp/ptf-ptdecode-%d.bin", (int)getpid());
+	f = fopen(code_path, "wb");
+	if (!f || fwrite(code, 1, sizeof(code), f) != sizeof(code))
+		return -1;
+	fclose(f);
+	(void)fnames;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(code_path);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_time_conv),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
