@@ -36,6 +36,7 @@ static const char emulate_help[] =
 	"      --inject-ovf N    simulate an internal overflow every N packets\n"
 	"      --drop-aux N      lose every Nth AUX chunk (AUX record TRUNCATED)\n"
 	"      --psb-period N    bytes between PSB packets (power of 2, >= 256)\n"
+	"      --aux-chunk N     bytes per AUXTRACE record (default 4096)\n"
 	"      --no-cyc          no CYC packets (default: CYC on, so that decoders\n"
 	"                        get exact times; without it, MTC precision)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
@@ -44,7 +45,7 @@ static const char emulate_help[] =
 
 enum {
 	OPT_EMULATE = 256, OPT_START, OPT_MAX_INSNS, OPT_CPUS, OPT_NS, OPT_SLICE, OPT_TRUTH,
-	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP,
+	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP, OPT_CHUNK,
 };
 
 static int parse_num(const char *opt, const char *arg, unsigned long long min,
@@ -75,6 +76,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "drop-aux", required_argument, NULL, OPT_DROP },
 		{ "psb-period", required_argument, NULL, OPT_PSB },
 		{ "no-cyc", no_argument, NULL, OPT_CYC },
+		{ "aux-chunk", required_argument, NULL, OPT_CHUNK },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -162,6 +164,11 @@ int cmd_record_emulate(int argc, char **argv)
 			if (v & (v - 1))
 				return cmd_usage_error("record", "--psb-period wants a power of 2, not %llu", v);
 			o.psb_period = v;
+			break;
+		case OPT_CHUNK:
+			if (parse_num("--aux-chunk", optarg, 64, 1ull << 30, &v))
+				return 2;
+			o.aux_chunk = v;
 			break;
 		case OPT_CYC:
 			o.cyc = false;

@@ -79,6 +79,7 @@ struct vcpu {
 	bool on;                  /* encoder tracing (PacketEn) */
 	bool itrace_started;
 	bool idle_out_pending;    /* next switch-in comes from the idle task */
+	bool skip_to_psb;         /* --drop-aux: losing bytes up to the next PSB */
 	uint64_t aux_off;         /* bytes of this queue already handed out */
 	uint64_t ovf_mark;
 };
@@ -102,7 +103,7 @@ struct emu {
 	size_t nproc, cproc;
 	struct stash *stash;
 	size_t nstash, cstash;
-	uint64_t seq, insns, chunks, slice, vstart;
+	uint64_t seq, insns, chunks, slice, vstart, chunk;
 	pid_t child;              /* our own child (launch mode), 0 otherwise */
 	int child_status;
 	bool child_reaped;
@@ -262,18 +263,62 @@ static const struct rc_emu_map *find_map(const struct proc *p, uint64_t addr)
 
 /* ---- AUX chunks --------------------------------------------------------- */
 
+static const uint8_t psb_bytes[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* Lose N bytes at the queue's current offset (--drop-aux). */
+static int lose(struct emu *e, unsigned c, size_t n)
+{
+	struct vcpu *v = &e->cpu[c];
+	struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
+				       v->cur ? v->cur->tid : 0, v->now);
+	if (e->truth)
+		fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n", v->now, c,
+			(int)s.pid, (int)s.tid, v->aux_off, n);
+	rc_ptenc_consume(v->enc, n);
+	int rc = rc_perf_aux(e->w, v->aux_off, n, PERF_AUX_FLAG_TRUNCATED, &s);
+	v->aux_off += n;
+	return wfail(e, rc);
+}
+
 /* Hand out the encoded bytes of CPU c as an AUX chunk once there are
- * RC_EMU_AUX_CHUNK of them (all of them when FINAL). A chunk ends at a
- * packet boundary (perf 6.1 on 64-bit does not join a packet split across
+ * e->chunk of them (all of them when FINAL). A chunk ends at a packet
+ * boundary (perf 6.1 on 64-bit does not join a packet split across
  * AUXTRACE records) and is padded with PAD packets to a multiple of 8, so
- * the queue's offsets stay contiguous with perf's 8-byte padding. */
+ * the queue's offsets stay contiguous with perf's 8-byte padding.
+ * --drop-aux: a lost chunk is followed by the loss of everything up to the
+ * next PSB, as on hardware, where tracing restarts with a PSB after the
+ * buffer overflowed (perf glues AUXTRACE records together, so a trace
+ * resuming mid-stream would decode as garbage). */
 static int drain(struct emu *e, unsigned c, bool final)
 {
 	struct vcpu *v = &e->cpu[c];
 	size_t avail;
 	const uint8_t *d = rc_ptenc_data(v->enc, &avail);
-	if (avail == 0 || (!final && avail < RC_EMU_AUX_CHUNK))
+	if (avail == 0 || (!final && avail < e->chunk))
 		return 0;
+	if (v->skip_to_psb) {
+		size_t k = 0;
+		while (k + sizeof(psb_bytes) <= avail && memcmp(d + k, psb_bytes, sizeof(psb_bytes)))
+			k++;
+		if (k + sizeof(psb_bytes) > avail)
+			k = avail;
+		else
+			v->skip_to_psb = false;
+		if (k && lose(e, c, k))
+			return e->fail;
+		d = rc_ptenc_data(v->enc, &avail);
+		if (avail == 0)
+			return 0;
+	}
+	e->chunks++;
+	if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
+		v->skip_to_psb = true;
+		e->st->aux_bytes += avail;
+		return lose(e, c, avail);
+	}
 	size_t n = (avail + 7) & ~(size_t)7;
 	uint8_t *buf = malloc(n);
 	if (!buf)
@@ -281,24 +326,14 @@ static int drain(struct emu *e, unsigned c, bool final)
 	memcpy(buf, d, avail);
 	memset(buf + avail, 0, n - avail);  /* PAD packets */
 	rc_ptenc_consume(v->enc, avail);
-	e->chunks++;
 	e->st->aux_bytes += n;
 	struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
 				       v->cur ? v->cur->tid : 0, v->now);
-	uint64_t flags = 0;
-	int rc = 0;
-	if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
-		flags = PERF_AUX_FLAG_TRUNCATED;
-		if (e->truth)
-			fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n", v->now,
-				c, (int)s.pid, (int)s.tid, v->aux_off, n);
-	} else {
-		uint64_t ref = rc_ptenc_last_tsc(v->enc);
-		rc = rc_perf_auxtrace(e->w, buf, n, v->aux_off, ref ? ref : 1, c, (uint32_t)-1, c);
-	}
+	uint64_t ref = rc_ptenc_last_tsc(v->enc);
+	int rc = rc_perf_auxtrace(e->w, buf, n, v->aux_off, ref ? ref : 1, c, (uint32_t)-1, c);
 	free(buf);
 	if (rc == 0)
-		rc = rc_perf_aux(e->w, v->aux_off, n, flags, &s);
+		rc = rc_perf_aux(e->w, v->aux_off, n, 0, &s);
 	v->aux_off += n;
 	return wfail(e, rc);
 }
@@ -1455,6 +1490,11 @@ static void finish(struct emu *e)
 			drain(e, c, true);
 		}
 	}
+	/* a failed launch: the program goes (EXITKILL would do it too) */
+	if (e->fail && e->child && !e->child_reaped) {
+		kill(e->child, SIGKILL);
+		return;
+	}
 	/* detach: stopped threads directly, native ones after a SIGSTOP */
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct thr *t = e->thr[i];
@@ -1522,6 +1562,7 @@ static int setup(struct emu *e)
 		return efail(e, -EINVAL, "bad emulator options");
 	e->ncpu = o->cpus;
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
+	e->chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
 	e->vstart = mono_ns();
 	e->ecfg.psb_period = o->psb_period;
 	e->ecfg.mtc = true;

@@ -28,9 +28,11 @@
  * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
  * each time that encoder has emitted N more packets. --drop-aux N drops
  * every Nth AUX chunk (counted over all CPUs, 1-based: chunks N, 2N, ...):
- * its bytes are not written, the PERF_RECORD_AUX record for it carries
- * PERF_AUX_FLAG_TRUNCATED, and the next AUXTRACE record of that queue
- * starts at the offset after the hole.
+ * its bytes are not written, nor those after it up to the next PSB (as on
+ * hardware, where tracing restarts with a PSB after an overflow of the
+ * buffer); a PERF_RECORD_AUX record with PERF_AUX_FLAG_TRUNCATED covers
+ * each lost range, and the next AUXTRACE record of that queue starts at
+ * the offset after the hole.
  *
  * --- Truth log (--truth FILE), also described in tests/TRUTH.md ---------
  * Text, one event per line:  <time_ns> <cpu> <pid> <tid> <event> [args]
@@ -75,6 +77,7 @@ struct rc_emu_opts {
 	uint64_t inject_ovf;       /* OVF every N packets per CPU; 0: off */
 	uint64_t drop_aux;         /* drop every Nth AUX chunk; 0: off */
 	uint64_t psb_period;       /* 0: encoder default */
+	uint64_t aux_chunk;        /* AUX chunk size in bytes; 0: RC_EMU_AUX_CHUNK */
 	bool cyc;                  /* emit CYC packets */
 	pid_t pid;                 /* > 0: attach to this process */
 	char *const *argv;         /* PROG and args when pid == 0 */

@@ -1,0 +1,66 @@
+#!/bin/bash
+# ptflame record --emulate: command line, errors, --max-insns with detach,
+# tracing from exec (--start ''), attaching with -p.
+. "$E2E_LIB"
+E=("$PTFLAME" record --emulate)
+
+expect_rc 0 "--help" -- "${E[@]}" --help
+expect_grep 'usage: ptflame record --emulate' "$T/out" "help names the command"
+expect_grep '--max-insns' "$T/out" "help lists --max-insns"
+expect_rc 2 "no program" -- "${E[@]}"
+expect_lines 1 "$T/err" "no program: one line"
+expect_rc 2 "unknown option" -- "${E[@]}" --bogus -- true
+expect_rc 2 "--cpus 0" -- "${E[@]}" --cpus 0 -- true
+expect_rc 2 "--psb-period not a power of 2" -- "${E[@]}" --psb-period 1000 -- true
+expect_rc 2 "-p with a program" -- "${E[@]}" -p 1 -- true
+
+expect_rc 1 "missing program" -- "${E[@]}" -o miss.data -- ./no-such-program
+expect_lines 1 "$T/err" "missing program: one line"
+expect_grep 'no-such-program' "$T/err" "missing program: named"
+[ -e miss.data ] && fail "missing program: left miss.data" || pass "missing program: no output file"
+
+expect_rc 1 "unknown start symbol" -- "${E[@]}" -o sym.data --start no_such_fn -- "$TESTDATA/emu_nested"
+expect_grep "no_such_fn" "$T/err" "unknown start symbol: named"
+[ -e sym.data ] && fail "unknown start symbol: left sym.data" || pass "unknown start symbol: no output file"
+
+# --start at a function of the program: the first traced instruction is it
+"${E[@]}" -q -o mid.data --start middle --truth mid.truth --dump-insns mid.dump \
+	-- "$TESTDATA/emu_nested" 2>err || fail "--start middle: $(cat err)"
+first=$(awk '$5 == "start" {print $6; exit}' mid.truth)
+sym=$(nm "$TESTDATA/emu_nested" | awk '$3 == "middle" {print $1}')
+map=$(awk '$5 == "mmap" && $9 ~ /emu_nested$/ && $8 == "0x1000" {print $6; exit}' mid.truth)
+if [ -n "$first" ] && [ -n "$sym" ] && [ -n "$map" ] &&
+	[ $((first - map + 0x1000)) -eq $((0x$sym)) ]; then
+	pass "--start middle: tracing starts at middle"
+else
+	fail "--start middle: first traced ip $first, middle at 0x$sym, text mapped at $map"
+fi
+"$EMU_CHECK" mid.data mid.dump >chk 2>&1 && pass "--start middle: trace decodes exactly" ||
+	fail "--start middle: $(head -c 400 chk)"
+
+# --max-insns with --start '': trace from exec, detach after 300
+# instructions; the program must run on and finish by itself.
+"${E[@]}" -q -o max.data --start '' --max-insns 300 --truth max.truth --dump-insns max.dump \
+	-- sh -c 'echo done >marker' 2>err || fail "--max-insns: $(cat err)"
+n=$(wc -l <max.dump)
+[ "$n" -eq 300 ] && pass "--max-insns: 300 instructions stepped" || fail "--max-insns: $n stepped"
+grep -q ' stop$' max.truth && pass "--max-insns: truth says stop" || fail "--max-insns: no stop in truth"
+[ -s marker ] && pass "--max-insns: the program ran on after the detach" || fail "--max-insns: program did not finish"
+"$EMU_CHECK" max.data max.dump >chk 2>&1 && pass "--max-insns: trace decodes exactly" ||
+	fail "--max-insns: $(head -c 400 chk)"
+
+# -p: attach to a running loop, trace 3000 instructions, detach; it lives on
+bash -c 'while :; do :; done' &
+victim=$!
+sleep 0.2
+"${E[@]}" -q -o att.data -p "$victim" --max-insns 3000 --dump-insns att.dump --truth att.truth 2>err ||
+	fail "-p: $(cat err)"
+n=$(wc -l <att.dump 2>/dev/null || echo 0)
+[ "$n" -eq 3000 ] && pass "-p: 3000 instructions stepped" || fail "-p: $n stepped"
+"$EMU_CHECK" att.data att.dump >chk 2>&1 && pass "-p: trace decodes exactly" || fail "-p: $(head -c 400 chk)"
+sleep 0.1
+kill -0 "$victim" 2>/dev/null && pass "-p: the process lives on after the detach" || fail "-p: process gone"
+grep -q "State:.*[tT]" /proc/"$victim"/status && fail "-p: process left stopped" || pass "-p: process not left stopped"
+kill "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
+finish
