@@ -27,6 +27,8 @@ run() {  # run BUILDDIR SETUP-ARGS... -- TEST-ARGS...
 }
 
 run build -Dwerror=true -- --num-processes 2
+# UBSan only prints by default; make every report fail the test.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -- --suite unit
 
 echo "$passed passed, $failed failed"
