@@ -5,7 +5,7 @@
 # and compare how often each of the program's functions was called.
 #
 # usage: scripts/validate-pt.sh [-B BUILDDIR] [--emulate] [-- PROGRAM [ARGS]]
-#   BUILDDIR defaults to ./build (ptflame, testdata/sideband_switch);
+#   BUILDDIR defaults to ./build (ptflame, testdata/validate_calls);
 #   $PTFLAME overrides the ptflame binary. --emulate records with the ptrace
 #   emulator instead of the hardware (tests the script itself without PT;
 #   $VALIDATE_RECORD_OPTS adds record options, e.g. "--start worker").
@@ -33,7 +33,7 @@ case $B in /*) ;; *) B=$PWD/$B ;; esac
 PTFLAME=${PTFLAME:-$B/cmd/ptflame}
 [ -x "$PTFLAME" ] || die2 "no ptflame at $PTFLAME: build first (meson setup $B && ninja -C $B)"
 command -v perf >/dev/null || die2 "perf is not installed (Debian: apt-get install linux-perf)"
-if [ $# -gt 0 ]; then PROG=("$@"); else PROG=("$B/testdata/sideband_switch"); fi
+if [ $# -gt 0 ]; then PROG=("$@"); else PROG=("$B/testdata/validate_calls"); fi
 [ -x "${PROG[0]}" ] || die2 "no program ${PROG[0]}: build the testdata first (ninja -C $B)"
 EXE=$(readlink -f "${PROG[0]}")
 
@@ -51,12 +51,19 @@ echo "validate-pt: recording ${PROG[*]} with $how" >&2
 	die2 "ptflame record failed: $(tail -n 1 record.err)"
 cat record.err >&2
 
-# perf: one line per call, " => TARGET-ADDR SYMBOL (DSO)"; count calls into
-# the program's own functions (PLT stubs aside).
-perf script -i perf.data --itrace=c -F addr,sym,dso >perf.calls 2>perf.err ||
+# perf: one line per call, " => TARGET-ADDR SYMBOL+0xOFF (DSO)"; count calls
+# to the entry (+0x0) of the program's own functions (a PLT stub shows as
+# _init+0x30 and is not a function entry). ptflame keys functions by name,
+# so a name also called in another object (each library has its own
+# __do_global_dtors_aux) cannot be compared.
+perf script -i perf.data --itrace=c -F addr,sym,symoff,dso >perf.calls 2>perf.err ||
 	die2 "perf script failed: $(head -n 1 perf.err)"
-awk -v exe="$EXE" '$NF == "(" exe ")" && NF >= 4 && $(NF - 1) !~ /@plt$|^\[unknown\]$/ {
-	n[$(NF - 1)]++ } END { for (f in n) print f, n[f] }' perf.calls | sort >perf.count
+awk -v exe="$EXE" 'NF >= 4 {
+	sym = $(NF - 1); off = sym; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/^.*\+/, "", off)
+	if (sym ~ /@plt$|^\[unknown\]$/) next
+	if ($NF != "(" exe ")") { other[sym] = 1; next }
+	if (off == "0x0") n[sym]++
+} END { for (f in n) if (!(f in other)) print f, n[f] }' perf.calls | sort >perf.count
 
 # ptflame: annotated folded stacks, frames "name:calls[(...)][,avg:...]";
 # a node appears in every stack below it, so count each path once.

@@ -33,7 +33,10 @@ if grep -q "no 'report' yet" "$T/err"; then
 	echo "skip: ptflame report not built yet: the comparison did not run"
 elif [ $rc -eq 0 ]; then
 	pass "--emulate: ptflame report and perf agree"
-	expect_grep "^worker +2 +2$" "$T/out" "the table lists worker's 2 calls"
+	# testdata/validate_calls: fib(12) = 465 calls, leaf 100 + 50 via_ptr
+	expect_grep "^fib +465 +465$" "$T/out" "fib: 465 calls in both"
+	expect_grep "^leaf +150 +150$" "$T/out" "leaf: 150 calls in both"
+	expect_grep "^via_ptr +50 +50$" "$T/out" "via_ptr: 50 calls in both"
 else
 	fail "--emulate: exit $rc: $(tail -n 5 "$T/err") $(cat "$T/out")"
 fi
