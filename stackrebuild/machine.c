@@ -651,11 +651,15 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 		return establish_root(m, t, key, now, 0);
 	if (top_key(t) == key)
 		return 0;
-	/* A jump to a function's entry is a tail call, even when that function
-	 * is further down (mutual recursion); into its middle, a longjmp. */
+	/* Out of a longjmp or an unwinder, into the middle of a function
+	 * further down: back to that frame. Anything else is a tail call, a
+	 * PLT stub's jump (also to the PLT header, unnamed code that may share
+	 * its key with a frame further down), even to a function further down
+	 * (mutual recursion). */
 	if (m->sym && m->sym->func_start)
 		entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
-	if (!entry && (i = find_below(t, key)) >= 0)
+	if (!entry && (func_flags(m, t->frames[t->nframes - 1].node) & SR_FUNC_UNWIND) &&
+	    (i = find_below(t, key)) >= 0)
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
