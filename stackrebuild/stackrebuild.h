@@ -232,8 +232,10 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             the root to a function not on the stack: the trace started
  *             below; that function becomes an inferred caller under which
  *             everything of the current stack segment is re-parented.
- *   JUMP      to a function's entry replaces the top frame (tail call, PLT);
- *             into the middle of a frame further down pops to it (longjmp).
+ *   JUMP      to another function replaces the top frame (tail call, PLT
+ *             stub, lazy resolver), except out of an unwinder (longjmp,
+ *             _Unwind_*: see func_flags) into the middle of a function
+ *             further down: pop to that frame.
  *   branch source not in the top function (a jump went unseen): see
  *             sr_options.func_flags.
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
