@@ -86,6 +86,7 @@ struct dc_script {
 	char msg[256];
 	bool started, eof, flushed;
 	bool targets;          /* a branch sample with "=> addr" was seen     */
+	bool pid_seen;         /* lines carry pid/tid                         */
 	struct dc_script_stats st;
 
 	struct func *funcs;    /* key k is funcs[k - 1]                       */
@@ -217,6 +218,11 @@ static struct addr_ent *addr_find(const struct dc_script *s, uint32_t pid, uint6
 {
 	if (!s->atabcap || !ip)
 		return NULL;
+	/* Without a pid column every thread would be its own process: one
+	 * table for all keeps memory to the distinct addresses (a name is
+	 * learnt from the very line whose event is symbolized next). */
+	if (!s->pid_seen)
+		pid = 0;
 	for (size_t i = addr_slot(s, pid, ip); s->atab[i].ip; i = (i + 1) & (s->atabcap - 1))
 		if (s->atab[i].ip == ip && s->atab[i].pid == pid)
 			return &s->atab[i];
@@ -256,6 +262,8 @@ static uint32_t learn(struct dc_script *s, uint32_t pid, const struct dc_script_
 
 	if (!key || !loc->ip)
 		return key;
+	if (!s->pid_seen)
+		pid = 0;
 	a = addr_find(s, pid, loc->ip);
 	if (!a) {
 		size_t i;
@@ -686,6 +694,8 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 		return 0;
 	}
 	s->targets = true;
+	if (l->pid >= 0)
+		s->pid_seen = true;
 	t = thr_get(s, tid, pid);
 	if (!t)
 		return -ENOMEM;

@@ -873,6 +873,19 @@ static void test_keys(void **state)
 	assert_null(dc_script_name(r.s, 0));
 	assert_null(dc_script_name(r.s, 999));
 	run_end(&r);
+
+	/* no pid column: one address table for all threads, names by the
+	 * latest line */
+	run_text(&r, "  p  5 [000] 1.000000100:  1 branches:u:  401005 main+0x5 (/p) =>  402000 f+0x0 (/p)\n"
+		     "  p  6 [000] 1.000000200:  1 branches:u:  401005 main+0x5 (/p) =>  402000 f+0x0 (/p)\n");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.ev[0].pid, 5);
+	assert_int_equal(r.ev[1].pid, 6);
+	assert_string_equal(fname(&r, 5, 0x402000), "f");
+	assert_string_equal(fname(&r, 6, 0x402000), "f");
+	assert_string_equal(fname(&r, 7, 0x401005), "main");
+	run_end(&r);
 }
 
 int main(void)
