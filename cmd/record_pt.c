@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "record/record.h"
@@ -33,7 +34,8 @@ static const char record_pt_help[] =
 	"  -d, --duration SECONDS   stop after this long (decimals allowed)\n"
 	"  -m, --aux-size SIZE      AUX (trace) buffer per CPU, power of two, K/M\n"
 	"                           suffix (default 4M as root, else 128K)\n"
-	"      --data-size SIZE     sideband ring per CPU (default 512K / 128K)\n"
+	"      --data-size SIZE     sideband ring per CPU (default 2M as root,\n"
+	"                           else 128K; CPU-wide switches of every task)\n"
 	"      --cyc                cycle-accurate timing (CYC packets)\n"
 	"      --mtc-period N       MTC packet period (caps/mtc_periods)\n"
 	"      --psb-period N       PSB period, 2^(N+11) bytes (caps/psb_periods)\n"
@@ -216,7 +218,8 @@ int cmd_record_pt(int argc, char **argv)
 	int *pids = NULL, *tids = NULL, c, rc = 0;
 	const char *env = getenv("PTFLAME_SIDEBAND_ONLY");
 	struct rc_pt_stats st;
-	char err[1024];
+	const char **cmdline;
+	char err[1024], self[4096];
 
 	/* Our own help (the dispatcher's 'record --help' covers both backends). */
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -269,13 +272,24 @@ int cmd_record_pt(int argc, char **argv)
 	o.tids = tids;
 	o.stop = &stop_flag;
 	o.snap = &snap_flag;
-	o.cmdline_argc = (size_t)argc;
-	o.cmdline = (const char *const *)argv;
+	/* perf's CMDLINE convention: the recorder's path, then its arguments. */
+	cmdline = calloc((size_t)argc + 1, sizeof(*cmdline));
+	if (cmdline) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[n > 0 ? n : 0] = '\0';
+		cmdline[0] = n > 0 ? self : "ptflame";
+		for (int i = 0; i < argc; i++)
+			cmdline[i + 1] = argv[i];
+		o.cmdline_argc = (size_t)argc + 1;
+		o.cmdline = cmdline;
+	}
 	install(SIGINT, on_stop);
 	install(SIGTERM, on_stop);
 	install(SIGUSR2, on_snap);
 	install(SIGCHLD, on_child);
 	rc = rc_pt_record(&o, &st, err, sizeof(err));
+	free(cmdline);
 	free(pids);
 	free(tids);
 	if (rc) {

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1163,9 +1164,11 @@ static int check_opts(struct rec *r, uint64_t *data, uint64_t *aux)
 
 	if (!!o->argv + !!o->nr_pids + !!o->nr_tids != 1)
 		return fail(r, -EINVAL, "give exactly one target: -p PID, -t TID or -- CMD");
-	/* perf's defaults: 4 MiB of AUX for root, 128 KiB otherwise (mlock). */
+	/* perf's AUX defaults: 4 MiB for root, 128 KiB otherwise (mlock). The
+	 * data ring carries the switches of every task on the CPU: 2 MiB for
+	 * root, so a busy machine does not overflow it between wakeups. */
 	*aux = o->aux_size ? o->aux_size : priv ? 4u << 20 : 128u << 10;
-	*data = o->data_size ? o->data_size : priv ? 512u << 10 : 128u << 10;
+	*data = o->data_size ? o->data_size : priv ? 2u << 20 : 128u << 10;
 	if (*aux < (o->snapshot ? 4096u : 8192u) || (*aux & (*aux - 1)) || *aux % page)
 		return fail(r, -EINVAL, "-m/--aux-size %llu: must be a power of two, at least %u KiB",
 			    (unsigned long long)*aux, o->snapshot ? 4 : 8);
@@ -1203,6 +1206,57 @@ static void raise_nofile(void)
 	}
 }
 
+/* perf's CPUID feature, "GenuineIntel,6,85,4" (vendor,family,model,
+ * stepping): perf's PT decoder picks CPU errata workarounds from it. */
+static void cpuid_string(char *buf, size_t len)
+{
+	buf[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+	{
+		unsigned a, b, c, d, fam, model;
+		char vendor[13];
+
+		if (!__get_cpuid(0, &a, &b, &c, &d))
+			return;
+		memcpy(vendor, &b, 4);
+		memcpy(vendor + 4, &d, 4);
+		memcpy(vendor + 8, &c, 4);
+		vendor[12] = '\0';
+		if (!__get_cpuid(1, &a, &b, &c, &d))
+			return;
+		fam = (a >> 8) & 0xf;
+		model = (a >> 4) & 0xf;
+		if (fam == 0xf)
+			fam += (a >> 20) & 0xff;
+		if (fam >= 0x6)
+			model += ((a >> 16) & 0xf) << 4;
+		snprintf(buf, len, "%s,%u,%u,%u", vendor, fam, model, a & 0xf);
+	}
+#else
+	(void)len;
+#endif
+}
+
+/* Features that say where the file was made (perf report --header-only). */
+static int host_features(struct rec *r)
+{
+	struct utsname u;
+	char cpuid[64];
+	int rc = 0;
+
+	if (!uname(&u)) {
+		rc = rc_perf_set_string(r->w, HEADER_HOSTNAME, u.nodename);
+		if (!rc)
+			rc = rc_perf_set_string(r->w, HEADER_OSRELEASE, u.release);
+		if (!rc)
+			rc = rc_perf_set_string(r->w, HEADER_ARCH, u.machine);
+	}
+	cpuid_string(cpuid, sizeof(cpuid));
+	if (!rc && cpuid[0])
+		rc = rc_perf_set_string(r->w, HEADER_CPUID, cpuid);
+	return rc;
+}
+
 static int finish_file(struct rec *r)
 {
 	const struct rc_pt_opts *o = r->o;
@@ -1210,6 +1264,8 @@ static int finish_file(struct rec *r)
 
 	rc = rc_perf_set_nrcpus(r->w, (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
 				(uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	if (!rc)
+		rc = host_features(r);
 	if (!rc && o->cmdline_argc)
 		rc = rc_perf_set_cmdline(r->w, o->cmdline_argc, o->cmdline);
 	if (rc)

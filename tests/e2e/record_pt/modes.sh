@@ -23,6 +23,14 @@ stop_target() { kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; }
 # perf_reads FILE DESC [PERF-OPTS]: perf script reads FILE, nothing on stderr.
 perf_reads() {
 	perf script ${3:-} -i "$1" $SHOW >"$1.txt" 2>"$1.err"; local rc=$?
+	# A machine busy with other tests can overflow the sideband ring: the
+	# recorder keeps the kernel's LOST records, and perf counts them. That
+	# is the designed behaviour, not a broken file.
+	if grep -q "lost [0-9]* chunks" "$1.err"; then
+		echo "note: $2: $(grep -o 'lost [0-9]* chunks' "$1.err") (sideband ring overflow under load)"
+		grep -v "lost [0-9]* chunks\|Check IO/CPU overload\|^Warning:\|^ *$" "$1.err" >"$1.err2"
+		mv "$1.err2" "$1.err"
+	fi
 	if [ $rc -eq 0 ] && [ ! -s "$1.err" ]; then pass "$2: perf script reads it"
 	else fail "$2: perf script exit $rc: $(head -c 400 "$1.err" | tr "\n" " ")"; fi
 }
