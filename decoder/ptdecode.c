@@ -53,6 +53,7 @@ struct dc_ptq {
 	bool synced;
 	bool started;              /* a window was opened before             */
 	bool lost;                 /* data lost: next ip announces SYNC      */
+	bool lost_tail;            /* data lost after the last chunk         */
 
 	/* thread context */
 	uint32_t pid, tid;
@@ -124,10 +125,15 @@ int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 
 void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 {
+	const struct dc_ptq_chunk *last = q->nchunks ? &q->chunks[q->nchunks - 1] : NULL;
+
 	for (size_t i = 1; i < q->nchunks; i++)
 		for (size_t k = 0; k < n; k++)
 			if (q->chunks[i].offset == offs[k])
 				q->chunks[i].lost_before = true;
+	for (size_t k = 0; k < n && last; k++)
+		if (offs[k] > last->offset + last->size)
+			q->lost_tail = true;
 }
 
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
@@ -527,6 +533,12 @@ static int step(struct dc_ptq *q)
 
 	if (!q->dec) {
 		ret = open_window(q);
+		if (ret == 0 && q->lost_tail) {
+			/* the data after the last chunk was dropped */
+			q->lost_tail = false;
+			q->st.lost_truncated++;
+			return lost(q, DC_LOST_TRUNCATED, 0, q->last_ns);
+		}
 		if (ret <= 0) {
 			q->done = ret == 0;
 			return ret;

@@ -85,7 +85,8 @@ void dc_ptq_free(struct dc_ptq *q);
 /* Append a chunk (before the first dc_ptq_fill). 0 or -ENOMEM. */
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c);
 /* Data was lost before each of these stream offsets (TRUNCATED AUX
- * records): the chunks starting there get lost_before. */
+ * records): the chunks starting there get lost_before; an offset past the
+ * last chunk means the end of the queue's data was lost. */
 void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n);
 /* Decode until the queue has a head: 1 it has, 0 the queue is done, < 0 a
  * fatal error (-ENOMEM). */
@@ -132,6 +133,8 @@ struct dc_session_stats {
 	uint64_t lost;             /* LOST events (sum of the three)          */
 	uint64_t missing_binaries;
 	uint64_t sideband_records;
+	uint64_t mtc_period_ns;    /* time between MTC packets (0: no MTC):
+	                              the precision of times without CYC  */
 	bool per_cpu;
 };
 

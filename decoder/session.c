@@ -305,6 +305,12 @@ static void set_timing(struct dc_session *s)
 			break;
 		}
 	}
+	if (s->pt.tsc_ctc_ratio_d && s->pt.tsc_ctc_ratio_n) {
+		uint64_t tsc = (UINT64_C(1) << s->ptcfg.mtc_freq) * s->pt.tsc_ctc_ratio_n /
+			       s->pt.tsc_ctc_ratio_d;
+
+		s->st.mtc_period_ns = dc_pt_tsc_to_ns(&s->pt, tsc) - dc_pt_tsc_to_ns(&s->pt, 0);
+	}
 }
 
 static int index_file(struct dc_session *s)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,8 +248,17 @@ static int sym_add(struct dso *d, struct symvec *sv, uint64_t start, uint64_t si
 		   const char *name, uint8_t prio, bool demangle)
 {
 	char *dm = demangle ? dc_sym_demangle(name) : NULL;
+	char plain[512];
+	const char *at = strchr(name, '@');
 	struct sym *e;
 	int ret;
+
+	/* symbol versions ("memcpy@@GLIBC_2.14") are not part of the name */
+	if (!dm && at && at != name && strcmp(at, "@plt") && (size_t)(at - name) < sizeof(plain)) {
+		memcpy(plain, name, (size_t)(at - name));
+		plain[at - name] = 0;
+		name = plain;
+	}
 
 	if (sv->n == sv->cap) {
 		size_t ncap = sv->cap ? sv->cap * 2 : 256;
@@ -317,7 +327,8 @@ static int read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 /* GOT slot address -> .dynsym name, from .rela.plt and .rela.dyn. */
 struct gotname {
 	uint64_t got;
-	const char *name;
+	const char *name;          /* NULL: IRELATIVE, named by its addend */
+	uint64_t addend;
 };
 
 static int cmp_got(const void *a, const void *b)
@@ -329,6 +340,8 @@ static int cmp_got(const void *a, const void *b)
 
 static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 {
+	*out = NULL;
+	*nout = 0;
 	Elf_Scn *scn = NULL;
 	struct gotname *v = NULL;
 	size_t n = 0, cap = 0;
@@ -358,13 +371,17 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 			if (!gelf_getrela(data, (int)i, &r))
 				continue;
 			type = (unsigned)GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type == R_X86_64_IRELATIVE) {
+				name = NULL;
+			} else if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) {
 				continue;
-			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
-				continue;
-			name = elf_strptr(elf, symsh.sh_link, sym.st_name);
-			if (!name || !name[0])
-				continue;
+			} else {
+				if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
+					continue;
+				name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+				if (!name || !name[0])
+					continue;
+			}
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 64;
 				struct gotname *nv = realloc(v, ncap * sizeof(*nv));
@@ -378,6 +395,7 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 			}
 			v[n].got = r.r_offset;
 			v[n].name = name;
+			v[n].addend = (uint64_t)r.r_addend;
 			n++;
 		}
 	}
@@ -388,7 +406,7 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 	return 0;
 }
 
-static const char *got_lookup(const struct gotname *v, size_t n, uint64_t got)
+static const struct gotname *got_lookup(const struct gotname *v, size_t n, uint64_t got)
 {
 	size_t lo = 0, hi = n;
 
@@ -400,30 +418,35 @@ static const char *got_lookup(const struct gotname *v, size_t n, uint64_t got)
 		else
 			hi = mid;
 	}
-	return lo < n && v[lo].got == got ? v[lo].name : NULL;
+	return lo < n && v[lo].got == got ? &v[lo] : NULL;
 }
 
-/* Name each PLT stub by the GOT slot its `jmp *disp(%rip)` (ff 25, maybe
- * after a bnd f2 prefix and an endbr64) goes through. Works for lazy .plt,
- * .plt.sec (IBT) and .plt.got layouts alike; PLT0 has no slot name. */
+/* Every PLT entry is a function of its own, named by the GOT slot its
+ * `jmp *disp(%rip)` (ff 25, maybe after bnd/endbr64) goes through:
+ * `name@plt`, `*ABS*+0xADDEND@plt` for an ifunc (IRELATIVE) slot as
+ * objdump says, the section's name for entries without a slot (PLT0, the
+ * lazy half of an IBT PLT). Works for lazy .plt, .plt.sec and .plt.got. */
 static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 {
-	static const char *const secs[] = { ".plt", ".plt.sec", ".plt.got" };
 	struct gotname *gv = NULL;
-	size_t ng;
+	size_t ng = 0, shstrndx;
+	Elf_Scn *scn = NULL;
 	int ret = collect_relocs(elf, &gv, &ng);
 
-	if (ret || !ng) {
+	if (ret || elf_getshdrstrndx(elf, &shstrndx)) {
 		free(gv);
 		return ret;
 	}
-	for (size_t k = 0; k < sizeof(secs) / sizeof(secs[0]); k++) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;
-		Elf_Scn *scn = find_section(elf, secs[k], &shdr);
 		Elf_Data *data;
+		const char *sec;
 		uint64_t ent;
 
-		if (!scn || shdr.sh_type != SHT_PROGBITS)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
+			continue;
+		sec = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!sec || strncmp(sec, ".plt", 4))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
@@ -431,32 +454,33 @@ static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 		ent = shdr.sh_entsize >= 8 && shdr.sh_entsize <= 32 ? shdr.sh_entsize : 16;
 		for (uint64_t o = 0; o + ent <= data->d_size; o += ent) {
 			const uint8_t *b = (const uint8_t *)data->d_buf + o;
+			const struct gotname *g = NULL;
+			char buf[512];
 
-			for (uint64_t j = 0; j + 6 <= ent; j++) {
+			for (uint64_t j = 0; j + 6 <= ent && !g; j++) {
 				int32_t disp;
-				uint64_t got;
-				const char *name;
-				char buf[512];
 
 				if (b[j] != 0xff || b[j + 1] != 0x25)
 					continue;
 				memcpy(&disp, b + j + 2, 4);
-				got = shdr.sh_addr + o + j + 6 + (int64_t)disp;
-				name = got_lookup(gv, ng, got);
-				if (!name)
+				g = got_lookup(gv, ng, shdr.sh_addr + o + j + 6 + (int64_t)disp);
+				if (!g)
 					break;
-				{
-					char *dm = demangle ? dc_sym_demangle(name) : NULL;
+			}
+			if (g && g->name) {
+				char *dm = demangle ? dc_sym_demangle(g->name) : NULL;
 
-					snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name);
-					free(dm);
-				}
-				ret = sym_add(d, sv, shdr.sh_addr + o, ent, buf, 0, false);
-				if (ret) {
-					free(gv);
-					return ret;
-				}
-				break;
+				snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : g->name);
+				free(dm);
+			} else if (g) {
+				snprintf(buf, sizeof(buf), "*ABS*+0x%" PRIx64 "@plt", g->addend);
+			} else {
+				snprintf(buf, sizeof(buf), "[%s]", sec);
+			}
+			ret = sym_add(d, sv, shdr.sh_addr + o, ent, buf, 0, false);
+			if (ret) {
+				free(gv);
+				return ret;
 			}
 		}
 	}

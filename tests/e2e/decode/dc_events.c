@@ -1,0 +1,98 @@
+/* dc_events FILE: print the branch events decoder/ makes of a perf.data
+ * file, one per line: "TIME CPU PID TID KIND REASON FROM TO NAME_FROM
+ * NAME_TO" (KIND call/ret/jump/on/off/lost), then a "# stats" line. For the
+ * decode e2e tests, which compare them with the emulator's truth log. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/decoder.h"
+
+struct out {
+	struct dc_symbols *sym;
+	FILE *f;
+};
+
+static const char *name(struct dc_symbols *sym, uint32_t pid, uint64_t ip)
+{
+	const char *n;
+
+	if (!ip)
+		return "-";
+	n = dc_sym_name(sym, dc_sym_func_key(sym, pid, ip));
+	return n ? n : "[unknown]";
+}
+
+static int on_event(const struct dc_event *e, void *ctx)
+{
+	static const char *const kinds[] = { "?", "call", "ret", "jump", "on", "off", "lost" };
+	struct out *o = ctx;
+	char n1[256], n2[256];
+
+	/* names may contain spaces: replace them to keep the columns */
+	snprintf(n1, sizeof(n1), "%s", name(o->sym, e->pid, e->from_ip));
+	snprintf(n2, sizeof(n2), "%s", name(o->sym, e->pid, e->to_ip));
+	for (char *p = n1; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	for (char *p = n2; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	fprintf(o->f, "%" PRIu64 " %d %u %u %s %u 0x%" PRIx64 " 0x%" PRIx64 " %s %s\n", e->time_ns,
+		e->cpu == UINT16_MAX ? -1 : (int)e->cpu, e->pid, e->tid,
+		e->kind < 7 ? kinds[e->kind] : "?", e->reason, e->from_ip, e->to_ip, n1, n2);
+	return 0;
+}
+
+static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, uint64_t t)
+{
+	struct out *o = ctx;
+
+	fprintf(o->f, "# comm %" PRIu64 " %u %u %s\n", t, pid, tid, comm);
+}
+
+static void on_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "dc_events: %s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+	struct out o = { NULL, stdout };
+	struct dc_session_opts opts = { .on_comm = on_comm, .on_warning = on_warning, .ctx = &o };
+	struct dc_session_stats st;
+	struct dc_session *s;
+	char err[512];
+	int ret;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: dc_events FILE [--no-debuginfo]\n");
+		return 2;
+	}
+	/* the emulator's truth knows only the binaries' own symbols */
+	if (argc > 2 && !strcmp(argv[2], "--no-debuginfo"))
+		opts.debug_dir = opts.buildid_dir = "/nonexistent";
+	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "dc_events: %s\n", err);
+		return 1;
+	}
+	o.sym = dc_session_symbols(s);
+	ret = dc_session_run(s, on_event, &o);
+	dc_session_stats(s, &st);
+	printf("# stats queues %" PRIu64 " threads %" PRIu64 " events %" PRIu64 " blocks %" PRIu64
+	       " bytes %" PRIu64 " of %" PRIu64 " lost_ovf %" PRIu64 " lost_truncated %" PRIu64
+	       " lost_decode %" PRIu64 " missing %" PRIu64 " mtc_period_ns %" PRIu64 "\n",
+	       st.queues, st.threads, st.events, st.blocks, st.bytes_decoded, st.bytes_total,
+	       st.lost_ovf, st.lost_truncated, st.lost_decode, st.missing_binaries,
+	       st.mtc_period_ns);
+	if (ret) {
+		fprintf(stderr, "dc_events: %s\n", dc_session_errmsg(s));
+		dc_session_close(s);
+		return 1;
+	}
+	dc_session_close(s);
+	return 0;
+}

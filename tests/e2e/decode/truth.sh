@@ -1,0 +1,60 @@
+#!/bin/bash
+# decoder/ on emulated recordings: per thread, the decoded calls, returns
+# and jumps equal the emulator's truth log exactly, with times within one
+# MTC period; syscalls and context switches match; with injected overflows
+# and dropped AUX data nothing is invented and the loss is reported.
+. "$E2E_LIB"
+E=("$PTFLAME" record --emulate -q)
+
+check() {  # NAME RECORD-OPTIONS... -- PROG [ARGS]: record, decode, compare exactly
+	local name=$1; shift
+	if ! "${E[@]}" -o "$name.data" --truth "$name.truth" "$@" 2>"$name.err"; then
+		fail "$name: record failed: $(head -c 300 "$name.err")"; return
+	fi
+	if ! "$DC_EVENTS" "$name.data" --no-debuginfo >"$name.ev" 2>"$name.derr"; then
+		fail "$name: decode failed: $(head -c 300 "$name.derr")"; return
+	fi
+	if python3 "$TRUTHCMP" $LOSSY "$name.truth" "$name.ev" >"$name.cmp" 2>&1; then
+		pass "$name: $(tail -1 "$name.cmp")"
+	else
+		fail "$name: $(head -c 600 "$name.cmp")"
+	fi
+}
+
+LOSSY=
+check nested -- "$TESTDATA/emu_nested"
+check tail -- "$TESTDATA/emu_tail"
+check fptr -- "$TESTDATA/emu_fptr"
+check longjmp -- "$TESTDATA/emu_longjmp"
+check signal -- "$TESTDATA/emu_signal"
+check except -- "$TESTDATA/emu_except"
+check dlopen -- "$TESTDATA/emu_dlopen"
+# two threads on 2 virtual CPUs: switches, migration, blocking
+check threads --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
+# many PSBs and tiny AUX chunks: windows that stop at PSBs and go on
+check psb256 --psb-period 256 -- "$TESTDATA/emu_nested"
+check chunks --aux-chunk 64 --psb-period 256 --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
+# MTC only (no CYC): times within one MTC period
+check nocyc --no-cyc -- "$TESTDATA/emu_threads"
+
+LOSSY=--lossy
+check ovf --inject-ovf 40 -- "$TESTDATA/emu_nested"
+check drop --drop-aux 2 -- "$TESTDATA/emu_except"
+grep -q '^[0-9].* lost 1 ' ovf.ev && pass "ovf: LOST(OVF) events" || fail "ovf: no LOST(OVF) event"
+grep -q '^[0-9].* lost 2 ' drop.ev && pass "drop: LOST(TRUNCATED) events" || fail "drop: no LOST(TRUNCATED) event"
+grep -q '^[0-9].* on 4 ' ovf.ev && pass "ovf: TRACE_ON(SYNC) after the loss" || fail "ovf: no resync"
+
+# a missing binary: its code is [unknown] (path), reported once, no crash
+mkdir -p gone && cp "$TESTDATA/emu_nested" gone/prog
+"${E[@]}" -o gone.data -- gone/prog 2>/dev/null || fail "gone: record failed"
+rm -f gone/prog
+if "$DC_EVENTS" gone.data >gone.ev 2>gone.err; then
+	pass "gone: decodes without its binary"
+else
+	fail "gone: decode failed: $(head -c 300 gone.err)"
+fi
+n=$(grep -c 'cannot find .*gone/prog' gone.err)
+[ "$n" -eq 1 ] && pass "gone: the missing binary reported once" || fail "gone: reported $n times"
+grep -q '\[unknown\]_(.*gone/prog)' gone.ev && pass "gone: its code shows as [unknown] (path)" ||
+	fail "gone: no [unknown] (path) names: $(head -c 300 gone.ev)"
+finish
