@@ -82,6 +82,9 @@ if [ "$(id -u)" -eq 0 ]; then
 	if command -v setpriv >/dev/null; then
 		chmod 711 "$T"
 		AS="setpriv --reuid 65534 --regid 65534 --clear-groups"
+		if ! $AS test -x "$PTFLAME"; then
+			AS=; echo "skip: user nobody cannot run $PTFLAME (a private checkout?)"
+		fi
 	else AS=; echo "skip: no setpriv, cannot drop root for the permission checks"; fi
 else AS="env"; fi
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)

@@ -96,7 +96,8 @@ if [ "$others" -eq 0 ]; then pass "-t: switches of no other thread"; else fail "
 # -- unprivileged: CPU-wide switch events need perf_event_paranoid <= 0;
 # the recorder falls back to per-task SWITCH records and says so.
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ "$paranoid" -ge 1 ]; then
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ "$paranoid" -ge 1 ] &&
+	setpriv --reuid 65534 --regid 65534 --clear-groups test -x "$PTFLAME" -a -x "$TESTDATA/sideband_switch"; then
 	chmod 711 "$T"; mkdir -p "$T/u"; chmod 777 "$T/u"
 	(cd "$T/u" && setpriv --reuid 65534 --regid 65534 --clear-groups $R -o u.data -- "$TESTDATA/sideband_switch") >"$T/out" 2>"$T/err"
 	rc=$?
@@ -105,6 +106,6 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ "$paranoid" -ge 1 
 	perf_reads "$T/u/u.data" "unprivileged" -f  # -f: the file is nobody's
 	expect_grep "PERF_RECORD_SWITCH (OUT|IN)" "$T/u/u.data.txt" "unprivileged: per-task SWITCH records"
 else
-	echo "skip: unprivileged fallback (needs root to drop to nobody and perf_event_paranoid >= 1)"
+	echo "skip: unprivileged fallback (needs root, setpriv, perf_event_paranoid >= 1 and a build 'nobody' can run)"
 fi
 finish
