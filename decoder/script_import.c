@@ -63,6 +63,7 @@ enum last_kind { LAST_NONE = 0, LAST_EVENT, LAST_LOST };
 struct thr {
 	uint32_t tid, pid;
 	uint64_t last_ns;
+	uint64_t last_ev_ns;   /* time of its last event returned            */
 	enum last_kind last;
 	bool pending;          /* a flag-less trace end awaiting its reason   */
 	bool pend_sigreturn;   /* ... in __restore_rt: rt_sigreturn          */
@@ -70,7 +71,11 @@ struct thr {
 	char *comm;
 	bool comm_new;         /* comm changed, not yet given with an event   */
 	uint64_t sites[NSITES];/* call sites, ring; top at (depth - 1) % NSITES */
+	uint32_t callee[NSITES];/* function each of those calls went to (the
+	                          one running there, once a jump was seen) */
 	uint64_t depth;        /* calls not yet returned, as far as we know   */
+	bool in_sigreturn;     /* a signal handler returned: the trampoline
+	                          runs until the trace resumes              */
 };
 
 struct qent {
@@ -442,6 +447,7 @@ static void emit(struct dc_script *s, struct thr *t, const struct dc_event *ev)
 {
 	qpush(s, ev, t->comm_new ? t->comm : NULL);
 	t->comm_new = false;
+	t->last_ev_ns = ev->time_ns;
 	t->last = ev->kind == DC_EV_LOST ? LAST_LOST : LAST_EVENT;
 }
 
@@ -462,9 +468,10 @@ static bool pop_site(struct thr *t, uint64_t to)
 	return false;
 }
 
-static void push_site(struct thr *t, uint64_t from)
+static void push_site(struct thr *t, uint64_t from, uint32_t callee)
 {
 	t->sites[t->depth % NSITES] = from;
+	t->callee[t->depth % NSITES] = callee;
 	t->depth++;
 }
 
@@ -492,6 +499,7 @@ static bool is_return(struct thr *t, const struct dc_script_line *l)
 		 * function entry; anything else is a call it makes. */
 		if (!entry || sym_is(&l->to, "__restore_rt")) {
 			t->depth--;
+			t->in_sigreturn = true;
 			return true;
 		}
 		return false;
@@ -533,7 +541,7 @@ static void settle(struct dc_script *s, struct thr *t, const struct dc_event *ne
 		/* Resuming elsewhere: the kernel entered a signal handler,
 		 * whose return will match no call site. */
 		if (next->kind == DC_EV_TRACE_ON && next->to_ip != ev.from_ip)
-			push_site(t, SIGNAL_MARK);
+			push_site(t, SIGNAL_MARK, 0);
 	}
 	emit(s, t, &ev);
 }
@@ -545,10 +553,46 @@ static uint8_t on_reason(const struct thr *t)
 	return t->last == LAST_LOST ? DC_ON_SYNC : DC_ON_RESUME;
 }
 
+/* Without flags, jumps are not printed, but a branch taken from a
+ * function other than the one the thread last called shows one happened:
+ * a PLT stub went on to its target, a tail call, or a longjmp down to a
+ * frame further down. Returns true with *jump set when so. */
+static bool reveal_jump(struct thr *t, const struct dc_script_line *l, uint32_t kfrom,
+			struct dc_event *jump)
+{
+	uint64_t n = t->depth < NSITES ? t->depth : NSITES;
+
+	if (!t->depth || top_is_mark(t) || t->in_sigreturn ||
+	    t->callee[(t->depth - 1) % NSITES] == kfrom)
+		return false;
+	jump->kind = DC_EV_JUMP;
+	jump->from_ip = 0;
+	/* it happened after the thread's last event, when is not known */
+	jump->time_ns = t->last_ev_ns;
+	for (uint64_t k = 2; k <= n; k++) {
+		uint64_t i = (t->depth - k) % NSITES;
+
+		if (t->sites[i] == SIGNAL_MARK)
+			break;
+		if (t->callee[i] == kfrom) {   /* down to a caller: longjmp */
+			t->depth -= k - 1;
+			jump->to_ip = l->from.ip;
+			return true;
+		}
+	}
+	/* to a new function: its entry, as a tail call or PLT jump goes */
+	t->callee[(t->depth - 1) % NSITES] = kfrom;
+	jump->to_ip = l->from.has_off && l->from.off <= l->from.ip ? l->from.ip - l->from.off
+								: l->from.ip;
+	return true;
+}
+
 /* Decide the event for a flag-less sample. Returns false to ignore it; a
- * trace end is returned with reason 0 (held back by the caller). */
+ * trace end is returned with reason 0 (held back by the caller). *pre gets
+ * a jump that must come before it (pre->kind 0: none). */
 static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
-			     uint32_t kfrom, uint32_t kto, struct dc_event *ev)
+			     uint32_t kfrom, uint32_t kto, struct dc_event *ev,
+			     struct dc_event *pre)
 {
 	uint64_t from = l->from.ip, to = l->to.ip;
 
@@ -560,10 +604,16 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 		ev->kind = DC_EV_TRACE_ON;
 		ev->from_ip = 0;
 		ev->reason = from ? DC_ON_RESUME : on_reason(t);
+		t->in_sigreturn = false;
 		return true;
 	}
 	if (is_kernel(from))
 		return false;           /* kernel to kernel */
+	if (reveal_jump(t, l, kfrom, pre)) {
+		pre->pid = ev->pid;
+		pre->tid = ev->tid;
+		pre->cpu = ev->cpu;
+	}
 	if (!to || is_kernel(to)) {
 		ev->kind = DC_EV_TRACE_OFF;
 		ev->to_ip = 0;
@@ -573,14 +623,19 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 	if (kfrom == kto && !(l->to.has_off && l->to.off == 0)) {
 		/* Within one function: a recursive call's return, or (with
 		 * --itrace=b but no flags column) a jump that is no event. */
-		if (!pop_site(t, to))
-			return false;
+		if (!pop_site(t, to)) {
+			if (!pre->kind)
+				return false;
+			*ev = *pre;     /* only the jump it revealed */
+			pre->kind = 0;
+			return true;
+		}
 		ev->kind = DC_EV_RETURN;
 	} else if (is_return(t, l)) {
 		ev->kind = DC_EV_RETURN;
 	} else {
 		ev->kind = DC_EV_CALL;
-		push_site(t, from);
+		push_site(t, from, kto);
 	}
 	return true;
 }
@@ -683,7 +738,7 @@ static int set_comm(struct thr *t, const struct dc_script_text *c)
 static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 {
 	uint32_t tid = (uint32_t)l->tid, pid = l->pid >= 0 ? (uint32_t)l->pid : tid;
-	struct dc_event ev = { 0 };
+	struct dc_event ev = { 0 }, pre = { 0 };
 	uint32_t kfrom, kto = 0;
 	struct thr *t;
 	bool keep;
@@ -730,12 +785,22 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 	ev.tid = tid;
 	ev.cpu = l->cpu >= 0 ? (uint16_t)l->cpu : 0;
 	keep = l->has_flags ? classify_flags(t, l, kfrom, kto, &ev)
-			    : classify_noflags(t, l, kfrom, kto, &ev);
+			    : classify_noflags(t, l, kfrom, kto, &ev, &pre);
 	if (!keep) {
 		s->st.ignored++;
 		return 0;
 	}
 	settle(s, t, &ev);
+	if (pre.kind) {
+		/* name the entry a revealed jump goes to, no line showed it */
+		struct dc_script_loc entry = l->from;
+
+		entry.ip = pre.to_ip;
+		entry.off = 0;
+		if (pre.to_ip != l->from.ip && !learn(s, pid, &entry))
+			return -ENOMEM;
+		emit(s, t, &pre);
+	}
 	if (ev.kind == DC_EV_TRACE_OFF && ev.reason == 0) {
 		t->pending = true;      /* its reason shows with the next event */
 		t->pend = ev;

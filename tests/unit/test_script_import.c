@@ -491,11 +491,13 @@ static void check_prog_events(struct run *r, bool flags, bool with_jumps)
 	assert_int_equal(r->ev[i].kind, DC_EV_CALL);
 	assert_string_equal(fname(r, 10, 0x401030), "puts@plt");
 	i++;
-	if (with_jumps) {
-		/* PLT stub -> libc: leaves the function */
+	if (with_jumps || !flags) {
+		/* PLT stub -> libc: leaves the function (without flags: seen
+		 * when the next branch comes from puts, not puts@plt) */
 		assert_int_equal(r->ev[i].kind, DC_EV_JUMP);
 		assert_int_equal(r->ev[i].to_ip, 0x7f0000001000);
 		assert_string_equal(fname(r, 10, 0x7f0000001000), "puts");
+		assert_int_equal(r->ev[i].time_ns, flags ? 1000300 : 1000200);
 		i++;
 	}
 	assert_int_equal(r->ev[i].kind, DC_EV_TRACE_OFF);
@@ -645,8 +647,8 @@ static void test_import_noflags_signal_plt(void **state)
 		"  s  5 [000]  1.000001100:  1 branches:u:  402020 work+0x20 (/s) =>  40100a main+0xa (/s)\n";
 	static const uint8_t kinds[] = {
 		DC_EV_CALL, DC_EV_TRACE_OFF, DC_EV_TRACE_ON, DC_EV_CALL, DC_EV_RETURN,
-		DC_EV_RETURN, DC_EV_TRACE_OFF, DC_EV_TRACE_ON, DC_EV_CALL, DC_EV_RETURN,
-		DC_EV_RETURN,
+		DC_EV_RETURN, DC_EV_TRACE_OFF, DC_EV_TRACE_ON, DC_EV_CALL, DC_EV_JUMP,
+		DC_EV_RETURN, DC_EV_RETURN,
 	};
 	struct run r;
 	(void)state;
@@ -660,6 +662,34 @@ static void test_import_noflags_signal_plt(void **state)
 	assert_int_equal(r.ev[1].reason, DC_OFF_FAULT);     /* the signal */
 	assert_int_equal(r.ev[6].reason, DC_OFF_SYSCALL);   /* rt_sigreturn */
 	assert_int_equal(r.ev[6].sysno, 15);
+	/* the PLT slot went on to puts: seen when puts returns */
+	assert_int_equal(r.ev[9].to_ip, 0x7f1000 - 0x40);
+	assert_int_equal(r.ev[9].time_ns, 1000000900);
+	assert_string_equal(fname(&r, 5, r.ev[9].to_ip), "puts");
+	run_end(&r);
+}
+
+/* Without flags, a branch from a function lower on the stack than the
+ * last callee reveals a longjmp down to it: a jump into that function
+ * (not to its entry), then its return matches its own call site. */
+static void test_import_noflags_longjmp(void **state)
+{
+	const char *text =
+		"  l  5 [000]  1.000000100:  1 branches:u:  401005 main+0x5 (/l) =>  402000 f+0x0 (/l)\n"
+		"  l  5 [000]  1.000000200:  1 branches:u:  402005 f+0x5 (/l) =>  403000 g+0x0 (/l)\n"
+		"  l  5 [000]  1.000000300:  1 branches:u:  403005 g+0x5 (/l) =>  404000 h+0x0 (/l)\n"
+		"  l  5 [000]  1.000000400:  1 branches:u:  402020 f+0x20 (/l) =>  40100a main+0xa (/l)\n";
+	struct run r;
+	(void)state;
+
+	run_text(&r, text);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(r.ev[3].kind, DC_EV_JUMP);
+	assert_int_equal(r.ev[3].to_ip, 0x402020);     /* inside f */
+	assert_int_equal(r.ev[3].time_ns, 1000000300);
+	assert_int_equal(r.ev[4].kind, DC_EV_RETURN);
+	assert_int_equal(r.ev[4].to_ip, 0x40100a);
 	run_end(&r);
 }
 
@@ -905,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_import_jumps),
 		cmocka_unit_test(test_import_noflags_recursion),
 		cmocka_unit_test(test_import_noflags_signal_plt),
+		cmocka_unit_test(test_import_noflags_longjmp),
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_import_kernel),
 		cmocka_unit_test(test_import_threads),

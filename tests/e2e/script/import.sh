@@ -34,6 +34,14 @@ own_jumps() { # SEQFILE LO HI
 		fi
 	done <"$1"
 }
+# "tid target" of the jumps that go into [LO, HI)
+own_targets() { # SEQFILE LO HI
+	local tid kind from to
+	while read -r tid kind from to; do
+		[ "$kind" = jump ] || continue
+		if (( to >= $2 && to < $3 )); then echo "$tid $to"; fi
+	done <"$1" | sort -u
+}
 
 for p in emu_nested emu_threads emu_tail emu_fptr emu_signal emu_longjmp emu_dlopen emu_forkexec; do
 	if ! "$PTFLAME" record --emulate -q -o "$T/$p.data" --truth "$T/$p.truth" \
@@ -50,6 +58,9 @@ for p in emu_nested emu_threads emu_tail emu_fptr emu_signal emu_longjmp emu_dlo
 	perf script -i "$T/$p.data" --itrace=cr >"$T/$p.cr.txt" 2>/dev/null
 	if "$EV" <"$T/$p.cr.txt" >"$T/$p.ev.cr" 2>"$T/ev.err"; then
 		ours_seq "$T/$p.ev.cr" '^(call|ret)$' >"$T/ours.cr"
+		# jumps to a function's entry (tail calls, PLT); a longjmp shows
+		# up only somewhere inside the function it went to
+		awk '$2 == "jump" && $8 == "entry" {print $1, $2, $3, $4}' "$T/$p.ev.cr" >"$T/ours.crj"
 		if cmp -s "$T/truth.cr" "$T/ours.cr"; then
 			pass "$p: --itrace=cr text gives the truth's $(wc -l <"$T/ours.cr") calls/returns"
 		else
@@ -83,6 +94,15 @@ for p in emu_nested emu_threads emu_tail emu_fptr emu_signal emu_longjmp emu_dlo
 		read -r lo len < <(awk -v path="$TESTDATA/$p" '$5 == "mmap" && $9 == path {print $6, $7; exit}' "$T/$p.truth")
 		if [ -n "$lo" ]; then
 			hi=$(printf '0x%x' $((lo + len)))
+			# without flags a jump shows only when a later branch comes
+			# from its target: each one must go where a real one went
+			own_targets "$T/ours.crj" "$lo" "$hi" >"$T/crj"
+			own_targets "$T/truth.b" "$lo" "$hi" >"$T/tjt"
+			if [ -z "$(comm -23 "$T/crj" "$T/tjt")" ]; then
+				pass "$p: the $(wc -l <"$T/crj") tail call/PLT targets seen without flags are real ones"
+			else
+				fail "$p: jumps without flags to $(comm -23 "$T/crj" "$T/tjt" | head -3 | tr '\n' '|'), no such jump in the truth"
+			fi
 			own_jumps "$T/truth.b" "$lo" "$hi" >"$T/tj"
 			own_jumps "$T/ours.b" "$lo" "$hi" >"$T/oj"
 			if cmp -s "$T/tj" "$T/oj"; then

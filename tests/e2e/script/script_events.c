@@ -1,8 +1,9 @@
 /* Test tool: import `perf script` text (stdin) with decoder/script_import and
  * print each branch event, one per line:
- *     TID KIND FROM TO REASON FUNC_FROM FUNC_TO
+ *     TID KIND FROM TO REASON FUNC_FROM FUNC_TO AT
  * KIND: call ret jump on off lost; addresses 0x-hex; FUNC_*: the importer's
- * function names ('-' for address 0). Exit 1 on import errors. */
+ * function names ('-' for address 0); AT: "entry" when TO is the start of
+ * its function, else "mid". Exit 1 on import errors. */
 #include <stdio.h>
 #include <string.h>
 
@@ -38,7 +39,9 @@ int main(void)
 		printf("%u %s 0x%llx 0x%llx %u ", ev.tid, kind_name(ev.kind),
 		       (unsigned long long)ev.from_ip, (unsigned long long)ev.to_ip, ev.reason);
 		printf("%s ", fname(s, ev.pid, ev.from_ip));
-		printf("%s\n", fname(s, ev.pid, ev.to_ip));
+		printf("%s %s\n", fname(s, ev.pid, ev.to_ip),
+		       ev.to_ip && dc_script_func_start(s, ev.pid, ev.to_ip) == ev.to_ip ? "entry"
+											   : "mid");
 	}
 	if (rc < 0)
 		fprintf(stderr, "script_events: %s\n", dc_script_errmsg(s, rc));
