@@ -9,6 +9,8 @@
  *    bytes, the longest x86 instruction, after its ip);
  *  - else a branch to a function entry (symbol offset 0, or no symbol) is a
  *    call, and anything else a return to a caller the trace never saw call.
+ * Jumps are not printed then either; a branch taken from a function other
+ * than the one the thread last called shows one happened (see reveal_jump).
  * A trace end without flags does not say why tracing stopped; it is held
  * back until the thread's next event: resuming 2 bytes after it (the length
  * of `syscall`/`sysenter`/`int 0x80`) means a syscall, anything else a fault

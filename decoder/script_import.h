@@ -15,7 +15,9 @@
  * `sysret`, `hw int`, `int`, `iret`, `tr strt ...`, `tr end  ...`, or perf's
  * flag letters); without it a branch from ip 0 is a trace start, to addr 0 a
  * trace end, and calls are told from returns by their target (a function
- * entry, or just after a call seen before). ` instruction trace error ...`
+ * entry, or just after a call seen before); jumps, not printed then, are
+ * inferred when a branch comes from another function than the one last
+ * called (PLT stub -> target, tail call, longjmp). ` instruction trace error ...`
  * lines (--itrace=...e) become LOST events. Lines that are not samples
  * (callchains, srclines, blank lines, `#` headers) are skipped and counted.
  *
