@@ -137,6 +137,11 @@ static int fold_cct(struct input *in)
 	free(buf);
 	if (rc)
 		return cmd_error("diff", "%s: cannot read its folded stacks back", in->path);
+	/* the stacks are all the diff needs: let the tree go before the
+	 * other input is decoded */
+	report_run_free(in->run);
+	in->run = NULL;
+	in->cct = NULL;
 	return 0;
 }
 
