@@ -37,6 +37,8 @@ struct img {
 	uint32_t maps_gen;
 	bool built;
 	struct pt_image *image;
+	uint64_t vdso_start, vdso_end;  /* the process's [vdso], if ours fits */
+	const uint8_t *vdso;            /* our own vdso's bytes */
 };
 
 struct sbrec {                     /* a sideband record of the current round */
@@ -60,7 +62,7 @@ struct dc_session {
 	size_t nq;
 	struct dc_hash q_by_idx;
 
-	struct img *imgs;
+	struct img **imgs;         /* stable: libipt callbacks point at them */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
 
@@ -102,6 +104,45 @@ static void sym_warn(void *ctx, const char *msg)
 		s->opts.on_warning(s->opts.ctx, msg);
 }
 
+/* Our own vdso (same kernel as a recording made here): its bytes and
+ * the size of its mapping, from /proc/self/maps. */
+static const uint8_t *own_vdso(uint64_t *len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	const uint8_t *base = NULL;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			base = (const uint8_t *)(uintptr_t)a;
+			*len = b - a;
+			break;
+		}
+	}
+	fclose(f);
+	return base;
+}
+
+/* libipt asks for memory no section holds: serve the [vdso] from ours. */
+static int read_vdso(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+		     void *context)
+{
+	const struct img *im = context;
+	size_t n;
+
+	(void)asid;
+	if (!im->vdso || ip < im->vdso_start || ip >= im->vdso_end)
+		return -pte_nomap;
+	n = im->vdso_end - ip < size ? (size_t)(im->vdso_end - ip) : size;
+	memcpy(buffer, im->vdso + (ip - im->vdso_start), n);
+	return (int)n;
+}
+
 /* Add the live executable mappings of a process to its image. */
 static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
 {
@@ -110,6 +151,7 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	ret = pt_image_remove_by_asid(im->image, NULL);
 	if (ret < 0)
 		return -ENOMEM;
+	im->vdso = NULL;
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct dc_sb_map *m = &p->maps[i];
 		const char *file;
@@ -119,6 +161,17 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 
 		if (m->t_end != UINT64_MAX)
 			continue;
+		if (!strcmp(m->path, "[vdso]")) {
+			uint64_t len;
+			const uint8_t *v = own_vdso(&len);
+
+			if (v && len == m->end - m->start) {
+				im->vdso = v;
+				im->vdso_start = m->start;
+				im->vdso_end = m->end;
+			}
+			continue;
+		}
 		if (m->dso < 0) {
 			int id = dc_sym_dso(s->sym, m->path, m->build_id, m->build_id_size);
 
@@ -155,7 +208,7 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 	if (!dc_hash_get(&s->img_by_pid, pid, &i)) {
 		if (s->nimgs == s->cap_imgs) {
 			size_t ncap = s->cap_imgs ? s->cap_imgs * 2 : 16;
-			struct img *n = realloc(s->imgs, ncap * sizeof(*n));
+			struct img **n = realloc(s->imgs, ncap * sizeof(*n));
 
 			if (!n)
 				return -ENOMEM;
@@ -163,17 +216,20 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 			s->cap_imgs = ncap;
 		}
 		i = s->nimgs;
-		im = &s->imgs[i];
-		memset(im, 0, sizeof(*im));
+		im = calloc(1, sizeof(*im));
+		if (!im)
+			return -ENOMEM;
 		im->pid = pid;
 		im->image = pt_image_alloc(NULL);
 		if (!im->image || dc_hash_put(&s->img_by_pid, pid, i)) {
 			pt_image_free(im->image);
+			free(im);
 			return -ENOMEM;
 		}
-		s->nimgs++;
+		pt_image_set_callback(im->image, read_vdso, im);
+		s->imgs[s->nimgs++] = im;
 	}
-	im = &s->imgs[i];
+	im = s->imgs[i];
 	if (!im->built || im->maps_gen != p->maps_gen) {
 		ret = image_build(s, im, p);
 		if (ret)
@@ -469,8 +525,10 @@ void dc_session_close(struct dc_session *s)
 		free(s->qs[i].breaks);
 	}
 	free(s->qs);
-	for (size_t i = 0; i < s->nimgs; i++)
-		pt_image_free(s->imgs[i].image);
+	for (size_t i = 0; i < s->nimgs; i++) {
+		pt_image_free(s->imgs[i]->image);
+		free(s->imgs[i]);
+	}
 	free(s->imgs);
 	pt_image_free(s->empty_image);
 	pt_iscache_free(s->isc);
@@ -754,6 +812,10 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 				ret = apply_sideband(s, &rec, sr->time, cb, ctx);
 				if (ret)
 					goto out;
+				/* history older than every queue's next point is
+				 * never asked for again: memory stays flat */
+				if ((s->st.sideband_records & 1023) == 0 && s->nheap)
+					dc_sb_prune(s->sb, hkey(s, 0));
 				continue;
 			}
 		} else if (!s->nheap) {

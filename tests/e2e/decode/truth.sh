@@ -29,6 +29,10 @@ check longjmp -- "$TESTDATA/emu_longjmp"
 check signal -- "$TESTDATA/emu_signal"
 check except -- "$TESTDATA/emu_except"
 check dlopen -- "$TESTDATA/emu_dlopen"
+# code in the [vdso] is decoded from our own vdso (same kernel)
+check vdso -- "$TESTDATA/dc_vdso"
+grep -q ' ret 0 .* __vdso_clock_gettime clock_gettime$' vdso.ev &&
+	pass "vdso: returns out of __vdso_clock_gettime decoded" || fail "vdso: no vdso code decoded"
 # two threads on 2 virtual CPUs: switches, migration, blocking
 check threads --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
 # many PSBs and tiny AUX chunks: windows that stop at PSBs and go on
