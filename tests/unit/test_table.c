@@ -500,6 +500,42 @@ static void test_percentiles_from_hist(void **state)
 	sr_cct_free(c);
 }
 
+/* Thread root frames are no rows but stay in call paths; pseudo-frames are
+ * rows like functions. */
+static void test_stats_thread_and_pseudo(void **state)
+{
+	struct sr_cct *c = sr_cct_new(&sym);
+	struct sr_node *th = sr_cct_child(c, NULL, SR_NODE_THREAD, 42);
+	struct sr_node *m = child(c, th, MAIN);
+	struct sr_node *off = sr_cct_child(c, m, SR_NODE_OFFCPU, 0);
+	struct fg_stats *st;
+	const struct fg_row *r;
+	char path[128];
+	(void)state;
+
+	assert_non_null(th);
+	assert_non_null(off);
+	assert_int_equal(sr_node_add_call(m, true, 700), 0);
+	sr_node_add_time(m, SR_TIME_USER, 200);
+	sr_node_add_time(off, SR_TIME_OFFCPU, 500);
+	sr_cct_finalize(c);
+	assert_int_equal(fg_stats_from_cct(c, NULL, FG_BY_FUNCTION, &st), 0);
+	assert_int_equal(fg_stats_count(st), 2);
+	r = fg_stats_find(st, "[off-cpu]");
+	assert_non_null(r);
+	assert_int_equal(r->self_ns, 500);
+	assert_int_equal(fg_stats_find(st, "main")->total_ns, 700);
+	fg_stats_free(st);
+	assert_int_equal(fg_stats_from_cct(c, NULL, FG_BY_STACK, &st), 0);
+	snprintf(path, sizeof(path), "%s;main;[off-cpu]", sr_cct_name(c, th, NULL));
+	r = fg_stats_find(st, path);
+	assert_non_null(r);
+	assert_int_equal(r->total_ns, 500);
+	assert_null(fg_stats_find(st, sr_cct_name(c, th, NULL)));
+	fg_stats_free(st);
+	sr_cct_free(c);
+}
+
 static void test_sort_parse(void **state)
 {
 	enum fg_sort s;
@@ -523,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_table_two_runs),
 		cmocka_unit_test(test_table_missing_side),
 		cmocka_unit_test(test_percentiles_from_hist),
+		cmocka_unit_test(test_stats_thread_and_pseudo),
 		cmocka_unit_test(test_sort_parse),
 	};
 
