@@ -7,6 +7,7 @@
  * start symbol), which run freely in the kernel while the others are
  * stepped; waitpid(-1) collects their completion.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1414,30 +1415,28 @@ static int attach(struct emu *e)
 		added = false;
 		char dn[64];
 		snprintf(dn, sizeof(dn), "/proc/%d/task", (int)pid);
-		FILE *ls = NULL;
-		char cmd[96];
-		snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null", dn);
-		ls = popen(cmd, "re");
-		if (!ls)
-			return efail(e, -errno, "cannot list %s", dn);
-		int tid;
-		while (fscanf(ls, "%d", &tid) == 1) {
-			if (find_thr(e, tid))
+		DIR *dir = opendir(dn);
+		if (!dir)
+			return efail(e, -ESRCH, "no process %d", (int)pid);
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			int tid = atoi(de->d_name);
+			if (tid <= 0 || find_thr(e, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)opts) < 0) {
 				int err = errno;
-				pclose(ls);
+				closedir(dir);
 				return efail(e, -err, "cannot attach to %d: %s", tid, strerror(err));
 			}
 			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 			struct thr *t = new_thr(e, tid, p);
 			if (!t) {
-				pclose(ls);
+				closedir(dir);
 				return efail(e, -ENOMEM, "out of memory");
 			}
 			added = true;
 		}
-		pclose(ls);
+		closedir(dir);
 	}
 	if (e->nthr == 0)
 		return efail(e, -ESRCH, "no process %d", (int)pid);
