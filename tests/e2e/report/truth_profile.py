@@ -1,0 +1,698 @@
+#!/usr/bin/env python3
+"""The expected profile of an emulated recording, from its truth log alone.
+
+usage: truth_profile.py expect TRUTH [--per-thread]
+       truth_profile.py compare TRUTH FOLDED [--per-thread] [--no-time]
+                        [--mtc-ns N] [--lost] [--only-tids LIST]
+       truth_profile.py walltime TRUTH
+       truth_profile.py paths TRUTH FOLDED
+
+An independent model of DESIGN.md section 4 (it shares no code with
+ptflame): its own stack machine over the truth log's call/ret/jump/syscall/
+sysret/signal/sigreturn/switch lines (tests/TRUTH.md), its own symbolizer
+(nm over each mapped file and its build-id debug file, objdump for the
+`x@plt` stubs, readelf for the load segments).
+
+expect   prints the expected annotated folded profile (one name per
+         function; aliases are possible, compare knows them).
+compare  checks a `ptflame report` output against it: every line's stack
+         must be an expected context, every frame's call count equal, the
+         "(inferred)" mark where no call of the context was complete, every
+         expected leaf context present, and each line's self time within
+         the tolerance below. Prints the max relative error seen.
+walltime prints "TID NS" per thread: its traced wall time (first event with
+         an ip to its last event).
+paths    checks that every stack of FOLDED, pseudo-frames removed, is a
+         contiguous sub-path of a call path the program really had (for
+         traces with lost data, whose contexts can legitimately differ).
+
+Pseudo-frames (how truth events map to ptflame's):
+  syscall .. sysret/sigreturn      -> [kernel] (ptflame cannot name the
+                                      syscall from PT alone: any "[kernel]
+                                      NAME" is compared as "[kernel]")
+  switch-out block .. switch-in    -> [off-cpu]   (on top of [kernel])
+  switch-out preempt .. switch-in  -> [preempted]
+  signal while in user mode        -> a zero-length [kernel] call (the
+                                      kernel entry that delivers it; PT shows
+                                      TIP.PGD there), then the handler
+  signal handler's ret to a function not on the stack (the sigreturn
+  trampoline) replaces the handler frame; sigreturn pops to the function
+  of its ip.
+A ret to a frame further down pops to it (longjmp, unwinding); a ret from
+the root frame to a function not on the stack creates an inferred caller
+above everything seen so far (the trace started mid-stack). A jump to a
+function's entry replaces the top frame (tail call, PLT); into the middle
+of a function further down pops to it. Calls are "complete" when both their
+start and their end were seen.
+
+Time tolerance. PT does not time-stamp branches: a direct call, a
+conditional branch and a compressed return emit no packet, so a decoder
+learns the time of a branch only from the timing packet (CYC/MTC/TSC) that
+goes with the next packet the trace has (a full TNT, a TIP, a PGD...). Every
+event is late by up to the instruction distance to that packet, and a
+context's self time, made of intervals between its events, can be off by
+that much at both ends of each interval. So a line passes when
+    |report - truth| <= truth / 1000 + 2 * SLACK * (times it was entered)
+SLACK (--slack-ns, default 256: at 1 ns per instruction, a 47-bit TNT of
+short loop bodies spans ~200 instructions; measured worst case on the
+emu_* programs was 200-250) is the floor for tiny stacks. --slack-ns 0 is
+the plain 0.1 % rule (e2e-report-known-exact-times). The thread sums
+(walltime) get no slack: they must be exact.
+"""
+import bisect
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+# ---------------------------------------------------------------- symbols
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       universal_newlines=True)
+    return r.stdout
+
+
+class ElfSyms:
+    """Function ranges of one ELF file, keyed by start vaddr."""
+
+    def __init__(self, path):
+        self.path = path
+        self.loads = []      # (p_offset, p_vaddr, p_filesz)
+        self.funcs = {}      # start -> [size, set(names)]
+        self.starts = []
+        if not os.path.isfile(path):
+            return
+        for line in run(["readelf", "-lW", path]).splitlines():
+            f = line.split()
+            if f and f[0] == "LOAD":
+                self.loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+        files = [path]
+        m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", path]))
+        if m:
+            bid = m.group(1)
+            dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+            if os.path.isfile(dbg):
+                files.append(dbg)
+        for fpath in files:
+            for dyn in ([], ["-D"]):
+                for demangle in ([], ["-C"]):
+                    self._nm(["nm", "-S", "--defined-only"] + dyn + demangle + [fpath])
+        self._plt(path)
+        self.starts = sorted(self.funcs)
+
+    def _add(self, start, size, name):
+        ent = self.funcs.setdefault(start, [0, set()])
+        ent[0] = max(ent[0], size)
+        ent[1].add(name)
+        if "@" in name and not name.endswith("@plt"):
+            ent[1].add(name.split("@")[0])
+
+    def _nm(self, cmd):
+        for line in run(cmd).splitlines():
+            f = line.split(None, 3)
+            if len(f) == 4 and len(f[2]) == 1 and f[2] in "TtWwiI":
+                self._add(int(f[0], 16), int(f[1], 16), f[3])
+            elif len(f) >= 3 and len(f[1]) == 1 and f[1] in "TtWwiI":
+                # no size (hand-written asm: _init, _start, crtstuff's
+                # __do_global_dtors_aux): up to the next symbol
+                self._add(int(f[0], 16), 0, line.split(None, 2)[2])
+
+    def _plt(self, path):
+        out = run(["objdump", "-d", "-w", "-j", ".plt", "-j", ".plt.sec",
+                   "-j", ".plt.got", path])
+        for m in re.finditer(r"^([0-9a-f]+) <([^>]+@plt)>:", out, re.M):
+            if "+" not in m.group(2) and "-" not in m.group(2):
+                self._add(int(m.group(1), 16), 16, m.group(2))
+
+    def vaddr(self, off):
+        for poff, pvaddr, fsz in self.loads:
+            if poff <= off < poff + fsz:
+                return off - poff + pvaddr
+        return None
+
+    def lookup(self, vaddr):
+        """(start, names) of the function holding vaddr, or None."""
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        while i >= 0:
+            start = self.starts[i]
+            size, names = self.funcs[start]
+            if size == 0 and i + 1 < len(self.starts):
+                size = self.starts[i + 1] - start
+            if start <= vaddr < start + max(size, 1):
+                return start, names
+            if vaddr - start > 1 << 20:
+                break
+            i -= 1        # a shorter symbol may hide a larger one (nested)
+        return None
+
+
+class Symbolizer:
+    def __init__(self):
+        self.maps = defaultdict(list)   # pid -> [(start, len, pgoff, path)]
+        self.elfs = {}
+        self.cache = {}
+
+    def mmap(self, pid, start, length, pgoff, path):
+        self.maps[pid].append((start, length, pgoff, path))
+        self.cache = {}
+
+    def exec(self, pid):
+        self.maps[pid] = []
+        self.cache = {}
+
+    def func(self, pid, ip):
+        """key, start, names of the function holding ip."""
+        ck = (pid, ip)
+        if ck in self.cache:
+            return self.cache[ck]
+        res = (("?", ip), ip, frozenset(["[unknown]"]))
+        for start, length, pgoff, path in reversed(self.maps[pid]):
+            if start <= ip < start + length:
+                elf = self.elfs.get(path)
+                if elf is None:
+                    elf = self.elfs[path] = ElfSyms(path)
+                va = elf.vaddr(ip - start + pgoff)
+                hit = elf.lookup(va) if va is not None else None
+                if hit:
+                    fstart = hit[0] - va + ip
+                    res = ((path, hit[0]), fstart, frozenset(hit[1]))
+                else:
+                    res = ((path, None), None, frozenset(["[unknown] (%s)" % path]))
+                break
+        self.cache[ck] = res
+        return res
+
+# ---------------------------------------------------------------- the tree
+
+
+class Node:
+    __slots__ = ("key", "names", "parent", "kids", "calls", "complete",
+                 "self_ns", "entries")
+
+    def __init__(self, key, names, parent):
+        self.key, self.names, self.parent = key, names, parent
+        self.kids = {}
+        self.calls = self.complete = self.self_ns = self.entries = 0
+
+    def child(self, key, names):
+        n = self.kids.get(key)
+        if n is None:
+            n = self.kids[key] = Node(key, names, self)
+        return n
+
+    def merge_from(self, other):
+        self.calls += other.calls
+        self.complete += other.complete
+        self.self_ns += other.self_ns
+        self.entries += other.entries
+        for k, o in other.kids.items():
+            self.child(k, o.names).merge_from(o)
+
+
+PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
+
+
+class Frame:
+    __slots__ = ("node", "key", "pseudo", "started", "handler")
+
+    def __init__(self, node, key, pseudo=None, started=True, handler=False):
+        self.node, self.key, self.pseudo = node, key, pseudo
+        self.started, self.handler = started, handler
+
+
+class Thread:
+    def __init__(self, pid, tid):
+        self.pid, self.tid = pid, tid
+        self.segs = []
+        self.stack = []
+        self.first = self.last = None
+        self.traced = False
+        self.comm = None
+        self.anomalies = []
+        self.paths = set()
+
+    # accounting
+    def account(self, t):
+        if not self.traced:
+            return
+        if t > self.last:
+            if self.stack:
+                n = self.stack[-1].node
+                n.self_ns += t - self.last
+            self.last = t
+
+    def push(self, key, names, pseudo=None, started=True, handler=False):
+        parent = self.stack[-1].node if self.stack else self.segs[-1]
+        n = parent.child(key, names)
+        n.calls += 1
+        n.entries += 1
+        self.stack.append(Frame(n, key, pseudo, started, handler))
+        self.note_path()
+
+    def pop(self, complete=True):
+        fr = self.stack.pop()
+        if complete and fr.started:
+            fr.node.complete += 1
+
+    def note_path(self):
+        self.paths.add(tuple(fr.key for fr in self.stack if fr.pseudo is None))
+
+    def new_segment(self):
+        while self.stack:
+            self.pop(complete=False)
+        self.segs.append(Node(None, None, None))
+
+    def find(self, key, below_top=True):
+        """index of the nearest frame holding key (below the top)."""
+        end = len(self.stack) - (1 if below_top else 0)
+        for i in range(end - 1, -1, -1):
+            if self.stack[i].pseudo is None and self.stack[i].key == key:
+                return i
+        return None
+
+    def pop_to(self, i):
+        while len(self.stack) > i + 1:
+            self.pop()
+
+    def underflow(self, key, names):
+        """ret from the root to a function not on the stack."""
+        self.pop()
+        root = self.segs[-1]
+        f = Node(key, names, root)
+        f.calls = 1
+        f.entries = 1
+        for k, kid in list(root.kids.items()):
+            kid.parent = f
+            f.kids[k] = kid
+        root.kids = {key: f}
+        self.stack.append(Frame(f, key, None, started=False))
+        # the paths seen so far get the new caller in front
+        self.paths = {(key,) + p for p in self.paths}
+        self.note_path()
+
+    def top_user(self):
+        return self.stack and self.stack[-1].pseudo is None
+
+
+class Model:
+    def __init__(self):
+        self.sym = Symbolizer()
+        self.threads = {}
+        self.comms = {}
+
+    def thread(self, pid, tid):
+        th = self.threads.get(tid)
+        if th is None:
+            th = self.threads[tid] = Thread(pid, tid)
+        return th
+
+    def f(self, pid, ip):
+        key, start, names = self.sym.func(pid, ip)
+        return key, start, names
+
+    def feed(self, line):
+        fl = line.split(" ")
+        if len(fl) < 5 or line.startswith("#"):
+            return
+        t, pid, tid, ev, args = int(fl[0]), int(fl[2]), int(fl[3]), fl[4], fl[5:]
+        if ev == "mmap":
+            self.sym.mmap(pid, int(args[0], 16), int(args[1], 16), int(args[2], 16),
+                          " ".join(args[3:]))
+            return
+        th = self.thread(pid, tid)
+        if ev == "comm":
+            th.comm = " ".join(args)
+            return
+        if ev == "exec":
+            self.sym.exec(pid)
+            th.exec_pending = True
+            return
+        if ev == "start":
+            th.account(t)
+            if not th.traced:
+                th.traced = True
+                th.first = th.last = t
+            ip = int(args[0], 16)
+            key, start, names = self.f(pid, ip)
+            th.new_segment()
+            th.push(key, names, started=(start == ip))
+            return
+        if not th.traced:
+            return
+        th.account(t)
+        getattr(self, "ev_" + ev.replace("-", "_"), self.ev_other)(th, t, args)
+
+    def ev_other(self, th, t, args):
+        pass
+
+    def repair(self, th, src):
+        """A branch from src: src's function must be the top frame. The truth
+        logs a jump only when the emulator's symbols (no debuginfo) see it
+        leave a function; ours (with debuginfo) may see more: a jump from the
+        top function to src's went unlogged (tail call), src's replaces it."""
+        if not th.top_user():
+            return
+        key, start, names = self.f(th.pid, src)
+        if th.stack[-1].key != key:
+            handler = th.stack[-1].handler
+            th.pop()
+            th.push(key, names, handler=handler)
+
+    def ev_call(self, th, t, args):
+        self.repair(th, int(args[0], 16))
+        key, start, names = self.f(th.pid, int(args[1], 16))
+        th.push(key, names)
+
+    def ev_ret(self, th, t, args):
+        self.repair(th, int(args[0], 16))
+        key, start, names = self.f(th.pid, int(args[1], 16))
+        i = th.find(key)
+        if i is not None:
+            th.pop_to(i)
+        elif th.stack[-1].handler:
+            th.pop()
+            th.push(key, names)
+        elif len(th.stack) == 1:
+            th.underflow(key, names)
+        else:
+            th.anomalies.append("ret to a function not on the stack at %d" % t)
+            th.pop()
+            th.pop()
+            th.push(key, names, started=False)
+
+    def ev_jump(self, th, t, args):
+        self.repair(th, int(args[0], 16))
+        to = int(args[1], 16)
+        key, start, names = self.f(th.pid, to)
+        i = th.find(key)
+        if start == to or i is None:
+            handler = th.stack[-1].handler
+            th.pop()
+            th.push(key, names, started=(start == to), handler=handler)
+        else:
+            th.pop_to(i)
+
+    def ev_syscall(self, th, t, args):
+        self.repair(th, int(args[1], 16))
+        th.push("[kernel]", frozenset(["[kernel]"]), pseudo="kernel")
+
+    def leave_kernel(self, th):
+        while th.stack and th.stack[-1].pseudo is not None:
+            th.pop()
+
+    def to_ip(self, th, ip):
+        """user code resumes at ip: its function is the top or further down."""
+        key, start, names = self.f(th.pid, ip)
+        if th.stack and th.stack[-1].key == key:
+            return
+        i = th.find(key, below_top=False)
+        if i is not None:
+            th.pop_to(i)
+        else:
+            th.anomalies.append("resume at %#x outside the stack" % ip)
+
+    def ev_sysret(self, th, t, args):
+        self.leave_kernel(th)
+        if getattr(th, "exec_pending", False):
+            th.exec_pending = False
+            key, start, names = self.f(th.pid, int(args[1], 16))
+            th.new_segment()
+            th.push(key, names, started=False)
+            return
+        self.to_ip(th, int(args[1], 16))
+
+    def ev_sigreturn(self, th, t, args):
+        self.leave_kernel(th)
+        self.to_ip(th, int(args[0], 16))
+
+    def ev_signal(self, th, t, args):
+        if th.top_user():
+            th.push("[kernel]", frozenset(["[kernel]"]), pseudo="kernel")
+        self.leave_kernel(th)
+        key, start, names = self.f(th.pid, int(args[2], 16))
+        th.push(key, names, handler=True)
+
+    def ev_switch_out(self, th, t, args):
+        p = "preempt" if args and args[0] == "preempt" else "offcpu"
+        th.push(p, frozenset([PSEUDO[p]]), pseudo=p)
+
+    def ev_switch_in(self, th, t, args):
+        if th.stack and th.stack[-1].pseudo in ("offcpu", "preempt"):
+            th.pop()
+
+    def ev_stop(self, th, t, args):
+        while th.stack:
+            th.pop(complete=False)
+        th.traced = False
+
+    ev_exit = ev_stop
+
+    def finish(self):
+        for th in self.threads.values():
+            while th.stack:
+                th.pop(complete=False)
+
+    def tree(self, per_thread):
+        root = Node(None, None, None)
+        for th in self.threads.values():
+            if th.first is None:
+                continue
+            parent = root
+            if per_thread:
+                comm = th.comm or self.threads.get(th.pid, th).comm or "unknown"
+                parent = root.child(("thread", th.tid),
+                                    frozenset(["%s-%d" % (comm, th.tid)]))
+            for seg in th.segs:
+                parent.merge_from(seg)
+        return root
+
+
+def load(path):
+    m = Model()
+    with open(path) as fh:
+        for line in fh:
+            m.feed(line.rstrip("\n"))
+    m.finish()
+    return m
+
+# ---------------------------------------------------------------- output
+
+
+def pick(names):
+    return sorted(names, key=lambda n: (n.startswith("_"), "@" in n, len(n), n))[0]
+
+
+def walk(node, prefix, out):
+    for kid in node.kids.values():
+        path = prefix + [kid]
+        if kid.self_ns > 0 or (not kid.kids and kid.calls > 0):
+            out.append(path)
+        walk(kid, path, out)
+
+
+def frame_str(n):
+    name = pick(n.names)
+    if n.key and isinstance(n.key, tuple) and n.key[0] == "thread":
+        return name
+    return "%s:%d%s" % (name, n.calls, "(inferred)" if n.complete == 0 else "")
+
+
+def cmd_expect(truth, per_thread):
+    m = load(truth)
+    out = []
+    walk(m.tree(per_thread), [], out)
+    lines = sorted("%s %d" % (";".join(frame_str(n) for n in p), p[-1].self_ns)
+                   for p in out)
+    print("\n".join(lines))
+    for th in m.threads.values():
+        for a in th.anomalies:
+            print("note: tid %d: %s" % (th.tid, a), file=sys.stderr)
+
+
+ANNOT = re.compile(r"^(.*):([0-9]+)(\(inferred\)|,avg:[0-9]+)$")
+
+
+def split_frame(fr):
+    m = ANNOT.match(fr)
+    if not m:
+        return fr, None, None
+    return m.group(1), int(m.group(2)), m.group(3) == "(inferred)"
+
+
+def norm(name):
+    return "[kernel]" if name.startswith("[kernel]") else name
+
+
+def names_match(name, names):
+    name = norm(name)
+    if name in names:
+        return True
+    return name.split("@")[0] in {n.split("@")[0] for n in names if not n.endswith("@plt")} \
+        and not name.endswith("@plt")
+
+
+def parse_folded(path):
+    rows = []
+    with open(path) as fh:
+        for ln, line in enumerate(fh, 1):
+            line = line.rstrip("\n")
+            stack, _, val = line.rpartition(" ")
+            rows.append((ln, stack.split(";"), int(val), line))
+    return rows
+
+
+def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids):
+    m = load(truth)
+    if only_tids:
+        m.threads = {t: th for t, th in m.threads.items() if t in only_tids}
+    root = m.tree(per_thread)
+    errs = []
+    seen = set()
+    max_rel, max_abs, worst = 0.0, 0, ""
+    checked = 0
+    for ln, frames, val, line in parse_folded(folded):
+        nodes = [root]
+        for depth, fr in enumerate(frames):
+            name, calls, inferred = split_frame(fr)
+            nxt = [k for n in nodes for k in n.kids.values() if names_match(name, k.names)]
+            if not nxt:
+                errs.append("line %d: frame %d %r is not an expected context: %s"
+                            % (ln, depth + 1, fr, line[:300]))
+                break
+            nodes = nxt
+            ecalls = sum(n.calls for n in nodes)
+            ecomplete = sum(n.complete for n in nodes)
+            if calls is not None and calls != ecalls:
+                errs.append("line %d: frame %d %r has %d calls, truth %d: %s"
+                            % (ln, depth + 1, fr, calls, ecalls, line[:300]))
+            if calls is not None and inferred != (ecomplete == 0):
+                errs.append("line %d: frame %d %r: truth has %d complete call(s): %s"
+                            % (ln, depth + 1, fr, ecomplete, line[:300]))
+        else:
+            for n in nodes:
+                seen.add(id(n))
+            exp = sum(n.self_ns for n in nodes)
+            entries = sum(n.entries for n in nodes)
+            diff = abs(val - exp)
+            tol = exp // 1000 + 2 * slack_ns * entries
+            if exp and diff:
+                rel = diff / exp
+                if rel > max_rel:
+                    max_rel, worst = rel, line[:200] + " (truth %d)" % exp
+            max_abs = max(max_abs, diff)
+            checked += 1
+            if check_time and diff > tol:
+                errs.append("line %d: %d ns, truth %d ns (tolerance %d): %s"
+                            % (ln, val, exp, tol, line[:300]))
+    out = []
+    walk(root, [], out)
+    for p in out:
+        n = p[-1]
+        if id(n) in seen:
+            continue
+        # a context with time but no line of its own: ptflame gave it 0 ns
+        # (a leaf context with calls always has a line, "... 0" at least)
+        tol = n.self_ns // 1000 + 2 * slack_ns * n.entries
+        if not n.kids or (check_time and n.self_ns > tol):
+            errs.append("missing context (%d ns, %d calls, tolerance %d): %s"
+                        % (n.self_ns, n.calls, tol, ";".join(frame_str(x) for x in p)))
+        if n.self_ns:
+            max_rel = max(max_rel, 1.0)
+            max_abs = max(max_abs, n.self_ns)
+    for e in errs[:40]:
+        print("  " + e)
+    if len(errs) > 40:
+        print("  ... %d more" % (len(errs) - 40))
+    print("compare: %d lines, %d errors, max relative time error %.6f%%, max abs %d ns; worst: %s"
+          % (checked, len(errs), max_rel * 100, max_abs, worst))
+    return 1 if errs else 0
+
+
+def cmd_walltime(truth):
+    m = load(truth)
+    for th in m.threads.values():
+        if th.first is not None:
+            comm = th.comm or m.threads.get(th.pid, th).comm or "unknown"
+            print("%d %d %s" % (th.tid, th.last - th.first, comm))
+
+
+def cmd_paths(truth, folded):
+    """each stack (pseudo-frames removed) must be a contiguous sub-path of a
+    truth call path (by function)."""
+    m = load(truth)
+    paths = set()
+    for th in m.threads.values():
+        paths |= th.paths
+    # name sequences: a path is a tuple of keys; keep the names of each key
+    keynames = {}
+    for th in m.threads.values():
+        def visit(n):
+            for k in n.kids.values():
+                keynames.setdefault(k.key, set()).update(k.names)
+                visit(k)
+        for seg in th.segs:
+            visit(seg)
+    errs = 0
+    rows = parse_folded(folded)
+    for ln, frames, val, line in rows:
+        names = [split_frame(f)[0] for f in frames]
+        names = [n for n in names if not n.startswith("[") and not re.fullmatch(r".*-[0-9]+", n)
+                 or n.startswith("[unknown] (")]
+        # thread roots may look like "comm-tid": drop a first frame matching a thread
+        if frames and re.fullmatch(r".*-[0-9]+", split_frame(frames[0])[0]) \
+                and int(split_frame(frames[0])[0].rsplit("-", 1)[1]) in m.threads:
+            names = [split_frame(f)[0] for f in frames[1:]]
+            names = [n for n in names if not n.startswith("[") or n.startswith("[unknown] (")]
+        if not names:
+            continue
+        ok = False
+        for p in paths:
+            for s in range(0, len(p) - len(names) + 1):
+                if all(names_match(names[j], keynames.get(p[s + j], ()))
+                       for j in range(len(names))):
+                    ok = True
+                    break
+            if ok:
+                break
+        if not ok:
+            errs += 1
+            if errs <= 20:
+                print("  line %d: call path the program never had: %s" % (ln, line[:300]))
+    print("paths: %d lines, %d not a sub-path of a truth call path (%d truth paths)"
+          % (len(rows), errs, len(paths)))
+    return 1 if errs else 0
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, truth = argv[1], argv[2]
+    per_thread = "--per-thread" in argv
+    if cmd == "expect":
+        cmd_expect(truth, per_thread)
+        return 0
+    if cmd == "walltime":
+        cmd_walltime(truth)
+        return 0
+    if cmd == "paths":
+        return cmd_paths(truth, argv[3])
+    if cmd == "compare":
+        slack = 256
+        tids = None
+        for i, a in enumerate(argv):
+            if a == "--slack-ns":
+                slack = int(argv[i + 1])
+            if a == "--only-tids":
+                tids = {int(x) for x in argv[i + 1].split(",")}
+        return cmd_compare(truth, argv[3], per_thread, "--no-time" not in argv, slack, tids)
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
