@@ -119,6 +119,10 @@ struct dc_session_opts {
 	/* One line per problem worth telling once (a missing binary...). */
 	void (*on_warning)(void *ctx, const char *msg);
 	void *ctx;
+	/* Optional: a process exec'd (COMM record with the exec flag), called
+	 * before on_comm, in time order with the events: its threads' stacks
+	 * start anew (the syscall number of a TRACE_OFF is unknown in PT). */
+	void (*on_exec)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns);
 };
 
 struct dc_session_stats {

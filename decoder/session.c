@@ -673,6 +673,8 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		 (uint16_t)rec->sid.cpu : UINT16_MAX;
 	switch (eff) {
 	case DC_SB_COMM:
+		if (rec->comm.exec && s->opts.on_exec)
+			s->opts.on_exec(s->opts.ctx, rec->comm.pid, rec->comm.tid, t);
 		if (s->opts.on_comm)
 			s->opts.on_comm(s->opts.ctx, rec->comm.pid, rec->comm.tid, rec->comm.comm, t);
 		return 0;

@@ -7,11 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "decoder/decoder.h"
 
 struct out {
 	struct dc_symbols *sym;
 	FILE *f;
+	bool bench;                /* count only: no output per event */
+	uint64_t keys;
 };
 
 static const char *name(struct dc_symbols *sym, uint32_t pid, uint64_t ip)
@@ -30,6 +34,12 @@ static int on_event(const struct dc_event *e, void *ctx)
 	struct out *o = ctx;
 	char n1[256], n2[256];
 
+	if (o->bench) {
+		/* what a consumer does per event: a function key per ip */
+		if (e->to_ip)
+			o->keys += dc_sym_func_key(o->sym, e->pid, e->to_ip);
+		return 0;
+	}
 	/* names may contain spaces: replace them to keep the columns */
 	snprintf(n1, sizeof(n1), "%s", name(o->sym, e->pid, e->from_ip));
 	snprintf(n2, sizeof(n2), "%s", name(o->sym, e->pid, e->to_ip));
@@ -49,6 +59,8 @@ static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, uin
 {
 	struct out *o = ctx;
 
+	if (o->bench)
+		return;
 	fprintf(o->f, "# comm %" PRIu64 " %u %u %s\n", t, pid, tid, comm);
 }
 
@@ -60,7 +72,9 @@ static void on_warning(void *ctx, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct out o = { NULL, stdout };
+	struct out o = { NULL, stdout, false, 0 };
+	struct timespec t0, t1;
+	double secs;
 	struct dc_session_opts opts = { .on_comm = on_comm, .on_warning = on_warning, .ctx = &o };
 	struct dc_session_stats st;
 	struct dc_session *s;
@@ -68,12 +82,14 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: dc_events FILE [--no-debuginfo]\n");
+		fprintf(stderr, "usage: dc_events FILE [--no-debuginfo|--bench]\n");
 		return 2;
 	}
 	/* the emulator's truth knows only the binaries' own symbols */
 	if (argc > 2 && !strcmp(argv[2], "--no-debuginfo"))
 		opts.debug_dir = opts.buildid_dir = "/nonexistent";
+	o.bench = argc > 2 && !strcmp(argv[2], "--bench");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dc_events: %s\n", err);
@@ -81,7 +97,12 @@ int main(int argc, char **argv)
 	}
 	o.sym = dc_session_symbols(s);
 	ret = dc_session_run(s, on_event, &o);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	dc_session_stats(s, &st);
+	if (o.bench)
+		printf("# bench %.3f s, %.2f MB/s of PT, %.0f events/s\n", secs,
+		       (double)st.bytes_decoded / 1e6 / secs, (double)st.events / secs);
 	printf("# stats queues %" PRIu64 " threads %" PRIu64 " events %" PRIu64 " blocks %" PRIu64
 	       " bytes %" PRIu64 " of %" PRIu64 " lost_ovf %" PRIu64 " lost_truncated %" PRIu64
 	       " lost_decode %" PRIu64 " missing %" PRIu64 " mtc_period_ns %" PRIu64 "\n",
