@@ -232,6 +232,44 @@ static void test_diff_random_union(void **state)
 	fg_folded_free(b);
 }
 
+/* Mangled folded text: read back or refused, never a crash; what is read
+ * diffs into valid lines. */
+static void test_read_mangled(void **state)
+{
+	static const char *const alphabet = " 0123456789;:,.()avginferd\t\n";
+	const char *base = "main:1(inferred);work:12,avg:1534;[kernel] write:12,avg:800 9600\n"
+			   "a;b;c 12\n";
+	unsigned seed = 5;
+	char text[256];
+	(void)state;
+
+	for (int i = 0; i < 5000; i++) {
+		size_t len = strlen(base), bad;
+		struct fg_folded *f = NULL;
+		FILE *in;
+		int rc;
+
+		memcpy(text, base, len + 1);
+		for (int k = 0; k < 1 + i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			text[(seed >> 8) % len] = alphabet[(seed >> 20) % strlen(alphabet)];
+		}
+		in = fmemopen(text, len, "r");
+		assert_non_null(in);
+		rc = fg_folded_read(in, &f, &bad);
+		fclose(in);
+		assert_true(rc == 0 || rc == -EBADMSG);
+		if (rc == 0) {
+			char *out = diff_str(f, f, false), *save = NULL;
+
+			for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+				assert_true(strlen(l) > 4);
+			free(out);
+			fg_folded_free(f);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_diff_self_is_zero),
 		cmocka_unit_test(test_diff_union),
 		cmocka_unit_test(test_diff_random_union),
+		cmocka_unit_test(test_read_mangled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
