@@ -71,6 +71,8 @@ struct thr {
 	struct timespec t0;
 	uint64_t v0;
 	long sys_nr;
+	uint64_t futex_addr;      /* futex wait: the address */
+	bool futex_wait;
 };
 
 struct vcpu {
@@ -86,6 +88,11 @@ struct vcpu {
 };
 
 struct stash { pid_t tid; int status; };
+
+/* A futex wake (or thread exit, uaddr 0: it wakes pthread_join) issued by a
+ * traced thread: virtual time, and real time of issue. */
+struct wake { uint64_t uaddr, vtime; struct timespec real; };
+#define NWAKES 64
 
 struct emu {
 	const struct rc_emu_opts *o;
@@ -105,6 +112,9 @@ struct emu {
 	struct stash *stash;
 	size_t nstash, cstash;
 	uint64_t seq, insns, chunks, slice, vstart, chunk;
+	uint64_t step_ns;         /* average real cost of one ptrace step */
+	struct wake wakes[NWAKES];
+	unsigned nwakes;          /* ring: total ever recorded */
 	pid_t child;              /* our own child (launch mode), 0 otherwise */
 	int child_status;
 	bool child_reaped;
@@ -928,9 +938,11 @@ static int native_event(struct emu *e, struct thr *t, int status)
 
 /* A native thread finished its native part: ready (async) or back on its
  * CPU (sync syscall). */
+static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d);
+
 static int native_done(struct emu *e, struct thr *t)
 {
-	uint64_t d = elapsed_ns(&t->t0);
+	uint64_t d = virtual_duration(e, t, elapsed_ns(&t->t0));
 	if (t->sys_nr == SYS_mmap || t->sys_nr == SYS_munmap || t->sys_nr == SYS_mprotect ||
 	    t->sys_nr == SYS_mremap || t->nk == NK_TO_START)
 		t->proc->maps_dirty = true;
@@ -1010,6 +1022,46 @@ static int collect(struct emu *e, bool block)
 
 /* ---- stepping ----------------------------------------------------------------- */
 
+static void note_wake(struct emu *e, uint64_t uaddr, uint64_t vtime)
+{
+	struct wake *w = &e->wakes[e->nwakes++ % NWAKES];
+	w->uaddr = uaddr;
+	w->vtime = vtime;
+	clock_gettime(CLOCK_MONOTONIC, &w->real);
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Virtual duration of a native stretch of T that took D real ns. Real time
+ * runs ~100,000 times faster than virtual time while threads are stepped,
+ * so a futex wait that another traced thread ended would last as long as
+ * the emulator took to step the waker there. Instead it ends at the
+ * waker's virtual time: the latest wake of the same futex (or a thread
+ * exit) issued after the wait began. Otherwise (sleeps, timeouts, I/O):
+ * the measured time, less the ptrace cost of one step. */
+static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d)
+{
+	if (t->nk == NK_SYSCALL && t->futex_wait) {
+		const struct wake *best = NULL;
+		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
+		for (unsigned i = 0; i < n; i++) {
+			const struct wake *w = &e->wakes[i];
+			if ((w->uaddr == t->futex_addr || w->uaddr == 0) && !ts_before(&w->real, &t->t0) &&
+			    (!best || ts_before(&best->real, &w->real)))
+				best = w;
+		}
+		if (best)
+			return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
+						   : e->o->ns_per_insn;
+	}
+	if (t->nk == NK_SYSCALL)
+		d = d > e->step_ns ? d - e->step_ns : 0;
+	return d > e->o->ns_per_insn ? d : e->o->ns_per_insn;
+}
+
 static bool may_block(struct thr *t, const struct user_regs_struct *r)
 {
 	long nr = (long)r->rax;
@@ -1068,6 +1120,18 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->slice_used++;
 	count_insn(e);
 	t->v0 = v->now;
+	t->futex_wait = false;
+	if (nr == SYS_futex) {
+		int op = (int)r->rsi & FUTEX_CMD_MASK;
+		if (op == FUTEX_WAKE || op == FUTEX_WAKE_BITSET || op == FUTEX_WAKE_OP ||
+		    op == FUTEX_UNLOCK_PI || op == FUTEX_REQUEUE || op == FUTEX_CMP_REQUEUE)
+			note_wake(e, r->rdi, v->now);
+		else
+			t->futex_wait = true;
+		t->futex_addr = r->rdi;
+	} else if (nr == SYS_exit) {
+		note_wake(e, 0, v->now);  /* CLONE_CHILD_CLEARTID wakes the joiner */
+	}
 	if (may_block(t, r)) {
 		if (start_native(e, t, NK_SYSCALL, true, nr))
 			return e->fail;
@@ -1117,9 +1181,14 @@ static int step(struct emu *e, unsigned c)
 			r.rax = (unsigned long long)-1;
 		return step_syscall(e, c, t, &in, &r);
 	}
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status;
 	if (rc == 0)
 		rc = wait_tid(t->tid, &status);
+	/* running average of the ptrace round trip (subtracted from the
+	 * measured duration of syscalls) */
+	e->step_ns = e->step_ns ? (e->step_ns * 15 + elapsed_ns(&t0)) / 16 : elapsed_ns(&t0);
 	if (rc < 0)
 		return efail(e, rc, "ptrace single-step of thread %d: %s", (int)t->tid, strerror(-rc));
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
