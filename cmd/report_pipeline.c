@@ -69,6 +69,7 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 {
 	struct dc_event ev;
 	const char *comm;
+	off_t pos;
 	int ret;
 
 	ret = dc_script_new(&r->script, r->in);
@@ -89,14 +90,13 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 		if ((ret = sr_machine_feed(r->machine, &ev)))
 			goto fail;
 	}
-	if (ret == -EBADMSG) {
-		snprintf(err, errlen, "%s: line %" PRIu64 " is not perf script output",
-			 opt->input, dc_script_bad_line(r->script));
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", opt->input, dc_script_errmsg(r->script, ret));
 		return ret;
 	}
-	if (ret < 0)
-		goto fail;
-	r->sum.bytes = (uint64_t)ftello(r->in);
+	/* Bytes read: known for a file, not for a pipe (ftello fails). */
+	pos = ftello(r->in);
+	r->sum.bytes = pos > 0 ? (uint64_t)pos : 0;
 	ret = machine_finish(r);
 	if (ret)
 		goto fail;
