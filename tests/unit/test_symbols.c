@@ -304,6 +304,107 @@ static void test_process_lookup(void **state)
 	free(v);
 }
 
+static void run(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+/* The build-id of a binary, from readelf. */
+static size_t build_id(const char *bin, uint8_t *out, char *hex, size_t hexlen)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *b = strstr(line, "Build ID: ");
+
+		if (!b)
+			continue;
+		b += 10;
+		b[strcspn(b, "\n")] = 0;
+		snprintf(hex, hexlen, "%s", b);
+		for (n = 0; n < 20 && sscanf(b + 2 * n, "%2hhx", &out[n]) == 1; n++)
+			;
+	}
+	pclose(p);
+	return n;
+}
+
+static const char *name_at(struct dc_symbols *s, int dso, const struct nmsym *e)
+{
+	uint64_t lo, hi;
+
+	return dc_sym_name(s, dc_sym_dso_lookup(s, dso, e->addr, &lo, &hi));
+}
+
+/* Where binaries and debuginfo are found: debuginfo by build-id under the
+ * debug directory, the code in perf's build-id cache (~/.debug), under
+ * --symfs; a binary at its path with another build-id is not used. */
+static void test_search_paths(void **state)
+{
+	char dir[] = "/tmp/ptf-symtest-XXXXXX", hex[64], cmd[4 * PATH_MAX], path[PATH_MAX];
+	struct dc_symbols_opts o = { 0 };
+	struct dc_symbols *s;
+	struct nmsym *v;
+	size_t n = nm_funcs(tpath("symtest"), &v);
+	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
+	uint8_t bid[20];
+	size_t nb = build_id(tpath("symtest"), bid, hex, sizeof(hex));
+	int dso;
+
+	(void)state;
+	assert_int_equal(nb, 20);
+	assert_non_null(mkdtemp(dir));
+	/* debuginfo by build-id: the stripped binary alone in a directory */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/bin %s/dbg/.build-id/%.2s %s/cache/.build-id/%.2s/%s %s/symfs/opt && "
+		 "cp '%s' %s/bin/prog && cp '%s' %s/dbg/.build-id/%.2s/%s.debug && "
+		 "cp '%s' %s/cache/.build-id/%.2s/%s/elf && cp '%s' %s/symfs/opt/prog",
+		 dir, dir, hex, dir, hex, hex + 2, dir, tpath("symtest-stripped"), dir,
+		 tpath("symtest.debug"), dir, hex, hex + 2, tpath("symtest"), dir, hex, hex + 2,
+		 tpath("symtest"), dir);
+	run(cmd);
+	snprintf(path, sizeof(path), "%s/dbg", dir);
+	o.debug_dir = path;
+	o.buildid_dir = "/nonexistent";
+	assert_int_equal(dc_symbols_new(&o, NULL, &s), 0);
+	snprintf(cmd, sizeof(cmd), "%s/bin/prog", dir);
+	dso = dc_sym_dso(s, cmd, NULL, 0);
+	assert_string_equal(name_at(s, dso, leaf), "st_leaf");
+	dc_symbols_free(s);
+	/* code from perf's build-id cache for a path that is gone */
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	o.debug_dir = "/nonexistent";
+	o.buildid_dir = path;
+	assert_int_equal(dc_symbols_new(&o, NULL, &s), 0);
+	dso = dc_sym_dso(s, "/gone/prog", bid, nb);
+	assert_non_null(dc_sym_dso_file(s, dso));
+	assert_non_null(strstr(dc_sym_dso_file(s, dso), "/elf"));
+	assert_string_equal(name_at(s, dso, leaf), "st_leaf");
+	dc_symbols_free(s);
+	/* --symfs */
+	snprintf(path, sizeof(path), "%s/symfs", dir);
+	o.buildid_dir = "/nonexistent";
+	o.symfs = path;
+	assert_int_equal(dc_symbols_new(&o, NULL, &s), 0);
+	dso = dc_sym_dso(s, "/opt/prog", NULL, 0);
+	assert_string_equal(name_at(s, dso, leaf), "st_leaf");
+	/* a file at the path with another build-id is not the binary */
+	bid[0] ^= 0xff;
+	dso = dc_sym_dso(s, tpath("symtest"), bid, nb);
+	assert_null(dc_sym_dso_file(s, dso));
+	assert_int_equal(dc_sym_nr_missing(s), 1);
+	dc_symbols_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_process_lookup),
+		cmocka_unit_test(test_search_paths),
 	};
 
 	find_testdata();
