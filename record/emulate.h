@@ -17,9 +17,12 @@
  *  - a thread that issues a syscall which may block (futex wait, sleeps,
  *    waits, poll, read, ...) or exit/execve/vfork leaves its CPU (plain
  *    switch-out) and runs natively in the kernel; when it returns after d
- *    real nanoseconds it is ready at (virtual issue time + d);
+ *    real nanoseconds it is ready at (virtual issue time + d), except a
+ *    futex wait that a traced thread's futex wake (or exit) ended: it is
+ *    ready at the virtual time of that wake (real time runs ~10^5 times
+ *    faster than virtual time while stepping);
  *  - other syscalls are stepped in place; the CPU's clock advances by their
- *    measured duration;
+ *    measured duration less the average cost of a ptrace step;
  *  - a thread that used its time slice is preempted (switch-out with the
  *    PREEMPT bit) when another thread is ready;
  *  - an idle CPU takes the ready thread with the earliest ready time;

@@ -42,6 +42,17 @@ rec threads1 --cpus 1 --time-slice 150 -- "$TESTDATA/emu_threads" &&
 # no CYC: the decoder's times are MTC-precise only
 rec threads-nocyc --no-cyc --cpus 3 -- "$TESTDATA/emu_threads"
 rec demo -- "$TESTDATA/emu_demo"
+# Virtual time of a mutex wait: the waiter (blocked in futex 202) resumes
+# right after the holder's unlock (its futex wake), not after the real time
+# the emulator took to step the holder there.
+if [ -s demo.truth ]; then
+	set -- $(perl "$EMU_DIR/futexwait.pl" demo.truth 5000)
+	if [ "${1:-0}" -ge 2 ] && [ "${2:-1}" -eq 0 ]; then
+		pass "demo: $1 blocked futex waits end within 5 us after another thread's wake"
+	else
+		fail "demo: blocked futex waits: ${2:-?} of ${1:-?} end far from any wake"
+	fi
+fi
 rec dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so" &&
 	has dlopen 'mmap .*libemu_plugin\.so' 1 'mapping of the dlopened library'
 rec forkexec --follow-fork -- "$TESTDATA/emu_forkexec" && has forkexec ' fork ' 1 'fork' &&
