@@ -1,5 +1,7 @@
-/* Demo program for scripts/demo.sh: nested calls, a sleep, and a mutex
- * wait between two threads (short enough to emulate in a second or two). */
+/* Demo program for scripts/demo.sh: nested calls, sleeps, and a mutex
+ * wait between two threads (main holds the lock while it sleeps; the
+ * other thread waits for it). Short enough to emulate in well under a
+ * second. */
 #include <pthread.h>
 #include <time.h>
 
@@ -30,20 +32,11 @@ static void compute(long n)
 	total += sum_squares(n);
 }
 
-static void *holder(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&lock);
-	compute(20);
-	sleep_us(2000);             /* holds the lock while sleeping */
-	pthread_mutex_unlock(&lock);
-	return NULL;
-}
-
+/* Blocks on the mutex main holds (deterministic: main took it before
+ * this thread existed), then computes under it. */
 static void *waiter(void *arg)
 {
 	(void)arg;
-	sleep_us(300);              /* let the holder take the lock first */
 	pthread_mutex_lock(&lock);  /* blocks: mutex wait */
 	compute(10);
 	pthread_mutex_unlock(&lock);
@@ -52,12 +45,14 @@ static void *waiter(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
+	pthread_t w;
 	compute(30);
-	pthread_create(&a, NULL, holder, NULL);
-	pthread_create(&b, NULL, waiter, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	pthread_mutex_lock(&lock);
+	pthread_create(&w, NULL, waiter, NULL);
+	compute(20);
+	sleep_us(2000);             /* holds the lock while sleeping */
+	pthread_mutex_unlock(&lock);
+	pthread_join(w, NULL);
 	sleep_us(1000);
 	return total == 0;
 }
