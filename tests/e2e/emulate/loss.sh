@@ -30,8 +30,8 @@ subseq() {
 	fi
 }
 
-# OVF every 40 packets
-"$PTFLAME" record --emulate -q --inject-ovf 40 --psb-period 256 -o ovf.data --truth ovf.truth \
+# OVF every 25 packets
+"$PTFLAME" record --emulate -q --inject-ovf 25 --psb-period 256 -o ovf.data --truth ovf.truth \
 	-- "$TESTDATA/emu_nested" 2>err || fail "inject-ovf: record failed: $(cat err)"
 want=$(grep -c ' ovf ' ovf.truth)
 got=$(perf script --itrace=cre -i ovf.data 2>&1 | grep -c 'Overflow packet')
