@@ -1,6 +1,7 @@
 /* ptflame record --emulate: argument parsing and wiring of the ptrace
  * emulator (record/emulate.h). */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,16 @@
 
 #include "cmd/cmd.h"
 #include "record/emulate.h"
+
+/* SIGINT/SIGTERM: stop tracing and still write the file (like perf record).
+ * cmd/ may hold global state; the emulator only reads this. */
+static volatile int emulate_interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	emulate_interrupted = 1;
+}
 
 static const char emulate_help[] =
 	"usage: ptflame record --emulate [OPTIONS] -- PROG [ARGS...]\n"
@@ -185,9 +196,18 @@ int cmd_record_emulate(int argc, char **argv)
 	o.cmdline = (const char *const *)argv;
 	o.cmdline_argc = (size_t)argc;
 
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;  /* no SA_RESTART: waitpid returns EINTR */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	o.interrupted = &emulate_interrupted;
+
 	struct rc_emu_stats st;
 	char err[512];
 	int rc = rc_emulate(&o, &st, err, sizeof(err));
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (rc < 0)
 		return cmd_error("record", "%s", err[0] ? err : "emulation failed");
 	if (!quiet)

@@ -990,9 +990,9 @@ static int collect(struct emu *e, bool block)
 		if (tid == 0)
 			return 0;
 		if (tid < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !(e->o->interrupted && *e->o->interrupted))
 				continue;
-			return 0;  /* ECHILD: nothing left */
+			return 0;  /* ECHILD: nothing left; or interrupted */
 		}
 		block = false;
 		struct thr *t = find_thr(e, tid);
@@ -1302,6 +1302,10 @@ static bool any_native(struct emu *e)
 static int run(struct emu *e)
 {
 	while (!e->fail && !e->stop) {
+		if (e->o->interrupted && *e->o->interrupted) {
+			e->stop = true;
+			break;
+		}
 		if (collect(e, false) || assign_idle(e))
 			break;
 		int c = pick_cpu(e);
@@ -1683,17 +1687,6 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 	finish(&e);
 	e.st->seconds = t0 ? (double)(mono_ns() - t0) / 1e9 : 0;
 	e.st->insns = e.insns;
-	if (e.child && !e.child_reaped) {
-		if (e.fail)
-			kill(e.child, SIGKILL);
-		int status;
-		while (waitpid(e.child, &status, 0) < 0 && errno == EINTR)
-			;
-		e.child_status = status;
-		e.child_reaped = true;
-	}
-	if (e.child_reaped)
-		e.st->exit_status = e.child_status;
 	int rc = e.fail;
 	if (e.w) {
 		if (rc == 0) {
@@ -1711,6 +1704,22 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 			snprintf(err, errlen, "cannot write %s", i ? opts->dump_insns_path : opts->truth_path);
 		}
 	}
+	/* like perf record: wait for the program; on an error or an interrupt
+	 * it goes first */
+	if (e.child && !e.child_reaped) {
+		if (e.fail)
+			kill(e.child, SIGKILL);
+		else if (opts->interrupted && *opts->interrupted)
+			kill(e.child, SIGTERM);
+		int status = 0;
+		while (waitpid(e.child, &status, 0) < 0 && errno == EINTR)
+			if (opts->interrupted && *opts->interrupted)
+				kill(e.child, SIGTERM);
+		e.child_status = status;
+		e.child_reaped = true;
+	}
+	if (e.child_reaped)
+		e.st->exit_status = e.child_status;
 	free_emu(&e);
 	return rc;
 }

@@ -85,6 +85,9 @@ struct rc_emu_opts {
 	pid_t pid;                 /* > 0: attach to this process */
 	char *const *argv;         /* PROG and args when pid == 0 */
 	const char *const *cmdline; /* our own command line (HEADER_CMDLINE) */
+	/* set asynchronously (SIGINT) to stop tracing as --max-insns does;
+	 * may be NULL */
+	volatile const int *interrupted;
 	size_t cmdline_argc;
 };
 

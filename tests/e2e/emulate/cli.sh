@@ -63,4 +63,17 @@ kill -0 "$victim" 2>/dev/null && pass "-p: the process lives on after the detach
 grep -q "State:.*[tT]" /proc/"$victim"/status && fail "-p: process left stopped" || pass "-p: process not left stopped"
 kill "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
+
+# SIGINT stops tracing, the file is still written (and decodes), the
+# program is terminated like perf record does
+"${E[@]}" -q -o int.data --dump-insns int.dump -- bash -c 'while :; do :; done' 2>err &
+rec=$!
+for _ in $(seq 50); do [ -s int.dump ] && break; sleep 0.1; done
+sleep 0.3
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+[ "$rc" -eq 0 ] && pass "SIGINT: exit 0" || fail "SIGINT: exit $rc: $(cat err)"
+"$EMU_CHECK" int.data int.dump >chk 2>&1 && pass "SIGINT: trace decodes exactly" ||
+	fail "SIGINT: $(head -c 400 chk)"
 finish
