@@ -28,7 +28,14 @@ struct pending {
 	bool valid;
 	uint64_t end_ip;
 	enum pt_insn_class iclass;
-	uint64_t time;
+	uint64_t icount;           /* instructions up to and with end_ip     */
+};
+
+/* An output event; branch events wait for their time (tentative) until
+ * the next time anchor (see anchor()). */
+struct qev {
+	struct dc_event ev;
+	uint64_t icount;
 };
 
 struct dc_ptq {
@@ -64,12 +71,19 @@ struct dc_ptq {
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
 	uint64_t last_ns;
 	uint64_t last_push;        /* events leave in time order            */
+	/* Times between timing packets, by instruction count: an anchor is
+	 * (instructions so far, exact time); branches between two anchors get
+	 * times interpolated linearly. pend_t: a time read ahead, for the next
+	 * branch that consumes a packet. */
+	uint64_t icount;
+	uint64_t a_i, a_t, pend_t;
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 
 	/* the head: output events, then at most one context point */
-	struct dc_event *fifo;
+	struct qev *fifo;
 	size_t fhead, fn, fcap;
+	size_t nfinal;             /* head entries whose time is known      */
 	enum ctx_kind ctx_kind;
 	uint64_t ctx_ns, ctx_ip;
 	bool done;
@@ -147,10 +161,9 @@ void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
 
 /* ---- output ------------------------------------------------------------- */
 
-static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
-		uint64_t to, uint64_t time)
+static struct qev *fifo_add(struct dc_ptq *q)
 {
-	struct dc_event *e;
+	struct qev *e;
 
 	if (q->fhead + q->fn == q->fcap) {
 		if (q->fhead) {
@@ -158,28 +171,86 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 			q->fhead = 0;
 		} else {
 			size_t ncap = q->fcap ? q->fcap * 2 : 16;
-			struct dc_event *n = realloc(q->fifo, ncap * sizeof(*n));
+			struct qev *n = realloc(q->fifo, ncap * sizeof(*n));
 
 			if (!n)
-				return -ENOMEM;
+				return NULL;
 			q->fifo = n;
 			q->fcap = ncap;
 		}
 	}
 	e = &q->fifo[q->fhead + q->fn++];
 	memset(e, 0, sizeof(*e));
-	if (time < q->last_push)
-		time = q->last_push;
-	q->last_push = time;
-	e->time_ns = time;
-	e->from_ip = from;
-	e->to_ip = to;
-	e->pid = q->pid;
-	e->tid = q->tid;
-	e->cpu = q->cfg.cpu;
-	e->kind = kind;
-	e->reason = reason;
-	e->sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
+	e->ev.pid = q->pid;
+	e->ev.tid = q->tid;
+	e->ev.cpu = q->cfg.cpu;
+	return e;
+}
+
+static void set_final(struct dc_ptq *q, struct qev *e, uint64_t t)
+{
+	if (t < q->last_push)
+		t = q->last_push;
+	q->last_push = t;
+	e->ev.time_ns = t;
+	q->nfinal++;
+}
+
+/* Instruction ai retired at time at: tentative events up to it get their
+ * times, interpolated from the previous anchor by instruction count. */
+static void anchor(struct dc_ptq *q, uint64_t ai, uint64_t at)
+{
+	if (at < q->a_t)
+		at = q->a_t;
+	while (q->nfinal < q->fn) {
+		struct qev *e = &q->fifo[q->fhead + q->nfinal];
+		uint64_t t = at;
+
+		if (e->icount > ai)
+			break;
+		if (ai > q->a_i && e->icount > q->a_i)
+			t = q->a_t + (uint64_t)((unsigned __int128)(at - q->a_t) *
+						(e->icount - q->a_i) / (ai - q->a_i));
+		set_final(q, e, t);
+	}
+	q->a_i = ai;
+	q->a_t = at;
+}
+
+/* A branch event (its time comes with the next anchor). */
+static int push_branch(struct dc_ptq *q, uint8_t kind, uint64_t from, uint64_t to,
+		       uint64_t icount)
+{
+	struct qev *e = fifo_add(q);
+
+	if (!e)
+		return -ENOMEM;
+	e->ev.kind = kind;
+	e->ev.from_ip = from;
+	e->ev.to_ip = to;
+	e->icount = icount;
+	if (icount <= q->a_i && q->nfinal == q->fn - 1)
+		set_final(q, e, q->a_t);
+	return 0;
+}
+
+/* An event with a known time (tracing on/off, loss): an anchor too. */
+static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
+		uint64_t to, uint64_t time)
+{
+	struct qev *e;
+
+	anchor(q, q->icount, time);
+	e = fifo_add(q);
+	if (!e)
+		return -ENOMEM;
+	e->ev.from_ip = from;
+	e->ev.to_ip = to;
+	e->ev.kind = kind;
+	e->ev.reason = reason;
+	e->ev.sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
+	e->icount = q->icount;
+	set_final(q, e, q->a_t);
 	return 0;
 }
 
@@ -236,9 +307,9 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 	q->pend.valid = false;
 	switch (p.iclass) {
 	case ptic_call:
-		return push(q, DC_EV_CALL, 0, p.end_ip, to, p.time);
+		return push_branch(q, DC_EV_CALL, p.end_ip, to, p.icount);
 	case ptic_return:
-		return push(q, DC_EV_RETURN, 0, p.end_ip, to, p.time);
+		return push_branch(q, DC_EV_RETURN, p.end_ip, to, p.icount);
 	case ptic_far_call:
 	case ptic_far_return:
 	case ptic_far_jump:
@@ -246,7 +317,7 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 	default:
 		if (!to || same_function(q, p.end_ip, to))
 			return 0;
-		return push(q, DC_EV_JUMP, 0, p.end_ip, to, p.time);
+		return push_branch(q, DC_EV_JUMP, p.end_ip, to, p.icount);
 	}
 }
 
@@ -416,6 +487,8 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 
 static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t ip)
 {
+	anchor(q, q->icount, ns);
+	ns = q->a_t;
 	q->ctx_kind = kind;
 	q->ctx_ns = ns;
 	q->ctx_ip = ip;
@@ -433,7 +506,7 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 
 static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 {
-	uint64_t before = q->pend.valid ? q->pend.time : q->last_ns, t = event_ns(q, ev);
+	uint64_t before = q->a_t, t = event_ns(q, ev);
 	int ret;
 
 	switch (ev->type) {
@@ -473,29 +546,72 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	}
 }
 
+/* Does the block's last instruction take a packet (TNT bit or TIP)? Direct
+ * calls and jumps do not: their first opcode byte tells (0xff: indirect). */
+static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
+{
+	uint8_t buf[8];
+	int n = 0;
+
+	switch (b->iclass) {
+	case ptic_cond_jump:
+	case ptic_return:
+	case ptic_error:
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		return true;
+	case ptic_call:
+	case ptic_jump:
+		break;
+	default:
+		return false;
+	}
+	if (b->truncated) {
+		n = b->size < sizeof(buf) ? b->size : sizeof(buf);
+		memcpy(buf, b->raw, (size_t)n);
+	} else if (q->cfg.iscache && b->isid > 0) {
+		n = pt_iscache_read(q->cfg.iscache, buf, sizeof(buf), b->isid, b->end_ip);
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t c = buf[i];
+
+		if (c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0x2e ||
+		    c == 0x3e || (c >= 0x40 && c <= 0x4f))
+			continue;   /* prefixes, REX */
+		return c == 0xff;
+	}
+	return false;
+}
+
 /* t: the decoder's time before the block was decoded: it has read ahead
- * up to the packet that decides the block's last branch, so this is that
- * branch's time (timing packets precede the packet they time). */
+ * up to the packet that decides the next packet-taking branch, so that
+ * branch retired at t (timing packets precede the packet they time). */
 static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 {
 	int ret;
 
 	q->st.blocks++;
+	if (t > q->a_t && t > q->pend_t)
+		q->pend_t = t;
 	if (q->announce) {
-		/* at the block's time: after an OVF the timing packets that
-		 * follow it tell when tracing really resumed */
 		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip,
-			   t > q->announce_ns ? t : q->announce_ns);
+			   q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
 		q->announce = 0;
 		if (ret)
 			return ret;
 	}
 	if ((ret = resolve(q, b->ip)))
 		return ret;
+	q->icount += b->ninsn;
 	q->pend.valid = true;
 	q->pend.end_ip = b->end_ip;
 	q->pend.iclass = b->iclass;
-	q->pend.time = t;
+	q->pend.icount = q->icount;
+	if (q->pend_t && takes_packet(q, b)) {
+		anchor(q, q->icount, q->pend_t);
+		q->pend_t = 0;
+	}
 	return 0;
 }
 
@@ -521,7 +637,7 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 			return ret;
 	}
 	q->st.lost_decode++;
-	return lost(q, DC_LOST_DECODE, ip, q->last_ns);
+	return lost(q, DC_LOST_DECODE, ip, q->a_t);
 }
 
 /* One unit of decoding work. */
@@ -570,7 +686,7 @@ static int step(struct dc_ptq *q)
 		q->status = ret;
 		if ((ret = on_event(q, &ev)))
 			return ret;
-		if (q->ctx_kind || !q->dec || q->fn)
+		if (q->ctx_kind || !q->dec || q->nfinal)
 			return 0;
 	}
 	memset(&b, 0, sizeof(b));
@@ -597,18 +713,20 @@ static int step(struct dc_ptq *q)
 
 int dc_ptq_fill(struct dc_ptq *q)
 {
-	while (!q->fn && !q->ctx_kind && !q->done) {
+	while (!q->nfinal && !q->ctx_kind && !q->done) {
 		int ret = step(q);
 
 		if (ret < 0)
 			return ret;
 	}
-	return q->fn || q->ctx_kind ? 1 : 0;
+	if (q->done && q->nfinal < q->fn)
+		anchor(q, q->icount, q->a_t > q->last_ns ? q->a_t : q->last_ns);
+	return q->nfinal || q->ctx_kind ? 1 : 0;
 }
 
 uint64_t dc_ptq_head_time(const struct dc_ptq *q)
 {
-	return q->fn ? q->fifo[q->fhead].time_ns : q->ctx_ns;
+	return q->nfinal ? q->fifo[q->fhead].ev.time_ns : q->ctx_ns;
 }
 
 /* A context point reached the head: learn the thread and its image. */
@@ -643,8 +761,9 @@ static int do_ctx(struct dc_ptq *q)
 
 int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)
 {
-	if (q->fn) {
-		*ev = q->fifo[q->fhead++];
+	if (q->nfinal) {
+		*ev = q->fifo[q->fhead++].ev;
+		q->nfinal--;
 		if (!--q->fn)
 			q->fhead = 0;
 		q->st.events++;

@@ -66,6 +66,9 @@ struct dc_ptq_config {
 	struct dc_pt_info conv;
 	uint16_t cpu;              /* for dc_event.cpu                        */
 	uint32_t idx;              /* queue index (AUXTRACE idx)              */
+	/* The image's section cache, to tell direct from indirect calls when
+	 * placing times (NULL: calls and jumps count as direct). */
+	struct pt_image_section_cache *iscache;
 };
 
 struct dc_ptq_stats {

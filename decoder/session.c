@@ -503,6 +503,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 
 		cfg->pt = s->ptcfg;
 		cfg->conv = s->pt;
+		cfg->iscache = s->isc;
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;

@@ -64,6 +64,7 @@ def main():
     mtc = stats.get('mtc_period_ns', 0) or 1000
     tol = mtc + mtc // 8
     errors = []
+    dts = []
     ntruth = sum(len(v) for v in tbr.values())
     ndec = sum(len(v) for v in dbr.values())
     for tid in sorted(set(tbr) | set(dbr)):
@@ -86,6 +87,7 @@ def main():
                 errors.append('tid %d: branch %d: decoded %s %#x->%#x, truth %s %#x->%#x'
                               % ((tid, i) + g[:3] + w[:3]))
                 break
+            dts.append(abs(w[3] - g[3]))
             if abs(w[3] - g[3]) > tol:
                 errors.append('tid %d: branch %d (%s %#x->%#x): time %d, truth %d (tolerance %d)'
                               % ((tid, i) + g[:3] + (g[3], w[3], tol)))
@@ -106,8 +108,9 @@ def main():
         errors.append('the truth log has no branches')
     for e in errors[:10]:
         print('truthcmp: ' + e, file=sys.stderr)
-    print('truthcmp: %d threads, %d truth branches, %d decoded, %d lost, tolerance %d ns: %s'
-          % (len(tbr), ntruth, ndec, lost, tol, 'FAIL' if errors else 'ok'))
+    dt = ' (time error max %d, mean %.1f ns)' % (max(dts), sum(dts) / len(dts)) if dts else ''
+    print('truthcmp: %d threads, %d truth branches, %d decoded, %d lost, tolerance %d ns%s: %s'
+          % (len(tbr), ntruth, ndec, lost, tol, dt, 'FAIL' if errors else 'ok'))
     return 1 if errors else 0
 
 
