@@ -308,8 +308,13 @@ static void test_basic(void **state)
 	/* times: TSC through the conversion, at the packets' places */
 	assert_int_equal(got.ev[0].time_ns, ns_of(1000));
 	assert_int_equal(got.ev[9].time_ns, ns_of(3000));
-	assert_true(got.ev[3].time_ns >= ns_of(2000));
 	assert_true(got.ev[8].time_ns < ns_of(3000));
+	/* g's ret takes the first packet after TSC 2000: it retired then, the
+	 * 4th instruction since tracing began at TSC 1000; the direct calls
+	 * before it (instructions 1 and 2) get times in proportion */
+	assert_int_equal(got.ev[3].time_ns, ns_of(2000));
+	assert_int_equal(got.ev[1].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 4);
+	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 2 / 4);
 }
 
 /* Chunk borders anywhere (even inside packets and PSBs) change nothing. */
