@@ -68,8 +68,10 @@ struct dc_session {
 
 	struct dc_hash seen;       /* tids with events */
 
-	struct sbrec *round;
-	size_t rn, rcap, rpos;
+	struct sbrec *round;       /* read, sorted; [rpos, rdue) are due */
+	size_t rn, rcap, rpos, rdue;
+	uint64_t rseq;             /* file order, to keep sorting stable  */
+	uint64_t rounds_max;       /* newest time of the rounds read before */
 	bool sb_eof;
 
 	size_t *heap;              /* queue indexes */
@@ -572,13 +574,24 @@ static int cmp_sbrec(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Load the next FINISHED_ROUND's sideband records, sorted by time. */
+/* Read the next FINISHED_ROUND's sideband records into the buffer and
+ * sort what is pending. As perf's ordered events: records of a round may
+ * be older than the previous round's last ones, but not older than the
+ * round before that, so only records up to the newest time of the rounds
+ * before the last one read are due (all of them at the end of the file). */
 static int load_round(struct dc_session *s)
 {
 	struct dc_perf_record rec;
+	uint64_t round_max = 0;
 	int ret;
 
-	s->rn = s->rpos = 0;
+	/* drop what was delivered */
+	if (s->rpos) {
+		memmove(s->round, s->round + s->rpos, (s->rn - s->rpos) * sizeof(*s->round));
+		s->rn -= s->rpos;
+		s->rdue -= s->rpos;
+		s->rpos = 0;
+	}
 	while (!s->sb_eof) {
 		ret = dc_perf_next(s->pf, &rec);
 		if (ret < 0) {
@@ -589,11 +602,8 @@ static int load_round(struct dc_session *s)
 			s->sb_eof = true;
 			break;
 		}
-		if (rec.type == PERF_RECORD_FINISHED_ROUND) {
-			if (s->rn)
-				break;
-			continue;
-		}
+		if (rec.type == PERF_RECORD_FINISHED_ROUND)
+			break;
 		if (!is_sideband(rec.type) || !rec.parsed)
 			continue;
 		if (s->rn == s->rcap) {
@@ -609,11 +619,21 @@ static int load_round(struct dc_session *s)
 				       rec.sid.time : 0;
 		s->round[s->rn].raw = rec.raw;
 		s->round[s->rn].size = rec.total_size;
-		s->round[s->rn].seq = s->rn;
+		s->round[s->rn].seq = s->rseq++;
+		if (s->round[s->rn].time > round_max)
+			round_max = s->round[s->rn].time;
 		s->rn++;
 	}
 	if (s->rn > 1)
 		qsort(s->round, s->rn, sizeof(*s->round), cmp_sbrec);
+	if (s->sb_eof) {
+		s->rdue = s->rn;
+	} else {
+		for (s->rdue = 0; s->rdue < s->rn && s->round[s->rdue].time <= s->rounds_max;)
+			s->rdue++;
+	}
+	if (round_max > s->rounds_max)
+		s->rounds_max = round_max;
 	return 0;
 }
 
@@ -624,13 +644,11 @@ static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_per
 {
 	int ret;
 
-	if (s->rpos >= s->rn) {
-		if (s->sb_eof)
+	while (s->rpos >= s->rdue) {
+		if (s->sb_eof && s->rpos >= s->rn)
 			return 0;
 		if ((ret = load_round(s)))
 			return ret;
-		if (s->rpos >= s->rn)
-			return 0;
 	}
 	*out = &s->round[s->rpos];
 	ret = dc_perf_parse(s->pf, (*out)->raw, (*out)->size, rec, s->err, sizeof(s->err));
