@@ -29,6 +29,9 @@ check longjmp -- "$TESTDATA/emu_longjmp"
 check signal -- "$TESTDATA/emu_signal"
 check except -- "$TESTDATA/emu_except"
 check dlopen -- "$TESTDATA/emu_dlopen"
+# a forked child that execs: its mappings copied, then replaced
+check forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
+check demo --cpus 2 -- "$TESTDATA/emu_demo"
 # code in the [vdso] is decoded from our own vdso (same kernel)
 check vdso -- "$TESTDATA/dc_vdso"
 grep -q ' ret 0 .* __vdso_clock_gettime clock_gettime$' vdso.ev &&
