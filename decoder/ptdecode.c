@@ -29,6 +29,8 @@ struct pending {
 	uint64_t end_ip;
 	enum pt_insn_class iclass;
 	uint64_t icount;           /* instructions up to and with end_ip     */
+	uint64_t start_ip;         /* the block's first instruction          */
+	int isid;                  /* its image section                      */
 };
 
 /* An output event; branch events wait for their time (tentative) until
@@ -504,6 +506,23 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	return push(q, DC_EV_LOST, reason, from, 0, t);
 }
 
+/* PT does not carry the syscall number; the usual wrapper loads it right
+ * before: `mov $NR, %eax; syscall` (b8 imm32 0f 05) inside the block.
+ * UINT32_MAX when the code does not say. */
+static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
+{
+	uint8_t b[7];
+	uint32_t nr;
+
+	if (!q->cfg.iscache || p->isid <= 0 || p->end_ip < p->start_ip + 5 ||
+	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip - 5) != sizeof(b))
+		return UINT32_MAX;
+	if (b[0] != 0xb8 || b[5] != 0x0f || b[6] != 0x05)
+		return UINT32_MAX;
+	memcpy(&nr, b + 1, 4);
+	return nr < 4096 ? nr : UINT32_MAX;
+}
+
 static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 {
 	uint64_t before = q->a_t, t = event_ns(q, ev);
@@ -517,9 +536,13 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	case ptev_disabled: {
 		/* synchronous: the block's last insn went to the kernel */
 		uint64_t from = q->pend.valid ? q->pend.end_ip : 0;
+		uint32_t nr = q->pend.valid ? syscall_nr(q, &q->pend) : UINT32_MAX;
 
 		q->pend.valid = false;
-		return push(q, DC_EV_TRACE_OFF, DC_OFF_SYSCALL, from, 0, t);
+		if ((ret = push(q, DC_EV_TRACE_OFF, DC_OFF_SYSCALL, from, 0, t)))
+			return ret;
+		q->fifo[q->fhead + q->fn - 1].ev.sysno = nr;
+		return 0;
 	}
 	case ptev_async_disabled:
 		if ((ret = resolve(q, ev->variant.async_disabled.at)))
@@ -608,6 +631,8 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->pend.end_ip = b->end_ip;
 	q->pend.iclass = b->iclass;
 	q->pend.icount = q->icount;
+	q->pend.start_ip = b->ip;
+	q->pend.isid = b->isid;
 	if (q->pend_t && takes_packet(q, b)) {
 		anchor(q, q->icount, q->pend_t);
 		q->pend_t = 0;

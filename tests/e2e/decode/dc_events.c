@@ -1,6 +1,7 @@
 /* dc_events FILE: print the branch events decoder/ makes of a perf.data
  * file, one per line: "TIME CPU PID TID KIND REASON FROM TO NAME_FROM
- * NAME_TO" (KIND call/ret/jump/on/off/lost), then a "# stats" line. For the
+ * NAME_TO SYSNO" (KIND call/ret/jump/on/off/lost; SYSNO -1 unknown), then
+ * a "# stats" line. For the
  * decode e2e tests, which compare them with the emulator's truth log. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,9 +50,10 @@ static int on_event(const struct dc_event *e, void *ctx)
 	for (char *p = n2; *p; p++)
 		if (*p == ' ')
 			*p = '_';
-	fprintf(o->f, "%" PRIu64 " %d %u %u %s %u 0x%" PRIx64 " 0x%" PRIx64 " %s %s\n", e->time_ns,
-		e->cpu == UINT16_MAX ? -1 : (int)e->cpu, e->pid, e->tid,
-		e->kind < 7 ? kinds[e->kind] : "?", e->reason, e->from_ip, e->to_ip, n1, n2);
+	fprintf(o->f, "%" PRIu64 " %d %u %u %s %u 0x%" PRIx64 " 0x%" PRIx64 " %s %s %d\n",
+		e->time_ns, e->cpu == UINT16_MAX ? -1 : (int)e->cpu, e->pid, e->tid,
+		e->kind < 7 ? kinds[e->kind] : "?", e->reason, e->from_ip, e->to_ip, n1, n2,
+		e->sysno == UINT32_MAX ? -1 : (int)e->sysno);
 	return 0;
 }
 

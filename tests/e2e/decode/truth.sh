@@ -41,6 +41,8 @@ check threads --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
 # many PSBs and tiny AUX chunks: windows that stop at PSBs and go on
 check psb256 --psb-period 256 -- "$TESTDATA/emu_nested"
 check chunks --aux-chunk 64 --psb-period 256 --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
+grep -q ', [1-9][0-9]* of [0-9]* syscall numbers known' threads.cmp &&
+	pass "threads: syscall numbers read from the code" || fail "threads: no syscall number known"
 # MTC only (no CYC): times within one MTC period
 check nocyc --no-cyc -- "$TESTDATA/emu_threads"
 

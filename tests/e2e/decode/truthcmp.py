@@ -17,7 +17,7 @@ OFF = {1: 'syscall', 2: 'fault', 3: 'block', 4: 'preempt', 5: 'end'}
 
 
 def load_truth(path):
-    br, sysc, sw = defaultdict(list), defaultdict(int), defaultdict(lambda: defaultdict(int))
+    br, sysc, sw = defaultdict(list), defaultdict(list), defaultdict(lambda: defaultdict(int))
     for line in open(path):
         if line.startswith('#'):
             continue
@@ -28,7 +28,7 @@ def load_truth(path):
         if ev in ('call', 'ret', 'jump'):
             br[tid].append((ev, int(f[5], 16), int(f[6], 16), t))
         elif ev == 'syscall':
-            sysc[tid] += 1
+            sysc[tid].append(int(f[5]))
         elif ev == 'switch-out':
             sw[tid][f[5]] += 1
     return br, sysc, sw
@@ -36,6 +36,7 @@ def load_truth(path):
 
 def load_events(path):
     br, off, lost, stats = defaultdict(list), defaultdict(lambda: defaultdict(int)), 0, {}
+    nrs = defaultdict(list)
     for line in open(path):
         f = line.split()
         if line.startswith('# stats'):
@@ -48,16 +49,19 @@ def load_events(path):
             br[tid].append((kind, int(f[6], 16), int(f[7], 16), t))
         elif kind == 'off':
             off[tid][OFF.get(reason, '?')] += 1
+            if reason == 1:
+                nrs[tid].append(int(f[10]) if len(f) > 10 else -1)
         elif kind == 'lost':
             lost += 1
-    return br, off, lost, stats
+    return br, off, lost, stats, nrs
 
 
 def main():
     lossy = '--lossy' in sys.argv
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     tbr, tsys, tsw = load_truth(args[0])
-    dbr, doff, lost, stats = load_events(args[1])
+    dbr, doff, lost, stats, dnrs = load_events(args[1])
+    known = 0
     # a branch without a packet of its own (direct call, compressed return)
     # carries the time of the last timing packet: up to one MTC period
     # early, plus a little for the MTC-to-TSC estimate (as for perf)
@@ -92,9 +96,17 @@ def main():
                 errors.append('tid %d: branch %d (%s %#x->%#x): time %d, truth %d (tolerance %d)'
                               % ((tid, i) + g[:3] + (g[3], w[3], tol)))
                 break
-        if doff[tid]['syscall'] != tsys.get(tid, 0):
+        if doff[tid]['syscall'] != len(tsys.get(tid, [])):
             errors.append('tid %d: %d TRACE_OFF(SYSCALL), truth has %d syscalls'
-                          % (tid, doff[tid]['syscall'], tsys.get(tid, 0)))
+                          % (tid, doff[tid]['syscall'], len(tsys.get(tid, []))))
+        # syscall numbers read from the code (mov $NR,%eax; syscall) must
+        # be the ones the program made
+        for i, (w, g) in enumerate(zip(tsys.get(tid, []), dnrs.get(tid, []))):
+            if g >= 0:
+                known += 1
+                if g != w:
+                    errors.append('tid %d: syscall %d decoded as %d, truth %d' % (tid, i, g, w))
+                    break
         for k in ('block', 'preempt'):
             if doff[tid][k] != tsw[tid][k]:
                 errors.append('tid %d: %d switch-outs (%s) decoded, truth %d'
@@ -109,6 +121,8 @@ def main():
     for e in errors[:10]:
         print('truthcmp: ' + e, file=sys.stderr)
     dt = ' (time error max %d, mean %.1f ns)' % (max(dts), sum(dts) / len(dts)) if dts else ''
+    if not lossy:
+        dt += ', %d of %d syscall numbers known' % (known, sum(len(v) for v in tsys.values()))
     print('truthcmp: %d threads, %d truth branches, %d decoded, %d lost, tolerance %d ns%s: %s'
           % (len(tbr), ntruth, ndec, lost, tol, dt, 'FAIL' if errors else 'ok'))
     return 1 if errors else 0
