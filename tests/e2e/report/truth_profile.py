@@ -122,11 +122,17 @@ class ElfSyms:
                 self._add(int(f[0], 16), 0, line.split(None, 2)[2])
 
     def _plt(self, path):
-        out = run(["objdump", "-d", "-w", "-j", ".plt", "-j", ".plt.sec",
-                   "-j", ".plt.got", path])
-        for m in re.finditer(r"^([0-9a-f]+) <([^>]+@plt)>:", out, re.M):
-            if "+" not in m.group(2) and "-" not in m.group(2):
-                self._add(int(m.group(1), 16), 16, m.group(2))
+        for dm in ([], ["-C"]):
+            out = run(["objdump", "-d", "-w"] + dm + ["-j", ".plt", "-j", ".plt.sec",
+                                                      "-j", ".plt.got", path])
+            for m in re.finditer(r"^([0-9a-f]+) <(.+@plt)>:", out, re.M):
+                if not re.search(r"@plt[-+]0x", m.group(2)):
+                    self._add(int(m.group(1), 16), 16, m.group(2))
+        # the lazy PLT's header (PLT0, jumps to the resolver): "[.plt]"
+        for line in run(["readelf", "-SW", path]).splitlines():
+            f = line.replace("[ ", "[").split()
+            if len(f) > 5 and f[1] == ".plt":
+                self._add(int(f[3], 16), 16, "[.plt]")
 
     def vaddr(self, off):
         for poff, pvaddr, fsz in self.loads:
@@ -344,6 +350,9 @@ class Model:
         if not th.traced:
             return
         th.account(t)
+        if ev in ("call", "ret", "jump", "syscall", "signal", "switch-out") and \
+                th.stack and th.stack[-1].pseudo == "irq":
+            th.pop()    # back in user mode since the last switch-in
         getattr(self, "ev_" + ev.replace("-", "_"), self.ev_other)(th, t, args)
 
     def ev_other(self, th, t, args):
@@ -389,7 +398,13 @@ class Model:
         to = int(args[1], 16)
         key, start, names = self.f(th.pid, to)
         i = th.find(key)
-        if start == to or i is None:
+        if start is None:
+            # no symbol there (a lazy PLT's header jumping to the resolver,
+            # a stub): a new function of its own, entered here
+            handler = th.stack[-1].handler
+            th.pop()
+            th.push(key, names, handler=handler)
+        elif start == to or i is None:
             handler = th.stack[-1].handler
             th.pop()
             th.push(key, names, started=(start == to), handler=handler)
@@ -438,6 +453,12 @@ class Model:
 
     def ev_switch_out(self, th, t, args):
         p = "preempt" if args and args[0] == "preempt" else "offcpu"
+        if th.top_user():
+            # preempted in user mode: the timer interrupt's kernel entry (PT:
+            # an async TIP.PGD) comes first; the truth logs no line for it
+            # nor for the return to user after the switch-in, so that
+            # [kernel] ends at the thread's next user-mode event
+            th.push("[kernel]", frozenset(["[kernel]"]), pseudo="irq")
         th.push(p, frozenset([PSEUDO[p]]), pseudo=p)
 
     def ev_switch_in(self, th, t, args):
@@ -545,7 +566,8 @@ def parse_folded(path):
     return rows
 
 
-def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids):
+def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
+                check_comm=True):
     m = load(truth)
     if only_tids:
         m.threads = {t: th for t, th in m.threads.items() if t in only_tids}
@@ -554,11 +576,32 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids):
     seen = set()
     max_rel, max_abs, worst = 0.0, 0, ""
     checked = 0
+    assign = {}     # a report context (annotated frames) -> our nodes
+    used = set()
     for ln, frames, val, line in parse_folded(folded):
         nodes = [root]
         for depth, fr in enumerate(frames):
             name, calls, inferred = split_frame(fr)
-            nxt = [k for n in nodes for k in n.kids.values() if names_match(name, k.names)]
+            ctx = ";".join(frames[:depth + 1])
+            nxt = assign.get(ctx)
+            if nxt is None:
+                nxt = [k for n in nodes for k in n.kids.values() if names_match(name, k.names)]
+                m_thr = re.fullmatch(r"(.*)-([0-9]+)", name)
+                if depth == 0 and per_thread and not nxt and m_thr:
+                    # the thread frame: match by tid, then check its comm
+                    nxt = [k for k in root.kids.values() if k.key == ("thread", int(m_thr.group(2)))]
+                    if nxt and check_comm:
+                        errs.append("line %d: thread frame %r, truth %r"
+                                    % (ln, name, pick(nxt[0].names)))
+                if len(nxt) > 1:
+                    # distinct functions of one name (static functions of
+                    # several DSOs): the report prints one context each
+                    same = [k for k in nxt if k.calls == calls and id(k) not in used]
+                    if same:
+                        nxt = same[:1]
+                for k in nxt:
+                    used.add(id(k))
+                assign[ctx] = nxt
             if not nxt:
                 errs.append("line %d: frame %d %r is not an expected context: %s"
                             % (ln, depth + 1, fr, line[:300]))
@@ -667,6 +710,112 @@ def cmd_paths(truth, folded):
     return 1 if errs else 0
 
 
+def strip_params(n):
+    """"ns::f(int) const" -> "ns::f" (perf script's demangling style)"""
+    if "(" in n and not n.startswith("[") and (n.endswith(")") or n.endswith(" const")):
+        return n[:n.index("(")]
+    return n
+
+
+def canon_map(m):
+    """every alias of every function the truth's mappings hold -> one name"""
+    cm = {}
+    for elf in m.sym.elfs.values():
+        for start, (size, names) in elf.funcs.items():
+            # C++: the demangled name without parameters, as perf prints it
+            # (overloads become one name there, so here too)
+            dem = sorted(n for n in names if "(" in n or "::" in n)
+            c = strip_params(dem[0]) if dem else pick(names)
+            for n in names:
+                cm.setdefault(n, c)
+                cm.setdefault(n.split("@")[0] if not n.endswith("@plt") else n, c)
+                cm.setdefault(strip_params(n), c)
+    return cm
+
+
+def canon_folded(path, cm):
+    """{context: [calls, self ns, child calls]}: every prefix of every line,
+    frames as canonical names (aliases of one function are one name),
+    [off-cpu]/[preempted] folded into the context above them (perf script
+    text has no switch events), ",avg:" dropped (latencies differ). A
+    [kernel] open at the end (inferred) is left out: perf script text ends
+    at the thread's last branch, the perf.data at its EXIT record."""
+    out = {}
+    seen = set()
+    for ln, frames, val, line in parse_folded(path):
+        key = ""
+        for i, fr in enumerate(frames):
+            name, calls, inferred = split_frame(fr)
+            if name in ("[off-cpu]", "[preempted]"):
+                if inferred:
+                    val = 0     # open at the end: no switch-in seen
+                break
+            name = norm(name)
+            if name == "[kernel]" and inferred:
+                val = 0
+                break
+            # perf prints C++ names without their parameter lists
+            name = cm.get(name, cm.get(name.split("@")[0],
+                                       cm.get(strip_params(name), strip_params(name))))
+            # PLT stubs: perf script names them "x@plt", "@plt" (IRELATIVE
+            # slots), "_init+0x.." (.plt.sec/.plt.got of -z now binaries) or
+            # "[unknown]" (PLT0); ptflame "x@plt", "*ABS*+0x..@plt", "[.plt]"
+            if name.endswith("@plt") or name in ("_init", "[.plt]"):
+                name = "[plt]"
+            if name.startswith("[unknown]"):
+                name = "[plt]"      # perf prints PLT0 and .plt.got so
+            parent = key
+            orig = ";".join(frames[:i + 1])
+            key = (key + ";" if key else "") + "%s%s" % (
+                name, "(inferred)" if inferred else "")
+            if key not in out:
+                out[key] = [0, 0, 0]
+            if orig not in seen:
+                # distinct contexts that are one after renaming: add up
+                seen.add(orig)
+                out[key][0] += calls or 0
+                if parent:
+                    out[parent][2] += calls or 0
+        if key:
+            out[key][1] += val
+    return out
+
+
+def cmd_same(truth, a, b, slack_ns, jump_only_ok=False):
+    """A and B (two reports of one recording) have the same contexts and
+    call counts, and self times within 2 * slack per interval (one MTC
+    period each end; a context's intervals: its calls plus its children's
+    calls, plus one)."""
+    m = load(truth)
+    cm = canon_map(m)
+    pa, pb = canon_folded(a, cm), canon_folded(b, cm)
+    errs = []
+    # --itrace=cr text has no jumps: a function only ever entered and left
+    # by jumps (tail_b in tail_a -jmp-> tail_b -jmp-> tail_c, pthread_join
+    # -jmp-> __pthread_clockjoin_ex) never shows in it. With --jump-only-ok,
+    # a context of A only whose own function B never names is excused.
+    b_names = {f.split("(inferred)")[0] for k in pb for f in k.split(";")}
+    for k in sorted(set(pa) ^ set(pb)):
+        leaf = k.rsplit(";", 1)[-1].split("(inferred)")[0]
+        if jump_only_ok and k in pa and leaf not in b_names:
+            continue
+        errs.append("context only in %s: %s" % (a if k in pa else b, k[:400]))
+    max_abs = 0
+    for k in sorted(set(pa) & set(pb)):
+        if pa[k][0] != pb[k][0]:
+            errs.append("%s: %d calls vs %d" % (k[:300], pa[k][0], pb[k][0]))
+        d = abs(pa[k][1] - pb[k][1])
+        tol = 2 * slack_ns * (pa[k][0] + pa[k][2] + 1)
+        max_abs = max(max_abs, d)
+        if d > tol:
+            errs.append("%s: %d ns vs %d ns (tolerance %d)" % (k[:300], pa[k][1], pb[k][1], tol))
+    for e in errs[:30]:
+        print("  " + e)
+    print("same: %d/%d contexts, %d errors, max abs time difference %d ns"
+          % (len(pa), len(pb), len(errs), max_abs))
+    return 1 if errs else 0
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -679,6 +828,12 @@ def main(argv):
     if cmd == "walltime":
         cmd_walltime(truth)
         return 0
+    if cmd == "same":
+        slack = 256
+        for i, a in enumerate(argv):
+            if a == "--slack-ns":
+                slack = int(argv[i + 1])
+        return cmd_same(truth, argv[3], argv[4], slack, "--jump-only-ok" in argv)
     if cmd == "paths":
         return cmd_paths(truth, argv[3])
     if cmd == "compare":
@@ -689,7 +844,8 @@ def main(argv):
                 slack = int(argv[i + 1])
             if a == "--only-tids":
                 tids = {int(x) for x in argv[i + 1].split(",")}
-        return cmd_compare(truth, argv[3], per_thread, "--no-time" not in argv, slack, tids)
+        return cmd_compare(truth, argv[3], per_thread, "--no-time" not in argv, slack, tids,
+                           "--no-comm" not in argv)
     print(__doc__, file=sys.stderr)
     return 2
 
