@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -72,6 +73,7 @@ struct thr {
 	uint64_t v0;
 	long sys_nr;
 	uint64_t futex_addr;      /* futex wait: the address */
+	uint64_t sys_arg0;        /* rdi of the pending syscall */
 	bool futex_wait;
 };
 
@@ -758,6 +760,10 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 		truth(e, now, -1, nt, "clone %d", (int)t->tid);
 	else
 		truth(e, now, -1, nt, "fork %d %d", (int)t->proc->pid, (int)t->tid);
+	/* the name it inherited (perf gets it from the FORK record) */
+	char comm[64];
+	read_comm(ntid, comm, sizeof(comm));
+	truth(e, now, -1, nt, "comm %s", comm);
 	int status;
 	if (!stash_take(e, ntid, &status)) {
 		int rc = wait_tid(ntid, &status);
@@ -958,6 +964,11 @@ static int native_done(struct emu *e, struct thr *t)
 	/* sync syscall: the thread never left its CPU */
 	unsigned c = (unsigned)t->cpu;
 	struct vcpu *v = &e->cpu[c];
+	/* a new name: the kernel writes a COMM record (prctl only; a write
+	 * to /proc/.../comm is not noticed) */
+	if (t->sys_nr == SYS_prctl && t->sys_arg0 == PR_SET_NAME &&
+	    emit_comm(e, t, c, t->v0, false))
+		return e->fail;
 	v->now += d;
 	t->state = TS_ONCPU;
 	/* new mappings are stamped when the kernel made them: before the PGE
@@ -1120,6 +1131,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->slice_used++;
 	count_insn(e);
 	t->v0 = v->now;
+	t->sys_arg0 = r->rdi;
 	t->futex_wait = false;
 	if (nr == SYS_futex) {
 		int op = (int)r->rsi & FUTEX_CMD_MASK;
