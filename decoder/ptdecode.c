@@ -514,7 +514,8 @@ static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
 	uint8_t b[7];
 	uint32_t nr;
 
-	if (!q->cfg.iscache || p->isid <= 0 || p->end_ip < p->start_ip + 5 ||
+	if (!q->cfg.syscall_numbers || !q->cfg.iscache || p->isid <= 0 ||
+	    p->end_ip < p->start_ip + 5 ||
 	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip - 5) != sizeof(b))
 		return UINT32_MAX;
 	if (b[0] != 0xb8 || b[5] != 0x0f || b[6] != 0x05)

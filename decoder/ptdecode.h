@@ -69,6 +69,10 @@ struct dc_ptq_config {
 	/* The image's section cache, to tell direct from indirect calls when
 	 * placing times (NULL: calls and jumps count as direct). */
 	struct pt_image_section_cache *iscache;
+	/* Read syscall numbers from the code (`mov $NR,%eax; syscall` in the
+	 * block): right when found, but not found for every syscall (then
+	 * UINT32_MAX), so one syscall may show both ways. Needs iscache. */
+	bool syscall_numbers;
 };
 
 struct dc_ptq_stats {
@@ -113,7 +117,8 @@ struct dc_session_opts {
 	const char *symfs;         /* --symfs DIR                             */
 	const char *debug_dir;     /* NULL: /usr/lib/debug                    */
 	const char *buildid_dir;   /* NULL: $HOME/.debug                      */
-	/* Thread names: every COMM record (exec or rename), in time order
+	/* Thread names: every COMM record (exec or rename), and a new
+	 * thread's or process's inherited name at its FORK, in time order
 	 * with the events. */
 	void (*on_comm)(void *ctx, uint32_t pid, uint32_t tid, const char *comm,
 			uint64_t time_ns);
@@ -126,6 +131,9 @@ struct dc_session_opts {
 	 * before on_comm, in time order with the events: its threads' stacks
 	 * start anew (the syscall number of a TRACE_OFF is unknown in PT). */
 	void (*on_exec)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns);
+	/* Guess TRACE_OFF(SYSCALL) numbers from the code (see
+	 * dc_ptq_config.syscall_numbers); off: always UINT32_MAX. */
+	bool syscall_numbers;
 };
 
 struct dc_session_stats {

@@ -506,6 +506,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->pt = s->ptcfg;
 		cfg->conv = s->pt;
 		cfg->iscache = s->isc;
+		cfg->syscall_numbers = s->opts.syscall_numbers;
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
@@ -697,6 +698,13 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		if (s->opts.on_comm)
 			s->opts.on_comm(s->opts.ctx, rec->comm.pid, rec->comm.tid, rec->comm.comm, t);
 		return 0;
+	case DC_SB_FORK: {
+		const char *comm = dc_sb_thread_comm(s->sb, rec->task.tid);
+
+		if (comm && s->opts.on_comm)
+			s->opts.on_comm(s->opts.ctx, rec->task.pid, rec->task.tid, comm, t);
+		return 0;
+	}
 	case DC_SB_SWITCH_OUT:
 	case DC_SB_SWITCH_IN:
 		if (!rec->sid.valid || !ev.tid || !dc_hash_get(&s->seen, ev.tid, &v))

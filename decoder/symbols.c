@@ -21,6 +21,8 @@
 
 struct sym {
 	uint64_t start, end;    /* ELF vaddrs, [start, end) */
+	uint64_t limit;         /* unsized: end of its section (0: unknown) */
+	uint64_t end_cap;       /* unsized: end of its section (0: unknown) */
 	uint32_t name;          /* offset in dso->names */
 	uint8_t prio;           /* lower wins among symbols at one address */
 };
@@ -278,6 +280,7 @@ static int sym_add(struct dso *d, struct symvec *sv, uint64_t start, uint64_t si
 		return ret;
 	e->start = start;
 	e->end = size ? start + size : 0;   /* 0: up to the next symbol */
+	e->end_cap = 0;
 	e->prio = prio;
 	sv->n++;
 	return 0;
@@ -320,6 +323,16 @@ static int read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 		ret = sym_add(d, sv, sym.st_value, sym.st_size, name, prio, demangle);
 		if (ret)
 			return ret;
+		if (!sym.st_size && sym.st_shndx < SHN_LORESERVE) {
+			/* an unsized symbol (asm: _init, _fini) ends with its
+			 * section at the latest, even when no symbol follows */
+			GElf_Shdr sec;
+			Elf_Scn *ss = elf_getscn(elf, sym.st_shndx);
+
+			if (ss && gelf_getshdr(ss, &sec) && sec.sh_addr <= sym.st_value &&
+			    sec.sh_addr + sec.sh_size > sym.st_value)
+				sv->v[sv->n - 1].end_cap = sec.sh_addr + sec.sh_size;
+		}
 	}
 	return 0;
 }
@@ -541,8 +554,10 @@ static void finish_syms(struct dso *d, struct symvec *sv)
 	for (size_t i = 0; i < w; i++) {
 		if (sv->v[i].end)
 			continue;
-		sv->v[i].end = i + 1 < w ? sv->v[i + 1].start : sv->v[i].start + 1;
-		if (sv->v[i].end - sv->v[i].start > (1u << 20))
+		sv->v[i].end = i + 1 < w ? sv->v[i + 1].start : 0;
+		if (sv->v[i].end_cap && (!sv->v[i].end || sv->v[i].end > sv->v[i].end_cap))
+			sv->v[i].end = sv->v[i].end_cap;
+		if (!sv->v[i].end || sv->v[i].end - sv->v[i].start > (1u << 20))
 			sv->v[i].end = sv->v[i].start + 1;
 	}
 	d->syms = sv->v;

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
 	struct out o = { NULL, stdout, false, 0 };
 	struct timespec t0, t1;
 	double secs;
-	struct dc_session_opts opts = { .on_comm = on_comm, .on_warning = on_warning, .ctx = &o };
+	struct dc_session_opts opts = { .on_comm = on_comm, .on_warning = on_warning, .ctx = &o,
+					.syscall_numbers = true };
 	struct dc_session_stats st;
 	struct dc_session *s;
 	char err[512];
