@@ -1195,9 +1195,18 @@ static int step(struct emu *e, unsigned c)
 	}
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status;
-	if (rc == 0)
+	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status = 0;
+	if (rc == -ESRCH) {
+		/* killed while stopped (SIGKILL, another thread's exit_group):
+		 * its exit status is waiting for us */
+		if (wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status)) {
+			note_child_exit(e, t->tid, status);
+			return thr_gone(e, t);
+		}
+		rc = 0;
+	} else if (rc == 0) {
 		rc = wait_tid(t->tid, &status);
+	}
 	/* running average of the ptrace round trip (subtracted from the
 	 * measured duration of syscalls) */
 	e->step_ns = e->step_ns ? (e->step_ns * 15 + elapsed_ns(&t0)) / 16 : elapsed_ns(&t0);
@@ -1318,7 +1327,9 @@ static int run(struct emu *e)
 			e->stop = true;
 			break;
 		}
-		if (collect(e, false) || assign_idle(e))
+		/* nothing runs natively: no event can be pending (saves a
+		 * waitpid per step) */
+		if ((any_native(e) && collect(e, false)) || assign_idle(e))
 			break;
 		int c = pick_cpu(e);
 		if (c < 0) {
