@@ -55,6 +55,7 @@ if [ -s demo.truth ]; then
 fi
 rec dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so" &&
 	has dlopen 'mmap .*libemu_plugin\.so' 1 'mapping of the dlopened library'
+rec vdso -- "$TESTDATA/emu_vdso" && has vdso 'mmap .*\[vdso\]' 1 '[vdso] mapping'
 rec forkexec --follow-fork -- "$TESTDATA/emu_forkexec" && has forkexec ' fork ' 1 'fork' &&
 	has forkexec ' exec ' 1 'exec'
 

@@ -45,6 +45,7 @@ cmp_perf threads -- "$TESTDATA/emu_threads"
 cmp_perf threads-nocyc --no-cyc -- "$TESTDATA/emu_threads"
 cmp_perf demo --cpus 1 --time-slice 300 -- "$TESTDATA/emu_demo"
 cmp_perf dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so"
+cmp_perf vdso -- "$TESTDATA/emu_vdso"
 cmp_perf forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
 
 # The comparison must notice a difference: drop one call from a truth log.
