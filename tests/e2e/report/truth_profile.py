@@ -97,6 +97,12 @@ class ElfSyms:
             dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
             if os.path.isfile(dbg):
                 files.append(dbg)
+        self.sections = []
+        for line in run(["readelf", "-SW", path]).splitlines():
+            m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", line)
+            if m and int(m.group(2), 16):
+                a = int(m.group(2), 16)
+                self.sections.append((a, a + int(m.group(3), 16)))
         for fpath in files:
             for dyn in ([], ["-D"]):
                 for demangle in ([], ["-C"]):
@@ -146,8 +152,13 @@ class ElfSyms:
         while i >= 0:
             start = self.starts[i]
             size, names = self.funcs[start]
-            if size == 0 and i + 1 < len(self.starts):
-                size = self.starts[i + 1] - start
+            if size == 0:
+                # unsized (asm): up to the next symbol, within its section
+                end = self.starts[i + 1] if i + 1 < len(self.starts) else None
+                for lo, hi in self.sections:
+                    if lo <= start < hi and (end is None or end > hi):
+                        end = hi
+                size = end - start if end else 0
             if start <= vaddr < start + max(size, 1):
                 return start, names
             if vaddr - start > 1 << 20:
@@ -428,7 +439,11 @@ class Model:
         if i is not None:
             th.pop_to(i)
         else:
-            th.anomalies.append("resume at %#x outside the stack" % ip)
+            # e.g. sigreturn from a handler whose interrupted frame was never
+            # seen (trace started in the handler, or lost): the trampoline
+            # is nobody's caller; a new stack segment starts here
+            th.new_segment()
+            th.push(key, names, started=False)
 
     def ev_sysret(self, th, t, args):
         self.leave_kernel(th)
@@ -566,6 +581,43 @@ def parse_folded(path):
     return rows
 
 
+def merge_kernel(rows):
+    """"[kernel] NAME" frames (the decoder names a syscall when it can tell
+    its number) become "[kernel]", merged per context with their calls and
+    times added: the truth's syscall lines are compared as one [kernel]
+    frame per context."""
+    ctx = {}        # normalized prefix -> [calls, any complete, origs]
+    merged = {}     # normalized stack -> [value, first line number]
+    for ln, frames, val, line in rows:
+        norm_fs = []
+        for i, fr in enumerate(frames):
+            name, calls, inferred = split_frame(fr)
+            # only kernel frames merge; others keep their own annotation
+            norm_fs.append("[kernel]" if norm(name) == "[kernel]" else fr)
+            key = ";".join(norm_fs)
+            c = ctx.setdefault(key, [0, False, set()])
+            orig = ";".join(frames[:i + 1])
+            if calls is not None and orig not in c[2]:
+                c[2].add(orig)
+                c[0] += calls
+                c[1] = c[1] or not inferred
+        key = ";".join(norm_fs)
+        m = merged.setdefault(key, [0, ln])
+        m[0] += val
+    out = []
+    for key, (val, ln) in sorted(merged.items(), key=lambda kv: kv[1][1]):
+        names = key.split(";")
+        frames = []
+        for i, n in enumerate(names):
+            c = ctx[";".join(names[:i + 1])]
+            if n != "[kernel]" or not c[2]:
+                frames.append(n)    # as printed (bare: thread root, [unknown])
+            else:
+                frames.append("%s:%d%s" % (n, c[0], ",avg:0" if c[1] else "(inferred)"))
+        out.append((ln, frames, val, ";".join(frames) + " %d" % val))
+    return out
+
+
 def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
                 check_comm=True):
     m = load(truth)
@@ -578,7 +630,7 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
     checked = 0
     assign = {}     # a report context (annotated frames) -> our nodes
     used = set()
-    for ln, frames, val, line in parse_folded(folded):
+    for ln, frames, val, line in merge_kernel(parse_folded(folded)):
         nodes = [root]
         for depth, fr in enumerate(frames):
             name, calls, inferred = split_frame(fr)
@@ -593,15 +645,20 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
                     if nxt and check_comm:
                         errs.append("line %d: thread frame %r, truth %r"
                                     % (ln, name, pick(nxt[0].names)))
+                multi = False
                 if len(nxt) > 1:
                     # distinct functions of one name (static functions of
-                    # several DSOs): the report prints one context each
+                    # several DSOs): the report prints one context each,
+                    # or one line for several when their annotations are
+                    # equal too (fg_fold sums identical stacks)
                     same = [k for k in nxt if k.calls == calls and id(k) not in used]
                     if same:
-                        nxt = same[:1]
+                        nxt = same
+                        multi = len(same) > 1
                 for k in nxt:
                     used.add(id(k))
                 assign[ctx] = nxt
+                del multi
             if not nxt:
                 errs.append("line %d: frame %d %r is not an expected context: %s"
                             % (ln, depth + 1, fr, line[:300]))
@@ -609,6 +666,8 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
             nodes = nxt
             ecalls = sum(n.calls for n in nodes)
             ecomplete = sum(n.complete for n in nodes)
+            if len(nodes) > 1 and calls is not None and all(n.calls == calls for n in nodes):
+                ecalls = calls      # one displayed line for equal contexts
             if calls is not None and calls != ecalls:
                 errs.append("line %d: frame %d %r has %d calls, truth %d: %s"
                             % (ln, depth + 1, fr, calls, ecalls, line[:300]))
