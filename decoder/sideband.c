@@ -477,9 +477,19 @@ int dc_sb_apply(struct dc_sideband *sb, const struct dc_perf_record *rec, uint64
 			ret = dc_sb_thread(sb, m->pid, m->tid);
 		return ret ? ret : DC_SB_MMAP;
 	}
-	case PERF_RECORD_FORK:
+	case PERF_RECORD_FORK: {
+		/* the child is named like its parent until it execs or renames */
+		const struct sb_thread *parent = thread_get(sb, rec->task.ptid);
+		char comm[sizeof(parent->comm)];
+
+		comm[0] = 0;
+		if (parent)
+			memcpy(comm, parent->comm, sizeof(comm));
 		ret = dc_sb_fork(sb, rec->task.ppid, rec->task.pid, rec->task.tid, time);
+		if (!ret && comm[0])
+			ret = dc_sb_comm(sb, rec->task.pid, rec->task.tid, comm);
 		return ret ? ret : DC_SB_FORK;
+	}
 	case PERF_RECORD_EXIT:
 		return DC_SB_EXIT;
 	case PERF_RECORD_ITRACE_START:

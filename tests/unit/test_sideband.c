@@ -175,6 +175,9 @@ static void test_perf_file(void **state)
 			/* the tid's last process: a reused tid may have moved on */
 			if (pid != a)
 				continue;
+			/* a new thread is named like its parent (or by its exec) */
+			if (!dc_sb_thread_comm(sb, b))
+				fail_msg("thread %u (forked by %u) has no comm", b, d);
 			nfork++;
 		} else if (!strncmp(ev, "PERF_RECORD_COMM exec: ", 23)) {
 			/* a process exec'd at t: mappings from before (the
@@ -261,6 +264,29 @@ static void test_map_rules(void **state)
 	assert_string_equal(dc_sb_map_find(sb, 10, 510, 0x3800)->path, "/a");
 	assert_int_equal(dc_sb_comm(sb, 10, 12, "worker"), 0);
 	assert_string_equal(dc_sb_thread_comm(sb, 12), "worker");
+	{
+		/* FORK: a new process and a new thread are named like the
+		 * forking thread until they exec or rename */
+		struct dc_perf_record r;
+
+		memset(&r, 0, sizeof(r));
+		r.type = PERF_RECORD_FORK;
+		r.parsed = true;
+		r.task.pid = 20;
+		r.task.ppid = 10;
+		r.task.tid = 20;
+		r.task.ptid = 12;
+		assert_int_equal(dc_sb_apply(sb, &r, 600), DC_SB_FORK);
+		assert_string_equal(dc_sb_thread_comm(sb, 20), "worker");
+		assert_int_equal(dc_sb_thread_pid(sb, 20, &pid), 0);
+		assert_int_equal(pid, 20);
+		r.task.pid = 20;
+		r.task.ppid = 20;
+		r.task.tid = 22;
+		r.task.ptid = 20;
+		assert_int_equal(dc_sb_apply(sb, &r, 610), DC_SB_FORK);
+		assert_string_equal(dc_sb_thread_comm(sb, 22), "worker");
+	}
 	dc_sb_free(sb);
 }
 
