@@ -62,6 +62,9 @@ struct dc_ptq {
 	bool synced;
 	bool started;              /* a window was opened before             */
 	bool lost;                 /* data lost: next ip announces SYNC      */
+	uint32_t lost_tid;         /* the thread the LOST went to            */
+	uint8_t lost_reason;
+	uint64_t lost_ns;
 	bool lost_tail;            /* data lost after the last chunk         */
 
 	/* thread context */
@@ -159,6 +162,14 @@ void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
 {
 	*st = q->st;
+}
+
+bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason)
+{
+	if (!q->lost || t < q->lost_ns)
+		return false;
+	*reason = q->lost_reason;
+	return true;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -323,6 +334,8 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 	}
 }
 
+static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t);
+
 /* ---- windows ------------------------------------------------------------ */
 
 /* Bytes a PSB+ may take (PSB, TSC, TMA, CBR, MODEs, FUP, PIP, VMCS,
@@ -478,9 +491,7 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 	if (!at_stop && q->next_chunk < q->nchunks) {
 		/* the next chunk starts after lost data */
 		q->st.lost_truncated++;
-		q->pend.valid = false;
-		q->lost = true;
-		ret = push(q, DC_EV_LOST, DC_LOST_TRUNCATED, 0, 0, q->last_ns);
+		ret = lost(q, DC_LOST_TRUNCATED, 0, q->last_ns);
 	}
 	return ret;
 }
@@ -500,10 +511,16 @@ static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t i
 /* Data lost after time t (the last time known before the loss). */
 static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 {
+	int ret;
+
 	q->pend.valid = false;
 	q->lost = true;
 	q->announce = 0;
-	return push(q, DC_EV_LOST, reason, from, 0, t);
+	ret = push(q, DC_EV_LOST, reason, from, 0, t);
+	q->lost_tid = q->tid;
+	q->lost_reason = reason;
+	q->lost_ns = q->last_push;
+	return ret;
 }
 
 /* PT does not carry the syscall number; the usual wrapper loads it right
@@ -761,21 +778,38 @@ static int do_ctx(struct dc_ptq *q)
 	enum ctx_kind kind = q->ctx_kind;
 	struct pt_image *image = NULL;
 	bool first = false;
+	uint64_t since = 0;
 	int ret;
 
 	q->ctx_kind = CTX_NONE;
-	ret = q->ops.context(q->ctx, q, q->ctx_ns, &q->pid, &q->tid, &image, &first);
+	ret = q->ops.context(q->ctx, q, q->ctx_ns, &q->pid, &q->tid, &image, &first, &since);
 	if (ret < 0)
 		return ret;
+	if (q->lost && q->tid != q->lost_tid && q->tid && q->tid != UINT32_MAX) {
+		/* Another thread got the CPU while data was lost: its time
+		 * since then is lost too (not the previous thread's). */
+		struct qev *e = fifo_add(q);
+
+		if (!e)
+			return -ENOMEM;
+		e->ev.kind = DC_EV_LOST;
+		e->ev.reason = q->lost_reason;
+		e->icount = q->icount;
+		set_final(q, e, since > q->lost_ns ? since : q->lost_ns);
+		q->lost_tid = q->tid;
+		first = false;
+	}
 	q->cur_lo = q->cur_hi = 0;
 	if (image != q->image) {
 		q->image = image;
 		if (q->dec)
 			pt_blk_set_image(q->dec, image);
 	}
-	if (kind == CTX_ENABLE)
+	if (kind == CTX_ENABLE) {
+		q->lost = false;   /* the enable's ip resyncs */
 		return push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
 			    q->ctx_ns);
+	}
 	/* CTX_SYNC: the next ip tells where we are */
 	if (q->lost || first) {
 		q->announce = q->lost ? DC_ON_SYNC : DC_ON_START;

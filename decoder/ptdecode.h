@@ -47,9 +47,11 @@ struct dc_ptq_ops {
 	/* The thread running at time_ns on this queue (tracing (re)starts or
 	 * the decoder synchronised there) and the libipt image of its
 	 * process. *first: no event of this thread was emitted before (the
-	 * TRACE_ON is then a START). 0 or a negative errno code (fatal). */
+	 * TRACE_ON is then a START). *since: when that thread got the CPU (0:
+	 * unknown), so that a thread switched in during lost data gets its
+	 * own LOST from then on. 0 or a negative errno code (fatal). */
 	int (*context)(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
-		       uint32_t *tid, struct pt_image **image, bool *first);
+		       uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since);
 	/* Function key of ip in pid and that function's [lo, hi). */
 	uint64_t (*func_range)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
 			       uint64_t *hi);
@@ -104,6 +106,9 @@ uint64_t dc_ptq_head_time(const struct dc_ptq *q);
  * point (ops->context was called, nothing to deliver); < 0 fatal. */
 int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev);
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st);
+/* Is the queue's data lost at time t (a LOST was emitted at or before t
+ * and the decoder has not synchronised again)? *reason: the LOST's. */
+bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
 /* Owner's per-queue pointer. */
 void dc_ptq_set_user(struct dc_ptq *q, void *user);

@@ -242,14 +242,15 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 }
 
 static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
-		     uint32_t *tid, struct pt_image **image, bool *first)
+		     uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since)
 {
 	struct dc_session *s = ctx;
 	struct sq *sq = dc_ptq_user(q);
 	uint64_t v;
 
+	*since = 0;
 	if (sq->cpu != UINT32_MAX) {
-		if (dc_sb_cpu_tid(s->sb, sq->cpu, time_ns, pid, tid)) {
+		if (dc_sb_cpu_tid_since(s->sb, sq->cpu, time_ns, pid, tid, since)) {
 			*pid = *tid = UINT32_MAX;
 		}
 	} else {
@@ -705,8 +706,22 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 			s->opts.on_comm(s->opts.ctx, rec->task.pid, rec->task.tid, comm, t);
 		return 0;
 	}
-	case DC_SB_SWITCH_OUT:
 	case DC_SB_SWITCH_IN:
+		/* switched in on a CPU whose trace is lost right now: its time
+		 * from here is lost too (it may never show up in the trace) */
+		if (rec->sid.valid && ev.tid && ev.cpu != UINT16_MAX) {
+			for (size_t i = 0; i < s->nq; i++) {
+				uint8_t why;
+
+				if (s->qs[i].cpu != ev.cpu || !dc_ptq_in_loss(s->qs[i].q, t, &why))
+					continue;
+				ev.kind = DC_EV_LOST;
+				ev.reason = why;
+				return deliver(s, &ev, cb, ctx);
+			}
+		}
+		/* fall through */
+	case DC_SB_SWITCH_OUT:
 		if (!rec->sid.valid || !ev.tid || !dc_hash_get(&s->seen, ev.tid, &v))
 			return 0;
 		if (eff == DC_SB_SWITCH_OUT) {

@@ -378,6 +378,14 @@ int dc_sb_set_cpu(struct dc_sideband *sb, uint32_t cpu, uint64_t time,
 int dc_sb_cpu_tid(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
 		  uint32_t *pid, uint32_t *tid)
 {
+	uint64_t since;
+
+	return dc_sb_cpu_tid_since(sb, cpu, time, pid, tid, &since);
+}
+
+int dc_sb_cpu_tid_since(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+			uint32_t *pid, uint32_t *tid, uint64_t *since)
+{
 	const struct sb_cpu *c;
 	size_t lo = 0, hi;
 
@@ -398,6 +406,10 @@ int dc_sb_cpu_tid(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
 		return -ENOENT;
 	*pid = c->ents[lo - 1].pid;
 	*tid = c->ents[lo - 1].tid;
+	/* the stint began at the first of the equal entries before it */
+	while (lo > 1 && c->ents[lo - 2].tid == *tid)
+		lo--;
+	*since = c->ents[lo - 1].time;
 	return 0;
 }
 

@@ -84,6 +84,9 @@ int dc_sb_comm(struct dc_sideband *sb, uint32_t pid, uint32_t tid, const char *c
  * record said so yet. An idle CPU answers tid 0. */
 int dc_sb_cpu_tid(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
 		  uint32_t *pid, uint32_t *tid);
+/* Same, and *since: when that thread got the cpu (the entry's time). */
+int dc_sb_cpu_tid_since(const struct dc_sideband *sb, uint32_t cpu, uint64_t time,
+			uint32_t *pid, uint32_t *tid, uint64_t *since);
 /* The process of a thread, or -ENOENT. */
 int dc_sb_thread_pid(const struct dc_sideband *sb, uint32_t tid, uint32_t *pid);
 /* The thread's last comm, or NULL. */

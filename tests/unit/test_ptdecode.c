@@ -43,10 +43,11 @@ struct tctx {
 };
 
 static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uint32_t *tid,
-		     struct pt_image **image, bool *first)
+		     struct pt_image **image, bool *first, uint64_t *since)
 {
 	struct tctx *c = ctx;
 
+	*since = 0;
 	(void)q;
 	(void)t;
 	*pid = 7;
