@@ -49,6 +49,10 @@ check nocyc --no-cyc -- "$TESTDATA/emu_threads"
 LOSSY=--lossy
 check ovf --inject-ovf 40 -- "$TESTDATA/emu_nested"
 check drop --drop-aux 2 -- "$TESTDATA/emu_except"
+# threads whose start lies in dropped data: they still get LOST events
+LOSSY="--lossy --few"
+check tdrop2 --drop-aux 2 --aux-chunk 256 -- "$TESTDATA/emu_threads"
+check tdrop3 --drop-aux 3 --aux-chunk 256 -- "$TESTDATA/emu_threads"
 grep -q '^[0-9].* lost 1 ' ovf.ev && pass "ovf: LOST(OVF) events" || fail "ovf: no LOST(OVF) event"
 grep -q '^[0-9].* lost 2 ' drop.ev && pass "drop: LOST(TRUNCATED) events" || fail "drop: no LOST(TRUNCATED) event"
 grep -q '^[0-9].* on 4 ' ovf.ev && pass "ovf: TRACE_ON(SYNC) after the loss" || fail "ovf: no resync"
