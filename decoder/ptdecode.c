@@ -462,6 +462,8 @@ static int open_window(struct dc_ptq *q)
 	cfg.end = (uint8_t *)q->win + len;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
+	/* a tick event at each branch whose packet brought a new time */
+	cfg.flags.variant.block.enable_tick_events = 1;
 	q->dec = pt_blk_alloc_decoder(&cfg);
 	if (!q->dec)
 		return -ENOMEM;
@@ -574,6 +576,12 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 			return ret;
 		if (!ev->ip_suppressed)
 			return set_ctx(q, CTX_SYNC, t, ev->variant.overflow.ip);
+		return 0;
+	case ptev_tick:
+		/* The branch that just ended the last block took a packet with
+		 * a new time: it retired then (exact with CYC). */
+		if (ev->has_tsc)
+			anchor(q, q->icount, dc_pt_tsc_to_ns(&q->cfg.conv, ev->tsc));
 		return 0;
 	case ptev_exec_mode:
 		/* Every PSB+ has one MODE.Exec status update; the one of the
