@@ -35,6 +35,8 @@ const char cmd_report_help[] =
 	"      --top N         table: first N rows only\n"
 	"      --raw           table: plain nanoseconds\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
+	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
+	"                      read from the code before it (most, not all, syscalls)\n"
 	"  -q, --quiet         no summary line on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -45,7 +47,7 @@ const char cmd_report_help[] =
 
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
-	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
+	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES,
 };
 
 struct report_args {
@@ -74,6 +76,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "syscall-names", no_argument, NULL, OPT_SYSCALL_NAMES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -103,6 +106,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
+		case OPT_SYSCALL_NAMES: a->run.syscall_names = true; break;
 		case OPT_INPUT_FORMAT:
 			if (!strcmp(optarg, "auto"))
 				a->run.format = REPORT_INPUT_AUTO;

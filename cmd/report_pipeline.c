@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -131,6 +132,15 @@ static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, uin
 		r->err = -ENOMEM;
 }
 
+/* A new program image: the process's stacks start anew. */
+static void on_exec(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct report_run *r = ctx;
+
+	if (r->machine && !r->err && sr_machine_exec(r->machine, pid, tid, time_ns))
+		r->err = -ENOMEM;
+}
+
 static void on_warning(void *ctx, const char *msg)
 {
 	struct report_run *r = ctx;
@@ -165,6 +175,8 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.on_comm = on_comm,
 		.on_progress = on_progress,
 		.on_warning = on_warning,
+		.on_exec = on_exec,
+		.syscall_numbers = opt->syscall_names,
 		.ctx = r,
 	};
 	struct dc_session_stats st;
@@ -213,6 +225,7 @@ int report_run(const struct report_opts *opt, struct report_run **out,
 {
 	struct report_run *r = calloc(1, sizeof(*r));
 	enum report_input fmt = opt->format;
+	struct stat st;
 	int ret;
 
 	if (!r)
@@ -231,6 +244,12 @@ int report_run(const struct report_opts *opt, struct report_run **out,
 				 errno == ENOENT ? " (record one with 'ptflame record')" : "");
 			free(r);
 			return ret;
+		}
+		if (fstat(fileno(r->in), &st) == 0 && (S_ISDIR(st.st_mode) || st.st_size == 0)) {
+			snprintf(err, errlen, "%s: %s", opt->input,
+				 S_ISDIR(st.st_mode) ? "is a directory" : "is empty (was the recording interrupted?)");
+			report_run_free(r);
+			return -EINVAL;
 		}
 		if (fmt == REPORT_INPUT_AUTO)
 			fmt = sniff(r->in);

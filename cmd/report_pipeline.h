@@ -23,6 +23,8 @@ struct report_opts {
 	struct sr_options sr;    /* filters, per_thread                 */
 	bool progress;           /* progress on stderr                  */
 	bool quiet;              /* no summary line                     */
+	bool syscall_names;      /* "[kernel] NAME" where the syscall number
+	                            can be read from the code (PT has none) */
 	const char *cmd;         /* command name for messages           */
 };
 
