@@ -16,7 +16,12 @@ if ! command -v perf >/dev/null; then echo "perf not installed"; exit 77; fi
 # normalization above merges distinct contexts. --itrace=cr on the
 # single-threaded programs only (threads: see known issues in the report).
 for p in nested signal tail longjmp fptr threads; do
-	record "$p" "emu_$p" || continue
+	# emu_threads without preemption: the emulator stamps a preemption's
+	# switch-out at the time of the TIP.PGE/PGD pair before it, and perf
+	# breaks that tie for the next thread (known issue, see the report)
+	opt=
+	[ "$p" = threads ] && opt="--time-slice 1000000"
+	record "$p" "emu_$p" $opt || continue
 	report "$p.direct" -i "$p.data" || continue
 	perf script -i "$p.data" --itrace=cr --ns >"$p.cr.txt" 2>"$p.cr.err" ||
 		{ fail "$p: perf script --itrace=cr: $(head -c 300 "$p.cr.err")"; continue; }

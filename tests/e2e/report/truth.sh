@@ -1,7 +1,8 @@
 #!/bin/bash
 # issue 4, done-when 1 (and 6): for every emu_* testdata program recorded
 # with --emulate, every stack of `ptflame report` (annotated, and with
-# --per-thread) is a context of the truth log's profile, every frame's call
+# --per-thread, whose root frames must be the truth's comm-tid) is a
+# context of the truth log's profile, every frame's call
 # count equals the truth's exactly, "(inferred)" exactly where no call of
 # the context was seen whole, every truth leaf context is there, and each
 # stack's self time is within 0.1 % of the truth plus the PT timing floor
@@ -13,8 +14,7 @@ for p in ${TRUTH_PROGRAMS:-$EMU_PROGRAMS}; do
 	record "$p" "emu_$p" || continue
 	for v in "" --per-thread; do
 		report "$p.out$v" -i "$p.data" $v || continue
-		# thread frames' comm names: known_thread_comm.sh
-		if $TP compare "$p.truth" "$p.out$v" $v --no-comm --slack-ns "$slack" >"$p.cmp$v" 2>&1; then
+		if $TP compare "$p.truth" "$p.out$v" $v --slack-ns "$slack" >"$p.cmp$v" 2>&1; then
 			pass "$p $v: $(tail -1 "$p.cmp$v")"
 		else
 			fail "$p $v: $(cat "$p.cmp$v")"

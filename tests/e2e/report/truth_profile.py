@@ -167,6 +167,23 @@ class ElfSyms:
         return None
 
 
+def vdso_image():
+    """This process's vDSO as a file (the kernel's vDSO is the same for
+    every process of this boot, so it is the recorded program's too)."""
+    import tempfile
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[vdso]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            with open("/proc/self/mem", "rb") as mem:
+                mem.seek(lo)
+                data = mem.read(hi - lo)
+            f = tempfile.NamedTemporaryFile(prefix="vdso", suffix=".so", delete=False)
+            f.write(data)
+            f.close()
+            return f.name
+    return None
+
+
 class Symbolizer:
     def __init__(self):
         self.maps = defaultdict(list)   # pid -> [(start, len, pgoff, path)]
@@ -191,7 +208,10 @@ class Symbolizer:
             if start <= ip < start + length:
                 elf = self.elfs.get(path)
                 if elf is None:
-                    elf = self.elfs[path] = ElfSyms(path)
+                    real = vdso_image() if path == "[vdso]" else path
+                    elf = self.elfs[path] = ElfSyms(real or path)
+                    if path == "[vdso]" and real:
+                        os.unlink(real)
                 va = elf.vaddr(ip - start + pgoff)
                 hit = elf.lookup(va) if va is not None else None
                 if hit:
