@@ -142,6 +142,21 @@ int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 	return 0;
 }
 
+/* The queue's data is lost from its start (up to the first PSB of its
+ * first chunk, or for good when it has none): no thread is known yet, so
+ * no LOST event; each thread the sideband shows on the CPU meanwhile gets
+ * its own (dc_ptq_in_loss at its switch-in, or do_ctx at the sync). */
+static void lost_from_start(struct dc_ptq *q)
+{
+	if (q->lost)
+		return;
+	q->lost = true;
+	q->lost_tid = UINT32_MAX;
+	q->lost_reason = DC_LOST_TRUNCATED;
+	q->lost_ns = 0;
+	q->st.lost_truncated++;
+}
+
 void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 {
 	const struct dc_ptq_chunk *last = q->nchunks ? &q->chunks[q->nchunks - 1] : NULL;
@@ -150,9 +165,12 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 		for (size_t k = 0; k < n; k++)
 			if (q->chunks[i].offset == offs[k])
 				q->chunks[i].lost_before = true;
-	for (size_t k = 0; k < n && last; k++)
-		if (offs[k] > last->offset + last->size)
+	for (size_t k = 0; k < n; k++) {
+		if (!last || offs[k] <= q->chunks[0].offset)
+			lost_from_start(q);
+		else if (offs[k] > last->offset + last->size)
 			q->lost_tail = true;
+	}
 }
 
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
@@ -510,15 +528,29 @@ static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t i
 	return 0;
 }
 
-/* Data lost after time t (the last time known before the loss). */
+/* A thread is on the queue (a context point told which). */
+static bool have_thread(const struct dc_ptq *q)
+{
+	return q->tid && q->tid != UINT32_MAX;
+}
+
+/* Data lost after time t (the last time known before the loss). Before
+ * the queue's first context point no thread owns the loss: nothing is
+ * emitted, the loss is only marked (see lost_from_start). */
 static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 {
-	int ret;
+	int ret = 0;
 
 	q->pend.valid = false;
 	q->lost = true;
 	q->announce = 0;
-	ret = push(q, DC_EV_LOST, reason, from, 0, t);
+	if (have_thread(q)) {
+		ret = push(q, DC_EV_LOST, reason, from, 0, t);
+	} else {
+		anchor(q, q->icount, t);
+		if (q->a_t > q->last_push)
+			q->last_push = q->a_t;
+	}
 	q->lost_tid = q->tid;
 	q->lost_reason = reason;
 	q->lost_ns = q->last_push;
@@ -793,17 +825,20 @@ static int do_ctx(struct dc_ptq *q)
 	ret = q->ops.context(q->ctx, q, q->ctx_ns, &q->pid, &q->tid, &image, &first, &since);
 	if (ret < 0)
 		return ret;
-	if (q->lost && q->tid != q->lost_tid && q->tid && q->tid != UINT32_MAX) {
+	if (q->lost && q->tid != q->lost_tid && have_thread(q)) {
 		/* Another thread got the CPU while data was lost: its time
-		 * since then is lost too (not the previous thread's). */
+		 * since then is lost too (not the previous thread's). With
+		 * the data lost from the queue's start and no switch-in
+		 * known, from the sync point. */
 		struct qev *e = fifo_add(q);
+		uint64_t t = since > q->lost_ns ? since : q->lost_ns;
 
 		if (!e)
 			return -ENOMEM;
 		e->ev.kind = DC_EV_LOST;
 		e->ev.reason = q->lost_reason;
 		e->icount = q->icount;
-		set_final(q, e, since > q->lost_ns ? since : q->lost_ns);
+		set_final(q, e, t ? t : q->ctx_ns);
 		q->lost_tid = q->tid;
 		first = false;
 	}

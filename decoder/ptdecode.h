@@ -95,7 +95,10 @@ void dc_ptq_free(struct dc_ptq *q);
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c);
 /* Data was lost before each of these stream offsets (TRUNCATED AUX
  * records): the chunks starting there get lost_before; an offset past the
- * last chunk means the end of the queue's data was lost. */
+ * last chunk means the end of the queue's data was lost; one at or before
+ * the first chunk's offset (any, when the queue has no chunk) means its
+ * data was lost from the start: dc_ptq_in_loss() holds from time 0 until
+ * the decoder synchronises (for good when it never does). */
 void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n);
 /* Decode until the queue has a head: 1 it has, 0 the queue is done, < 0 a
  * fatal error (-ENOMEM). */

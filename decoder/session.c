@@ -288,41 +288,89 @@ static bool q_is_missing(void *ctx, uint32_t pid, uint64_t ip)
 
 /* ---- open: index the queues --------------------------------------------- */
 
+static struct sq *queue_add(struct dc_session *s, uint32_t idx, uint32_t cpu, uint32_t tid)
+{
+	struct sq *n = realloc(s->qs, (s->nq + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	s->qs = n;
+	memset(&s->qs[s->nq], 0, sizeof(s->qs[s->nq]));
+	s->qs[s->nq].idx = idx;
+	s->qs[s->nq].cpu = cpu;
+	s->qs[s->nq].tid = tid;
+	return &s->qs[s->nq++];
+}
+
 static struct sq *queue_get(struct dc_session *s, const struct dc_rec_auxtrace *a)
 {
 	uint64_t i;
 
 	if (dc_hash_get(&s->q_by_idx, a->idx, &i))
 		return &s->qs[i];
-	{
-		struct sq *n = realloc(s->qs, (s->nq + 1) * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->qs = n;
-	}
 	if (dc_hash_put(&s->q_by_idx, a->idx, s->nq))
 		return NULL;
-	memset(&s->qs[s->nq], 0, sizeof(s->qs[s->nq]));
-	s->qs[s->nq].idx = a->idx;
-	s->qs[s->nq].cpu = a->cpu;
-	s->qs[s->nq].tid = a->tid;
-	return &s->qs[s->nq++];
+	return queue_add(s, a->idx, a->cpu, a->tid);
 }
 
-static struct sq *queue_of_aux(struct dc_session *s, const struct dc_perf_record *rec)
+static int queue_decoder(struct dc_session *s, struct sq *q)
+{
+	struct dc_ptq_config cfg = { 0 };
+	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing };
+
+	cfg.idx = q->idx;
+	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
+	q->q = dc_ptq_new(&cfg, &ops, s);
+	return q->q ? 0 : -ENOMEM;
+}
+
+/* A TRUNCATED AUX record: the queue it belongs to and where data was
+ * lost (the record may come before the queue's first AUXTRACE, or the
+ * queue may have none: all its data was lost). */
+struct trunc {
+	uint32_t cpu, tid;         /* UINT32_MAX: not in the record */
+	uint64_t off;              /* data lost before this stream offset */
+};
+
+static struct sq *queue_of_trunc(struct dc_session *s, const struct trunc *t)
 {
 	for (size_t i = 0; i < s->nq; i++) {
 		struct sq *q = &s->qs[i];
 
-		if (q->cpu != UINT32_MAX && rec->sid.valid &&
-		    (rec->sid.sample_type & PERF_SAMPLE_CPU) && rec->sid.cpu == q->cpu)
-			return q;
-		if (q->cpu == UINT32_MAX && rec->sid.valid &&
-		    (rec->sid.sample_type & PERF_SAMPLE_TID) && rec->sid.tid == q->tid)
+		if (q->cpu != UINT32_MAX ? t->cpu == q->cpu : t->tid == q->tid)
 			return q;
 	}
 	return NULL;
+}
+
+/* Hand each TRUNCATED record to its queue; a CPU (per-thread mode: a
+ * thread) whose data was all lost gets a queue without chunks, so the
+ * threads it ran still get their LOST events. */
+static int attach_truncs(struct dc_session *s, const struct trunc *t, size_t n)
+{
+	bool per_cpu = s->nq ? s->qs[0].cpu != UINT32_MAX : s->pt.per_cpu_mmaps != 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sq *q = queue_of_trunc(s, &t[i]);
+		uint64_t *b;
+
+		if (!q) {
+			uint32_t key = per_cpu ? t[i].cpu : t[i].tid;
+
+			if (key == UINT32_MAX)
+				continue;
+			q = queue_add(s, key, per_cpu ? key : UINT32_MAX,
+				      per_cpu ? UINT32_MAX : key);
+			if (!q || queue_decoder(s, q))
+				return -ENOMEM;
+		}
+		b = realloc(q->breaks, (q->nbreaks + 1) * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		q->breaks = b;
+		q->breaks[q->nbreaks++] = t[i].off;
+	}
+	return 0;
 }
 
 /* The cpu of the recording from HEADER_CPUID ("GenuineIntel,6,142,10"),
@@ -372,70 +420,77 @@ static void set_timing(struct dc_session *s)
 	}
 }
 
+struct index_state {
+	struct trunc *truncs;
+	size_t ntruncs;
+	bool have_info;
+};
+
+/* One record of the indexing pass. 0 or a negative errno code. */
+static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
+			struct index_state *is)
+{
+	if (rec->type == PERF_RECORD_AUXTRACE_INFO && rec->parsed) {
+		if (!rec->auxtrace_info.is_pt) {
+			set_err(s, "%s: AUX data is not Intel PT (type %u)",
+				dc_perf_path(s->pf), rec->auxtrace_info.type);
+			return -EINVAL;
+		}
+		s->pt = rec->auxtrace_info.pt;
+		is->have_info = true;
+	} else if (rec->type == PERF_RECORD_AUXTRACE && rec->parsed) {
+		const struct dc_rec_auxtrace *a = &rec->auxtrace;
+		struct sq *q = queue_get(s, a);
+		struct dc_ptq_chunk c;
+
+		if (!q)
+			return -ENOMEM;
+		if (q->have_chunk && a->offset < q->next_off)
+			return 0;        /* overlapping (snapshot) data */
+		c = (struct dc_ptq_chunk){
+			.data = a->data, .size = a->size, .offset = a->offset,
+			.lost_before = q->have_chunk && (a->offset != q->next_off),
+		};
+		if ((!q->q && queue_decoder(s, q)) || dc_ptq_add_chunk(q->q, &c))
+			return -ENOMEM;
+		q->have_chunk = true;
+		q->next_off = a->offset + a->size;
+		s->st.bytes_total += a->size;
+	} else if (rec->type == PERF_RECORD_AUX && rec->parsed &&
+		   (rec->aux.flags & PERF_AUX_FLAG_TRUNCATED)) {
+		struct trunc *n = realloc(is->truncs, (is->ntruncs + 1) * sizeof(*n));
+		bool sid = rec->sid.valid;
+
+		if (!n)
+			return -ENOMEM;
+		is->truncs = n;
+		n += is->ntruncs++;
+		n->cpu = sid && (rec->sid.sample_type & PERF_SAMPLE_CPU) ? rec->sid.cpu : UINT32_MAX;
+		n->tid = sid && (rec->sid.sample_type & PERF_SAMPLE_TID) ? rec->sid.tid : UINT32_MAX;
+		n->off = rec->aux.aux_offset + rec->aux.aux_size;
+	}
+	return 0;
+}
+
 static int index_file(struct dc_session *s)
 {
 	struct dc_perf_record rec;
-	bool have_info = false;
-	int ret;
+	struct index_state is = { 0 };
+	int ret, err = 0;
 
-	while ((ret = dc_perf_next(s->pf, &rec)) > 0) {
-		if (rec.type == PERF_RECORD_AUXTRACE_INFO && rec.parsed) {
-			if (!rec.auxtrace_info.is_pt) {
-				set_err(s, "%s: AUX data is not Intel PT (type %u)",
-					dc_perf_path(s->pf), rec.auxtrace_info.type);
-				return -EINVAL;
-			}
-			s->pt = rec.auxtrace_info.pt;
-			have_info = true;
-		} else if (rec.type == PERF_RECORD_AUXTRACE && rec.parsed) {
-			const struct dc_rec_auxtrace *a = &rec.auxtrace;
-			struct sq *q = queue_get(s, a);
-
-			if (!q)
-				return -ENOMEM;
-			if (q->have_chunk && a->offset < q->next_off)
-				continue;        /* overlapping (snapshot) data */
-			{
-				struct dc_ptq_chunk c = {
-					.data = a->data, .size = a->size, .offset = a->offset,
-					.lost_before = q->have_chunk && (a->offset != q->next_off),
-				};
-
-				if (!q->q) {
-					struct dc_ptq_config cfg = { 0 };
-					struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing };
-
-					cfg.idx = a->idx;
-					cfg.cpu = a->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)a->cpu;
-					q->q = dc_ptq_new(&cfg, &ops, s);
-					if (!q->q)
-						return -ENOMEM;
-				}
-				if (dc_ptq_add_chunk(q->q, &c))
-					return -ENOMEM;
-			}
-			q->have_chunk = true;
-			q->next_off = a->offset + a->size;
-			s->st.bytes_total += a->size;
-		} else if (rec.type == PERF_RECORD_AUX && rec.parsed &&
-			   (rec.aux.flags & PERF_AUX_FLAG_TRUNCATED)) {
-			struct sq *q = queue_of_aux(s, &rec);
-			uint64_t *n;
-
-			if (!q)
-				continue;
-			n = realloc(q->breaks, (q->nbreaks + 1) * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			q->breaks = n;
-			q->breaks[q->nbreaks++] = rec.aux.aux_offset + rec.aux.aux_size;
-		}
-	}
-	if (ret < 0) {
+	while ((ret = dc_perf_next(s->pf, &rec)) > 0)
+		if ((err = index_record(s, &rec, &is)))
+			break;
+	if (!err && ret < 0) {
 		set_err(s, "%s", dc_perf_errmsg(s->pf));
-		return ret;
+		err = ret;
 	}
-	if (!have_info || !s->nq) {
+	if (!err && is.have_info)
+		err = attach_truncs(s, is.truncs, is.ntruncs);
+	free(is.truncs);
+	if (err)
+		return err;
+	if (!is.have_info || !s->nq) {
 		set_err(s, "%s: no Intel PT data (no AUXTRACE_INFO/AUXTRACE records)",
 			dc_perf_path(s->pf));
 		return -EINVAL;
@@ -443,8 +498,9 @@ static int index_file(struct dc_session *s)
 	return 0;
 }
 
-/* TRUNCATED AUX records seen after their chunks: mark the chunk that
- * starts at a break (the queue's chunks were added in order). */
+/* TRUNCATED AUX records, once all chunks are known: mark the chunk that
+ * starts at a break (the queue's chunks were added in order), or a loss
+ * at the queue's start or end. */
 static void apply_breaks(struct dc_session *s)
 {
 	for (size_t i = 0; i < s->nq; i++) {
@@ -707,13 +763,17 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		return 0;
 	}
 	case DC_SB_SWITCH_IN:
-		/* switched in on a CPU whose trace is lost right now: its time
-		 * from here is lost too (it may never show up in the trace) */
-		if (rec->sid.valid && ev.tid && ev.cpu != UINT16_MAX) {
+		/* switched in on a CPU whose trace is lost right now (per-
+		 * thread mode: its own trace): its time from here is lost too
+		 * (it may never show up in the trace) */
+		if (rec->sid.valid && ev.tid) {
 			for (size_t i = 0; i < s->nq; i++) {
+				const struct sq *q = &s->qs[i];
 				uint8_t why;
 
-				if (s->qs[i].cpu != ev.cpu || !dc_ptq_in_loss(s->qs[i].q, t, &why))
+				if (!(q->cpu == UINT32_MAX ? q->tid == ev.tid :
+				      ev.cpu != UINT16_MAX && q->cpu == ev.cpu) ||
+				    !dc_ptq_in_loss(q->q, t, &why))
 					continue;
 				ev.kind = DC_EV_LOST;
 				ev.reason = why;

@@ -485,6 +485,75 @@ static void test_truncated(void **state)
 	pt_image_free(c.image);
 }
 
+/* Data lost from a queue's start (a TRUNCATED AUX record at or before its
+ * first chunk): in loss from time 0 until the decoder syncs at the chunk's
+ * PSB, where the thread on the CPU gets its LOST (at the sync point: no
+ * switch-in known here) before TRACE_ON(SYNC). A queue with no chunk at
+ * all (every byte of its CPU lost) stays in loss and emits nothing. */
+static void test_lost_start(void **state)
+{
+	struct tctx c = { 0 };
+	struct dc_ptq_config cfg;
+	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+	struct dc_ptq *q;
+	struct dc_ptq_stats st;
+	struct enc w;
+	struct dc_event ev[16];
+	uint64_t brk = 4096;
+	size_t n, nev = 0;
+	uint8_t why = 0;
+	int ret;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 9000, BASE + 0x05);
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pt.size = sizeof(cfg.pt);
+	cfg.conv = conv;
+	c.image = pt_image_alloc("test");
+	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	q = dc_ptq_new(&cfg, &ops, &c);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false }), 0);
+	assert_false(dc_ptq_in_loss(q, 1, &why));
+	dc_ptq_mark_breaks(q, &brk, 1);
+	assert_true(dc_ptq_in_loss(q, 0, &why));
+	assert_int_equal(why, DC_LOST_TRUNCATED);
+	while ((ret = dc_ptq_fill(q)) > 0) {
+		if (dc_ptq_pop(q, &ev[nev]) == 1) {
+			c.delivered++;
+			assert_true(++nev < 16);
+		}
+	}
+	assert_int_equal(ret, 0);
+	/* LOST(TRUNCATED), ON(SYNC), CALL, RETURN, JUMP, OFF */
+	assert_int_equal(nev, 6);
+	assert_int_equal(ev[0].kind, DC_EV_LOST);
+	assert_int_equal(ev[0].reason, DC_LOST_TRUNCATED);
+	assert_int_equal(ev[0].tid, 8);
+	assert_int_equal(ev[0].time_ns, ns_of(9000));
+	assert_int_equal(ev[1].kind, DC_EV_TRACE_ON);
+	assert_int_equal(ev[1].reason, DC_ON_SYNC);
+	assert_int_equal(ev[2].kind, DC_EV_CALL);
+	assert_false(dc_ptq_in_loss(q, ns_of(9000), &why));
+	dc_ptq_stats(q, &st);
+	assert_int_equal(st.lost_truncated, 1);
+	dc_ptq_free(q);
+
+	q = dc_ptq_new(&cfg, &ops, &c);
+	dc_ptq_mark_breaks(q, &brk, 1);
+	assert_int_equal(dc_ptq_fill(q), 0);
+	assert_true(dc_ptq_in_loss(q, 0, &why));
+	assert_true(dc_ptq_in_loss(q, UINT64_MAX, &why));
+	dc_ptq_stats(q, &st);
+	assert_int_equal(st.lost_truncated, 1);
+	assert_int_equal(st.events, 0);
+	dc_ptq_free(q);
+	pt_image_free(c.image);
+}
+
 /* DESIGN.md section 3's formula, against 128-bit arithmetic. */
 static void test_time_conv(void **state)
 {
@@ -535,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_lost_start),
 		cmocka_unit_test(test_time_conv),
 	};
 

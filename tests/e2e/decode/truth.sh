@@ -49,10 +49,54 @@ check nocyc --no-cyc -- "$TESTDATA/emu_threads"
 LOSSY=--lossy
 check ovf --inject-ovf 40 -- "$TESTDATA/emu_nested"
 check drop --drop-aux 2 -- "$TESTDATA/emu_except"
-# threads whose start lies in dropped data: they still get LOST events
-LOSSY="--lossy --few"
+# threads whose start lies in dropped data: they still get LOST events,
+# from their switch-in to their exit (--walltime)
+LOSSY="--lossy --few --walltime"
 check tdrop2 --drop-aux 2 --aux-chunk 256 -- "$TESTDATA/emu_threads"
 check tdrop3 --drop-aux 3 --aux-chunk 256 -- "$TESTDATA/emu_threads"
+# The same made deterministic (tdrop3 hit it only when the emulator's timing
+# put every chunk of one CPU on a dropped turn): a CPU whose data is all
+# lost has no AUXTRACE record, only TRUNCATED AUX records, yet every thread
+# switched in there gets LOST(TRUNCATED) at that switch-in. tcpu1: chunks
+# bigger than the trace are cut only at the end, CPU 0's first (kept), CPU
+# 1's second (dropped). tlost1/2: every chunk dropped. tnosync: a queue that
+# never resyncs after a drop (no PSB follows).
+check tcpu1 --cpus 2 --drop-aux 2 --aux-chunk 1073741824 -- "$TESTDATA/emu_threads"
+check tlost1 --cpus 1 --drop-aux 1 --aux-chunk 256 -- "$TESTDATA/emu_threads"
+check tlost2 --cpus 2 --drop-aux 1 --aux-chunk 256 --time-slice 300 -- "$TESTDATA/emu_threads"
+check tnosync --cpus 1 --drop-aux 2 --aux-chunk 256 --psb-period 1073741824 -- \
+	"$TESTDATA/emu_threads"
+lost_cpus() {  # NAME CPU...: every switch-in on these CPUs has its LOST
+	local n=$1 c; shift
+	for c in "$@"; do
+		awk -v c="$c" '$2 == c && $5 == "switch-in" {print $1, $2, $3, $4}' $n.truth |
+			sort -u >$n.in$c
+		awk -v c="$c" '$2 == c && $5 == "lost" && $6 == 2 {print $1, $2, $3, $4}' $n.ev |
+			sort -u >$n.lost$c
+		if [ ! -s $n.in$c ]; then
+			fail "$n: no thread ran on cpu $c (the test needs one)"
+		elif m=$(comm -23 $n.in$c $n.lost$c | head -3) && [ -n "$m" ]; then
+			fail "$n: switch-ins on cpu $c without LOST(TRUNCATED): $m"
+		else
+			pass "$n: $(wc -l <$n.in$c) switch-ins on cpu $c, each with its LOST(TRUNCATED)"
+		fi
+	done
+}
+[ "$(awk '$5 == "drop-aux" {print $2, $6}' tcpu1.truth)" = "1 0" ] ||
+	fail "tcpu1: not the one drop the test needs: $(grep drop-aux tcpu1.truth)"
+lost_cpus tcpu1 1
+lost_cpus tlost1 0
+lost_cpus tlost2 0 1
+for n in tlost1 tlost2; do
+	grep -q '^[0-9]* [0-9-]* [0-9]* [0-9]* \(call\|ret\|jump\|on\) ' $n.ev &&
+		fail "$n: events out of lost data"
+	# one queue per CPU that lost data, though none has an AUXTRACE record
+	cpus=$(awk '$5 == "drop-aux" {print $2}' $n.truth | sort -u | wc -l)
+	q=$(sed -n 's/^# stats queues \([0-9]*\) .* lost_truncated \([0-9]*\) .*/\1 \2/p' $n.ev)
+	[ "${q% *}" = "$cpus" ] && [ "${q#* }" -ge "$cpus" ] &&
+		pass "$n: $cpus queues without data, each lost (stats: queues, lost_truncated $q)" ||
+		fail "$n: stats queues, lost_truncated '$q', want $cpus queues"
+done
 grep -q '^[0-9].* lost 1 ' ovf.ev && pass "ovf: LOST(OVF) events" || fail "ovf: no LOST(OVF) event"
 grep -q '^[0-9].* lost 2 ' drop.ev && pass "drop: LOST(TRUNCATED) events" || fail "drop: no LOST(TRUNCATED) event"
 grep -q '^[0-9].* on 4 ' ovf.ev && pass "ovf: TRACE_ON(SYNC) after the loss" || fail "ovf: no resync"

@@ -10,6 +10,11 @@ preempt) match the truth's counts.
 a subsequence of the truth's (nothing invented), most of the truth is
 there (any part of it with --few), every thread has events, and LOST
 events were reported.
+--walltime: every thread's decoded events span its traced wall time: the
+last event is at the truth's last (its exit), the first at its start, or,
+when the decoder lost that start (its first event is a LOST), at the
+switch-in before it (the decoder cannot know when the lost trace began on
+the CPU; its time is [lost] from the switch-in).
 """
 import sys
 from collections import defaultdict
@@ -33,6 +38,54 @@ def load_truth(path):
         elif ev == 'switch-out':
             sw[tid][f[5]] += 1
     return br, sysc, sw
+
+
+def load_span(path):
+    """Per thread: (first, last) traced time as tests/e2e/report's model
+    counts it (a start line to its last line before exit/stop), and the
+    times of its switch-ins."""
+    span, ins, traced = {}, defaultdict(list), set()
+    for line in open(path):
+        f = line.split()
+        if line.startswith('#') or len(f) < 5 or f[4] in ('comm', 'mmap', 'exec'):
+            continue
+        t, tid, ev = int(f[0]), int(f[3]), f[4]
+        if ev == 'switch-in':
+            ins[tid].append(t)
+        if ev == 'start':
+            traced.add(tid)
+            first, last = span.get(tid, (t, t))
+            span[tid] = (first, max(last, t))
+        elif tid in traced:
+            span[tid] = (span[tid][0], max(span[tid][1], t))
+            if ev in ('stop', 'exit'):
+                traced.discard(tid)
+    return span, ins
+
+
+def check_span(truth, evpath, errors):
+    span, ins = load_span(truth)
+    got = {}
+    for line in open(evpath):
+        f = line.split()
+        if line.startswith('#') or len(f) < 8:
+            continue
+        t, tid, kind = int(f[0]), int(f[3]), f[4]
+        if tid not in got:
+            got[tid] = [t, t, kind]
+        got[tid][0] = min(got[tid][0], t)
+        got[tid][1] = max(got[tid][1], t)
+    for tid, (first, last) in sorted(span.items()):
+        if tid not in got:
+            continue        # reported as "no event at all"
+        gfirst, glast, kind = got[tid]
+        want = [first]
+        if kind == 'lost':
+            want = [max([t for t in ins[tid] if t <= first], default=first)]
+        if gfirst not in want or glast != last:
+            errors.append('tid %d: events span %d..%d (%s first), truth %d..%d (first %s)'
+                          % (tid, gfirst, glast, kind, first, last,
+                             '/'.join(str(w) for w in want)))
 
 
 def load_events(path):
@@ -125,6 +178,8 @@ def main():
             errors.append('no LOST event although data was lost')
         if ndec * 2 < ntruth and '--few' not in sys.argv:
             errors.append('only %d of %d branches decoded' % (ndec, ntruth))
+    if '--walltime' in sys.argv:
+        check_span(args[0], args[1], errors)
     if not ntruth:
         errors.append('the truth log has no branches')
     for e in errors[:10]:
