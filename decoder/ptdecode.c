@@ -190,6 +190,12 @@ bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason)
 	return true;
 }
 
+void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid)
+{
+	if (q->lost)
+		q->lost_tid = tid;
+}
+
 /* ---- output ------------------------------------------------------------- */
 
 static struct qev *fifo_add(struct dc_ptq *q)

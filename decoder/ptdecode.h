@@ -112,6 +112,10 @@ void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st);
 /* Is the queue's data lost at time t (a LOST was emitted at or before t
  * and the decoder has not synchronised again)? *reason: the LOST's. */
 bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason);
+/* The owner gave thread tid its own LOST for the queue's current loss (at
+ * its switch-in, seen in the sideband): the queue does not give it a
+ * second one when it synchronises with tid on the CPU. */
+void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
 /* Owner's per-queue pointer. */
 void dc_ptq_set_user(struct dc_ptq *q, void *user);

@@ -768,7 +768,7 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		 * (it may never show up in the trace) */
 		if (rec->sid.valid && ev.tid) {
 			for (size_t i = 0; i < s->nq; i++) {
-				const struct sq *q = &s->qs[i];
+				struct sq *q = &s->qs[i];
 				uint8_t why;
 
 				if (!(q->cpu == UINT32_MAX ? q->tid == ev.tid :
@@ -777,6 +777,7 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 					continue;
 				ev.kind = DC_EV_LOST;
 				ev.reason = why;
+				dc_ptq_loss_taken(q->q, ev.tid);
 				return deliver(s, &ev, cb, ctx);
 			}
 		}

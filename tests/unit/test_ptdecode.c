@@ -488,7 +488,8 @@ static void test_truncated(void **state)
 /* Data lost from a queue's start (a TRUNCATED AUX record at or before its
  * first chunk): in loss from time 0 until the decoder syncs at the chunk's
  * PSB, where the thread on the CPU gets its LOST (at the sync point: no
- * switch-in known here) before TRACE_ON(SYNC). A queue with no chunk at
+ * switch-in known here) before TRACE_ON(SYNC), unless the owner gave it
+ * one already (dc_ptq_loss_taken). A queue with no chunk at
  * all (every byte of its CPU lost) stays in loss and emits nothing. */
 static void test_lost_start(void **state)
 {
@@ -540,6 +541,20 @@ static void test_lost_start(void **state)
 	assert_false(dc_ptq_in_loss(q, ns_of(9000), &why));
 	dc_ptq_stats(q, &st);
 	assert_int_equal(st.lost_truncated, 1);
+	dc_ptq_free(q);
+
+	/* the owner gave thread 8 its LOST at its switch-in: no second one */
+	q = dc_ptq_new(&cfg, &ops, &c);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false }), 0);
+	dc_ptq_mark_breaks(q, &brk, 1);
+	dc_ptq_loss_taken(q, 8);
+	nev = 0;
+	while (dc_ptq_fill(q) > 0)
+		if (dc_ptq_pop(q, &ev[nev]) == 1)
+			assert_true(++nev < 16);
+	assert_int_equal(nev, 5);
+	assert_int_equal(ev[0].kind, DC_EV_TRACE_ON);
+	assert_int_equal(ev[0].reason, DC_ON_SYNC);
 	dc_ptq_free(q);
 
 	q = dc_ptq_new(&cfg, &ops, &c);
