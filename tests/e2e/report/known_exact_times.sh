@@ -8,4 +8,5 @@
 # count interpolation between timing packets, exact for the emulator's
 # fixed ns per instruction).
 TRUTH_SLACK_NS=0
+TRUTH_PROGRAMS="nested signal threads"
 . "$REPORT_DIR/truth.sh"
