@@ -264,8 +264,8 @@ int cmd_diff(int argc, char **argv)
 	struct diff_opts o = { 0 };
 	struct input a = { 0 }, b = { 0 };
 	struct fg_stats *sa = NULL, *sb = NULL;
-	FILE *out = stdout;
-	int rc;
+	struct report_out out = { .f = NULL };
+	int rc, err;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
@@ -273,31 +273,25 @@ int cmd_diff(int argc, char **argv)
 	rc = 1;
 	if (load(&a, argv[optind], &o) || load(&b, argv[optind + 1], &o))
 		goto done;
-	if (o.output) {
-		out = fopen(o.output, "w");
-		if (!out) {
-			cmd_error("diff", "cannot create %s: %s", o.output, strerror(errno));
-			out = stdout;
-			goto done;
-		}
+	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
+		goto done;
+	err = report_out_open(&out, o.output);
+	if (err) {
+		cmd_error("diff", "cannot create %s: %s", o.output, strerror(-err));
+		goto done;
 	}
-	if (o.table) {
-		if (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb))
-			goto done;
-		rc = fg_table_write(out, sa, sb, &(struct fg_table_options){
+	if (o.table)
+		err = fg_table_write(out.f, sa, sb, &(struct fg_table_options){
 			.sort = o.sort, .top = o.top, .raw = o.raw });
-	} else {
-		rc = fg_diff_write(out, a.folded, b.folded, o.normalize);
-	}
-	if (fflush(out) || rc) {
-		cmd_error("diff", "writing %s failed", o.output ? o.output : "the output");
-		rc = 1;
+	else
+		err = fg_diff_write(out.f, a.folded, b.folded, o.normalize);
+	err = report_out_close(&out, err == 0) ?: err;
+	if (err) {
+		cmd_error("diff", "cannot write %s: %s", o.output ? o.output : "stdout", strerror(-err));
 		goto done;
 	}
 	rc = 0;
 done:
-	if (out != stdout)
-		fclose(out);
 	fg_stats_free(sa);
 	fg_stats_free(sb);
 	input_free(&a);

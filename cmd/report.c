@@ -145,57 +145,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 	return -1;
 }
 
-/* Write to a temporary file beside path and rename on success, so a failed
- * run never clobbers an earlier result under the same name. */
-struct out_file {
-	FILE *f;
-	char *tmp;
-	const char *path;
-};
-
-static int out_open(struct out_file *o, const char *path)
-{
-	o->path = path;
-	o->tmp = NULL;
-	if (!path || !strcmp(path, "-")) {
-		o->f = stdout;
-		return 0;
-	}
-	if (asprintf(&o->tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
-		return -ENOMEM;
-	o->f = fopen(o->tmp, "w");
-	if (!o->f) {
-		int ret = -errno;
-
-		free(o->tmp);
-		o->tmp = NULL;
-		return ret;
-	}
-	return 0;
-}
-
-static int out_close(struct out_file *o, bool ok)
-{
-	int ret = 0;
-
-	if (o->f == stdout)
-		return fflush(stdout) ? -errno : 0;
-	if (fclose(o->f))
-		ok = false, ret = -EIO;
-	if (ok && rename(o->tmp, o->path))
-		ret = -errno;
-	if (!ok || ret)
-		unlink(o->tmp);
-	free(o->tmp);
-	return ret ? ret : (ok ? 0 : -EIO);
-}
-
 static int write_svg(const struct report_args *a, const struct report_run *r)
 {
 	struct fg_fold_options fo = a->fold;
 	struct fg_svg_options so = { .title = "ptflame: wall-clock flame graph", .subtitle = a->run.input };
 	struct fg_svg *svg = fg_svg_new();
-	struct out_file o;
+	struct report_out o;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0;
 	FILE *mem;
@@ -213,11 +168,11 @@ static int write_svg(const struct report_args *a, const struct report_run *r)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if ((ret = fg_svg_add_line(svg, line)))
 			goto out;
-	ret = out_open(&o, a->svg);
+	ret = report_out_open(&o, a->svg);
 	if (ret)
 		goto out;
 	ret = fg_svg_write(svg, o.f, &so);
-	ret = out_close(&o, ret == 0) ?: ret;
+	ret = report_out_close(&o, ret == 0) ?: ret;
 out:
 	free(buf);
 	fg_svg_free(svg);
@@ -226,11 +181,11 @@ out:
 
 static int write_main(const struct report_args *a, const struct report_run *r)
 {
-	struct out_file o;
+	struct report_out o;
 	struct fg_stats *st = NULL;
 	int ret;
 
-	ret = out_open(&o, a->output);
+	ret = report_out_open(&o, a->output);
 	if (ret)
 		return ret;
 	if (a->table) {
@@ -241,7 +196,7 @@ static int write_main(const struct report_args *a, const struct report_run *r)
 	} else {
 		ret = fg_fold(o.f, report_cct(r), report_symbolizer(r), &a->fold);
 	}
-	return out_close(&o, ret == 0) ?: ret;
+	return report_out_close(&o, ret == 0) ?: ret;
 }
 
 int cmd_report(int argc, char **argv)

@@ -325,6 +325,45 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
 }
 
+int report_out_open(struct report_out *o, const char *path)
+{
+	o->path = path;
+	o->tmp = NULL;
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
+		o->tmp = NULL;
+		return -ENOMEM;
+	}
+	o->f = fopen(o->tmp, "w");
+	if (!o->f) {
+		int ret = -errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+int report_out_close(struct report_out *o, bool ok)
+{
+	int ret = 0;
+
+	if (o->f == stdout)
+		return fflush(stdout) ? -errno : 0;
+	if (fclose(o->f))
+		ok = false, ret = -EIO;
+	if (ok && rename(o->tmp, o->path))
+		ret = -errno;
+	if (!ok || ret)
+		unlink(o->tmp);
+	free(o->tmp);
+	return ret ? ret : (ok ? 0 : -EIO);
+}
+
 /* ---- option helpers shared by report and diff ---- */
 
 int report_parse_tids(const char *s, uint32_t **tids, size_t *n)

@@ -51,6 +51,17 @@ const struct report_summary *report_summary(const struct report_run *r);
 /* "threads 3, traced 12.3 ms, decoded 1.2 MB, lost 2 segments (0.5 % of time)" */
 void report_print_summary(const struct report_run *r, const char *cmd);
 
+/* Output that never clobbers an earlier result: a named file is written
+ * to a temporary file beside it and renamed only when everything was
+ * written (ok); NULL or "-" is stdout. Both return 0 or a negative errno. */
+struct report_out {
+	FILE *f;
+	char *tmp;
+	const char *path;
+};
+int report_out_open(struct report_out *o, const char *path);
+int report_out_close(struct report_out *o, bool ok);
+
 /* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
 /* "12,13,14" -> malloc'ed array (caller frees). */
 int report_parse_tids(const char *s, uint32_t **tids, size_t *n);

@@ -1,0 +1,42 @@
+#!/bin/bash
+# report and diff as a user meets them: bad input gets one line naming the
+# file and the problem, a failed run never clobbers an earlier output file,
+# and options that take values reject junk.
+. "$E2E_LIB"
+"$PTFLAME" record --emulate -q -o good.data -- "$TESTDATA/emu_nested" ||
+	{ fail "record failed"; finish; }
+
+: > empty.data
+echo "hello, world" > text.txt
+head -c 2000 good.data > trunc.data
+mkdir adir
+for f in empty.data text.txt trunc.data adir missing.data; do
+	expect_rc 1 "report $f fails" -- "$PTFLAME" report -i $f
+	expect_lines 1 "$T/err" "report $f: one line"
+	expect_grep "^ptflame report: .*$f" "$T/err" "report $f: names the file"
+done
+expect_grep 'is a directory' <("$PTFLAME" report -i adir 2>&1) "a directory is called one"
+expect_grep 'is empty' <("$PTFLAME" report -i empty.data 2>&1) "an empty file is called one"
+expect_grep 'truncated' <("$PTFLAME" report -i trunc.data 2>&1) "a truncated file is called one"
+
+# -o: written whole, via a temporary file; a failed run leaves the old file.
+expect_rc 0 "report -o" -- "$PTFLAME" report -q -i good.data -o out.folded
+[ -s out.folded ] && pass "report -o wrote the folded file" || fail "report -o: no output"
+cp out.folded before.folded
+expect_rc 1 "report of a truncated file with -o" -- "$PTFLAME" report -i trunc.data -o out.folded
+cmp -s out.folded before.folded && pass "failed report left the earlier output intact" ||
+	fail "failed report changed out.folded"
+ls | grep -q '\.tmp\.' && fail "temporary files left: $(ls | grep '\.tmp\.')" || pass "no temporary file left"
+expect_rc 0 "diff -o" -- "$PTFLAME" diff -o diff.txt out.folded out.folded
+awk '$2 != $3 { bad = 1 } END { exit bad }' diff.txt && [ -s diff.txt ] &&
+	pass "diff of a file with itself written to -o, all equal" || fail "diff -o output wrong"
+
+# Values of options.
+for bad in "--tid abc" "--tid 1," "--time 5" "--time 9,3" "--min-ns -1" "--sort foo" \
+	   "--top 0" "--input-format xml"; do
+	expect_rc 2 "report $bad" -- "$PTFLAME" report -i good.data $bad
+	expect_lines 1 "$T/err" "report $bad: one line"
+done
+expect_rc 2 "report with a stray argument" -- "$PTFLAME" report good.data
+expect_grep "unexpected argument 'good.data'.*-i FILE" "$T/err" "stray argument: says to use -i"
+finish
