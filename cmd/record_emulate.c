@@ -11,14 +11,15 @@
 #include "cmd/cmd.h"
 #include "record/emulate.h"
 
-/* SIGINT/SIGTERM: stop tracing and still write the file (like perf record).
+/* SIGINT/SIGTERM: stop tracing and still write the file (like perf record);
+ * counted, so that a second one while waiting for the program kills it.
  * cmd/ may hold global state; the emulator only reads this. */
 static volatile int emulate_interrupted;
 
 static void on_interrupt(int sig)
 {
 	(void)sig;
-	emulate_interrupted = 1;
+	emulate_interrupted++;
 }
 
 static const char emulate_help[] =
@@ -33,7 +34,12 @@ static const char emulate_help[] =
 	"\n"
 	"  -o, --output FILE     perf.data file to write (default ./perf.data)\n"
 	"      --start SYMBOL    run natively up to SYMBOL of PROG, trace from there\n"
-	"                        (default main; '' traces from exec)\n"
+	"                        (default main; '' traces from exec). Each thread is\n"
+	"                        traced from its own first arrival at SYMBOL, with\n"
+	"                        the threads it creates from then on; threads that\n"
+	"                        never reach it run untraced (rarely, a thread that\n"
+	"                        reaches it while a traced one steps over it is\n"
+	"                        missed)\n"
 	"      --max-insns N     stop tracing after N instructions in total (the\n"
 	"                        program runs on untraced); 0 = no limit (default)\n"
 	"      --cpus N          virtual CPUs / AUX queues (default 2)\n"
@@ -52,6 +58,8 @@ static const char emulate_help[] =
 	"                        get exact times; without it, MTC precision)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
 	"  -q, --quiet           no summary line\n"
+	"SIGINT/SIGTERM stop tracing and write the file; then PROG gets SIGTERM\n"
+	"(SIGKILL at a second one) and is waited for.\n"
 	"  -h, --help            this help\n";
 
 enum {

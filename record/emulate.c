@@ -75,6 +75,9 @@ struct thr {
 	uint64_t futex_addr;      /* futex wait: the address */
 	uint64_t sys_arg0;        /* rdi of the pending syscall */
 	bool futex_wait;
+	/* created by a thread still running natively to the start symbol: it
+	 * runs natively to the start symbol too */
+	bool to_start;
 };
 
 struct vcpu {
@@ -717,6 +720,12 @@ static int set_breakpoint(struct emu *e, struct thr *t, const char *sym)
 	return 1;
 }
 
+static int bp_poke(const struct thr *t, long word)
+{
+	return ptrace(PTRACE_POKETEXT, t->tid, (void *)(uintptr_t)t->proc->bp, (void *)word) < 0
+		       ? -errno : 0;
+}
+
 static int clear_breakpoint(struct thr *t)
 {
 	struct proc *p = t->proc;
@@ -729,6 +738,21 @@ static int clear_breakpoint(struct thr *t)
 }
 
 static int adopt_new(struct emu *e, struct thr *nt, int status);
+
+/* Is a thread of T's process other than T still running natively to the
+ * start symbol (or about to: new, created by such a thread)? */
+static bool others_to_start(const struct emu *e, const struct thr *t)
+{
+	for (size_t i = 0; i < e->nthr; i++) {
+		const struct thr *o = e->thr[i];
+		if (o == t || o->proc != t->proc)
+			continue;
+		if ((o->state == TS_NATIVE && o->nk == NK_TO_START) ||
+		    (o->state == TS_NEW && o->to_start))
+			return true;
+	}
+	return false;
+}
 
 /* A clone/fork/vfork event of T: make the new thread known. */
 static int on_new_task(struct emu *e, struct thr *t, int ev)
@@ -753,6 +777,7 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	if (!nt)
 		return efail(e, -ENOMEM, "out of memory");
 	nt->ready_ns = now;
+	nt->to_start = t->state == TS_NATIVE && t->nk == NK_TO_START && p->bp;
 	struct dc_sample_id s = sid_of(0, false, p->pid, ntid, now);
 	wfail(e, rc_perf_fork(e->w, (uint32_t)p->pid, (uint32_t)t->proc->pid, (uint32_t)ntid,
 			      (uint32_t)t->tid, now, &s));
@@ -790,6 +815,11 @@ static int adopt_new(struct emu *e, struct thr *nt, int status)
 		ptrace(PTRACE_DETACH, nt->tid, 0, 0);
 		nt->state = TS_GONE;
 		return 0;
+	}
+	if (nt->to_start && nt->proc->bp) {
+		/* its creator has not reached the start symbol: neither has it */
+		nt->v0 = nt->ready_ns;
+		return start_native(e, nt, NK_TO_START, true, -1);
 	}
 	make_ready(e, nt, nt->ready_ns);
 	return 0;
@@ -907,7 +937,9 @@ static int native_event(struct emu *e, struct thr *t, int status)
 	if (sig == SIGTRAP) {
 		if (t->nk == NK_TO_START) {
 			if (t->proc->bp && r.rip == t->proc->bp + 1) {
-				if ((rc = clear_breakpoint(t)) < 0)
+				/* every thread starts at its own first arrival; the
+				 * breakpoint goes when no thread is still on its way */
+				if (!others_to_start(e, t) && (rc = clear_breakpoint(t)) < 0)
 					return efail(e, rc, "cannot remove the start breakpoint: %s", strerror(-rc));
 				r.rip -= 1;
 				ptrace(PTRACE_SETREGS, t->tid, 0, &r);
@@ -1174,6 +1206,11 @@ static int step(struct emu *e, unsigned c)
 	struct thr *t = v->cur;
 	uint8_t buf[16];
 	size_t n = read_mem(t->tid, t->ip, buf, sizeof(buf));
+	/* a traced thread at the start breakpoint that other threads still
+	 * wait for: it runs the original instruction */
+	bool at_bp = t->proc->bp && t->ip == t->proc->bp;
+	if (at_bp && n)
+		buf[0] = (uint8_t)t->proc->bp_word;
 	struct rc_insn in = { 0 };
 	if (n == 0 || rc_insn_classify(e->cs, buf, n, t->ip, &in) < 0) {
 		/* undecodable: let the thread run into its fault natively */
@@ -1195,7 +1232,16 @@ static int step(struct emu *e, unsigned c)
 	}
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (at_bp && bp_poke(t, t->proc->bp_word) < 0)
+		at_bp = false;
 	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status = 0;
+	if (rc == 0) {
+		rc = wait_tid(t->tid, &status);
+		/* the breakpoint goes back for the threads still running natively
+		 * (one that passed it during this step starts late: see --help) */
+		if (at_bp && rc == 0 && WIFSTOPPED(status))
+			bp_poke(t, (t->proc->bp_word & ~0xffL) | 0xcc);
+	}
 	if (rc == -ESRCH) {
 		/* killed while stopped (SIGKILL, another thread's exit_group):
 		 * its exit status is waiting for us */
@@ -1204,8 +1250,6 @@ static int step(struct emu *e, unsigned c)
 			return thr_gone(e, t);
 		}
 		rc = 0;
-	} else if (rc == 0) {
-		rc = wait_tid(t->tid, &status);
 	}
 	/* running average of the ptrace round trip (subtracted from the
 	 * measured duration of syscalls) */
@@ -1690,6 +1734,34 @@ static int setup(struct emu *e)
 	return write_header(e);
 }
 
+/* Like perf record: wait for the program; on an error it is killed, on an
+ * interrupt it gets SIGTERM, and SIGKILL at the next interrupt. Reaps with
+ * __WALL: a thread we traced that died before the detach is a zombie only
+ * its tracer can reap, and until it is reaped the kernel does not report
+ * the thread group leader's exit. */
+static void wait_child(struct emu *e)
+{
+	const volatile int *intr = e->o->interrupted;
+	int seen = intr ? *intr : 0;
+	if (e->fail)
+		kill(e->child, SIGKILL);
+	else if (seen)
+		kill(e->child, SIGTERM);
+	while (!e->child_reaped) {
+		int status = 0;
+		pid_t r = waitpid(-1, &status, __WALL);
+		if (r == e->child && (WIFEXITED(status) || WIFSIGNALED(status))) {
+			e->child_status = status;
+			e->child_reaped = true;
+		} else if (r < 0 && errno == EINTR && intr && *intr != seen) {
+			kill(e->child, seen ? SIGKILL : SIGTERM);
+			seen = *intr;
+		} else if (r < 0 && errno != EINTR) {
+			break;  /* ECHILD: someone else reaped it */
+		}
+	}
+}
+
 int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
 	       size_t errlen)
 {
@@ -1727,20 +1799,8 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 			snprintf(err, errlen, "cannot write %s", i ? opts->dump_insns_path : opts->truth_path);
 		}
 	}
-	/* like perf record: wait for the program; on an error or an interrupt
-	 * it goes first */
-	if (e.child && !e.child_reaped) {
-		if (e.fail)
-			kill(e.child, SIGKILL);
-		else if (opts->interrupted && *opts->interrupted)
-			kill(e.child, SIGTERM);
-		int status = 0;
-		while (waitpid(e.child, &status, 0) < 0 && errno == EINTR)
-			if (opts->interrupted && *opts->interrupted)
-				kill(e.child, SIGTERM);
-		e.child_status = status;
-		e.child_reaped = true;
-	}
+	if (e.child && !e.child_reaped)
+		wait_child(&e);
 	if (e.child_reaped)
 		e.st->exit_status = e.child_status;
 	free_emu(&e);
