@@ -140,11 +140,18 @@ static const struct command *find_command(const char *name)
 
 static int cmd_help(int argc, char **argv)
 {
+	const struct command *c;
 	const char *text;
 
 	if (argc < 2) {
 		usage(stdout);
 		return 0;
+	}
+	c = find_command(argv[1]);
+	if (c && c->run) {
+		char *args[] = { (char *)c->name, (char *)"--help", NULL };
+
+		return c->run(2, args);
 	}
 	text = cmd_help_text(argv[1]);
 	if (!text)
