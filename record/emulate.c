@@ -463,6 +463,20 @@ static int cpu_leave(struct emu *e, unsigned c, bool preempt)
 	return switch_in(e, c, next, t->proc->pid, t->tid);
 }
 
+/* Asynchronous TIP.PGD of the thread on CPU c (preemption, exit, stop,
+ * fatal signal) before it leaves the CPU. The CPU's clock moves on 1 ns, so
+ * that the switch-out or EXIT record that follows is stamped strictly after
+ * the thread's last timed packet: perf processes a sideband record before
+ * trace data of the same time, and would give the thread's last packets
+ * to the next thread. */
+static int disable_async(struct emu *e, unsigned c, uint64_t ip)
+{
+	struct vcpu *v = &e->cpu[c];
+	int rc = enc_check(e, c, rc_ptenc_disable(v->enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
+	v->now += 1;
+	return rc;
+}
+
 /* Idle CPUs take the earliest ready threads (their clock jumps forward). */
 static int assign_idle(struct emu *e)
 {
@@ -592,8 +606,8 @@ static int thr_gone(struct emu *e, struct thr *t)
 		now = t->state == TS_READY && t->ready_ns > latest_now(e) ? t->ready_ns : latest_now(e);
 	}
 	if (oncpu && e->cpu[c].on) {
-		enc_check(e, c, rc_ptenc_disable(e->cpu[c].enc, now, t->ip, RC_PTENC_OFF_ASYNC),
-			  "disable");
+		disable_async(e, c, t->ip);
+		now = e->cpu[c].now;
 	}
 	truth(e, now, oncpu ? (int)c : -1, t, "exit");
 	struct dc_sample_id s = sid_of(c, false, t->proc->pid, t->tid, now);
@@ -1322,7 +1336,7 @@ static int step(struct emu *e, unsigned c)
 	if (ignored)
 		return 0;
 	/* fatal: the process dies natively */
-	if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC), "disable"))
+	if (disable_async(e, c, t->ip))
 		return e->fail;
 	t->v0 = v->now;
 	t->sys_nr = -1;
@@ -1340,7 +1354,7 @@ static int maybe_preempt(struct emu *e, unsigned c)
 	struct thr *t = v->cur;
 	if (t->slice_used < e->slice || !pick_ready(e, true, v->now))
 		return 0;
-	if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC), "disable"))
+	if (disable_async(e, c, t->ip))
 		return e->fail;
 	make_ready(e, t, v->now);
 	t->cpu = -1;
@@ -1617,8 +1631,7 @@ static void finish(struct emu *e)
 		struct thr *t = v->cur;
 		if (t) {
 			if (v->on && !e->fail)
-				enc_check(e, c, rc_ptenc_disable(v->enc, v->now, t->ip, RC_PTENC_OFF_ASYNC),
-					  "disable");
+				disable_async(e, c, t->ip);
 			truth(e, v->now, (int)c, t, "stop");
 			make_ready(e, t, v->now);
 			if (!e->fail)

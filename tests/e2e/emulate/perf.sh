@@ -47,6 +47,55 @@ cmp_perf demo --cpus 1 --time-slice 300 -- "$TESTDATA/emu_demo"
 cmp_perf dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so"
 cmp_perf vdso -- "$TESTDATA/emu_vdso"
 cmp_perf forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
+# many preemptions on 2 CPUs: a preempted thread's last packets (often a
+# TIP.PGE at a sysret and the TIP.PGD right after it) and its switch-out
+# record must not tie in time, or perf gives those packets to the next
+# thread; checked by preempt_owner below
+cmp_perf threads-slice --time-slice 300 --cpus 2 -- "$TESTDATA/emu_threads"
+
+# preempt_owner NAME [NAME...]: each truth "switch-out preempt" of thread X
+# at time T has perf's "tr end async" (the preemption's TIP.PGD) in thread X
+# within MAXDT before T, and perf has no other async trace ends
+preempt_owner() {
+	local name=$1
+	[ -s "$name.truth" ] && [ -s "$name.perf" ] || return
+	if perl -e '
+		my ($truth, $perf, $maxdt) = @ARGV;
+		my (@want, @got);
+		open(my $t, "<", $truth) or die "$truth: $!";
+		while (<$t>) {
+			my @f = split;
+			push @want, [$f[3], $f[0]] if @f > 5 && $f[4] eq "switch-out" && $f[5] eq "preempt";
+		}
+		open(my $p, "<", $perf) or die "$perf: $!";
+		while (<$p>) {
+			next unless /^\s*\d+\/(\d+)\s+(\d+)\.(\d{9}):\s+tr end\s+async/;
+			push @got, [$1, $2 * 1000000000 + $3];
+		}
+		my $bad = 0;
+		for my $w (@want) {
+			my ($g) = grep { $_->[0] == $w->[0] && $_->[1] <= $w->[1] &&
+					 $w->[1] - $_->[1] <= $maxdt } @got;
+			next if $g;
+			my @near = grep { abs($_->[1] - $w->[1]) <= $maxdt } @got;
+			printf "preemption of tid %d at %d: no tr end async of it (perf: %s)\n",
+				$w->[0], $w->[1], join(",", map { "tid $_->[0] at $_->[1]" } @near);
+			$bad++;
+		}
+		print scalar(@want), " preemptions, ", scalar(@got), " async trace ends in perf\n";
+		exit($bad ? 1 : 0);
+	' "$name.truth" "$name.perf" "$MAXDT" >"$name.owner" 2>&1; then
+		if grep -q "^0 preemptions" "$name.owner"; then
+			fail "$name: no preemption to check"
+		else
+			pass "$name: preempted threads own their last packets ($(tail -1 "$name.owner"))"
+		fi
+	else
+		fail "$name: $(head -c 600 "$name.owner")"
+	fi
+}
+preempt_owner threads-slice
+preempt_owner demo
 
 # The comparison must notice a difference: drop one call from a truth log.
 if [ -s nested.truth ]; then
