@@ -970,7 +970,9 @@ static int native_event(struct emu *e, struct thr *t, int status)
 			return 0;
 		}
 		t->ip = r.rip;
-		t->rs = t->sys_nr == SYS_rt_sigreturn ? RS_SIGRETURN : RS_SYSRET;
+		/* attached inside a syscall: its first traced instruction */
+		if (t->rs != RS_START)
+			t->rs = t->sys_nr == SYS_rt_sigreturn ? RS_SIGRETURN : RS_SYSRET;
 		t->rs_nr = t->sys_nr;
 		return 1;
 	}
