@@ -786,6 +786,9 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 		/* the child has the parent's mappings: announce them again for
 		 * its pid (perf would copy them; our truth log needs them) */
 		p->maps_dirty = true;
+		/* and its memory: the start breakpoint too */
+		p->bp = t->proc->bp;
+		p->bp_word = t->proc->bp_word;
 	}
 	struct thr *nt = new_thr(e, ntid, p);
 	if (!nt)

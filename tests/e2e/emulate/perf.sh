@@ -53,11 +53,12 @@ cmp_perf forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
 # thread; checked by preempt_owner below
 cmp_perf threads-slice --time-slice 300 --cpus 2 -- "$TESTDATA/emu_threads"
 
-# preempt_owner NAME [NAME...]: each truth "switch-out preempt" of thread X
-# at time T has perf's "tr end async" (the preemption's TIP.PGD) in thread X
-# within MAXDT before T, and perf has no other async trace ends
+# preempt_owner NAME MIN: each truth "switch-out preempt" of thread X at
+# time T has perf's "tr end async" (the preemption's TIP.PGD) in thread X
+# within MAXDT before T; at least MIN preemptions (how many there are on 2
+# CPUs depends on the real duration of the sleeps)
 preempt_owner() {
-	local name=$1
+	local name=$1 min=$2
 	[ -s "$name.truth" ] && [ -s "$name.perf" ] || return
 	if perl -e '
 		my ($truth, $perf, $maxdt) = @ARGV;
@@ -85,8 +86,8 @@ preempt_owner() {
 		print scalar(@want), " preemptions, ", scalar(@got), " async trace ends in perf\n";
 		exit($bad ? 1 : 0);
 	' "$name.truth" "$name.perf" "$MAXDT" >"$name.owner" 2>&1; then
-		if grep -q "^0 preemptions" "$name.owner"; then
-			fail "$name: no preemption to check"
+		if [ "$(awk 'END {print $1}' "$name.owner")" -lt "$min" ]; then
+			fail "$name: fewer than $min preemptions to check"
 		else
 			pass "$name: preempted threads own their last packets ($(tail -1 "$name.owner"))"
 		fi
@@ -94,8 +95,8 @@ preempt_owner() {
 		fail "$name: $(head -c 600 "$name.owner")"
 	fi
 }
-preempt_owner threads-slice
-preempt_owner demo
+preempt_owner threads-slice 0
+preempt_owner demo 1
 
 # The comparison must notice a difference: drop one call from a truth log.
 if [ -s nested.truth ]; then

@@ -7,7 +7,7 @@
 # reaped; SIGTERM did not help).
 . "$E2E_LIB"
 E=("$PTFLAME" record --emulate -q)
-GUARD=(timeout -s KILL 60)
+GUARD=(timeout -s KILL 30)  # a normal run takes about a second
 TH=$TESTDATA/emu_threads
 
 # runtime address of SYM of PROG in a truth log: nm value + text mapping
@@ -47,6 +47,24 @@ if [ -s bump.truth ]; then
 		fail "--start bump: $n traced calls of bump, want 2"
 fi
 
+# --follow-fork: a child forked on the way to the start symbol runs to it
+# natively too (its memory holds the breakpoint): emu_forkexec's child
+# execs itself and is traced from child_work on, not from the fork
+F=$TESTDATA/emu_forkexec
+"${GUARD[@]}" "${E[@]}" --follow-fork --start child_work -o fork.data --truth fork.truth \
+	--dump-insns fork.dump -- "$F" >fork.err 2>&1
+rc=$?
+[ $rc -eq 0 ] && pass "--follow-fork --start child_work: exit 0" || fail "--follow-fork: exit $rc: $(head -c 300 fork.err)"
+if awk '$5 == "fork" {c = $4} $5 == "exec" && $4 == c {x = NR}
+	$5 == "start" {n++; ok = $4 == c && x && NR > x}
+	END {exit !(n == 1 && ok)}' fork.truth; then
+	pass "--follow-fork --start child_work: the child alone is traced, after its exec"
+else
+	fail "--follow-fork --start child_work: $(grep -E ' (fork|exec|start) ' fork.truth | head -c 400)"
+fi
+"$EMU_CHECK" fork.data fork.dump >fork.chk 2>&1 && pass "--follow-fork: trace decodes exactly" ||
+	fail "--follow-fork: $(head -c 400 fork.chk)"
+
 # stop_with SIG SECS NAME CMD...: run CMD in the background, send SIG after
 # SECS; sets rc, checks it ends within 10 s and that the program it ran is
 # gone
@@ -62,7 +80,7 @@ stop_with() {
 	for i in $(seq 100); do kill -0 "$rec" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$rec" 2>/dev/null; then
 		fail "$name: still running 10 s after SIG$sig"
-		kill -KILL "$rec"
+		kill -KILL $pf "$rec"
 	fi
 	wait "$rec"
 	rc=$?
