@@ -26,7 +26,17 @@
  *  - a thread that used its time slice is preempted (switch-out with the
  *    PREEMPT bit) when another thread is ready;
  *  - an idle CPU takes the ready thread with the earliest ready time;
- *  - a context switch costs RC_EMU_SWITCH_NS of virtual time.
+ *  - a context switch costs RC_EMU_SWITCH_NS of virtual time; a switch-out
+ *    (or EXIT) after an asynchronous TIP.PGD (preemption, fatal signal,
+ *    stop) is stamped 1 ns after it, never at the same time (perf handles
+ *    a sideband record before trace data of equal time).
+ *
+ * Start symbol: a breakpoint (int3) at it. Every thread runs natively until
+ * its own first arrival there, and so do the threads (and, with
+ * --follow-fork, processes) it creates on the way; a traced thread creates
+ * traced ones. The breakpoint stays while a thread of the process is on its
+ * way (a traced thread at it steps the original instruction, put back for
+ * that one step) and is removed at the end.
  *
  * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
  * each time that encoder has emitted N more packets. --drop-aux N drops
