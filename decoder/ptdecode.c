@@ -23,6 +23,7 @@
 #include "decoder/ptdecode.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
+enum { RETS_MAX = 64 };
 
 struct pending {
 	bool valid;
@@ -73,6 +74,11 @@ struct dc_ptq {
 
 	/* branch state */
 	struct pending pend;
+	/* Return addresses of the calls seen since the last loss: the target
+	 * of a return libipt decoded just before an OVF (the OVF's FUP goes
+	 * elsewhere, so no next block tells it). A ring: the oldest go. */
+	uint64_t rets[RETS_MAX];
+	unsigned nrets, rtop;
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
 	uint64_t last_ns;
 	uint64_t last_push;        /* events leave in time order            */
@@ -334,6 +340,68 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	return ka == kb;
 }
 
+/* Length of the near call at ip (e8 rel32 or ff /2), 0 if unknown. */
+static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
+{
+	uint8_t b[15];
+	int n = 0, i = 0;
+	unsigned mod, rm, len;
+
+	if (q->cfg.iscache && p->isid > 0)
+		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+			 b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
+			 b[i] == 0x64 || b[i] == 0x65 || (b[i] >= 0x40 && b[i] <= 0x4f)))
+		i++;
+	if (i >= n)
+		return 0;
+	if (b[i] == 0xe8)
+		return (unsigned)i + 5;
+	if (b[i] != 0xff || i + 1 >= n)
+		return 0;
+	mod = b[i + 1] >> 6;
+	rm = b[i + 1] & 7;
+	len = (unsigned)i + 2;
+	if (mod != 3 && rm == 4) {          /* SIB */
+		if (i + 2 >= n)
+			return 0;
+		if (mod == 0 && (b[i + 2] & 7) == 5)
+			len += 4;
+		len++;
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		len += 4;
+	return len;
+}
+
+/* Where the pending branch went, when the code or the calls seen tell
+ * without a next block: a return goes after its call, a direct call or
+ * jump to its displacement's target. 0 if unknown. */
+static uint64_t pend_target(const struct dc_ptq *q)
+{
+	const struct pending *p = &q->pend;
+	uint8_t b[5];
+	int32_t rel;
+
+	if (!p->valid)
+		return 0;
+	if (p->iclass == ptic_return)
+		return q->nrets ? q->rets[q->rtop] : 0;
+	if ((p->iclass != ptic_call && p->iclass != ptic_jump) || !q->cfg.iscache ||
+	    p->isid <= 0 ||
+	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip) < 2)
+		return 0;
+	if (b[0] == 0xeb)
+		return p->end_ip + 2 + (uint64_t)(int64_t)(int8_t)b[1];
+	if ((b[0] != 0xe8 && b[0] != 0xe9) ||
+	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip) != sizeof(b))
+		return 0;
+	memcpy(&rel, b + 1, sizeof(rel));
+	return p->end_ip + 5 + (uint64_t)(int64_t)rel;
+}
+
 /* The last block's branch went to `to`. */
 static int resolve(struct dc_ptq *q, uint64_t to)
 {
@@ -343,9 +411,20 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		return 0;
 	q->pend.valid = false;
 	switch (p.iclass) {
-	case ptic_call:
+	case ptic_call: {
+		unsigned len = call_len(q, &p);
+
+		q->rtop = (q->rtop + 1) % RETS_MAX;
+		q->rets[q->rtop] = len ? p.end_ip + len : 0;
+		if (q->nrets < RETS_MAX)
+			q->nrets++;
 		return push_branch(q, DC_EV_CALL, p.end_ip, to, p.icount);
+	}
 	case ptic_return:
+		if (q->nrets) {
+			q->nrets--;
+			q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
+		}
 		return push_branch(q, DC_EV_RETURN, p.end_ip, to, p.icount);
 	case ptic_far_call:
 	case ptic_far_return:
@@ -548,6 +627,7 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	int ret = 0;
 
 	q->pend.valid = false;
+	q->nrets = 0;
 	q->lost = true;
 	q->announce = 0;
 	if (have_thread(q)) {
@@ -610,6 +690,10 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return resolve(q, ev->variant.async_branch.from);
 	case ptev_overflow:
 		q->st.lost_ovf++;
+		/* the branch decoded right before the OVF did retire, but no
+		 * next block tells where it went (the OVF's FUP is elsewhere) */
+		if (pend_target(q) && (ret = resolve(q, pend_target(q))))
+			return ret;
 		if ((ret = lost(q, DC_LOST_OVF, 0, before)))
 			return ret;
 		if (!ev->ip_suppressed)
