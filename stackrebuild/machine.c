@@ -23,15 +23,17 @@
 
 #include "stackrebuild/cct_internal.h"
 
-enum { F_INFERRED = 1, F_ASYNC = 2 };
+enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4 };
 enum { MAX_PSEUDO = 8, CHILD_CACHE = 64 };
-enum { NR_EXECVE = 59, NR_EXECVEAT = 322 };
+enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
 struct frame {
 	struct sr_node *node;      /* in the thread's segment tree           */
 	uint64_t t0;               /* entry time                             */
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
-	                              signal handler (and what replaced it)  */
+	                              signal handler (and what replaced it);
+	                              F_TRAMP: what a handler returned into,
+	                              the sigreturn trampoline               */
 };
 
 struct pseudo {
@@ -51,6 +53,7 @@ struct thread {
 	bool need_resync;          /* after LOST: stack unproven             */
 	bool exec_pending;         /* exec'ed: next ip starts afresh         */
 	uint32_t last_sysno;       /* of the [kernel] entry being left       */
+	bool sigreturn;            /* that entry was (likely) rt_sigreturn   */
 	struct frame *frames;
 	uint32_t nframes, cap;
 	struct pseudo ps[MAX_PSEUDO];
@@ -460,17 +463,60 @@ static int establish_root(struct sr_machine *m, struct thread *t, uint64_t key,
 
 enum resync_mode {
 	RS_RESET,   /* not proven by the stack: throw it away               */
-	RS_ASYNC,   /* kernel diverted execution: push a signal handler     */
+	RS_ASYNC,   /* back from the kernel: maybe a signal handler         */
 };
+
+/* Where the kernel resumed user mode, as the ip tells. */
+enum resume_at {
+	AT_UNKNOWN, /* no func_start, or no symbol there                    */
+	AT_ENTRY,   /* a function's first byte                              */
+	AT_MIDDLE,  /* inside a function                                    */
+};
+
+/* Throw the stack away; key is a new root (an inferred call unless entered
+ * at its first byte). */
+static int reset_to(struct sr_machine *m, struct thread *t, uint64_t key,
+		    uint64_t now, uint8_t root_flags)
+{
+	int ret;
+
+	t->st.resets++;
+	m->st.resets++;
+	ret = end_segment(m, t, now);
+	return ret ? ret : establish_root(m, t, key, now, root_flags);
+}
+
+/* Back from the kernel in function key, which is not on the stack.
+ * A signal handler starts at a function's first byte; code resumed in the
+ * middle of a function was interrupted there, below anything this stack
+ * saw (sigreturn after a trace started inside the handler): a new segment,
+ * whose callers come from the returns above it. After rt_sigreturn even a
+ * first byte is interrupted code (the signal came just after the call),
+ * unless the trampoline had the interrupted frames below it: then the
+ * sigreturn unblocked a pending signal, whose handler runs on them. */
+static int resume_unseen(struct sr_machine *m, struct thread *t, uint64_t key,
+			 uint64_t now, enum resume_at at, bool sigreturn)
+{
+	int ret;
+
+	if (sigreturn && at == AT_ENTRY && t->nframes > 1) {
+		ret = pop_frame(m, t, now, true);
+		return ret ? ret : push_frame(m, t, key, now, F_ASYNC);
+	}
+	if (sigreturn || at == AT_MIDDLE)
+		return reset_to(m, t, key, now, F_INFERRED);
+	return push_frame(m, t, key, now, F_ASYNC);
+}
 
 /* Execution is now in function key. Keep what the stack proves. A new root
  * at_entry (trace started exactly at a function's first instruction) has
  * its call start seen. */
 static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
-		  uint64_t now, enum resync_mode mode, bool at_entry)
+		  uint64_t now, enum resync_mode mode, enum resume_at at,
+		  bool sigreturn)
 {
-	uint8_t root_flags = at_entry ? 0 : F_INFERRED;
-	int i, ret;
+	uint8_t root_flags = at == AT_ENTRY ? 0 : F_INFERRED;
+	int i;
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
@@ -480,11 +526,8 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	if (i >= 0)
 		return pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
 	if (mode == RS_ASYNC)
-		return push_frame(m, t, key, now, F_ASYNC);
-	t->st.resets++;
-	m->st.resets++;
-	ret = end_segment(m, t, now);
-	return ret ? ret : establish_root(m, t, key, now, root_flags);
+		return resume_unseen(m, t, key, now, at, sigreturn);
+	return reset_to(m, t, key, now, root_flags);
 }
 
 /* A return to a function that is not on the stack: the trace started below
@@ -535,7 +578,25 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 		return SR_FUNC_STUB;
 	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
 		return SR_FUNC_UNWIND;
+	if (!strcmp(name, "__restore_rt") || !strcmp(name, "__restore") ||
+	    !strcmp(name, "__kernel_rt_sigreturn") || !strcmp(name, "__vdso_rt_sigreturn"))
+		return SR_FUNC_SIGRETURN;
 	return 0;
+}
+
+/* Is the syscall entered now rt_sigreturn? Its number tells when known;
+ * else the frame making it: the trampoline a handler returned into, or one
+ * named like it (the handler's return was not seen: trace started in it). */
+static bool is_sigreturn(const struct sr_machine *m, const struct thread *t, uint32_t sysno)
+{
+	const struct frame *top;
+
+	if (sysno != UINT32_MAX)
+		return sysno == NR_RT_SIGRETURN;
+	if (!t->nframes)
+		return false;
+	top = &t->frames[t->nframes - 1];
+	return (top->flags & F_TRAMP) || (func_flags(m, top->node) & SR_FUNC_SIGRETURN);
 }
 
 /* The thread is executing in function key (a branch's source), and it is
@@ -587,7 +648,7 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	key = key_of(m, pid, from_ip);
 	if (t->need_resync || t->fresh) {
 		t->need_resync = false;
-		return resync(m, t, key, now, RS_RESET, false);
+		return resync(m, t, key, now, RS_RESET, AT_UNKNOWN, false);
 	}
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
@@ -627,7 +688,7 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	flags = t->frames[t->nframes - 1].flags;
 	if (flags & F_ASYNC) {
 		ret = pop_frame(m, t, now, true);
-		return ret ? ret : push_frame(m, t, key, now, F_ASYNC);
+		return ret ? ret : push_frame(m, t, key, now, F_ASYNC | F_TRAMP);
 	}
 	/* Returning from the root: the trace started below its caller. */
 	if (t->nframes == 1)
@@ -685,6 +746,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 	if (ev->reason == DC_OFF_END) {
 		ret = pop_all_pseudo(m, t, now, false);
 		t->active = false;
+		t->sigreturn = false;
 		return ret;
 	}
 	/* The ip where user mode was left proves (or fixes) the stack. */
@@ -695,7 +757,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 			ret = pop_all_pseudo(m, t, now, false);
 			t->need_resync = false;
 			if (!ret)
-				ret = resync(m, t, key, now, RS_RESET, false);
+				ret = resync(m, t, key, now, RS_RESET, AT_UNKNOWN, false);
 		} else if (!t->nframes) {
 			ret = establish_root(m, t, key, now, F_INFERRED);
 		} else {
@@ -709,6 +771,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		if (in_kernel_state(t))
 			return 0;
 		t->last_sysno = ev->sysno;
+		t->sigreturn = is_sigreturn(m, t, ev->sysno);
 		return push_pseudo(t, SR_NODE_KERNEL,
 				   ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
 				   SR_TIME_KERNEL, now);
@@ -716,6 +779,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		if (in_kernel_state(t))
 			return 0;
 		t->last_sysno = UINT32_MAX;
+		t->sigreturn = false;
 		return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
 	case DC_OFF_SWITCH:
 		return switched_out(t) ? 0 :
@@ -732,7 +796,8 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
 {
 	enum resync_mode mode = RS_RESET;
-	bool was_kernel = false, at_entry = false;
+	enum resume_at at = AT_UNKNOWN;
+	bool was_kernel = false, sigreturn;
 	int ret;
 
 	if (ev->reason == DC_ON_SWITCH || !ev->to_ip) {
@@ -762,14 +827,19 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 	if (!t->need_resync && !t->fresh && was_kernel &&
 	    t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
 		mode = RS_ASYNC;
+	sigreturn = t->sigreturn;
 	t->last_sysno = UINT32_MAX;
+	t->sigreturn = false;
 	t->need_resync = false;
 	ret = pop_all_pseudo(m, t, now, true);
 	if (ret)
 		return ret;
-	if (m->sym && m->sym->func_start)
-		at_entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
-	return resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode, at_entry);
+	if (m->sym && m->sym->func_start) {
+		uint64_t start = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip);
+
+		at = start == ev->to_ip ? AT_ENTRY : start ? AT_MIDDLE : AT_UNKNOWN;
+	}
+	return resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode, at, sigreturn);
 }
 
 static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)

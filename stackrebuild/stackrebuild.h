@@ -178,7 +178,8 @@ struct sr_thread_stats {
 	uint64_t lost;             /* LOST events                              */
 	uint64_t lost_gaps;        /* [lost] segments (LOSTs before the next
 	                              event with an ip count once)             */
-	uint64_t resets;           /* stack thrown away at a resync / exec     */
+	uint64_t resets;           /* stack thrown away at a resync / exec /
+	                              sigreturn into a frame never seen        */
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
 	uint64_t repairs;          /* top frame fixed from a branch source
 	                              (unseen returns or jumps)                */
@@ -245,9 +246,19 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
  *             was). With an ip: leaves the kernel states; the ip's function
  *             is the top frame, a frame further down (sigreturn: pop to it),
- *             or, after a kernel entry, a signal handler (pushed on top;
- *             its return into the sigreturn trampoline replaces it). After
- *             exec (sysno 59/322, or sr_machine_exec()) a new stack.
+ *             or, after a kernel entry, a function not on the stack:
+ *             - at its first byte (func_start): a signal handler, pushed on
+ *               top; its return into the sigreturn trampoline replaces it;
+ *             - in its middle, or after rt_sigreturn (sysno 15; number
+ *               unknown: made by the trampoline a handler returned into or
+ *               by an SR_FUNC_SIGRETURN function): interrupted code below
+ *               anything the stack saw (the trace started in the handler):
+ *               a new stack segment as after LOST, the resumed function an
+ *               inferred root. Except a first byte after rt_sigreturn out
+ *               of a trampoline with frames below: a pending signal's
+ *               handler, pushed in the trampoline's place;
+ *             - else (no func_start) a signal handler.
+ *             After exec (sysno 59/322, or sr_machine_exec()) a new stack.
  *   LOST      + "[lost]" (LOST time) until the next event with an ip; that
  *             ip keeps the stack when it is the top function, pops to a
  *             frame further down, or else starts a new stack segment (the
@@ -285,11 +296,15 @@ struct sr_options {
 	 * frame, even when it is further down as well: recursion). Without it:
 	 * SR_FUNC_STUB for names ending in "@plt" or starting with
 	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
-	 * or starting with "_Unwind_". */
+	 * or starting with "_Unwind_". Also asked for the frame making a
+	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
+	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
+	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
 	unsigned (*func_flags)(void *sym_ctx, uint64_t key);
 };
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
 #define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
+#define SR_FUNC_SIGRETURN 4u /* the sigreturn trampoline (rt_sigreturn)  */
 
 /* Counters over all threads, for the summary line and for tests. */
 struct sr_machine_stats {

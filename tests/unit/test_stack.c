@@ -285,6 +285,164 @@ static void test_signal_handler(void **state)
 	sr_cct_free(cct);
 }
 
+/* Trace starts inside a signal handler (emu_signal --start handler_work):
+ * the handler returns into the trampoline (inferred caller __restore_rt),
+ * whose rt_sigreturn (number unknown, as in PT) resumes the interrupted
+ * function in its middle. That function was never on this stack: a new
+ * segment starts there, its callers inferred from the returns above it,
+ * instead of a "handler" pushed on top of the trampoline. */
+static void test_sigreturn_into_unseen_frame(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_D));            /* handler_work's entry   */
+	RET(m, 1, 6, F_D, F_HANDLER);          /* inferred caller        */
+	RET(m, 1, 14, F_HANDLER, F_RESTORE);   /* into the trampoline    */
+	SYSCALL(m, 1, 16, F_RESTORE, UINT32_MAX); /* rt_sigreturn, unnamed */
+	RESUME(m, 1, 18, IP(F_C));             /* mid-c: interrupted     */
+	RET(m, 1, 25, F_C, F_B);
+	RET(m, 1, 28, F_B, F_A);
+	RET(m, 1, 30, F_A, F_MAIN);
+	CALL(m, 1, 35, F_MAIN, F_D);
+	RET(m, 1, 40, F_D, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	/* d [0,6) handler [6,14) __restore_rt [14,16) [kernel] [16,18);
+	 * then c [18,25) b [25,28) a [28,30) main [30,35)+[40,50) d [35,40) */
+	expect_stacks(cct,
+		"__restore_rt 2\n"
+		"__restore_rt;[kernel] 2\n"
+		"__restore_rt;handler 8\n"
+		"__restore_rt;handler;d 6\n"
+		"main 15\n"
+		"main;a 2\n"
+		"main;a;b 3\n"
+		"main;a;b;c 7\n"
+		"main;d 5\n");
+	expect_calls(cct, "__restore_rt", 1, 1);
+	expect_calls(cct, "__restore_rt;[kernel]", 1, 0);
+	expect_calls(cct, "__restore_rt;handler", 1, 1);
+	expect_calls(cct, "__restore_rt;handler;d", 1, 0);
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;a;b;c", 1, 1);
+	expect_calls(cct, "main;d", 1, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* The same without func_start (no ip-in-the-middle evidence): a known
+ * rt_sigreturn number proves it, even from a restorer with another name,
+ * and so does the trampoline's name when the number is unknown. The
+ * resumed function is inferred even at its entry (interrupted there). */
+static void test_sigreturn_evidence(void **state)
+{
+	static const struct {
+		int restorer;
+		uint32_t sysno;
+		const char *kernel;
+	} v[] = {
+		{ F_G, 15, "g;[kernel] rt_sigreturn" },
+		{ F_RESTORE, UINT32_MAX, "__restore_rt;[kernel]" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct sr_machine *m = sr_machine_new(&fake_sym_nostart, NULL);
+		struct sr_cct *cct;
+		char want[256];
+
+		assert_non_null(m);
+		START(m, 1, 0, IP(F_HANDLER));
+		RET(m, 1, 10, F_HANDLER, v[i].restorer);
+		SYSCALL(m, 1, 12, v[i].restorer, v[i].sysno);
+		RESUME(m, 1, 15, ENTRY(F_C));
+		RET(m, 1, 20, F_C, F_MAIN);
+		END(m, 1, 30, F_MAIN);
+		cct = finish(m, 0);
+		snprintf(want, sizeof(want), "%s 2\n%s 3\n%s;handler 10\nmain 10\nmain;c 5\n",
+			 fn_names[v[i].restorer], v[i].kernel, fn_names[v[i].restorer]);
+		expect_stacks(cct, want);
+		expect_calls(cct, "main;c", 1, 1);
+		expect_identity(cct);
+		sr_cct_free(cct);
+	}
+}
+
+/* Told apart by the ip: after any kernel entry that is not a sigreturn,
+ * user mode resumed at a function's first byte (not on the stack) is a
+ * signal handler; resumed in the middle of a function that is not on the
+ * stack, it is not a handler: that code was interrupted below what the
+ * stack knows, so a new segment starts. */
+static void test_resume_entry_vs_middle(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);    /* raise(): tgkill         */
+	RESUME(m, 1, 12, ENTRY(F_HANDLER));    /* handler: pushed         */
+	FAULT(m, 1, 20, F_HANDLER);            /* page fault in it        */
+	RESUME(m, 1, 22, IP(F_C));             /* mid-c, unseen: no handler */
+	RET(m, 1, 30, F_C, F_B);
+	END(m, 1, 40, F_B);
+	cct = finish(m, 0);
+	expect_stacks(cct,
+		"b 10\nb;c 8\nmain;a 10\nmain;a;[kernel] 2\nmain;a;handler 8\n"
+		"main;a;handler;[kernel] 2\n");
+	expect_calls(cct, "main;a;handler", 1, 1);
+	expect_calls(cct, "main;a;handler;[kernel]", 1, 0);
+	assert_null(node_at(cct, "main;a;handler;c"));
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* A signal pending when rt_sigreturn unblocks it runs at once: the kernel
+ * resumes at the next handler's entry instead of the interrupted code. The
+ * trampoline is done (popped); the new handler runs on the interrupted
+ * frame. Here the restorer has no telling name and the number is unknown:
+ * only "a handler returned into it" says it is the trampoline. */
+static void test_sigreturn_pending_signal(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);    /* raise(): tgkill         */
+	RESUME(m, 1, 12, ENTRY(F_HANDLER));
+	RET(m, 1, 20, F_HANDLER, F_G);         /* g: a private restorer   */
+	SYSCALL(m, 1, 21, F_G, UINT32_MAX);    /* its rt_sigreturn        */
+	RESUME(m, 1, 23, ENTRY(F_F));          /* pending handler f       */
+	RET(m, 1, 30, F_F, F_RESTORE);
+	SYSCALL(m, 1, 31, F_RESTORE, 15);
+	RESUME(m, 1, 33, IP(F_A));             /* back in a at last       */
+	RET(m, 1, 40, F_A, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct,
+		"main 10\n"
+		"main;a 17\n"
+		"main;a;[kernel] 2\n"
+		"main;a;__restore_rt 1\n"
+		"main;a;__restore_rt;[kernel] rt_sigreturn 2\n"
+		"main;a;f 7\n"
+		"main;a;g 1\n"
+		"main;a;g;[kernel] 2\n"
+		"main;a;handler 8\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;g", 1, 0);
+	expect_calls(cct, "main;a;f", 1, 0);
+	assert_int_equal(node_at(cct, "main;a;f")->lat.sum, 7);
+	assert_null(node_at(cct, "main;a;g;f"));
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_start_mid_stack(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1206,6 +1364,10 @@ int main(void)
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),
 		cmocka_unit_test(test_signal_handler),
+		cmocka_unit_test(test_sigreturn_into_unseen_frame),
+		cmocka_unit_test(test_sigreturn_evidence),
+		cmocka_unit_test(test_resume_entry_vs_middle),
+		cmocka_unit_test(test_sigreturn_pending_signal),
 		cmocka_unit_test(test_start_mid_stack),
 		cmocka_unit_test(test_start_mid_recursion),
 		cmocka_unit_test(test_start_at_entry),
