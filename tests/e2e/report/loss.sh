@@ -6,8 +6,7 @@
 # segments); no stack, pseudo-frames removed, is a call path the program
 # never had (each must be a contiguous sub-path of a truth call path:
 # truth_profile.py paths); with OVF, every thread's stacks still add up to
-# its traced wall time. (The same identity under dropped AUX data:
-# known_lost_time.sh.)
+# its traced wall time, and so does each thread's under dropped AUX data.
 . "$REPORT_DIR/common.sh"
 check_loss() {   # NAME: the recording NAME.data/NAME.truth
 	local n=$1
@@ -33,10 +32,21 @@ for p in nested signal threads; do
 	if [ "$got" = "$want" ]; then pass "$n: all threads sum $got ns = truth"
 	else fail "$n: all threads sum $got ns, truth $want ns"; fi
 done
-for p in nested threads; do
-	n=$p.drop
-	record "$n" "emu_$p" --drop-aux 2 --aux-chunk 256 || continue
+# Dropped AUX data: also every thread's stacks add up to its traced wall
+# time (per thread, --per-thread): a thread whose first packet was dropped
+# is known from its switch-in on, all [lost] (walltime --perf-data).
+for run in "nested 2" "threads 2" "threads 3" "threads 4"; do
+	set -- $run
+	p=$1 n=$1.drop$2
+	record "$n" "emu_$p" --drop-aux "$2" --aux-chunk 256 || continue
 	grep -q ' drop-aux ' "$n.truth" || { fail "$n: the truth log has no drop-aux line"; continue; }
 	check_loss "$n"
+	report "$n.pt" -i "$n.data" --per-thread --plain || continue
+	while read -r tid ns comm; do
+		got=$(awk -v t="$tid" '{split($0, f, ";"); if (f[1] ~ ("-" t "$")) s += $NF}
+			END {printf "%d\n", s}' "$n.pt")
+		if [ "$got" = "$ns" ]; then pass "$n: tid $tid sum $got ns = truth"
+		else fail "$n: tid $tid sum $got ns, truth $ns ns"; fi
+	done < <($TP walltime "$n.truth" --perf-data "$n.data")
 done
 finish

@@ -4,7 +4,7 @@
 usage: truth_profile.py expect TRUTH [--per-thread]
        truth_profile.py compare TRUTH FOLDED [--per-thread] [--no-time]
                         [--mtc-ns N] [--lost] [--only-tids LIST]
-       truth_profile.py walltime TRUTH
+       truth_profile.py walltime TRUTH [--perf-data FILE]
        truth_profile.py paths TRUTH FOLDED
 
 An independent model of DESIGN.md section 4 (it shares no code with
@@ -21,7 +21,9 @@ compare  checks a `ptflame report` output against it: every line's stack
          expected leaf context present, and each line's self time within
          the tolerance below. Prints the max relative error seen.
 walltime prints "TID NS" per thread: its traced wall time (first event with
-         an ip to its last event).
+         an ip to its last event; from its switch-in when the AUX data
+         holding its first packet was dropped: needs --perf-data, whose
+         AUX records perf reads).
 paths    checks that every stack of FOLDED, pseudo-frames removed, is a
          contiguous sub-path of a call path the program really had (for
          traces with lost data, whose contexts can legitimately differ).
@@ -368,11 +370,15 @@ class Model:
             self.sym.exec(pid)
             th.exec_pending = True
             return
+        if ev == "switch-in":
+            th.switched_in = (t, int(fl[1]))
         if ev == "start":
             th.account(t)
             if not th.traced:
                 th.traced = True
                 th.first = th.last = t
+                th.start_cpu = int(fl[1])
+                th.first_switch_in = getattr(th, "switched_in", None)
             ip = int(args[0], 16)
             key, start, names = self.f(pid, ip)
             th.new_segment()
@@ -734,12 +740,49 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
     return 1 if errs else 0
 
 
-def cmd_walltime(truth):
+def aux_records(perf_data):
+    """{cpu: [(time, truncated)]} of the file's PERF_RECORD_AUX records, in
+    time order (as perf itself reads them: `perf report -D`)"""
+    out = run(["perf", "report", "-D", "-i", perf_data])
+    recs = defaultdict(list)
+    for ln in out.splitlines():
+        m = re.match(r"\s*(\d+) (\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_AUX "
+                     r"offset: \S+ size: \S+ flags: (\S+)", ln)
+        if m:
+            recs[int(m.group(1))].append((int(m.group(2)), int(m.group(3), 16) & 1))
+    for v in recs.values():
+        v.sort()
+    return recs
+
+
+def start_lost(th, recs):
+    """Was the thread's first traced instruction in AUX data that was
+    dropped? The emulator writes a chunk (an AUX record stamped with the
+    time it was written) as soon as it is full: the start's packets are in
+    the first chunk of its CPU written at or after the start."""
+    for t, truncated in recs.get(th.start_cpu, ()):
+        if t >= th.first:
+            return bool(truncated)
+    return False
+
+
+def cmd_walltime(truth, perf_data=None):
+    """A thread is on its CPU from its switch-in; its trace starts 500 ns
+    later (TRUTH.md), and a decoder sees the thread from that first packet.
+    When that packet was in dropped AUX data, a decoder only knows the
+    thread from the sideband: its switch-in, and its time from there is
+    [lost] (DESIGN.md section 4). So with the recording's AUX records
+    (--perf-data), such a thread's wall time starts at that switch-in."""
     m = load(truth)
+    recs = aux_records(perf_data) if perf_data else {}
     for th in m.threads.values():
         if th.first is not None:
             comm = th.comm or m.threads.get(th.pid, th).comm or "unknown"
-            print("%d %d %s" % (th.tid, th.last - th.first, comm))
+            first = th.first
+            sw = getattr(th, "first_switch_in", None)
+            if sw and sw[1] == th.start_cpu and start_lost(th, recs):
+                first = sw[0]
+            print("%d %d %s" % (th.tid, th.last - first, comm))
 
 
 def cmd_paths(truth, folded):
@@ -905,7 +948,11 @@ def main(argv):
         cmd_expect(truth, per_thread)
         return 0
     if cmd == "walltime":
-        cmd_walltime(truth)
+        pd = None
+        for i, a in enumerate(argv):
+            if a == "--perf-data":
+                pd = argv[i + 1]
+        cmd_walltime(truth, pd)
         return 0
     if cmd == "same":
         slack = 256
