@@ -74,7 +74,8 @@ struct dc_ptq {
 
 	/* branch state */
 	struct pending pend;
-	/* Return addresses of the calls seen since the last loss: the target
+	/* Return addresses of the calls seen since the last loss or enable
+	 * (a thread switch comes with one): the target
 	 * of a return libipt decoded just before an OVF (the OVF's FUP goes
 	 * elsewhere, so no next block tells it). A ring: the oldest go. */
 	uint64_t rets[RETS_MAX];
@@ -669,6 +670,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	switch (ev->type) {
 	case ptev_enabled:
 		q->pend.valid = false;
+		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
