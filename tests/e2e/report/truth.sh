@@ -6,7 +6,7 @@
 # count equals the truth's exactly, "(inferred)" exactly where no call of
 # the context was seen whole, every truth leaf context is there, and each
 # stack's self time is within 0.1 % of the truth plus the PT timing floor
-# that truth_profile.py documents (--slack-ns; 0 in known_exact_times.sh).
+# that truth_profile.py documents (--slack-ns; why the floor: its docstring).
 # TRUTH_SLACK_NS (default 256) and TRUTH_PROGRAMS (default all) override.
 . "$REPORT_DIR/common.sh"
 slack=${TRUTH_SLACK_NS:-256}
