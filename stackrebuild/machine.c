@@ -508,6 +508,18 @@ static int resume_unseen(struct sr_machine *m, struct thread *t, uint64_t key,
 	return push_frame(m, t, key, now, F_ASYNC);
 }
 
+/* How many frames hold key: more than one is recursion, whose depth after
+ * a loss is unknown (the calls and returns just before an OVF that took no
+ * packet are not decoded, by libipt nor by perf), so it proves nothing. */
+static unsigned occurrences(const struct thread *t, uint64_t key)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < t->nframes; i++)
+		n += t->frames[i].node->key == key;
+	return n;
+}
+
 /* Execution is now in function key. Keep what the stack proves. A new root
  * at_entry (trace started exactly at a function's first instruction) has
  * its call start seen. */
@@ -520,6 +532,8 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
+	if (mode == RS_RESET && occurrences(t, key) > 1)
+		return reset_to(m, t, key, now, root_flags);
 	if (top_key(t) == key)
 		return 0;
 	i = find_below(t, key);

@@ -801,6 +801,33 @@ static void test_lost_resync_reset(void **state)
 	sr_cct_free(cct);
 }
 
+/* Lost inside recursion: calls and returns that took no packet before an
+ * OVF are never decoded, so the depth is unknown and the resync function's
+ * topmost frame proves nothing. Start a new segment rather than keep a
+ * stack deeper than the program had. */
+static void test_lost_resync_in_recursion(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_A);
+	CALL(m, 1, 20, F_A, F_A);
+	LOST(m, 1, 30);                /* unseen: two of the a's returned */
+	SYNC(m, 1, 40, IP(F_A));
+	RET(m, 1, 50, F_A, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 20\nmain;a;a 10\nmain;a;a;a 10\n"
+		      "main;a;a;a;[lost] 10\n");
+	expect_calls(cct, "main;a;a;a", 1, 1);
+	expect_calls(cct, "main;a", 2, 2);     /* old a cut by the reset, new a: both inferred */
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_lost_first_then_sync(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1382,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_reset),
+		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_exec_resets),
 		cmocka_unit_test(test_exec_via_comm),
