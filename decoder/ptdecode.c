@@ -647,18 +647,27 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 /* PT does not carry the syscall number; the usual wrapper loads it right
  * before: `mov $NR, %eax; syscall` (b8 imm32 0f 05) inside the block.
  * UINT32_MAX when the code does not say. */
+/* The number a syscall instruction at end_ip was given just before it:
+ * "mov $NR,%eax" (b8 imm32, most of glibc) or "mov $NR,%rax" (48 c7 c0
+ * imm32, e.g. the rt_sigreturn trampoline __restore_rt). PT carries no
+ * register values, so anything else stays unknown. */
 static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
 {
-	uint8_t b[7];
+	uint8_t b[9];
 	uint32_t nr;
 
 	if (!q->cfg.syscall_numbers || !q->cfg.iscache || p->isid <= 0 ||
-	    p->end_ip < p->start_ip + 5 ||
-	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip - 5) != sizeof(b))
+	    p->end_ip < p->start_ip + 5)
 		return UINT32_MAX;
-	if (b[0] != 0xb8 || b[5] != 0x0f || b[6] != 0x05)
+	if (p->end_ip >= p->start_ip + 7 &&
+	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip - 7) == sizeof(b) &&
+	    b[0] == 0x48 && b[1] == 0xc7 && b[2] == 0xc0 && b[7] == 0x0f && b[8] == 0x05)
+		memcpy(&nr, b + 3, 4);
+	else if (pt_iscache_read(q->cfg.iscache, b, 7, p->isid, p->end_ip - 5) == 7 &&
+		 b[0] == 0xb8 && b[5] == 0x0f && b[6] == 0x05)
+		memcpy(&nr, b + 1, 4);
+	else
 		return UINT32_MAX;
-	memcpy(&nr, b + 1, 4);
 	return nr < 4096 ? nr : UINT32_MAX;
 }
 

@@ -19,6 +19,12 @@ for v in plain names; do
 	else fail "$n $opt: $(head -5 "$n.$v.cmp")"; fi
 	if $TP paths "$n.truth" "$n.$v" >"$n.$v.paths" 2>&1; then pass "$n $opt: $(tail -1 "$n.$v.paths")"
 	else fail "$n $opt: $(head -3 "$n.$v.paths")"; fi
+	# the trampoline's "mov $15,%rax; syscall" names it
+	if [ "$v" = names ]; then
+		grep -q '__restore_rt[^;]*;\[kernel\] rt_sigreturn' "$n.$v" &&
+			pass "$n $opt: rt_sigreturn named under __restore_rt" ||
+			fail "$n $opt: no [kernel] rt_sigreturn under __restore_rt"
+	fi
 	# nothing of the program below the trampoline
 	if grep -q '^__restore_rt[^;]*;\(main\|spin_until_alarm\|__libc_start_call_main\)' "$n.$v"; then
 		fail "$n $opt: program frames under __restore_rt: $(grep -m1 '^__restore_rt[^;]*;main' "$n.$v")"
