@@ -1218,6 +1218,38 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	}
 }
 
+/* Run the start breakpoint's own instruction for a thread already traced,
+ * in the tracer: putting the original byte back for one single-step would
+ * let a thread still on its way to the start symbol (running natively) pass
+ * it unseen. Only the usual first instructions of a function (endbr64, push
+ * of a register) are done here; 0 done, -1 not one of them. */
+static int run_entry_insn(pid_t tid, const uint8_t *b, size_t n)
+{
+	struct user_regs_struct r;
+	bool rex = n >= 2 && b[0] == 0x41;
+	uint8_t op = rex ? b[1] : b[0];
+
+	if (getregs(tid, &r) < 0)
+		return -1;
+	if (n >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) {
+		r.rip += 4;
+	} else if (op >= 0x50 && op <= 0x57) {
+		const unsigned long long *regs[16] = {
+			&r.rax, &r.rcx, &r.rdx, &r.rbx, &r.rsp, &r.rbp, &r.rsi, &r.rdi,
+			&r.r8, &r.r9, &r.r10, &r.r11, &r.r12, &r.r13, &r.r14, &r.r15,
+		};
+		unsigned long long v = *regs[(rex ? 8 : 0) + op - 0x50];
+
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)(uintptr_t)(r.rsp - 8), (void *)(uintptr_t)v) < 0)
+			return -1;
+		r.rsp -= 8;
+		r.rip += rex ? 2 : 1;
+	} else {
+		return -1;
+	}
+	return ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 ? -1 : 0;
+}
+
 /* Step one instruction of the thread on CPU c. */
 static int step(struct emu *e, unsigned c)
 {
@@ -1251,9 +1283,14 @@ static int step(struct emu *e, unsigned c)
 	}
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = 0, status = 0;
+	if (at_bp && run_entry_insn(t->tid, buf, n) == 0) {
+		status = (SIGTRAP << 8) | 0x7f;  /* as if single-stepped */
+		goto stepped;
+	}
 	if (at_bp && bp_poke(t, t->proc->bp_word) < 0)
 		at_bp = false;
-	int rc = resume(t->tid, PTRACE_SINGLESTEP, 0), status = 0;
+	rc = resume(t->tid, PTRACE_SINGLESTEP, 0);
 	if (rc == 0) {
 		rc = wait_tid(t->tid, &status);
 		/* the breakpoint goes back for the threads still running natively
@@ -1273,6 +1310,7 @@ static int step(struct emu *e, unsigned c)
 	/* running average of the ptrace round trip (subtracted from the
 	 * measured duration of syscalls) */
 	e->step_ns = e->step_ns ? (e->step_ns * 15 + elapsed_ns(&t0)) / 16 : elapsed_ns(&t0);
+stepped:
 	if (rc < 0)
 		return efail(e, rc, "ptrace single-step of thread %d: %s", (int)t->tid, strerror(-rc));
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {

@@ -35,8 +35,11 @@
  * its own first arrival there, and so do the threads (and, with
  * --follow-fork, processes) it creates on the way; a traced thread creates
  * traced ones. The breakpoint stays while a thread of the process is on its
- * way (a traced thread at it steps the original instruction, put back for
- * that one step) and is removed at the end.
+ * way and is removed at the end. A traced thread at it has its original
+ * instruction run by the tracer when it is an endbr64 or a register push
+ * (the usual function entries), so the breakpoint never leaves memory;
+ * any other instruction is put back for one single-step, and a thread
+ * arriving during that step is missed.
  *
  * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
  * each time that encoder has emitted N more packets. --drop-aux N drops
