@@ -5,14 +5,15 @@ set -u
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 # count BUILDDIR: add meson's Ok/Fail counts of the last run to the totals.
 count() {
-	local log=$1/meson-logs/testlog.txt ok fail
+	local log=$1/meson-logs/testlog.txt ok fail skip
 	[ -f "$log" ] || return 0
 	ok=$(awk '/^Ok:/ {print $2}' "$log" | tail -n 1)
 	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {n += $NF} END {print n + 0}' "$log")
-	passed=$((passed + ${ok:-0})); failed=$((failed + fail))
+	skip=$(awk '/^Skipped:/ {print $2}' "$log" | tail -n 1)
+	passed=$((passed + ${ok:-0})); failed=$((failed + fail)); skipped=$((skipped + ${skip:-0}))
 }
 run() {  # run BUILDDIR SETUP-ARGS... -- TEST-ARGS...
 	local dir=$1; shift
@@ -31,5 +32,5 @@ run build -Dwerror=true -- --num-processes 2
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -- --suite unit
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
