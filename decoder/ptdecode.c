@@ -502,6 +502,206 @@ static int wbuf_reserve(struct dc_ptq *q, size_t need)
 	return 0;
 }
 
+/* ---- CYC calibration across a time gap ---------------------------------
+ *
+ * libipt (2.0.5, pt_tcal_update_mtc) calibrates the cycles-to-TSC ratio
+ * (FCR) at each MTC from the CYC payloads since the previous MTC and the
+ * CTC distance between the two. When tracing stops for a while (PGD ..
+ * gap CYC, TSC, TMA .. PGE) with no MTC in between, the next MTC's
+ * calibration spans the gap: the CYC sum holds the whole gap while the CTC
+ * distance is taken modulo the 8-bit MTC payload (TSC/TMA do not move
+ * libipt's calibration CTC), so the FCR comes out far too small and every
+ * CYC until the following MTC adds (almost) nothing: branch, PGD and PGE
+ * times stay early by up to an MTC period. The gap CYC's value matters for
+ * nothing else (the TSC right after it replaces the time it would give),
+ * so in our copy of the window it is rewritten, in place and in its own
+ * length, to the cycles that make that calibration give the nominal ratio
+ * (nom_freq / CBR, libipt's own pre-MTC value). Mirrors libipt's tcal
+ * state: reset at a sync, an OVF and a CBR outside PSB+; an MTC with no
+ * cycles since the last one is skipped. */
+
+enum { GAP_MAX = 8 };
+
+struct cyc_fix {
+	size_t off[GAP_MAX];       /* the gap CYCs since the last MTC       */
+	int size[GAP_MAX];
+	uint64_t val[GAP_MAX];
+	int ngap;
+	uint64_t cyc;              /* all CYC payloads since the last MTC   */
+	size_t last_cyc;           /* offset+1 of the newest CYC, or 0      */
+	int last_size;
+	uint64_t last_val;
+	uint32_t ctc;              /* CTC of the last calibrating MTC       */
+	bool have_mtc, in_psb;
+	uint8_t cbr;
+};
+
+static bool cyc_fits(int size, uint64_t v)
+{
+	unsigned bits = 5 + 7 * (unsigned)(size - 1);
+
+	return size >= 1 && (bits >= 64 || !(v >> bits));
+}
+
+/* Rewrite the CYC packet at buf+off (size bytes) to payload v; false if v
+ * does not fit in that many bytes. */
+static bool cyc_rewrite(uint8_t *buf, size_t off, int size, uint64_t v)
+{
+	unsigned bits = 5 + 7 * (unsigned)(size - 1);
+
+	if (size < 1 || (bits < 64 && v >> bits))
+		return false;
+	buf[off] = (uint8_t)(((v & 0x1f) << 3) | (size > 1 ? 4 : 0) | 3);
+	v >>= 5;
+	for (int i = 1; i < size; i++, v >>= 7)
+		buf[off + (size_t)i] = (uint8_t)(((v & 0x7f) << 1) | (i + 1 < size));
+	return true;
+}
+
+/* An MTC at CTC ctc: fix the gaps of its calibration interval, if any.
+ * buf NULL: only tell whether one would be rewritten. */
+static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t ctc,
+			uint8_t *buf)
+{
+	uint32_t mask = (1u << (pc->mtc_freq + 8)) - 1, delta;
+	uint64_t fc, want, other = f->cyc;
+	bool hit = false;
+
+	if (!f->have_mtc || !f->cyc) {
+		if (!f->have_mtc)
+			f->ctc = ctc;
+		f->have_mtc = true;
+		f->ngap = 0;
+		return false;
+	}
+	delta = (ctc - f->ctc) & mask;
+	if (f->ngap && pc->cpuid_0x15_eax && pc->cpuid_0x15_ebx) {
+		fc = (uint64_t)delta * pc->cpuid_0x15_ebx / pc->cpuid_0x15_eax;
+		want = pc->nom_freq && f->cbr ? fc * f->cbr / pc->nom_freq : fc;
+		for (int i = 0; i < f->ngap; i++)
+			other -= f->val[i];
+		if (want >= other) {
+			/* the remainder goes to the gap CYC with the most room
+			 * (the others get 0); nothing is changed when it fits
+			 * none of them */
+			int big = 0;
+
+			for (int i = 1; i < f->ngap; i++)
+				if (f->size[i] > f->size[big])
+					big = i;
+			if (cyc_fits(f->size[big], want - other)) {
+				hit = true;
+				for (int i = 0; buf && i < f->ngap; i++)
+					cyc_rewrite(buf, f->off[i], f->size[i],
+						    i == big ? want - other : 0);
+			}
+		}
+	}
+	f->ctc = ctc;
+	f->cyc = 0;
+	f->ngap = 0;
+	return hit;
+}
+
+/* Scan buf[0, len) as libipt's decoder will (from its first PSB); with
+ * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
+ * anything is (or would be) rewritten. */
+static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
+			 uint8_t *buf_w)
+{
+	struct pt_config pc = *base;
+	struct pt_packet_decoder *pd;
+	struct cyc_fix f;
+	struct pt_packet pkt;
+	bool any = false;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)buf;
+	pc.end = (uint8_t *)buf + len;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return false;
+	ret = pt_pkt_sync_forward(pd);
+	while (ret >= 0) {
+		uint64_t off = 0;
+
+		pt_pkt_get_offset(pd, &off);
+		ret = pt_pkt_next(pd, &pkt, sizeof(pkt));
+		if (ret < 0) {
+			/* libipt's decoder resyncs there: fresh state */
+			memset(&f, 0, sizeof(f));
+			ret = pt_pkt_sync_forward(pd);
+			continue;
+		}
+		switch (pkt.type) {
+		case ppt_psb:
+			f.in_psb = true;
+			break;
+		case ppt_psbend:
+			f.in_psb = false;
+			break;
+		case ppt_ovf:
+			f.have_mtc = false;
+			f.cyc = 0;
+			f.ngap = 0;
+			break;
+		case ppt_cbr:
+			if (!f.in_psb) {
+				f.have_mtc = false;
+				f.cyc = 0;
+				f.ngap = 0;
+			}
+			f.cbr = pkt.payload.cbr.ratio;
+			break;
+		case ppt_cyc:
+			f.cyc += pkt.payload.cyc.value;
+			f.last_cyc = (size_t)off + 1;
+			f.last_size = pkt.size;
+			f.last_val = pkt.payload.cyc.value;
+			continue;
+		case ppt_tsc:
+			if (f.last_cyc && f.ngap < GAP_MAX) {
+				f.off[f.ngap] = f.last_cyc - 1;
+				f.size[f.ngap] = f.last_size;
+				f.val[f.ngap] = f.last_val;
+				f.ngap++;
+			}
+			break;
+		case ppt_mtc:
+			any |= cyc_fix_mtc(&f, &pc, (uint32_t)pkt.payload.mtc.ctc << pc.mtc_freq,
+					   buf_w);
+			break;
+		default:
+			break;
+		}
+		if (pkt.type != ppt_pad)
+			f.last_cyc = 0;
+	}
+	pt_pkt_free_decoder(pd);
+	return any;
+}
+
+/* Apply the fix to the window (copying it first when it is a chunk). */
+static int fix_window_cyc(struct dc_ptq *q, size_t len)
+{
+	size_t lim = q->stop_off ? q->stop_off : len;
+
+	if (!cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL))
+		return 0;
+	if (q->win != q->wbuf) {
+		int ret = wbuf_reserve(q, len);
+
+		if (ret)
+			return ret;
+		memcpy(q->wbuf, q->win, len);
+		q->win = q->wbuf;
+	}
+	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf);
+	return 0;
+}
+
 /* Build the next window and a decoder over it. 1 opened, 0 no more data. */
 static int open_window(struct dc_ptq *q)
 {
@@ -559,6 +759,8 @@ static int open_window(struct dc_ptq *q)
 	q->carry = NULL;
 	q->carry_len = 0;
 	q->st.windows++;
+	if ((ret = fix_window_cyc(q, len)))
+		return ret;
 
 	cfg = q->cfg.pt;
 	cfg.size = sizeof(cfg);

@@ -10,6 +10,8 @@ preempt) match the truth's counts.
 a subsequence of the truth's (nothing invented), most of the truth is
 there (any part of it with --few), every thread has events, and LOST
 events were reported.
+--tol-ns=N: a tighter time tolerance than the default (one MTC period +
+1/8) for traces whose timing packets allow it.
 --walltime: every thread's decoded events span its traced wall time: the
 last event is at the truth's last (its exit), the first at its start, or,
 when the decoder lost that start (its first event is a LOST), at the
@@ -125,6 +127,9 @@ def main():
     # early, plus a little for the MTC-to-TSC estimate (as for perf)
     mtc = stats.get('mtc_period_ns', 0) or 1000
     tol = mtc + mtc // 8
+    for a in sys.argv[1:]:
+        if a.startswith('--tol-ns='):
+            tol = int(a.split('=', 1)[1])
     errors = []
     dts = []
     ntruth = sum(len(v) for v in tbr.values())
