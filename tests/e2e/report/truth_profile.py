@@ -62,24 +62,16 @@ the plain 0.1 % rule. The thread sums (walltime) get no slack: they must
 be exact.
 
 Why criterion 1 (each stack within 0.1 %) is checked with that floor, not
-literally (there was a known-failing --slack-ns 0 test; it is gone so
-that the suite is green, the gap stays open): ptflame's times are exact
-(0 ns off on every stack) for dlopen, except, forkexec, fptr, nested, tail
-and vdso; they are not after a trace resumes (TIP.PGE after a syscall or a
-switch-in): measured worst stack errors 216 ns (demo), 48 ns (longjmp),
-6 ns (signal), 363 ns (threads); per branch on emu_threads 101 of 396
-events early by up to 194 ns, every one after a TRACE_ON, none
-elsewhere. This is not a limit of the data: the file has CYC packets
-right after the PGE (e.g. PGE, CYC 0x2, TNT, CYC 0x4e, TIP, CYC 0x20, TNT,
-CYC 0xfe, MTC), but libipt's pt_blk_time stays at the PGE's time (+1 ns)
-across them and only moves at the next MTC. libipt 2.0.5 scales the first
-CYC after an MTC/TSC by pt_time_adjust_cyc (it subtracts the cycles of
-the whole MTC periods since the last period that had CYC time, clamping
-at 0), and a period closed with no CYC time never moves that mark, so
-CYCs stay zeroed until the payload outgrows it; either the encoder's CYC
-payloads around PGD/PGE/TSC differ from what libipt expects of hardware
-or libipt's heuristic fails here: not settled (an exact decoder would
-have to apply CYC itself).
+literally: the decoded branch times are now exact on every emu_* program
+except emu_signal (one direct call right after a FUP+PGD+PGE, which carry
+no CYC, gets the PGE's time: 6 ns early) — libipt 2.0.5's CYC calibration
+across a PGD..PGE gap froze times after each resume until
+decoder/ptdecode.c (cyc_fix) corrected it. The remaining per-stack
+differences with --slack-ns 0 (threads 84 ns, demo 42 ns, longjmp 48 ns,
+signal 6 ns) come from how this oracle and the stack machine split time
+between sibling frames entered without a call (e.g. inside
+_longjmp_unwind/__pthread_cleanup_upto, __nptl_free_tcb), not from
+timing: that disagreement is open.
 """
 import bisect
 import json
