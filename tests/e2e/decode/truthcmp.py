@@ -11,7 +11,8 @@ a subsequence of the truth's (nothing invented), most of the truth is
 there (any part of it with --few), every thread has events, and LOST
 events were reported.
 --tol-ns=N: a tighter time tolerance than the default (one MTC period +
-1/8) for traces whose timing packets allow it.
+1/8) for traces whose timing packets allow it; with --tol-share=P only
+more than P % of the branches beyond it fail.
 --walltime: every thread's decoded events span its traced wall time: the
 last event is at the truth's last (its exit), the first at its start, or,
 when the decoder lost that start (its first event is a LOST), at the
@@ -127,9 +128,13 @@ def main():
     # early, plus a little for the MTC-to-TSC estimate (as for perf)
     mtc = stats.get('mtc_period_ns', 0) or 1000
     tol = mtc + mtc // 8
+    share = None
     for a in sys.argv[1:]:
         if a.startswith('--tol-ns='):
             tol = int(a.split('=', 1)[1])
+        elif a.startswith('--tol-share='):
+            share = float(a.split('=', 1)[1])
+    late = []
     errors = []
     dts = []
     ntruth = sum(len(v) for v in tbr.values())
@@ -156,7 +161,7 @@ def main():
                 break
             dts.append(abs(w[3] - g[3]))
             if abs(w[3] - g[3]) > tol:
-                errors.append('tid %d: branch %d (%s %#x->%#x): time %d, truth %d (tolerance %d)'
+                (late if share is not None else errors).append('tid %d: branch %d (%s %#x->%#x): time %d, truth %d (tolerance %d)'
                               % ((tid, i) + g[:3] + (g[3], w[3], tol)))
                 break
         if doff[tid]['syscall'] != len(tsys.get(tid, [])):
@@ -183,6 +188,10 @@ def main():
             errors.append('no LOST event although data was lost')
         if ndec * 2 < ntruth and '--few' not in sys.argv:
             errors.append('only %d of %d branches decoded' % (ndec, ntruth))
+    if late and 100.0 * len(late) / max(1, len(dts)) > share:
+        errors.append('%d of %d branch times beyond %d ns (more than %g %%)'
+                      % (len(late), len(dts), tol, share))
+        errors.extend(late)
     if '--walltime' in sys.argv:
         check_span(args[0], args[1], errors)
     if not ntruth:
