@@ -24,12 +24,21 @@ struct dc_hash {
 	size_t used;
 };
 
+/* A 64-bit finalizer (murmur3's fmix64): spreads nearby keys (addresses,
+ * tids) over all bits, for any power-of-two table of the room. */
+static inline uint64_t dc_hash_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
 static inline size_t dc_hash_idx(uint64_t key, size_t cap)
 {
-	key ^= key >> 33;
-	key *= UINT64_C(0xff51afd7ed558ccd);
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
+	return (size_t)dc_hash_mix(key) & (cap - 1);
 }
 
 static inline void dc_hash_free(struct dc_hash *h)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
 #include "decoder/script_import.h"
 
 #define KERNEL_START 0xffff800000000000ull
@@ -29,15 +30,6 @@ enum { NSITES = 256, QCAP = 8, MAX_CPU = 65536 };
 
 /* -------------------------------------------------------------- tables */
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint64_t hash_bytes(const char *s, size_t n, uint64_t h)
 {
@@ -218,7 +210,7 @@ static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
 
 static size_t addr_slot(const struct dc_script *s, uint32_t pid, uint64_t ip)
 {
-	return mix64(ip ^ ((uint64_t)pid << 40) ^ pid) & (s->atabcap - 1);
+	return dc_hash_mix(ip ^ ((uint64_t)pid << 40) ^ pid) & (s->atabcap - 1);
 }
 
 static struct addr_ent *addr_find(const struct dc_script *s, uint32_t pid, uint64_t ip)
@@ -294,7 +286,7 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 	size_t i;
 
 	if (s->ttabcap) {
-		for (i = mix64(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
+		for (i = dc_hash_mix(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
 			if (s->thr[s->ttab[i] - 1].tid == tid)
 				return &s->thr[s->ttab[i] - 1];
 	}
@@ -305,7 +297,7 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 		if (!t)
 			return NULL;
 		for (size_t k = 0; k < s->nthr; k++) {
-			for (i = mix64(s->thr[k].tid) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+			for (i = dc_hash_mix(s->thr[k].tid) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
 				;
 			t[i] = (uint32_t)(k + 1);
 		}
@@ -325,7 +317,7 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 	memset(&s->thr[s->nthr], 0, sizeof(s->thr[0]));
 	s->thr[s->nthr].tid = tid;
 	s->thr[s->nthr].pid = pid;
-	for (i = mix64(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
+	for (i = dc_hash_mix(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
 		;
 	s->ttab[i] = (uint32_t)(s->nthr + 1);
 	return &s->thr[s->nthr++];
