@@ -378,6 +378,19 @@ static void put_header(uint8_t *buf, uint32_t type, uint16_t misc, uint16_t size
 	memcpy(buf, &h, sizeof(h));
 }
 
+/* A record of a fixed-size body: header, body, then the sample_id trailer. */
+static int write_fixed(struct rc_perf_writer *w, uint32_t type, uint16_t misc,
+		       const void *body, size_t len, const struct dc_sample_id *sid)
+{
+	uint8_t buf[8 + 32];
+
+	if (len > sizeof(buf) - 8)
+		return -EINVAL;
+	put_header(buf, type, misc, (uint16_t)(8 + len));
+	memcpy(buf + 8, body, len);
+	return rc_perf_write_sid(w, buf, sid);
+}
+
 int rc_perf_comm(struct rc_perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
 		 bool exec, const struct dc_sample_id *sid)
 {
@@ -426,12 +439,9 @@ int rc_perf_mmap2(struct rc_perf_writer *w, const struct dc_rec_mmap *m,
 static int task(struct rc_perf_writer *w, uint32_t type, uint32_t pid, uint32_t ppid,
 		uint32_t tid, uint32_t ptid, uint64_t time, const struct dc_sample_id *sid)
 {
-	uint8_t buf[8 + sizeof(struct pf_task_body)];
 	struct pf_task_body b = { pid, ppid, tid, ptid, time };
 
-	put_header(buf, type, 0, sizeof(buf));
-	memcpy(buf + 8, &b, sizeof(b));
-	return rc_perf_write_sid(w, buf, sid);
+	return write_fixed(w, type, 0, &b, sizeof(b), sid);
 }
 
 int rc_perf_fork(struct rc_perf_writer *w, uint32_t pid, uint32_t ppid, uint32_t tid,
@@ -468,45 +478,34 @@ int rc_perf_switch_cpu_wide(struct rc_perf_writer *w, bool out, bool preempt,
 			    uint32_t next_prev_pid, uint32_t next_prev_tid,
 			    const struct dc_sample_id *sid)
 {
-	uint8_t buf[16];
 	struct pf_switch_cpu_wide_body b = { next_prev_pid, next_prev_tid };
 
-	put_header(buf, PERF_RECORD_SWITCH_CPU_WIDE, switch_misc(out, preempt), sizeof(buf));
-	memcpy(buf + 8, &b, sizeof(b));
-	return rc_perf_write_sid(w, buf, sid);
+	return write_fixed(w, PERF_RECORD_SWITCH_CPU_WIDE, switch_misc(out, preempt), &b,
+			   sizeof(b), sid);
 }
 
 int rc_perf_itrace_start(struct rc_perf_writer *w, uint32_t pid, uint32_t tid,
 			 const struct dc_sample_id *sid)
 {
-	uint8_t buf[16];
 	struct pf_itrace_start_body b = { pid, tid };
 
-	put_header(buf, PERF_RECORD_ITRACE_START, 0, sizeof(buf));
-	memcpy(buf + 8, &b, sizeof(b));
-	return rc_perf_write_sid(w, buf, sid);
+	return write_fixed(w, PERF_RECORD_ITRACE_START, 0, &b, sizeof(b), sid);
 }
 
 int rc_perf_aux(struct rc_perf_writer *w, uint64_t aux_offset, uint64_t aux_size,
 		uint64_t flags, const struct dc_sample_id *sid)
 {
-	uint8_t buf[32];
 	struct pf_aux_body b = { aux_offset, aux_size, flags };
 
-	put_header(buf, PERF_RECORD_AUX, 0, sizeof(buf));
-	memcpy(buf + 8, &b, sizeof(b));
-	return rc_perf_write_sid(w, buf, sid);
+	return write_fixed(w, PERF_RECORD_AUX, 0, &b, sizeof(b), sid);
 }
 
 int rc_perf_lost(struct rc_perf_writer *w, uint64_t id, uint64_t lost,
 		 const struct dc_sample_id *sid)
 {
-	uint8_t buf[24];
 	struct pf_lost_body b = { id, lost };
 
-	put_header(buf, PERF_RECORD_LOST, 0, sizeof(buf));
-	memcpy(buf + 8, &b, sizeof(b));
-	return rc_perf_write_sid(w, buf, sid);
+	return write_fixed(w, PERF_RECORD_LOST, 0, &b, sizeof(b), sid);
 }
 
 static bool has_attr_type(const struct rc_perf_writer *w, uint64_t type)
