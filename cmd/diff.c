@@ -147,32 +147,26 @@ static int fold_cct(struct input *in)
 
 static int load(struct input *in, const char *path, const struct diff_opts *o)
 {
-	char head[4096];
-	size_t n;
-	bool trace;
+	enum report_input kind;
 
 	in->path = path;
 	in->f = fopen(path, "r");
 	if (!in->f)
 		return cmd_error("diff", "cannot open %s: %s", path, strerror(errno));
-	n = fread(head, 1, sizeof(head), in->f);
-	if (ferror(in->f) || fseek(in->f, 0, SEEK_SET))
+	kind = report_sniff(in->f);
+	if (ferror(in->f))
 		return cmd_error("diff", "%s: read error", path);
-	if ((n >= 8 && !memcmp(head, "PERFILE2", 8)) || dc_script_detect(head, n)) {
-		fclose(in->f);
-		in->f = NULL;
-		if (load_trace(in, o))
-			return 1;
-		trace = true;
-	} else {
+	if (kind == REPORT_INPUT_AUTO) {
 		if (o->filtered)
 			return cmd_error("diff", "%s: a folded file has no threads or time kinds; the "
 					 "filters need trace inputs", path);
 		return load_folded(in) ? 1 : 0;
 	}
-	if (trace && !o->table)
-		return fold_cct(in) ? 1 : 0;
-	return 0;
+	fclose(in->f);
+	in->f = NULL;
+	if (load_trace(in, o))
+		return 1;
+	return !o->table && fold_cct(in) ? 1 : 0;
 }
 
 static int stats_of(const struct input *in, const struct diff_opts *o, struct fg_stats **st)

@@ -3,6 +3,7 @@
  * error codes into one message. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,7 @@ struct report_run {
 	bool progress, progress_shown;
 };
 
-/* PERFILE2 magic or `perf script` text? Peeks at a seekable file. */
-static enum report_input sniff(FILE *in)
+enum report_input report_sniff(FILE *in)
 {
 	char buf[4096];
 	size_t n = fread(buf, 1, sizeof(buf), in);
@@ -200,6 +200,8 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 	if (ret)
 		goto fail;
 	ret = dc_session_run(r->session, on_event, r);
+	if (!ret)
+		ret = r->err;  /* a comm/exec callback after the last event */
 	if (r->progress_shown)
 		fputc('\n', stderr);
 	if (ret) {
@@ -252,7 +254,7 @@ int report_run(const struct report_opts *opt, struct report_run **out,
 			return -EINVAL;
 		}
 		if (fmt == REPORT_INPUT_AUTO)
-			fmt = sniff(r->in);
+			fmt = report_sniff(r->in);
 	}
 	switch (fmt) {
 	case REPORT_INPUT_SCRIPT:
@@ -414,15 +416,15 @@ int report_parse_duration(const char *s, uint64_t *ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (errno || end == s || !(v >= 0) || !isfinite(v))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix))
 			continue;
 		if (v * units[i].mult >= 1.8e19)
 			return -EINVAL;
-		/* Integers in ns must stay exact: doubles hold 2^53. */
-		if (units[i].mult == 1 && !strchr(s, '.'))
+		/* Plain decimal ns must stay exact: doubles hold only 2^53. */
+		if (units[i].mult == 1 && strspn(s, "0123456789") == (size_t)(end - s))
 			*ns = strtoull(s, NULL, 10);
 		else
 			*ns = (uint64_t)(v * units[i].mult + 0.5);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stackrebuild/stackrebuild.h"
 
@@ -39,6 +40,10 @@ struct report_summary {
 };
 
 struct report_run;
+
+/* What a seekable file holds, by its first bytes: REPORT_INPUT_PERF,
+ * REPORT_INPUT_SCRIPT, or REPORT_INPUT_AUTO for neither. Rewinds it. */
+enum report_input report_sniff(FILE *in);
 
 /* Build the CCT. On failure returns a negative errno and puts one line
  * (no "ptflame CMD:" prefix, no newline) into err. */

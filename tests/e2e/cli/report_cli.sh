@@ -32,11 +32,16 @@ awk '$2 != $3 { bad = 1 } END { exit bad }' diff.txt && [ -s diff.txt ] &&
 	pass "diff of a file with itself written to -o, all equal" || fail "diff -o output wrong"
 
 # Values of options.
-for bad in "--tid abc" "--tid 1," "--time 5" "--time 9,3" "--min-ns -1" "--sort foo" \
+for bad in "--tid abc" "--tid 1," "--time 5" "--time 9,3" "--time nan," "--time inf," "--min-ns -1" "--sort foo" \
 	   "--top 0" "--input-format xml"; do
 	expect_rc 2 "report $bad" -- "$PTFLAME" report -i good.data $bad
 	expect_lines 1 "$T/err" "report $bad: one line"
 done
+# a window given in other units is the same window: 0x10ns is not 0 ns
+"$PTFLAME" report -q -i good.data --plain --time 1e3ns, >w1.folded
+"$PTFLAME" report -q -i good.data --plain --time 0.000001, >w2.folded
+cmp -s w1.folded w2.folded && [ -s w1.folded ] && pass "--time 1e3ns equals --time 0.000001 (s)" ||
+	fail "--time 1e3ns and 0.000001 differ"
 expect_rc 2 "report with a stray argument" -- "$PTFLAME" report good.data
 expect_grep "unexpected argument 'good.data'.*-i FILE" "$T/err" "stray argument: says to use -i"
 finish
