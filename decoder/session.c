@@ -409,6 +409,10 @@ static void set_timing(struct dc_session *s)
 			uint64_t bits = s->pt.mtc_freq_bits;
 
 			s->ptcfg.mtc_freq = (uint8_t)((a->attr.config & bits) >> __builtin_ctzll(bits));
+			/* 4 bits in hardware; more is a damaged file (and an
+			 * undefined shift below) */
+			if (s->ptcfg.mtc_freq > 15)
+				s->ptcfg.mtc_freq = 0;
 			break;
 		}
 	}
