@@ -288,6 +288,9 @@ int cmd_record_pt(int argc, char **argv)
 	install(SIGTERM, on_stop);
 	install(SIGUSR2, on_snap);
 	install(SIGCHLD, on_child);
+	/* a child that died before it was released must not kill us through
+	 * the go-pipe (the temporary file would stay behind) */
+	signal(SIGPIPE, SIG_IGN);
 	rc = rc_pt_record(&o, &st, err, sizeof(err));
 	free(cmdline);
 	free(pids);

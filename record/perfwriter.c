@@ -67,6 +67,8 @@ static int fail(struct rc_perf_writer *w, int err, const char *fmt, ...)
 		return w->err;
 	w->err = err;
 	n = snprintf(w->errmsg, sizeof(w->errmsg), "%s: ", w->path);
+	if (n < 0 || (size_t)n >= sizeof(w->errmsg))  /* a very long path */
+		n = (int)sizeof(w->errmsg) - 1;
 	va_start(ap, fmt);
 	vsnprintf(w->errmsg + n, sizeof(w->errmsg) - (size_t)n, fmt, ap);
 	va_end(ap);

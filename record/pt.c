@@ -392,7 +392,9 @@ static void make_attrs(struct rec *r)
 	for (int k = 0; k < EV_KINDS; k++) {
 		a = &r->attr[k];
 		memset(a, 0, sizeof(*a));
-		a->size = sizeof(*a);
+		/* perf 6.1 reads attrs of at most 128 bytes, the writer refuses
+		 * more, and the kernel takes a smaller size from newer headers */
+		a->size = PF_ATTR_SIZE_MAX_PERF61;
 		a->sample_period = 1;
 		a->sample_id_all = 1;
 		a->exclude_kernel = !o->kernel;
