@@ -1841,9 +1841,8 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 	int rc = e.fail;
 	if (e.w) {
 		if (rc == 0) {
-			rc = rc_perf_close(e.w);
-			if (rc < 0)
-				snprintf(err, errlen, "%s", "cannot finish the perf.data file");
+			/* the writer's own line says which write, fsync or rename failed */
+			rc = rc_perf_finish(e.w, err, errlen);
 		} else {
 			rc_perf_abort(e.w);
 		}

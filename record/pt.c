@@ -1272,10 +1272,12 @@ static int finish_file(struct rec *r)
 		rc = rc_perf_set_cmdline(r->w, o->cmdline_argc, o->cmdline);
 	if (rc)
 		return fail(r, rc, "writing %s: %s", o->output, rc_perf_errmsg(r->w));
-	rc = rc_perf_close(r->w);
+	char why[512];
+
+	rc = rc_perf_finish(r->w, why, sizeof(why));
 	r->w = NULL;
 	if (rc)
-		return fail(r, rc, "writing %s failed (%s); no file written", o->output, strerror(-rc));
+		return fail(r, rc, "%s; no file written", why);
 	return 0;
 }
 
