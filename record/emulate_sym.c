@@ -4,6 +4,7 @@
  * jump inside a function (truth log "jump"). */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -206,6 +207,60 @@ static int load_plt(GElf_Shdr *sh, struct efile *f, size_t *fcap)
 	return 0;
 }
 
+/* Function symbols and PLT entries of one ELF file into f. */
+static int load_funcs(Elf *elf, size_t shstrndx, struct efile *f, size_t *fcap,
+		      size_t *ncap)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		int r = 0;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			r = load_symtab(elf, scn, &sh, f, fcap, ncap);
+		else if (name && !strncmp(name, ".plt", 4) && sh.sh_type == SHT_PROGBITS)
+			r = load_plt(&sh, f, fcap);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The .symtab of the separate debug file (/usr/lib/debug/.build-id/xx/
+ * rest.debug) of a stripped library: without it, static functions such as
+ * libc's __nptl_free_tcb or ld.so's mempcpy have no symbol and a jump from
+ * one into the next would go unseen, while every decoder (ours, perf) that
+ * finds the debug file sees two functions. Same vaddrs as the main file. */
+static int load_debug_file(Elf *elf, struct efile *f, size_t *fcap, size_t *ncap)
+{
+	const void *bid;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
+	if (n < 2)
+		return 0;
+	char path[64 + 2 * 64] = "/usr/lib/debug/.build-id/";
+	size_t len = strlen(path);
+	for (ssize_t i = 0; i < n && i < 64; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x",
+					((const unsigned char *)bid)[i]);
+		if (i == 0)
+			path[len++] = '/';
+	}
+	snprintf(path + len, sizeof(path) - len, ".debug");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	int r = 0;
+	if (dbg && elf_kind(dbg) == ELF_K_ELF && !elf_getshdrstrndx(dbg, &shstrndx))
+		r = load_funcs(dbg, shstrndx, f, fcap, ncap);
+	if (dbg)
+		elf_end(dbg);
+	close(fd);
+	return r;
+}
+
 static void load_elf(struct efile *f)
 {
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
@@ -224,19 +279,9 @@ static void load_elf(struct efile *f)
 				goto out;
 		}
 	}
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		int r = 0;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			r = load_symtab(elf, scn, &sh, f, &fcap, &ncap);
-		else if (name && !strncmp(name, ".plt", 4))
-			r = load_plt(&sh, f, &fcap);
-		if (r)
-			goto out;
-	}
+	if (load_funcs(elf, shstrndx, f, &fcap, &ncap) ||
+	    load_debug_file(elf, f, &fcap, &ncap))
+		goto out;
 	if (f->nfuncs)
 		qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);
 	f->ok = true;

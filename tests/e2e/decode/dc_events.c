@@ -85,12 +85,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: dc_events FILE [--no-debuginfo|--bench]\n");
+		fprintf(stderr, "usage: dc_events FILE [--bench]\n");
 		return 2;
 	}
-	/* the emulator's truth knows only the binaries' own symbols */
-	if (argc > 2 && !strcmp(argv[2], "--no-debuginfo"))
-		opts.debug_dir = opts.buildid_dir = "/nonexistent";
 	o.bench = argc > 2 && !strcmp(argv[2], "--bench");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
