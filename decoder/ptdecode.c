@@ -89,6 +89,7 @@ struct dc_ptq {
 	 * branch that consumes a packet. */
 	uint64_t icount;
 	uint64_t a_i, a_t, pend_t;
+	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 
@@ -518,7 +519,15 @@ static int wbuf_reserve(struct dc_ptq *q, size_t need)
  * length, to the cycles that make that calibration give the nominal ratio
  * (nom_freq / CBR, libipt's own pre-MTC value). Mirrors libipt's tcal
  * state: reset at a sync, an OVF and a CBR outside PSB+; an MTC with no
- * cycles since the last one is skipped. */
+ * cycles since the last one is skipped.
+ *
+ * When the gap spans nearly a whole number of 8-bit MTC wraps, the CTC
+ * distance is so small that the other CYCs alone exceed it and no gap
+ * value helps (libipt's FCR would be 0: time stands still for an MTC
+ * period). Then the gap's CYC TSC TMA MODE.Exec is rewritten, in the same
+ * bytes, to CBR TSC TMA PAD..: a CBR outside PSB+ resets libipt's
+ * calibration to the nominal ratio, and the next MTC only starts a new
+ * interval. (The MODE.Exec goes: the mode of the TIP.PGE is unchanged.) */
 
 enum { GAP_MAX = 8 };
 
@@ -534,6 +543,8 @@ struct cyc_fix {
 	uint32_t ctc;              /* CTC of the last calibrating MTC       */
 	bool have_mtc, in_psb;
 	uint8_t cbr;
+	const uint8_t *buf;        /* the bytes scanned, len of them        */
+	size_t len;
 };
 
 static bool cyc_fits(int size, uint64_t v)
@@ -558,6 +569,27 @@ static bool cyc_rewrite(uint8_t *buf, size_t off, int size, uint64_t v)
 	return true;
 }
 
+/* Gap i is CYC TSC TMA MODE.Exec: rewrite it to CBR TSC TMA PAD.. (see
+ * above). buf NULL: only tell whether it could be. */
+static bool gap_to_cbr(const struct cyc_fix *f, int i, uint8_t *buf)
+{
+	size_t off = f->off[i], tsc = off + (size_t)f->size[i], tma = tsc + 8, mode = tma + 7;
+	const uint8_t *b = f->buf;
+
+	if (!f->cbr || f->size[i] < 2 || mode + 2 > f->len || b[tsc] != 0x19 ||
+	    b[tma] != 0x02 || b[tma + 1] != 0x73 || b[mode] != 0x99 || (b[mode + 1] >> 5))
+		return false;
+	if (buf) {
+		memmove(buf + off + 4, buf + tsc, 15);
+		buf[off] = 0x02;
+		buf[off + 1] = 0x03;
+		buf[off + 2] = f->cbr;
+		buf[off + 3] = 0;
+		memset(buf + off + 19, 0, mode + 2 - (off + 19));
+	}
+	return true;
+}
+
 /* An MTC at CTC ctc: fix the gaps of its calibration interval, if any.
  * buf NULL: only tell whether one would be rewritten. */
 static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t ctc,
@@ -567,10 +599,18 @@ static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t 
 	uint64_t fc, want, other = f->cyc;
 	bool hit = false;
 
-	if (!f->have_mtc || !f->cyc) {
-		if (!f->have_mtc)
-			f->ctc = ctc;
+	if (!f->have_mtc) {
+		/* the first MTC only starts an interval (libipt drops the
+		 * cycles before it) */
+		f->ctc = ctc;
+		f->cyc = 0;
 		f->have_mtc = true;
+		f->ngap = 0;
+		return false;
+	}
+	if (!f->cyc) {
+		/* no cycles: libipt calibrates at the next MTC, over both
+		 * periods (from the same CTC) */
 		f->ngap = 0;
 		return false;
 	}
@@ -596,6 +636,9 @@ static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t 
 						    i == big ? want - other : 0);
 			}
 		}
+		/* any one gap will do: the calibration restarts there */
+		for (int i = f->ngap; !hit && i-- > 0;)
+			hit = gap_to_cbr(f, i, buf);
 	}
 	f->ctc = ctc;
 	f->cyc = 0;
@@ -617,6 +660,8 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 	int ret;
 
 	memset(&f, 0, sizeof(f));
+	f.buf = buf;
+	f.len = len;
 	pc.size = sizeof(pc);
 	pc.begin = (uint8_t *)buf;
 	pc.end = (uint8_t *)buf + len;
@@ -632,6 +677,8 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 		if (ret < 0) {
 			/* libipt's decoder resyncs there: fresh state */
 			memset(&f, 0, sizeof(f));
+			f.buf = buf;
+			f.len = len;
 			ret = pt_pkt_sync_forward(pd);
 			continue;
 		}
@@ -878,6 +925,20 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	uint64_t before = q->a_t, t = event_ns(q, ev);
 	int ret;
 
+	/* A time read ahead (pend_t) was that of the packets behind this
+	 * event (a FUP+PGD, a PGE, a tick's TNT/TIP) when it is no later: the
+	 * next branch that takes a packet waits for its own time. Kept, it
+	 * would give a signal handler's first return the time of the
+	 * handler's entry. */
+	if (q->pend_t && q->pend_t <= t &&
+	    (ev->type == ptev_enabled || ev->type == ptev_disabled ||
+	     ev->type == ptev_async_disabled || ev->type == ptev_tick))
+		q->pend_t = 0;
+	/* A PSB+ (its status updates) in flow: its TSC is the time of the
+	 * instruction after the last one decoded, not of a branch ahead
+	 * (anchored once the branch before it is out: on_block). */
+	if (ev->status_update && ev->has_tsc && q->a_i)
+		q->psb_t = t;
 	switch (ev->type) {
 	case ptev_enabled:
 		q->pend.valid = false;
@@ -976,6 +1037,15 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	int ret;
 
 	q->st.blocks++;
+	if (q->psb_t) {
+		uint64_t pt = q->psb_t;
+
+		q->psb_t = 0;
+		if ((ret = resolve(q, b->ip)))
+			return ret;
+		if (pt > q->a_t)
+			anchor(q, q->icount + 1, pt);
+	}
 	if (t > q->a_t && t > q->pend_t)
 		q->pend_t = t;
 	if (q->announce) {

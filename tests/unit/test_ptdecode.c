@@ -167,6 +167,9 @@ struct evlist {
 	uint64_t windows;
 };
 
+/* MTC/CYC decoding parameters for the timing tests (NULL: none). */
+static const struct pt_config *timing_cfg;
+
 /* Decode buf cut into chunks of `chunk` bytes (0: one chunk); lost_at:
  * index of a chunk preceded by lost data, or -1. */
 static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out)
@@ -178,6 +181,8 @@ static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *
 	int ret;
 
 	memset(&cfg, 0, sizeof(cfg));
+	if (timing_cfg)
+		cfg.pt = *timing_cfg;
 	cfg.pt.size = sizeof(cfg.pt);
 	cfg.conv = conv;
 	cfg.cpu = 3;
@@ -450,6 +455,8 @@ static void test_truncated(void **state)
 	n2 = enc_done(&w2);
 
 	memset(&cfg, 0, sizeof(cfg));
+	if (timing_cfg)
+		cfg.pt = *timing_cfg;
 	cfg.pt.size = sizeof(cfg.pt);
 	cfg.conv = conv;
 	c.image = pt_image_alloc("test");
@@ -512,6 +519,8 @@ static void test_lost_start(void **state)
 	ip_pkt(&w, ppt_tip_pgd, 0);
 	n = enc_done(&w);
 	memset(&cfg, 0, sizeof(cfg));
+	if (timing_cfg)
+		cfg.pt = *timing_cfg;
 	cfg.pt.size = sizeof(cfg.pt);
 	cfg.conv = conv;
 	c.image = pt_image_alloc("test");
@@ -611,6 +620,133 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ---- CYC calibration across a trace gap -------------------------------- */
+
+static void cyc(struct enc *w, uint64_t v)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+
+	p.payload.cyc.value = v;
+	pkt(w, &p);
+}
+
+static void mtc_at(struct enc *w, uint64_t ctc)
+{
+	struct pt_packet p = { .type = ppt_mtc };
+
+	p.payload.mtc.ctc = (uint8_t)(ctc >> 3);   /* mtc_freq 3 */
+	pkt(w, &p);
+}
+
+/* TSC + TMA at t (TSC ticks; 64 per CTC tick) */
+static void tsc_tma(struct enc *w, uint64_t t)
+{
+	struct pt_packet p = { .type = ppt_tma };
+
+	tsc(w, t);
+	p.payload.tma.ctc = (uint16_t)(t / 64);
+	p.payload.tma.fc = (uint16_t)(t % 64);
+	pkt(w, &p);
+}
+
+static void mode_exec(struct enc *w)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	pkt(w, &p);
+}
+
+/* h's syscall, then tracing stops until `resume` (TSC ticks, CBR equal to
+ * the nominal ratio: one cycle per tick). A first MTC at CTC 1008 starts
+ * libipt's calibration; the next, at CTC `mtc2`, calibrates across the
+ * gap. After it the thread runs 116 more cycles and is interrupted. */
+static size_t stream_gap(uint8_t *out, uint64_t resume, uint64_t mtc2)
+{
+	struct enc w;
+	struct pt_packet cbr = { .type = ppt_cbr };
+	size_t n;
+
+	enc_init(&w);
+	simple(&w, ppt_psb);
+	tsc_tma(&w, 64000);
+	cbr.payload.cbr.ratio = 20;
+	pkt(&w, &cbr);
+	mode_exec(&w);
+	simple(&w, ppt_psbend);
+	cyc(&w, 512);
+	mtc_at(&w, 1008);                            /* TSC 64512 */
+	cyc(&w, 88);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x60);        /* 64600 */
+	cyc(&w, 10);
+	ip_pkt(&w, ppt_tip_pgd, 0);                  /* syscall at 64610 */
+	cyc(&w, resume - 64610);                     /* the gap */
+	tsc_tma(&w, resume);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x62);
+	cyc(&w, 20);
+	tnt(&w, 1);                                  /* g's ret at resume+20 */
+	cyc(&w, mtc2 * 64 - resume - 20);
+	mtc_at(&w, mtc2);
+	cyc(&w, 116);
+	ip_pkt(&w, ppt_fup, BASE + 0x6c);            /* at mtc2 * 64 + 116 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(out, w.buf, n);
+	return n;
+}
+
+/* libipt calibrates the cycles-to-TSC ratio at each MTC from the cycles
+ * and the CTC distance (8-bit payload: modulo 2048 CTC ticks here) since
+ * the last one. A gap's cycles go into that sum, so without the decoder's
+ * fix (ptdecode.c, cyc_fix) every gap skews it; a gap of whole MTC wraps
+ * (distance 0) made time stand still after the MTC. Times stay exact. */
+static void test_cyc_gap(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+		{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x62 },
+		{ DC_EV_CALL, 0, 0x63, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x68 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x6c, N },
+	};
+	/* resume, next MTC's CTC: one wrap (distance 0) or three, and one
+	 * MTC period past a wrap: no gap value can help; a gap within a wrap,
+	 * where one can */
+	static const uint64_t cases[][2] = {
+		{ 195500, 1008 + 2048 }, { 195500 + 2048 * 64 * 2, 1008 + 2048 * 3 },
+		{ 195500, 1008 + 2048 + 8 }, { 100000, 1600 },
+	};
+	struct pt_config pc;
+
+	(void)state;
+	memset(&pc, 0, sizeof(pc));
+	pc.mtc_freq = 3;
+	pc.nom_freq = 20;
+	pc.cpuid_0x15_eax = 1;
+	pc.cpuid_0x15_ebx = 64;
+	timing_cfg = &pc;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t buf[4096];
+		uint64_t resume = cases[i][0], mtc2 = cases[i][1];
+		size_t n;
+		struct evlist got;
+
+		assert_true(resume + 20 < mtc2 * 64);
+		n = stream_gap(buf, resume, mtc2);
+		decode(buf, n, 0, &got);
+		expect(&got, want, sizeof(want) / sizeof(want[0]));
+		assert_int_equal(got.ev[1].time_ns, ns_of(64610));
+		assert_int_equal(got.ev[2].time_ns, ns_of(resume));
+		assert_int_equal(got.ev[4].time_ns, ns_of(resume + 20));
+		assert_int_equal(got.ev[5].time_ns, ns_of(mtc2 * 64 + 116));
+	}
+	timing_cfg = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_lost_start),
 		cmocka_unit_test(test_time_conv),
+		cmocka_unit_test(test_cyc_gap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
