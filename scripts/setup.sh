@@ -2,9 +2,12 @@
 # Install what ptflame needs to build and test, from Debian's packages.
 # Idempotent: installs only what is missing. Run as root (or with sudo).
 set -eu
+# libc6-dbg: libc's and ld.so's separate debug files (by build-id), so that
+# their static functions have names in profiles and the tests exercise
+# debuginfo lookup on real system libraries.
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
-      linux-perf python3 gdb)
+      linux-perf python3 gdb libc6-dbg)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
