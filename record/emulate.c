@@ -46,6 +46,7 @@ struct proc {
 	struct rc_emu_map *maps;
 	size_t nmaps;
 	bool maps_dirty;          /* re-read /proc/PID/maps before resuming */
+	uint64_t maps_ns;         /* earliest announcement of maps, or 0 */
 	uint64_t bp;              /* start breakpoint address, 0: none */
 	long bp_word;             /* original word at bp */
 	bool detached;
@@ -266,6 +267,24 @@ static int sync_maps(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_dirty = false;
+	if (!p->maps_ns)
+		p->maps_ns = t;
+	return e->fail;
+}
+
+/* A thread goes on CPU at t, earlier on its CPU's clock than its process's
+ * mappings were first announced from another CPU (threads reach --start at
+ * different times): announce them again at t, or a decoder meets the
+ * thread's code before its MMAP2 records. (Mappings added later, by a
+ * syscall, are announced from that syscall's time only.) */
+static int maps_at(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
+{
+	struct proc *p = th->proc;
+	if (!p->maps_ns || t >= p->maps_ns)
+		return 0;
+	for (size_t i = 0; i < p->nmaps && !e->fail; i++)
+		emit_mmap(e, th, &p->maps[i], cpu, t);
+	p->maps_ns = t;
 	return e->fail;
 }
 
@@ -414,7 +433,7 @@ static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, p
 	t->slice_used = 0;
 	v->cur = t;
 	truth(e, rt, (int)c, t, "switch-in");
-	if (t->proc->maps_dirty && sync_maps(e, t, c, rt))
+	if (maps_at(e, t, c, rt) || (t->proc->maps_dirty && sync_maps(e, t, c, rt)))
 		return e->fail;
 	switch (t->rs) {
 	case RS_START:
@@ -852,6 +871,7 @@ static int on_exec(struct emu *e, struct thr *t)
 	p->maps = NULL;
 	p->nmaps = 0;
 	p->maps_dirty = true;
+	p->maps_ns = 0;
 	p->bp = 0;
 	char exe[4096], fn[64];
 	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)p->pid);
