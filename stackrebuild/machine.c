@@ -431,6 +431,13 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 {
 	int ret = 0;
 
+	/* A switch-out at the very end (the recorder stopped) is no wait:
+	 * no "[off-cpu]:1(inferred)" of 0 ns. (A kernel entry there is kept:
+	 * the thread did make that call.) */
+	while (t->nps && t->ps[t->nps - 1].t0 == now &&
+	       (t->ps[t->nps - 1].node->kind == SR_NODE_OFFCPU ||
+		t->ps[t->nps - 1].node->kind == SR_NODE_PREEMPT))
+		t->nps--;
 	while (t->nps && !ret)
 		ret = pop_pseudo(m, t, now, false);
 
@@ -574,16 +581,16 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
 }
 
-static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
+static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 {
 	const char *name;
 	size_t len;
 
-	if (!m->sym || n->kind != SR_NODE_FUNC)
+	if (!m->sym)
 		return 0;
 	if (m->opt.func_flags)
-		return m->opt.func_flags(m->sym->ctx, n->key);
-	name = m->sym->name ? m->sym->name(m->sym->ctx, n->key) : NULL;
+		return m->opt.func_flags(m->sym->ctx, key);
+	name = m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
 	if (!name)
 		return 0;
 	len = strlen(name);
@@ -596,6 +603,11 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 	    !strcmp(name, "__kernel_rt_sigreturn") || !strcmp(name, "__vdso_rt_sigreturn"))
 		return SR_FUNC_SIGRETURN;
 	return 0;
+}
+
+static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
+{
+	return n->kind == SR_NODE_FUNC ? key_flags(m, n->key) : 0;
 }
 
 /* Is the syscall entered now rt_sigreturn? Its number tells when known;
@@ -698,9 +710,11 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	i = find_below(t, key);
 	if (i >= 0)
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
-	/* A signal handler returns into the sigreturn trampoline. */
+	/* A signal handler returns into the sigreturn trampoline (also one
+	 * whose entry was not seen, after a loss: the trampoline is nobody's
+	 * caller). */
 	flags = t->frames[t->nframes - 1].flags;
-	if (flags & F_ASYNC) {
+	if ((flags & F_ASYNC) || (key_flags(m, key) & SR_FUNC_SIGRETURN)) {
 		ret = pop_frame(m, t, now, true);
 		return ret ? ret : push_frame(m, t, key, now, F_ASYNC | F_TRAMP);
 	}

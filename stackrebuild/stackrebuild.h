@@ -233,6 +233,9 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             the root to a function not on the stack: the trace started
  *             below; that function becomes an inferred caller under which
  *             everything of the current stack segment is re-parented.
+ *             Into a sigreturn trampoline (SR_FUNC_SIGRETURN) not on the
+ *             stack: the returning frame was a signal handler (its entry
+ *             unseen after a loss); the trampoline replaces it.
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except out of an unwinder (longjmp,
  *             _Unwind_*: see func_flags) into the middle of a function

@@ -46,8 +46,9 @@ Pseudo-frames (how truth events map to ptflame's):
                                       kernel entry that delivers it; PT shows
                                       TIP.PGD there), then the handler
   signal handler's ret to a function not on the stack (the sigreturn
-  trampoline) replaces the handler frame; sigreturn pops to the function
-  of its ip.
+  trampoline) replaces the handler frame, also a ret into a trampoline
+  (by name) from a frame not known as a handler (its entry unseen);
+  sigreturn pops to the function of its ip.
 A ret to a frame further down pops to it (longjmp, unwinding); a ret from
 the root frame to a function not on the stack creates an inferred caller
 above everything seen so far (the trace started mid-stack). A jump into
@@ -261,6 +262,9 @@ class Node:
             self.child(k, o.names).merge_from(o)
 
 
+# sigreturn trampolines (libc's, the vdso's)
+SIGTRAMPS = frozenset(["__restore_rt", "__restore", "__kernel_rt_sigreturn",
+                       "__vdso_rt_sigreturn"])
 # the emulator's context switch (RC_EMU_SWITCH_NS; tests/TRUTH.md)
 SWITCH_NS = 1000
 PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
@@ -405,9 +409,10 @@ class Model:
             th.account(th.resume_at)
             th.pop()
         th.resume_at = None
-        if ev == "switch-out" and args[:1] == ["preempt"] and th.top_user():
-            # preempted in user mode: the timer interrupt's kernel entry (an
-            # async TIP.PGD, no line of its own) was 1 ns before the switch
+        if ev in ("switch-out", "stop", "exit") and th.top_user() and \
+                (ev != "switch-out" or args[:1] == ["preempt"]):
+            # preempted, stopped or killed in user mode: the kernel entry
+            # (an async TIP.PGD, no line of its own) was 1 ns before
             th.account(t - 1)
             th.push("[kernel]", frozenset(["[kernel]"]), pseudo="irq")
         th.account(t)
@@ -445,7 +450,9 @@ class Model:
         i = th.find(key)
         if i is not None:
             th.pop_to(i)
-        elif th.stack[-1].handler:
+        elif th.stack[-1].handler or names & SIGTRAMPS:
+            # a handler returns into the sigreturn trampoline, which is no
+            # caller of it (also when the handler's entry was not seen)
             th.pop()
             th.push(key, names)
         elif len(th.stack) == 1:
