@@ -854,6 +854,28 @@ static void test_lost_first_then_sync(void **state)
 	sr_cct_free(cct);
 }
 
+/* The recorder stops: an async kernel entry, then the switch-out that is
+ * the thread's last event. The kernel entry is kept (1 ns, inferred); the
+ * switch-out at the very end is no wait of anybody's. */
+static void test_stop_at_end(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+	const struct sr_node *k;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	FAULT(m, 1, 10, F_A);
+	SWOUT(m, 1, 11);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 10\nmain;a;[kernel] 1\n");
+	expect_calls(cct, "main;a;[kernel]", 1, 1);
+	k = node_at(cct, "main;a;[kernel]");
+	assert_null(k->first_child && k->first_child->calls ? k->first_child : NULL);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_exec_resets(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1417,6 +1439,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_first_then_sync),
+		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
 		cmocka_unit_test(test_exec_via_comm),
 		cmocka_unit_test(test_end_gap_and_restart),
