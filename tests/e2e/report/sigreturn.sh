@@ -1,7 +1,8 @@
 #!/bin/bash
 # A trace that starts inside a signal handler (record --start handler_work
 # in emu_signal). The handler returns into the sigreturn trampoline
-# (inferred caller __restore_rt); rt_sigreturn then resumes the interrupted
+# (__restore_rt replaces the handler: it is no caller of it, though the
+# handler's entry was not seen); rt_sigreturn then resumes the interrupted
 # function in its middle, a function never seen on this stack: a new stack
 # segment starts there (the trampoline is nobody's caller), as in the truth.
 # The later SIGALRM is delivered while traced: its handler goes on top of
