@@ -62,6 +62,31 @@ for ty in COMM MMAP2 FORK EXIT $sw; do
 	else fail "$ty: perf script -D sees $a, ptflame dump sees $b"; fi
 done
 
+# -p PID (the users' way: ptflame record -p PID -d 5): the running
+# process's threads and executable mappings are synthesized at the start,
+# COMM and MMAP2 records with the same fields perf record -p writes.
+"$TESTDATA/spin_attach" 30 &
+victim=$!
+sleep 0.3
+expect_rc 0 "ptflame record --sideband-only -p PID -d 0.5" -- \
+	"$PTFLAME" record --sideband-only -p "$victim" -d 0.5 -o p.data
+expect_rc 0 "perf record -e dummy -p PID" -- \
+	perf record -q -e dummy --switch-events -p "$victim" -o p_ref.data -- sleep 0.5
+kill "$victim"; wait "$victim" 2>/dev/null
+synth() {  # the COMM and MMAP2 records of the victim, without times
+	perf script -i "$1" --show-task-events --show-mmap-events 2>/dev/null |
+		grep -E "PERF_RECORD_(COMM: .*|MMAP2 )$victim/$victim" | sed 's/.*PERF_RECORD_/ /' | sort -u
+}
+synth p_ref.data >p_ref.sum
+synth p.data >p.sum
+if [ -s p.sum ] && diff p_ref.sum p.sum >p.diff; then
+	pass "-p: $(grep -c MMAP2 p.sum) MMAP2 and $(grep -c COMM p.sum) COMM synthesized as perf does"
+else
+	fail "-p: synthesized records differ from perf record -p (< perf, > ptflame): $(head -c 600 p.diff)"
+fi
+grep -q "MMAP2 .*r-xp .*/spin_attach$" p.sum && grep -q "MMAP2 .*/libc.so.6$" p.sum &&
+	pass "-p: the program and libc mapped" || fail "-p: mappings missing: $(cat p.sum)"
+
 # ptflame report: a sideband-only file has no trace to decode; once report
 # is built it must say so in one line, not crash.
 "$PTFLAME" report ours.data >rep.out 2>rep.err; rc=$?
