@@ -43,7 +43,7 @@ enum nkind { NK_SYSCALL, NK_TO_START };
 
 struct proc {
 	pid_t pid;
-	struct rc_emu_map *maps;
+	struct rc_map *maps;
 	size_t nmaps;
 	bool maps_dirty;          /* re-read /proc/PID/maps before resuming */
 	uint64_t maps_ns;         /* earliest announcement of maps, or 0 */
@@ -219,29 +219,18 @@ static int emit_comm(struct emu *e, struct thr *th, unsigned cpu, uint64_t t, bo
 				     exec, &s));
 }
 
-static int emit_mmap(struct emu *e, struct thr *th, const struct rc_emu_map *m, unsigned cpu,
+static int emit_mmap(struct emu *e, struct thr *th, const struct rc_map *m, unsigned cpu,
 		     uint64_t t)
 {
 	truth(e, t, -1, th, "mmap %#" PRIx64 " %#" PRIx64 " %#" PRIx64 " %s", m->start,
 	      m->end - m->start, m->pgoff, m->path);
-	struct dc_rec_mmap r = { 0 };
-	r.pid = (uint32_t)th->proc->pid;
-	r.tid = (uint32_t)th->tid;
-	r.start = m->start;
-	r.len = m->end - m->start;
-	r.pgoff = m->pgoff;
-	r.is_mmap2 = true;
-	r.maj = m->maj;
-	r.min = m->min;
-	r.ino = m->ino;
-	r.prot = m->prot;
-	r.flags = m->flags;
-	r.filename = m->path;
+	struct dc_rec_mmap r;
+	rc_map_mmap2(m, (uint32_t)th->proc->pid, (uint32_t)th->tid, &r);
 	struct dc_sample_id s = sid_of(cpu, false, th->proc->pid, th->tid, t);
 	return wfail(e, rc_perf_mmap2(e->w, &r, &s));
 }
 
-static bool same_map(const struct rc_emu_map *a, const struct rc_emu_map *b)
+static bool same_map(const struct rc_map *a, const struct rc_map *b)
 {
 	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
 	       a->ino == b->ino && !strcmp(a->path, b->path);
@@ -251,9 +240,9 @@ static bool same_map(const struct rc_emu_map *a, const struct rc_emu_map *b)
 static int sync_maps(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 {
 	struct proc *p = th->proc;
-	struct rc_emu_map *maps;
+	struct rc_map *maps;
 	size_t n;
-	int rc = rc_emu_read_maps(p->pid, &maps, &n);
+	int rc = rc_maps_read(p->pid, false, &maps, &n);
 	if (rc < 0)
 		return efail(e, rc, "cannot read /proc/%d/maps: %s", (int)p->pid, strerror(-rc));
 	for (size_t i = 0; i < n && !e->fail; i++) {
@@ -263,7 +252,7 @@ static int sync_maps(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 		if (!known)
 			emit_mmap(e, th, &maps[i], cpu, t);
 	}
-	rc_emu_free_maps(p->maps, p->nmaps);
+	rc_maps_free(p->maps, p->nmaps);
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_dirty = false;
@@ -288,7 +277,7 @@ static int maps_at(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 	return e->fail;
 }
 
-static const struct rc_emu_map *find_map(const struct proc *p, uint64_t addr)
+static const struct rc_map *find_map(const struct proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->nmaps; i++)
 		if (addr >= p->maps[i].start && addr < p->maps[i].end)
@@ -733,12 +722,12 @@ static int set_breakpoint(struct emu *e, struct thr *t, const char *sym)
 	if (n <= 0)
 		return 0;
 	exe[n] = 0;
-	struct rc_emu_map *maps;
+	struct rc_map *maps;
 	size_t nm;
-	if (rc_emu_read_maps(p->pid, &maps, &nm) < 0)
+	if (rc_maps_read(p->pid, false, &maps, &nm) < 0)
 		return 0;
 	uint64_t a = rc_emu_sym_addr(e->syms, maps, nm, exe, sym);
-	rc_emu_free_maps(maps, nm);
+	rc_maps_free(maps, nm);
 	if (!a)
 		return 0;
 	errno = 0;
@@ -867,7 +856,7 @@ static int on_exec(struct emu *e, struct thr *t)
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
 	uint64_t now = t->v0 + elapsed_ns(&t->t0);
 	struct proc *p = t->proc;
-	rc_emu_free_maps(p->maps, p->nmaps);
+	rc_maps_free(p->maps, p->nmaps);
 	p->maps = NULL;
 	p->nmaps = 0;
 	p->maps_dirty = true;
@@ -1746,7 +1735,7 @@ static void free_emu(struct emu *e)
 		free(e->thr[i]);
 	free(e->thr);
 	for (size_t i = 0; i < e->nproc; i++) {
-		rc_emu_free_maps(e->proc[i]->maps, e->proc[i]->nmaps);
+		rc_maps_free(e->proc[i]->maps, e->proc[i]->nmaps);
 		free(e->proc[i]);
 	}
 	free(e->proc);

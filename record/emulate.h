@@ -80,6 +80,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/procmaps.h"
+
 struct rc_emu_opts {
 	const char *output;        /* perf.data path (required) */
 	const char *start_sym;     /* NULL: "main"; "": trace from exec */
@@ -129,19 +131,6 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats,
 
 /* --- internals shared by the emulate*.c files ---------------------------- */
 
-/* An executable mapping of a traced process. */
-struct rc_emu_map {
-	uint64_t start, end, pgoff;
-	uint32_t maj, min;
-	uint64_t ino;
-	uint32_t prot, flags;
-	char *path;
-};
-
-/* Read the executable mappings of PID (file-backed and [vdso]). */
-int rc_emu_read_maps(pid_t pid, struct rc_emu_map **out, size_t *n);
-void rc_emu_free_maps(struct rc_emu_map *maps, size_t n);
-
 /* Symbol tables of mapped ELF files, to tell functions apart (truth
  * "jump") and to find the start symbol. */
 struct rc_emu_syms;
@@ -149,11 +138,11 @@ struct rc_emu_syms *rc_emu_syms_new(void);
 void rc_emu_syms_free(struct rc_emu_syms *s);
 /* A key naming the function holding ADDR in MAP (map may be NULL): equal
  * keys = same function. */
-uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_emu_map *map,
+uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 			 uint64_t addr);
 /* Runtime address of SYM in the file mapped by MAPS (path PATH); 0 if
  * absent. */
-uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_emu_map *maps,
+uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 			 size_t n, const char *path, const char *sym);
 
 #endif

@@ -1,7 +1,7 @@
-/* The emulator's view of a traced process's code: executable mappings from
- * /proc/PID/maps, and the function ranges of the mapped ELF files (libelf)
- * used to find the start symbol and to tell an inter-function jump from a
- * jump inside a function (truth log "jump"). */
+/* The emulator's view of a traced process's code: the function ranges of
+ * its mapped ELF files (libelf; mappings: procmaps.c) used to find the
+ * start symbol and to tell an inter-function jump from a jump inside a
+ * function (truth log "jump"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -14,88 +14,6 @@
 #include <unistd.h>
 
 #include "record/emulate.h"
-
-/* ---- /proc/PID/maps ------------------------------------------------------ */
-
-static int parse_map_line(const char *line, struct rc_emu_map *m)
-{
-	unsigned long long start, end, off, ino;
-	unsigned maj, min;
-	char perms[8];
-	int pos = 0;
-
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-		   &off, &maj, &min, &ino, &pos) < 7)
-		return 0;
-	if (perms[2] != 'x')
-		return 0;
-	const char *path = line + pos;
-	size_t len = strcspn(path, "\n");
-	if (len == 0 || (path[0] != '/' && strncmp(path, "[vdso]", len) != 0))
-		return 0;
-	m->start = start;
-	m->end = end;
-	m->pgoff = off;
-	m->maj = maj;
-	m->min = min;
-	m->ino = ino;
-	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		  PROT_EXEC;
-	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-	m->path = strndup(path, len);
-	return m->path ? 1 : -ENOMEM;
-}
-
-int rc_emu_read_maps(pid_t pid, struct rc_emu_map **out, size_t *n)
-{
-	char fn[64];
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(fn, "re");
-	if (!f)
-		return -errno;
-	struct rc_emu_map *maps = NULL;
-	size_t nr = 0, cap = 0;
-	char *line = NULL;
-	size_t lcap = 0;
-	int rc = 0;
-	while (getline(&line, &lcap, f) > 0) {
-		struct rc_emu_map m;
-		int r = parse_map_line(line, &m);
-		if (r < 0) {
-			rc = r;
-			break;
-		}
-		if (r == 0)
-			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct rc_emu_map *nm = realloc(maps, cap * sizeof(*maps));
-			if (!nm) {
-				free(m.path);
-				rc = -ENOMEM;
-				break;
-			}
-			maps = nm;
-		}
-		maps[nr++] = m;
-	}
-	free(line);
-	fclose(f);
-	if (rc < 0) {
-		rc_emu_free_maps(maps, nr);
-		return rc;
-	}
-	*out = maps;
-	*n = nr;
-	return 0;
-}
-
-void rc_emu_free_maps(struct rc_emu_map *maps, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(maps[i].path);
-	free(maps);
-}
 
 /* ---- ELF function ranges ------------------------------------------------- */
 
@@ -332,7 +250,7 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return (a * 0x9E3779B97F4A7C15ull) ^ (b + 0x632BE59BD9B4E019ull + (a >> 7));
 }
 
-uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_emu_map *map,
+uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 			 uint64_t addr)
 {
 	if (!map)
@@ -360,7 +278,7 @@ uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_emu_map *map,
 	return fid;
 }
 
-uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_emu_map *maps,
+uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 			 size_t n, const char *path, const char *sym)
 {
 	struct efile *f = get_file(s, path);

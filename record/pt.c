@@ -36,6 +36,7 @@
 #include "record/record.h"
 #include "record/pt_internal.h"
 #include "record/pt_ring.h"
+#include "record/procmaps.h"
 
 #define MAX_CPUS 4096
 #define PT_DIR "/bus/event_source/devices/intel_pt"
@@ -820,48 +821,21 @@ static int synth_comms(struct rec *r, int pid)
 /* MMAP2 for every executable mapping in /proc/pid/maps. */
 static int synth_mmaps(struct rec *r, int pid)
 {
-	char path[64], line[4600];
-	FILE *f;
+	struct rc_map *maps;
+	size_t n;
 	int rc = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!rc && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8], name[4096] = "";
+	if (rc_maps_read(pid, true, &maps, &n) < 0)
+		return 0;   /* gone already: its EXIT tells */
+	for (size_t i = 0; i < n && !rc; i++) {
 		struct dc_rec_mmap m;
 		struct dc_sample_id sid;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
-			   &pgoff, &maj, &min, &ino, name) < 7)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		memset(&m, 0, sizeof(m));
-		m.pid = m.tid = (uint32_t)pid;
-		m.start = start;
-		m.len = end - start;
-		m.pgoff = pgoff;
-		m.is_mmap2 = true;
-		m.maj = maj;
-		m.min = min;
-		m.ino = ino;
-		m.prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0);
-		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		/* Anonymous executable memory gets perf's "//anon" name. */
-		{
-			const char *n = name;
-
-			while (*n == ' ')
-				n++;
-			m.filename = *n ? n : "//anon";
-		}
+		rc_map_mmap2(&maps[i], (uint32_t)pid, (uint32_t)pid, &m);
 		sid_for(r, pid, pid, &sid);
 		rc = rc_perf_mmap2(r->w, &m, &sid);
 	}
-	fclose(f);
+	rc_maps_free(maps, n);
 	return rc;
 }
 

@@ -24,7 +24,7 @@ __attribute__((noinline, used)) int emu_helper_b(int x)
 	return x * 5 + emu_helper_a(x);
 }
 
-static const struct rc_emu_map *map_of(const struct rc_emu_map *m, size_t n, uint64_t a)
+static const struct rc_map *map_of(const struct rc_map *m, size_t n, uint64_t a)
 {
 	for (size_t i = 0; i < n; i++)
 		if (a >= m[i].start && a < m[i].end)
@@ -42,35 +42,35 @@ static void self_exe(char *buf, size_t n)
 static void test_maps_hold_our_code(void **state)
 {
 	(void)state;
-	struct rc_emu_map *m;
+	struct rc_map *m;
 	size_t n;
-	assert_int_equal(rc_emu_read_maps(getpid(), &m, &n), 0);
+	assert_int_equal(rc_maps_read(getpid(), false, &m, &n), 0);
 	char exe[PATH_MAX];
 	self_exe(exe, sizeof(exe));
-	const struct rc_emu_map *mm = map_of(m, n, (uintptr_t)emu_helper_a);
+	const struct rc_map *mm = map_of(m, n, (uintptr_t)emu_helper_a);
 	assert_non_null(mm);
 	assert_string_equal(mm->path, exe);
 	assert_true(mm->prot & 4);  /* PROT_EXEC */
 	/* only executable mappings: our stack is not listed */
 	int local;
 	assert_null(map_of(m, n, (uintptr_t)&local));
-	rc_emu_free_maps(m, n);
+	rc_maps_free(m, n);
 }
 
 static void test_bad_pid(void **state)
 {
 	(void)state;
-	struct rc_emu_map *m;
+	struct rc_map *m;
 	size_t n;
-	assert_true(rc_emu_read_maps(0x7ffffff0, &m, &n) < 0);
+	assert_true(rc_maps_read(0x7ffffff0, false, &m, &n) < 0);
 }
 
 static void test_symbol_addresses(void **state)
 {
 	(void)state;
-	struct rc_emu_map *m;
+	struct rc_map *m;
 	size_t n;
-	assert_int_equal(rc_emu_read_maps(getpid(), &m, &n), 0);
+	assert_int_equal(rc_maps_read(getpid(), false, &m, &n), 0);
 	char exe[PATH_MAX];
 	self_exe(exe, sizeof(exe));
 	struct rc_emu_syms *s = rc_emu_syms_new();
@@ -81,18 +81,18 @@ static void test_symbol_addresses(void **state)
 	assert_int_equal(rc_emu_sym_addr(s, m, n, exe, "no_such_symbol_here"), 0);
 	assert_int_equal(rc_emu_sym_addr(s, m, n, "/no/such/file", "main"), 0);
 	rc_emu_syms_free(s);
-	rc_emu_free_maps(m, n);
+	rc_maps_free(m, n);
 }
 
 static void test_function_keys(void **state)
 {
 	(void)state;
-	struct rc_emu_map *m;
+	struct rc_map *m;
 	size_t n;
-	assert_int_equal(rc_emu_read_maps(getpid(), &m, &n), 0);
+	assert_int_equal(rc_maps_read(getpid(), false, &m, &n), 0);
 	struct rc_emu_syms *s = rc_emu_syms_new();
 	uint64_t a = (uintptr_t)emu_helper_a, b = (uintptr_t)emu_helper_b;
-	const struct rc_emu_map *ma = map_of(m, n, a), *mb = map_of(m, n, b);
+	const struct rc_map *ma = map_of(m, n, a), *mb = map_of(m, n, b);
 	assert_non_null(ma);
 	/* inside one function: one key; two functions: two keys */
 	assert_true(rc_emu_func_key(s, ma, a) == rc_emu_func_key(s, ma, a + 2));
@@ -100,7 +100,7 @@ static void test_function_keys(void **state)
 	/* libc: atoi and qsort are different functions (dynsym; not IFUNCs,
 	 * whose chosen variants have no symbol in Debian's stripped libc) */
 	uint64_t sl = (uintptr_t)atoi, mc = (uintptr_t)qsort;
-	const struct rc_emu_map *ml = map_of(m, n, sl), *mm = map_of(m, n, mc);
+	const struct rc_map *ml = map_of(m, n, sl), *mm = map_of(m, n, mc);
 	assert_non_null(ml);
 	assert_non_null(mm);
 	assert_true(rc_emu_func_key(s, ml, sl) != rc_emu_func_key(s, mm, mc));
@@ -108,7 +108,7 @@ static void test_function_keys(void **state)
 	assert_true(rc_emu_func_key(s, NULL, 1) == rc_emu_func_key(s, NULL, 2));
 	assert_true(rc_emu_func_key(s, NULL, a) != rc_emu_func_key(s, ma, a));
 	rc_emu_syms_free(s);
-	rc_emu_free_maps(m, n);
+	rc_maps_free(m, n);
 }
 
 int main(void)
