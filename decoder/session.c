@@ -106,30 +106,6 @@ static void sym_warn(void *ctx, const char *msg)
 		s->opts.on_warning(s->opts.ctx, msg);
 }
 
-/* Our own vdso (same kernel as a recording made here): its bytes and
- * the size of its mapping, from /proc/self/maps. */
-static const uint8_t *own_vdso(uint64_t *len)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/maps", "r");
-	const uint8_t *base = NULL;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a, b;
-
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
-			base = (const uint8_t *)(uintptr_t)a;
-			*len = b - a;
-			break;
-		}
-	}
-	fclose(f);
-	return base;
-}
-
 /* libipt asks for memory no section holds: serve the [vdso] from ours. */
 static int read_vdso(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 		     void *context)
@@ -164,13 +140,13 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 		if (m->t_end != UINT64_MAX)
 			continue;
 		if (!strcmp(m->path, "[vdso]")) {
-			uint64_t len;
-			const uint8_t *v = own_vdso(&len);
+			size_t len;
+			const uint8_t *v = dc_sym_own_vdso(&len);
 
-			if (v && len == m->end - m->start) {
+			if (v && len <= m->end - m->start) {
 				im->vdso = v;
 				im->vdso_start = m->start;
-				im->vdso_end = m->end;
+				im->vdso_end = m->start + len;
 			}
 			continue;
 		}

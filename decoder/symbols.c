@@ -630,9 +630,7 @@ static char *find_code_file(struct dc_symbols *s, struct dso *d)
 	return NULL;
 }
 
-/* Our own vdso: the same kernel's vdso is what a process recorded here
- * had mapped. Returns its bytes, or NULL. */
-static const void *own_vdso(size_t *size)
+const void *dc_sym_own_vdso(size_t *size)
 {
 	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	GElf_Ehdr eh;
@@ -692,7 +690,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	d->loaded = true;
 	if (!strcmp(d->path, "[vdso]")) {
 		size_t size;
-		const void *mem = own_vdso(&size);
+		const void *mem = dc_sym_own_vdso(&size);
 		Elf *elf = mem ? elf_memory((char *)mem, size) : NULL;
 
 		if (elf) {

@@ -82,6 +82,11 @@ const char *dc_sym_missing(const struct dc_symbols *s, size_t i);
  * name is not mangled. */
 char *dc_sym_demangle(const char *name);
 
+/* This process's own vdso, an ELF image of *size bytes: the same
+ * kernel's vdso is what a process recorded on this machine had mapped.
+ * NULL when there is none. */
+const void *dc_sym_own_vdso(size_t *size);
+
 /* Counters: symbol lookups done (cache misses) and cache hits. */
 void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits);
 
