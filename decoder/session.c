@@ -73,6 +73,8 @@ struct dc_session {
 	uint64_t rseq;             /* file order, to keep sorting stable  */
 	uint64_t rounds_max;       /* newest time of the rounds read before */
 	bool sb_eof;
+	const void *next_raw;      /* the due record parsed into next_rec  */
+	struct dc_perf_record next_rec;
 
 	size_t *heap;              /* queue indexes */
 	size_t nheap;
@@ -689,8 +691,16 @@ static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_per
 			return ret;
 	}
 	*out = &s->round[s->rpos];
-	ret = dc_perf_parse(s->pf, (*out)->raw, (*out)->size, rec, s->err, sizeof(s->err));
-	return ret < 0 ? ret : 1;
+	/* asked again before every queue event until it is due: parse once */
+	if ((*out)->raw != s->next_raw) {
+		ret = dc_perf_parse(s->pf, (*out)->raw, (*out)->size, &s->next_rec, s->err,
+				    sizeof(s->err));
+		if (ret < 0)
+			return ret;
+		s->next_raw = (*out)->raw;
+	}
+	*rec = s->next_rec;
+	return 1;
 }
 
 static int deliver(struct dc_session *s, const struct dc_event *ev,

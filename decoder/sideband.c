@@ -438,10 +438,11 @@ void dc_sb_prune(struct dc_sideband *sb, uint64_t time)
 			}
 			p->maps[w++] = p->maps[r];
 		}
+		/* only ended mappings go: the current ones, and so maps_gen
+		 * (images, symbol caches), stay as they were */
 		if (w != p->nmaps) {
 			p->nmaps = w;
 			p->last_hit = 0;
-			p->maps_gen++;
 		}
 	}
 }

@@ -39,7 +39,7 @@ struct dc_sb_map {
 struct dc_sb_proc {
 	uint32_t pid;
 	uint32_t exec_gen;         /* bumped by exec                           */
-	uint32_t maps_gen;         /* bumped by any mapping change             */
+	uint32_t maps_gen;         /* bumped when the current mappings change  */
 	struct dc_sb_map *maps;    /* in the order they were added            */
 	size_t nmaps, cap;
 	size_t last_hit;           /* lookup cache                             */

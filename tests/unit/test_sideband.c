@@ -259,7 +259,14 @@ static void test_map_rules(void **state)
 	assert_int_equal(dc_sb_cpu_tid(sb, 0, 310, &pid, &tid), 0);
 	assert_int_equal(tid, 11);
 	assert_string_equal(dc_sb_map_find(sb, 10, 270, 0x2800)->path, "/b");
-	dc_sb_prune(sb, 500);
+	{
+		/* ended maps go, current ones stay: no image rebuild */
+		uint32_t gen = dc_sb_proc(sb, 11)->maps_gen;
+
+		dc_sb_prune(sb, 500);
+		assert_int_equal(dc_sb_proc(sb, 11)->maps_gen, gen);
+		assert_int_equal(dc_sb_proc(sb, 11)->nmaps, 0);
+	}
 	assert_null(dc_sb_map_find(sb, 11, 510, 0x2800));   /* exec'd maps are gone */
 	assert_string_equal(dc_sb_map_find(sb, 10, 510, 0x3800)->path, "/a");
 	assert_int_equal(dc_sb_comm(sb, 10, 12, "worker"), 0);
