@@ -17,11 +17,7 @@
 #include <unistd.h>
 
 #include "decoder/perfdata.h"
-
-struct id_slot {
-	uint64_t id;
-	size_t attr;       /* index + 1; 0 = empty slot */
-};
+#include "decoder/dc_hash.h"
 
 struct dc_perf_file {
 	char *path;
@@ -34,8 +30,7 @@ struct dc_perf_file {
 	bool all_identifier;       /* every attr has PERF_SAMPLE_IDENTIFIER */
 	bool same_sample_type;     /* every attr has the same sample_type */
 
-	struct id_slot *ids;       /* open addressing, power-of-two capacity */
-	size_t ids_cap, ids_used;
+	struct dc_hash ids;        /* sample id -> attr index */
 
 	struct pf_file_section feat[PF_FEAT_BITS];
 	bool has_feat[PF_FEAT_BITS];
@@ -132,57 +127,19 @@ uint64_t dc_pt_tsc_to_ns(const struct dc_pt_info *pt, uint64_t tsc)
 
 /* ---- id -> attr map ---------------------------------------------------- */
 
-static size_t id_hash(uint64_t id, size_t cap)
-{
-	return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 17) & (cap - 1);
-}
-
+/* (UINT64_MAX, the table's empty key, names no attr: a damaged file's) */
 static int id_map_put(struct dc_perf_file *f, uint64_t id, size_t attr)
 {
-	if ((f->ids_used + 1) * 2 > f->ids_cap) {
-		size_t ncap = f->ids_cap ? f->ids_cap * 2 : 64;
-		struct id_slot *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (size_t i = 0; i < f->ids_cap; i++) {
-			size_t h;
-
-			if (!f->ids[i].attr)
-				continue;
-			h = id_hash(f->ids[i].id, ncap);
-			while (n[h].attr)
-				h = (h + 1) & (ncap - 1);
-			n[h] = f->ids[i];
-		}
-		free(f->ids);
-		f->ids = n;
-		f->ids_cap = ncap;
-	}
-	for (size_t h = id_hash(id, f->ids_cap);; h = (h + 1) & (f->ids_cap - 1)) {
-		if (!f->ids[h].attr) {
-			f->ids[h].id = id;
-			f->ids[h].attr = attr + 1;
-			f->ids_used++;
-			return 0;
-		}
-		if (f->ids[h].id == id) {
-			f->ids[h].attr = attr + 1;
-			return 0;
-		}
-	}
+	return id == DC_HASH_EMPTY ? 0 : dc_hash_put(&f->ids, id, attr);
 }
 
 const struct dc_perf_attr *dc_perf_attr_by_id(const struct dc_perf_file *f, uint64_t id)
 {
-	if (!f || !f->ids_cap)
+	uint64_t attr;
+
+	if (!f || id == DC_HASH_EMPTY || !dc_hash_get(&f->ids, id, &attr))
 		return NULL;
-	for (size_t h = id_hash(id, f->ids_cap);; h = (h + 1) & (f->ids_cap - 1)) {
-		if (!f->ids[h].attr)
-			return NULL;
-		if (f->ids[h].id == id)
-			return &f->attrs[f->ids[h].attr - 1];
-	}
+	return &f->attrs[attr];
 }
 
 /* ---- open: header, attrs, features ------------------------------------- */
@@ -571,7 +528,7 @@ void dc_perf_close(struct dc_perf_file *f)
 	for (size_t i = 0; f->attrs && i < f->nr_attrs; i++)
 		free((void *)f->attrs[i].ids);
 	free(f->attrs);
-	free(f->ids);
+	dc_hash_free(&f->ids);
 	for (size_t i = 0; i < f->cmdline_argc; i++)
 		free(f->cmdline[i]);
 	free(f->cmdline);
