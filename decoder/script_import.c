@@ -98,8 +98,7 @@ struct dc_script {
 
 	struct thr *thr;
 	size_t nthr, capthr;
-	uint32_t *ttab;        /* tid hash -> index + 1                       */
-	size_t ttabcap;
+	struct dc_hash tids;   /* tid -> index into thr                       */
 	size_t flush_i;        /* next thread to flush at the end             */
 
 	int64_t *cpu_tid;      /* last tid seen on each cpu, -1 none          */
@@ -283,28 +282,10 @@ static uint32_t learn(struct dc_script *s, uint32_t pid, const struct dc_script_
 
 static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 {
-	size_t i;
+	uint64_t i;
 
-	if (s->ttabcap) {
-		for (i = dc_hash_mix(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
-			if (s->thr[s->ttab[i] - 1].tid == tid)
-				return &s->thr[s->ttab[i] - 1];
-	}
-	if ((s->nthr + 1) * 2 > s->ttabcap) {
-		size_t cap = s->ttabcap ? s->ttabcap * 2 : 64;
-		uint32_t *t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (size_t k = 0; k < s->nthr; k++) {
-			for (i = dc_hash_mix(s->thr[k].tid) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
-				;
-			t[i] = (uint32_t)(k + 1);
-		}
-		free(s->ttab);
-		s->ttab = t;
-		s->ttabcap = cap;
-	}
+	if (dc_hash_get(&s->tids, tid, &i))
+		return &s->thr[i];
 	if (s->nthr == s->capthr) {
 		size_t cap = s->capthr ? s->capthr * 2 : 16;
 		struct thr *nt = realloc(s->thr, cap * sizeof(*nt));
@@ -314,12 +295,11 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 		s->thr = nt;
 		s->capthr = cap;
 	}
+	if (dc_hash_put(&s->tids, tid, s->nthr))
+		return NULL;
 	memset(&s->thr[s->nthr], 0, sizeof(s->thr[0]));
 	s->thr[s->nthr].tid = tid;
 	s->thr[s->nthr].pid = pid;
-	for (i = dc_hash_mix(tid) & (s->ttabcap - 1); s->ttab[i]; i = (i + 1) & (s->ttabcap - 1))
-		;
-	s->ttab[i] = (uint32_t)(s->nthr + 1);
 	return &s->thr[s->nthr++];
 }
 
@@ -351,7 +331,7 @@ void dc_script_free(struct dc_script *s)
 	free(s->ftab);
 	free(s->atab);
 	free(s->thr);
-	free(s->ttab);
+	dc_hash_free(&s->tids);
 	free(s->cpu_tid);
 	free(s->buf);
 	free(s);
