@@ -16,13 +16,26 @@ struct fg_strmap {
 	size_t cap, n;
 };
 
-static inline uint64_t fg_strhash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
+/* FNV-1a, in steps: fg_fnv(fg_fnv(FG_FNV_BASIS, a, n), b, m) is the state
+ * of a..b written one after the other, so a path's hash grows frame by
+ * frame instead of being taken again from its root for every prefix. */
+#define FG_FNV_BASIS 0xcbf29ce484222325ull
 
+static inline uint64_t fg_fnv(uint64_t h, const char *s, size_t len)
+{
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static inline uint64_t fg_fnv_end(uint64_t h)
+{
 	return h ^ (h >> 29);
+}
+
+static inline uint64_t fg_strhash(const char *s, size_t len)
+{
+	return fg_fnv_end(fg_fnv(FG_FNV_BASIS, s, len));
 }
 
 static inline void fg_strmap_free(struct fg_strmap *m)
@@ -33,15 +46,21 @@ static inline void fg_strmap_free(struct fg_strmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Index of key[0..len), or SIZE_MAX. */
-static inline size_t fg_strmap_get(const struct fg_strmap *m, const char *key, size_t len)
+/* Index of key[0..len), whose fg_strhash is hash, or SIZE_MAX. */
+static inline size_t fg_strmap_get_h(const struct fg_strmap *m, const char *key, size_t len,
+				     uint64_t hash)
 {
 	if (!m->cap)
 		return SIZE_MAX;
-	for (size_t i = fg_strhash(key, len) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+	for (size_t i = hash & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
 		if (m->lens[i] == len && !memcmp(m->keys[i], key, len))
 			return m->vals[i];
 	return SIZE_MAX;
+}
+
+static inline size_t fg_strmap_get(const struct fg_strmap *m, const char *key, size_t len)
+{
+	return fg_strmap_get_h(m, key, len, fg_strhash(key, len));
 }
 
 static inline int fg_strmap_grow(struct fg_strmap *m)
@@ -74,20 +93,26 @@ static inline int fg_strmap_grow(struct fg_strmap *m)
 	return 0;
 }
 
-/* Insert a key known to be absent. 0 or -ENOMEM. */
-static inline int fg_strmap_put(struct fg_strmap *m, const char *key, size_t len, size_t val)
+/* Insert a key known to be absent, whose fg_strhash is hash. 0 or -ENOMEM. */
+static inline int fg_strmap_put_h(struct fg_strmap *m, const char *key, size_t len, size_t val,
+				  uint64_t hash)
 {
 	size_t i;
 
 	if ((m->n + 1) * 2 > m->cap && fg_strmap_grow(m))
 		return -ENOMEM;
-	for (i = fg_strhash(key, len) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+	for (i = hash & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
 		;
 	m->keys[i] = key;
 	m->lens[i] = len;
 	m->vals[i] = val;
 	m->n++;
 	return 0;
+}
+
+static inline int fg_strmap_put(struct fg_strmap *m, const char *key, size_t len, size_t val)
+{
+	return fg_strmap_put_h(m, key, len, val, fg_strhash(key, len));
 }
 
 /* A set of 64-bit hashes (0 is stored as 1). */

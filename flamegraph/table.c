@@ -57,10 +57,11 @@ void fg_stats_free(struct fg_stats *st)
 	free(st);
 }
 
-/* Index of the row named name[0..len), created when new; SIZE_MAX on ENOMEM. */
-static size_t row_get(struct fg_stats *st, const char *name, size_t len)
+/* Index of the row named name[0..len) (fg_strhash hash), created when
+ * new; SIZE_MAX on ENOMEM. */
+static size_t row_get_h(struct fg_stats *st, const char *name, size_t len, uint64_t hash)
 {
-	size_t i = fg_strmap_get(&st->map, name, len);
+	size_t i = fg_strmap_get_h(&st->map, name, len, hash);
 	struct srow *r;
 
 	if (i != SIZE_MAX)
@@ -83,11 +84,16 @@ static size_t row_get(struct fg_stats *st, const char *name, size_t len)
 		return SIZE_MAX;
 	memcpy(r->name, name, len);
 	r->name[len] = '\0';
-	if (fg_strmap_put(&st->map, r->name, len, st->n)) {
+	if (fg_strmap_put_h(&st->map, r->name, len, st->n, hash)) {
 		free(r->name);
 		return SIZE_MAX;
 	}
 	return st->n++;
+}
+
+static size_t row_get(struct fg_stats *st, const char *name, size_t len)
+{
+	return row_get_h(st, name, len, fg_strhash(name, len));
 }
 
 /* Fill the public views once all sums are in. */
@@ -133,16 +139,18 @@ const struct fg_row *fg_stats_find(const struct fg_stats *st, const char *name)
 struct walk {
 	size_t *row;            /* row of each frame on the path             */
 	size_t *plen;           /* path length before each frame (by stack)  */
+	uint64_t *ph;           /* FNV state of the path up to each frame    */
 	size_t depth, cap;
 	char *path;
 	size_t pathlen, pathcap;
 };
 
-static int walk_push(struct walk *w, size_t row, size_t plen)
+static int walk_reserve(struct walk *w)
 {
 	if (w->depth == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
 		size_t *r = realloc(w->row, cap * sizeof(*r));
+		uint64_t *h;
 
 		if (!r)
 			return -ENOMEM;
@@ -151,11 +159,12 @@ static int walk_push(struct walk *w, size_t row, size_t plen)
 		if (!r)
 			return -ENOMEM;
 		w->plen = r;
+		h = realloc(w->ph, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		w->ph = h;
 		w->cap = cap;
 	}
-	w->row[w->depth] = row;
-	w->plen[w->depth] = plen;
-	w->depth++;
 	return 0;
 }
 
@@ -187,14 +196,20 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 		 enum fg_stats_key by, struct walk *w, const struct sr_node *n)
 {
 	const char *name = sr_cct_name(cct, n, sym);
-	size_t plen = w->pathlen, ri = SIZE_MAX;
+	size_t plen = w->pathlen, len = strlen(name), ri = SIZE_MAX;
+	uint64_t h = w->depth ? w->ph[w->depth - 1] : FG_FNV_BASIS;
 	struct srow *r;
 
-	if (by == FG_BY_STACK && path_append(w, name))
+	if (walk_reserve(w))
 		return -ENOMEM;
+	if (by == FG_BY_STACK) {
+		if (path_append(w, name))
+			return -ENOMEM;
+		h = fg_fnv(plen ? fg_fnv(h, ";", 1) : h, name, len);
+	}
 	if (n->kind != SR_NODE_THREAD) {
-		ri = by == FG_BY_STACK ? row_get(st, w->path, w->pathlen)
-				       : row_get(st, name, strlen(name));
+		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, fg_fnv_end(h))
+				       : row_get(st, name, len);
 		if (ri == SIZE_MAX)
 			return -ENOMEM;
 		r = &st->rows[ri];
@@ -207,7 +222,11 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 		if (sr_hist_merge(&r->hist, &n->lat))
 			return -ENOMEM;
 	}
-	return walk_push(w, ri, plen);
+	w->row[w->depth] = ri;
+	w->plen[w->depth] = plen;
+	w->ph[w->depth] = h;
+	w->depth++;
+	return 0;
 }
 
 static void leave(struct fg_stats *st, struct walk *w)
@@ -255,6 +274,7 @@ int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 	}
 	free(w.row);
 	free(w.plen);
+	free(w.ph);
 	free(w.path);
 	if (err) {
 		fg_stats_free(st);
@@ -271,8 +291,8 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 			   const char *s, uint64_t value, size_t line, char **pathbuf,
 			   size_t *pathcap)
 {
-	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX;
-	uint64_t h = 0xcbf29ce484222325ull;
+	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX, done = 0;
+	uint64_t ctx = FG_FNV_BASIS, ph = FG_FNV_BASIS;   /* see fg_fnv */
 
 	if (len + 1 > *pathcap) {
 		char *p = realloc(*pathbuf, len + 1);
@@ -294,11 +314,14 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 		ann = fg_frame_split(s + i, j - i, &name_len, &calls, &has_avg, &avg);
 		if (!ann)
 			name_len = j - i;
-		if (pathlen)
+		if (pathlen) {
 			(*pathbuf)[pathlen++] = ';';
+			ph = fg_fnv(ph, ";", 1);
+		}
 		memcpy(*pathbuf + pathlen, s + i, name_len);
 		pathlen += name_len;
-		ri = by == FG_BY_STACK ? row_get(st, *pathbuf, pathlen)
+		ph = fg_fnv(ph, s + i, name_len);
+		ri = by == FG_BY_STACK ? row_get_h(st, *pathbuf, pathlen, fg_fnv_end(ph))
 				       : row_get(st, s + i, name_len);
 		if (ri == SIZE_MAX)
 			return -ENOMEM;
@@ -309,8 +332,9 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 		}
 		/* The context is the annotated path so far: count its calls
 		 * the first time it shows up. */
-		h = fg_strhash(s, j) ^ (h * 0x9e3779b97f4a7c15ull);
-		added = fg_hashset_add(seen, h ^ j);
+		ctx = fg_fnv(ctx, s + done, j - done);
+		done = j;
+		added = fg_hashset_add(seen, fg_fnv_end(ctx) ^ j);
 		if (added < 0)
 			return -ENOMEM;
 		if (added && ann) {
