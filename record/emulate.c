@@ -246,11 +246,15 @@ static int sync_maps(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 	if (rc < 0)
 		return efail(e, rc, "cannot read /proc/%d/maps: %s", (int)p->pid, strerror(-rc));
 	for (size_t i = 0; i < n && !e->fail; i++) {
-		bool known = false;
-		for (size_t j = 0; j < p->nmaps && !known; j++)
-			known = same_map(&maps[i], &p->maps[j]);
-		if (!known)
+		size_t j = 0;
+		while (j < p->nmaps && !same_map(&maps[i], &p->maps[j]))
+			j++;
+		if (j < p->nmaps) {
+			maps[i].announced = p->maps[j].announced;
+		} else {
 			emit_mmap(e, th, &maps[i], cpu, t);
+			maps[i].announced = t;
+		}
 	}
 	rc_maps_free(p->maps, p->nmaps);
 	p->maps = maps;
@@ -271,8 +275,12 @@ static int maps_at(struct emu *e, struct thr *th, unsigned cpu, uint64_t t)
 	struct proc *p = th->proc;
 	if (!p->maps_ns || t >= p->maps_ns)
 		return 0;
-	for (size_t i = 0; i < p->nmaps && !e->fail; i++)
+	for (size_t i = 0; i < p->nmaps && !e->fail; i++) {
+		if (p->maps[i].announced != p->maps_ns)
+			continue;
 		emit_mmap(e, th, &p->maps[i], cpu, t);
+		p->maps[i].announced = t;
+	}
 	p->maps_ns = t;
 	return e->fail;
 }

@@ -22,12 +22,13 @@ static int parse_line(const char *line, bool all, struct rc_map *m)
 		return 0;
 	const char *path = line + pos;
 	size_t len = strcspn(path, "\n");
-	if (!all && (len == 0 || (path[0] != '/' && strncmp(path, "[vdso]", len) != 0)))
+	if (!all && (len == 0 || (path[0] != '/' && (len != 6 || memcmp(path, "[vdso]", 6)))))
 		return 0;
 	if (len == 0) {
 		path = "//anon";
 		len = strlen(path);
 	}
+	memset(m, 0, sizeof(*m));
 	m->start = start;
 	m->end = end;
 	m->pgoff = off;

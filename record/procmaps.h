@@ -17,6 +17,7 @@ struct rc_map {
 	uint64_t ino;
 	uint32_t prot, flags;
 	char *path;
+	uint64_t announced;        /* the emulator's: when its MMAP2 was written */
 };
 
 /* Read PID's executable mappings: file-backed and [vdso] only, or with
