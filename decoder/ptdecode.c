@@ -535,6 +535,8 @@ struct cyc_fix {
 	size_t off[GAP_MAX];       /* the gap CYCs since the last MTC       */
 	int size[GAP_MAX];
 	uint64_t val[GAP_MAX];
+	uint8_t gcbr[GAP_MAX];     /* the core ratio there                  */
+	int gexec[GAP_MAX];        /* the MODE.Exec byte before it, or -1   */
 	int ngap;
 	uint64_t cyc;              /* all CYC payloads since the last MTC   */
 	size_t last_cyc;           /* offset+1 of the newest CYC, or 0      */
@@ -543,6 +545,7 @@ struct cyc_fix {
 	uint32_t ctc;              /* CTC of the last calibrating MTC       */
 	bool have_mtc, in_psb;
 	uint8_t cbr;
+	int exec;                  /* payload byte of the last MODE.Exec, -1 */
 	const uint8_t *buf;        /* the bytes scanned, len of them        */
 	size_t len;
 };
@@ -569,21 +572,24 @@ static bool cyc_rewrite(uint8_t *buf, size_t off, int size, uint64_t v)
 	return true;
 }
 
-/* Gap i is CYC TSC TMA MODE.Exec: rewrite it to CBR TSC TMA PAD.. (see
- * above). buf NULL: only tell whether it could be. */
-static bool gap_to_cbr(const struct cyc_fix *f, int i, uint8_t *buf)
+/* Gap i is CYC TSC TMA MODE.Exec, the mode unchanged: rewrite it to CBR
+ * TSC TMA PAD.. (see above). Only with a nominal ratio, which libipt then
+ * takes. buf NULL: only tell whether it could be. */
+static bool gap_to_cbr(const struct cyc_fix *f, const struct pt_config *pc, int i,
+		       uint8_t *buf)
 {
 	size_t off = f->off[i], tsc = off + (size_t)f->size[i], tma = tsc + 8, mode = tma + 7;
 	const uint8_t *b = f->buf;
 
-	if (!f->cbr || f->size[i] < 2 || mode + 2 > f->len || b[tsc] != 0x19 ||
-	    b[tma] != 0x02 || b[tma + 1] != 0x73 || b[mode] != 0x99 || (b[mode + 1] >> 5))
+	if (!pc->nom_freq || !f->gcbr[i] || f->size[i] < 2 || mode + 2 > f->len ||
+	    b[tsc] != 0x19 || b[tma] != 0x02 || b[tma + 1] != 0x73 || b[mode] != 0x99 ||
+	    (b[mode + 1] >> 5) || b[mode + 1] != f->gexec[i])
 		return false;
 	if (buf) {
 		memmove(buf + off + 4, buf + tsc, 15);
 		buf[off] = 0x02;
 		buf[off + 1] = 0x03;
-		buf[off + 2] = f->cbr;
+		buf[off + 2] = f->gcbr[i];
 		buf[off + 3] = 0;
 		memset(buf + off + 19, 0, mode + 2 - (off + 19));
 	}
@@ -638,7 +644,7 @@ static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t 
 		}
 		/* any one gap will do: the calibration restarts there */
 		for (int i = f->ngap; !hit && i-- > 0;)
-			hit = gap_to_cbr(f, i, buf);
+			hit = gap_to_cbr(f, pc, i, buf);
 	}
 	f->ctc = ctc;
 	f->cyc = 0;
@@ -662,6 +668,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 	memset(&f, 0, sizeof(f));
 	f.buf = buf;
 	f.len = len;
+	f.exec = -1;
 	pc.size = sizeof(pc);
 	pc.begin = (uint8_t *)buf;
 	pc.end = (uint8_t *)buf + len;
@@ -679,6 +686,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			memset(&f, 0, sizeof(f));
 			f.buf = buf;
 			f.len = len;
+			f.exec = -1;
 			ret = pt_pkt_sync_forward(pd);
 			continue;
 		}
@@ -713,8 +721,14 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 				f.off[f.ngap] = f.last_cyc - 1;
 				f.size[f.ngap] = f.last_size;
 				f.val[f.ngap] = f.last_val;
+				f.gcbr[f.ngap] = f.cbr;
+				f.gexec[f.ngap] = f.exec;
 				f.ngap++;
 			}
+			break;
+		case ppt_mode:
+			if (pkt.payload.mode.leaf == pt_mol_exec && off + 1 < len)
+				f.exec = buf[off + 1];
 			break;
 		case ppt_mtc:
 			any |= cyc_fix_mtc(&f, &pc, (uint32_t)pkt.payload.mtc.ctc << pc.mtc_freq,
@@ -833,6 +847,8 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 {
 	int ret = 0;
 
+	q->psb_t = 0;   /* the next window's sync anchors its PSB */
+
 	if (at_stop && q->stop_off) {
 		q->carry = q->win + q->stop_off;
 		q->carry_len = q->win_len - q->stop_off;
@@ -880,6 +896,7 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	q->nrets = 0;
 	q->lost = true;
 	q->announce = 0;
+	q->psb_t = 0;        /* a PSB+ before the loss anchors nothing after */
 	if (have_thread(q)) {
 		ret = push(q, DC_EV_LOST, reason, from, 0, t);
 	} else {
@@ -944,6 +961,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		q->pend.valid = false;
 		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
+		q->psb_t = 0;   /* the PGE is the anchor now */
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
 		/* synchronous: the block's last insn went to the kernel */

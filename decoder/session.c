@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "decoder/dc_hash.h"
 #include "decoder/ptdecode.h"
@@ -108,6 +109,13 @@ static void sym_warn(void *ctx, const char *msg)
 		s->opts.on_warning(s->opts.ctx, msg);
 }
 
+static uint64_t round_page(uint64_t n)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
 /* libipt asks for memory no section holds: serve the [vdso] from ours. */
 static int read_vdso(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 		     void *context)
@@ -145,7 +153,8 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			size_t len;
 			const uint8_t *v = dc_sym_own_vdso(&len);
 
-			if (v && len <= m->end - m->start) {
+			/* the same kernel's vdso fills the same pages */
+			if (v && round_page(len) == m->end - m->start) {
 				im->vdso = v;
 				im->vdso_start = m->start;
 				im->vdso_end = m->start + len;
