@@ -436,8 +436,14 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 	 * the thread did make that call.) */
 	while (t->nps && t->ps[t->nps - 1].t0 == now &&
 	       (t->ps[t->nps - 1].node->kind == SR_NODE_OFFCPU ||
-		t->ps[t->nps - 1].node->kind == SR_NODE_PREEMPT))
-		t->nps--;
+		t->ps[t->nps - 1].node->kind == SR_NODE_PREEMPT)) {
+		struct sr_node *n = t->ps[--t->nps].node;
+
+		/* made for this entry alone: no node of 0 calls is left
+		 * behind (tables list every node) */
+		if (!n->calls && !n->self_ns && !n->first_child)
+			sr_cct_detach(t->seg, n);
+	}
 	while (t->nps && !ret)
 		ret = pop_pseudo(m, t, now, false);
 
