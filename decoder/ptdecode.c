@@ -977,6 +977,11 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	case ptev_async_disabled:
 		if ((ret = resolve(q, ev->variant.async_disabled.at)))
 			return ret;
+		/* the FUP's instruction did not run: the interrupt came at its
+		 * time, one after the last one decoded (the branches before,
+		 * say a RET in the same TNT as an earlier JCC, are placed
+		 * between that and the last anchor) */
+		anchor(q, q->icount + 1, t);
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
 		return resolve(q, ev->variant.async_branch.from);

@@ -747,6 +747,66 @@ static void test_cyc_gap(void **state)
 	timing_cfg = NULL;
 }
 
+/* Two returns in one TNT (its CYC times the first), then an interrupt
+ * (FUP+PGD) with a time of its own, at the instruction after the last one
+ * decoded: the second return and the call after it are placed between
+ * those two anchors by instruction count. */
+static void test_async_after_tnt(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
+	};
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+	uint8_t buf[4096];
+	size_t n;
+	uint64_t t1, t2;
+
+	(void)state;
+	memset(&pc, 0, sizeof(pc));
+	pc.mtc_freq = 3;
+	pc.nom_freq = 20;
+	pc.cpuid_0x15_eax = 1;
+	pc.cpuid_0x15_ebx = 64;
+	timing_cfg = &pc;
+	enc_init(&w);
+	simple(&w, ppt_psb);
+	tsc_tma(&w, 64000);
+	{
+		struct pt_packet cbr = { .type = ppt_cbr };
+
+		cbr.payload.cbr.ratio = 20;
+		pkt(&w, &cbr);
+	}
+	mode_exec(&w);
+	simple(&w, ppt_psbend);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);   /* insn 1 (call f) at 64000 */
+	cyc(&w, 3);
+	tnt(&w, 2);                             /* g's ret (insn 4) at 64003, f's */
+	cyc(&w, 100);
+	ip_pkt(&w, ppt_fup, BASE + 0x41);       /* insn 8 (g's ret) at 64103 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	decode(buf, n, 0, &got);
+	timing_cfg = NULL;
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	t1 = ns_of(64003);
+	t2 = ns_of(64103);
+	assert_int_equal(got.ev[3].time_ns, t1);
+	assert_int_equal(got.ev[4].time_ns, t1 + (t2 - t1) * 1 / 4);   /* insn 5 */
+	assert_int_equal(got.ev[5].time_ns, t1 + (t2 - t1) * 2 / 4);   /* insn 6 */
+	assert_int_equal(got.ev[6].time_ns, t2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_lost_start),
 		cmocka_unit_test(test_time_conv),
 		cmocka_unit_test(test_cyc_gap),
+		cmocka_unit_test(test_async_after_tnt),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
