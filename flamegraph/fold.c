@@ -57,9 +57,9 @@ size_t fg_frame_sanitize(char *dst, size_t dstsz, const char *name)
 	if (!name || !*name)
 		name = "[unknown]";
 	len = strlen(name);
-	/* Work on a copy so the rules see the whole name even when dst is
-	 * short; names are short, a failed malloc falls back to truncation. */
-	buf = malloc(len + 1);
+	/* The rules need the whole name: work in dst when it holds it, else
+	 * on a copy (a failed malloc gives an empty name). */
+	buf = dstsz > len ? dst : malloc(len + 1);
 	if (!buf) {
 		if (dstsz)
 			dst[0] = '\0';
@@ -75,6 +75,10 @@ size_t fg_frame_sanitize(char *dst, size_t dstsz, const char *name)
 	num = trailing_number(buf, len);
 	while (num > 0 && buf[num - 1] == ' ')
 		buf[--num] = '_';
+	if (buf == dst) {
+		dst[len] = '\0';
+		return len;
+	}
 	if (dstsz) {
 		size_t n = len < dstsz - 1 ? len : dstsz - 1;
 
@@ -208,13 +212,13 @@ static int reserve(char **buf, size_t *cap, size_t need)
 static int push_frame(struct fold *f, const struct sr_node *n)
 {
 	const char *raw = sr_cct_name(f->cct, n, f->sym);
-	size_t nlen = fg_frame_sanitize(NULL, 0, raw);
 	char ann[64] = "";
-	size_t alen;
+	size_t nlen, alen;
 
-	if (reserve(&f->name, &f->name_cap, nlen + 1))
+	/* room for the name or "[unknown]": sanitized in one pass */
+	if (reserve(&f->name, &f->name_cap, (raw ? strlen(raw) : 0) + sizeof("[unknown]")))
 		return -ENOMEM;
-	fg_frame_sanitize(f->name, f->name_cap, raw);
+	nlen = fg_frame_sanitize(f->name, f->name_cap, raw);
 	if (f->style == FG_FOLD_ANNOTATED && n->calls) {
 		uint64_t complete = n->lat.count;
 
