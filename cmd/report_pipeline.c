@@ -213,6 +213,13 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 	}
 	dc_session_stats(r->session, &st);
 	r->sum.bytes = st.bytes_decoded;
+	if (st.bytes_decoded && !st.syncs) {
+		/* not one PSB: nothing could be decoded, and an empty
+		 * profile would say the threads did nothing */
+		snprintf(err, errlen, "%s: no sync point (PSB) in its %" PRIu64 " bytes of PT data: "
+			 "the trace is damaged", opt->input, st.bytes_decoded);
+		return -EINVAL;
+	}
 	ret = machine_finish(r);
 	if (ret)
 		goto fail;

@@ -1147,6 +1147,7 @@ static int step(struct dc_ptq *q)
 			return end_window(q, false);
 		q->status = ret;
 		q->synced = true;
+		q->st.syncs++;
 		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0) {
 			if (off >= q->stop_off)
 				return end_window(q, true);

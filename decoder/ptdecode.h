@@ -84,6 +84,7 @@ struct dc_ptq_stats {
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t missing;          /* decode stops in binaries not found      */
 	uint64_t windows;
+	uint64_t syncs;            /* sync points (PSB) found                 */
 	uint64_t first_ns, last_ns;
 };
 
@@ -159,6 +160,7 @@ struct dc_session_stats {
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t lost;             /* LOST events (sum of the three)          */
 	uint64_t missing_binaries;
+	uint64_t syncs;            /* sync points (PSB) found in the PT data  */
 	uint64_t sideband_records;
 	uint64_t mtc_period_ns;    /* time between MTC packets (0: no MTC):
 	                              the precision of times without CYC  */

@@ -859,6 +859,7 @@ static void progress(struct dc_session *s)
 static void collect_stats(struct dc_session *s)
 {
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
+	s->st.syncs = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
 
@@ -867,6 +868,7 @@ static void collect_stats(struct dc_session *s)
 		s->st.lost_ovf += st.lost_ovf;
 		s->st.lost_truncated += st.lost_truncated;
 		s->st.lost_decode += st.lost_decode;
+		s->st.syncs += st.syncs;
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);
