@@ -652,6 +652,14 @@ static bool cyc_fix_mtc(struct cyc_fix *f, const struct pt_config *pc, uint32_t 
 	return hit;
 }
 
+static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
+{
+	memset(f, 0, sizeof(*f));
+	f->buf = buf;
+	f->len = len;
+	f->exec = -1;
+}
+
 /* Scan buf[0, len) as libipt's decoder will (from its first PSB); with
  * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
  * anything is (or would be) rewritten. */
@@ -665,10 +673,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 	bool any = false;
 	int ret;
 
-	memset(&f, 0, sizeof(f));
-	f.buf = buf;
-	f.len = len;
-	f.exec = -1;
+	cyc_fix_reset(&f, buf, len);
 	pc.size = sizeof(pc);
 	pc.begin = (uint8_t *)buf;
 	pc.end = (uint8_t *)buf + len;
@@ -683,10 +688,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 		ret = pt_pkt_next(pd, &pkt, sizeof(pkt));
 		if (ret < 0) {
 			/* libipt's decoder resyncs there: fresh state */
-			memset(&f, 0, sizeof(f));
-			f.buf = buf;
-			f.len = len;
-			f.exec = -1;
+			cyc_fix_reset(&f, buf, len);
 			ret = pt_pkt_sync_forward(pd);
 			continue;
 		}
