@@ -24,6 +24,10 @@
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
 enum { RETS_MAX = 64 };
+/* Instructions decoded with no packet read: past this, the decoder runs
+ * in a loop of direct jumps (a damaged trace sent it there) and would run
+ * for ever. Real code takes a conditional or indirect branch long before. */
+enum { STALL_INSNS = 1 << 22 };
 
 struct pending {
 	bool valid;
@@ -90,6 +94,7 @@ struct dc_ptq {
 	uint64_t icount;
 	uint64_t a_i, a_t, pend_t;
 	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
+	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 
@@ -1121,6 +1126,20 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	return lost(q, DC_LOST_DECODE, ip, q->a_t);
 }
 
+/* Has the decoder gone STALL_INSNS instructions without reading a packet? */
+static bool stalled(struct dc_ptq *q, uint32_t ninsn)
+{
+	uint64_t off = UINT64_MAX;
+
+	if (pt_blk_get_offset(q->dec, &off) < 0 || off != q->stall_off) {
+		q->stall_off = off;
+		q->stall_insns = 0;
+		return false;
+	}
+	q->stall_insns += ninsn;
+	return q->stall_insns > STALL_INSNS;
+}
+
 /* One unit of decoding work. */
 static int step(struct dc_ptq *q)
 {
@@ -1179,6 +1198,8 @@ static int step(struct dc_ptq *q)
 
 		if (r2)
 			return r2;
+		if (ret >= 0 && stalled(q, b.ninsn))
+			return on_error(q, -pte_bad_insn, &b);
 	} else if (b.ip && ret >= 0) {
 		/* an empty block (an event comes first) still says where the
 		 * last branch went */

@@ -807,6 +807,29 @@ static void test_async_after_tnt(void **state)
 	assert_int_equal(got.ev[6].time_ns, t2);
 }
 
+/* A damaged trace can send the decoder into code that loops by direct
+ * jumps alone (here "jmp $"): no packet is ever needed again, so libipt
+ * would decode it for ever. The decoder gives up on it as lost data. */
+static void test_packetless_loop(void **state)
+{
+	struct enc w;
+	struct evlist got;
+	uint8_t buf[4096];
+	size_t n;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x6c);   /* jmp $ */
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	decode(buf, n, 0, &got);
+	assert_true(got.n >= 2);
+	assert_int_equal(got.ev[0].kind, DC_EV_TRACE_ON);
+	assert_int_equal(got.ev[got.n - 1].kind, DC_EV_LOST);
+	assert_int_equal(got.ev[got.n - 1].reason, DC_LOST_DECODE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +842,7 @@ int main(void)
 		cmocka_unit_test(test_time_conv),
 		cmocka_unit_test(test_cyc_gap),
 		cmocka_unit_test(test_async_after_tnt),
+		cmocka_unit_test(test_packetless_loop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
