@@ -66,6 +66,8 @@ struct dc_ptq {
 	int status;
 	bool synced;
 	bool started;              /* a window was opened before             */
+	bool cont;                 /* the last window stopped at a PSB: the
+				    * next one goes on there, nothing lost   */
 	bool lost;                 /* data lost: next ip announces SYNC      */
 	uint32_t lost_tid;         /* the thread the LOST went to            */
 	uint8_t lost_reason;
@@ -94,6 +96,7 @@ struct dc_ptq {
 	uint64_t icount;
 	uint64_t a_i, a_t, pend_t;
 	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
+	uint64_t psb_read;         /* time of the last PSB+ read            */
 	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
@@ -854,9 +857,9 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 {
 	int ret = 0;
 
-	q->psb_t = 0;   /* the next window's sync anchors its PSB */
-
-	if (at_stop && q->stop_off) {
+	q->psb_t = 0;   /* set again by the next window's PSB+ */
+	q->cont = at_stop && q->stop_off;
+	if (q->cont) {
 		q->carry = q->win + q->stop_off;
 		q->carry_len = q->win_len - q->stop_off;
 	} else {
@@ -958,10 +961,14 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	    (ev->type == ptev_enabled || ev->type == ptev_disabled ||
 	     ev->type == ptev_async_disabled || ev->type == ptev_tick))
 		q->pend_t = 0;
-	/* A PSB+ (its status updates) in flow: its TSC is the time of the
-	 * instruction after the last one decoded, not of a branch ahead
-	 * (anchored once the branch before it is out: on_block). */
-	if (ev->status_update && ev->has_tsc && q->a_i)
+	/* A PSB+ in flow: its TSC is the time of the instruction at its FUP,
+	 * not of a branch ahead (anchored once the branch before it is out:
+	 * on_block). Only its MODE.Exec status update waits for the code up
+	 * to the FUP to be decoded; the CBR's comes before. */
+	if (ev->status_update && ev->has_tsc)
+		q->psb_read = t;
+	if (ev->type == ptev_exec_mode && ev->status_update && !ev->ip_suppressed &&
+	    ev->has_tsc)
 		q->psb_t = t;
 	switch (ev->type) {
 	case ptev_enabled:
@@ -1076,7 +1083,8 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		if (pt > q->a_t)
 			anchor(q, q->icount + 1, pt);
 	}
-	if (t > q->a_t && t > q->pend_t)
+	/* (the time of a PSB+ read ahead is its FUP's, not a branch's) */
+	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
 		q->pend_t = t;
 	if (q->announce) {
 		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip,
@@ -1161,8 +1169,10 @@ static int step(struct dc_ptq *q)
 		}
 	}
 	if (!q->synced) {
+		bool cont = q->cont;
 		uint64_t off;
 
+		q->cont = false;
 		ret = pt_blk_sync_forward(q->dec);
 		if (ret < 0)
 			return end_window(q, false);
@@ -1174,6 +1184,12 @@ static int step(struct dc_ptq *q)
 				return end_window(q, true);
 			q->psb_left = count_psbs(q->win + off, q->stop_off - off);
 		}
+		/* Going on at the last window's stop PSB: a PSB+ in flow (its
+		 * MODE.Exec anchors it, on_event). Anchored here, its time
+		 * would be given to the branch before it, whose event waits
+		 * for the next block (the PSB came right after a TIP). */
+		if (cont && have_thread(q))
+			return 0;
 		return set_ctx(q, CTX_SYNC, now_ns(q), 0);
 	}
 	while (q->status & pts_event_pending) {

@@ -20,7 +20,8 @@
 #define BASE 0x400000ull
 
 /* main: call f; call g; jmp h.   f: call g; ret.   g: nop; ret.
- * h: syscall; nop; call g; nop (interrupted here). */
+ * h: syscall; nop; call g; nop (interrupted here).
+ * At 0x70 (in h's range): nop; nop; call f; nop. */
 static const uint8_t code[0x80] = {
 	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call f (0x20)   */
 	[0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,       /* call g (0x40)   */
@@ -32,6 +33,9 @@ static const uint8_t code[0x80] = {
 	[0x62] = 0x90,                               /* nop             */
 	[0x63] = 0xe8, 0xd8, 0xff, 0xff, 0xff,       /* call g          */
 	[0x68] = 0x90, 0x90, 0x90, 0x90, 0xeb, 0xfe, /* nops; jmp $     */
+	[0x70] = 0x90, 0x90,                         /* nop; nop        */
+	[0x72] = 0xe8, 0xa9, 0xff, 0xff, 0xff,       /* call f          */
+	[0x77] = 0x90,                               /* nop             */
 };
 static const char *const fnames[] = { "main", "f", "g", "h" };
 
@@ -315,12 +319,14 @@ static void test_basic(void **state)
 	assert_int_equal(got.ev[0].time_ns, ns_of(1000));
 	assert_int_equal(got.ev[9].time_ns, ns_of(3000));
 	assert_true(got.ev[8].time_ns < ns_of(3000));
-	/* g's ret takes the first packet after TSC 2000: it retired then, the
-	 * 4th instruction since tracing began at TSC 1000; the direct calls
-	 * before it (instructions 1 and 2) get times in proportion */
+	/* The PSB+ at TSC 2000 is the time of its FUP's instruction, g's nop:
+	 * the 3rd since tracing began at TSC 1000 (the PGE is "instruction
+	 * 0"); the direct calls before it (instructions 1 and 2) get times in
+	 * proportion. g's ret takes the first packet after it, with no newer
+	 * time: 2000 too. */
 	assert_int_equal(got.ev[3].time_ns, ns_of(2000));
-	assert_int_equal(got.ev[1].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 4);
-	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 2 / 4);
+	assert_int_equal(got.ev[1].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 3);
+	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 2 / 3);
 }
 
 /* Chunk borders anywhere (even inside packets and PSBs) change nothing. */
@@ -807,6 +813,142 @@ static void test_async_after_tnt(void **state)
 	assert_int_equal(got.ev[6].time_ns, t2);
 }
 
+static void cbr(struct enc *w, uint8_t ratio)
+{
+	struct pt_packet p = { .type = ppt_cbr };
+
+	p.payload.cbr.ratio = ratio;
+	pkt(w, &p);
+}
+
+/* A PSB+ in the middle of the flow, between two instructions without
+ * packets: its TSC is the time of the instruction at its FUP. libipt tells
+ * the PSB+'s CBR before it decodes the code up to the FUP, and the MODE.Exec
+ * after: that code is no later than the PSB, and the PSB's time is no read
+ * ahead for the next branch that takes a packet (g's ret, which has its own
+ * CYC): the direct calls between get times in proportion. */
+static void test_psb_in_flow(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x70 },
+		{ DC_EV_CALL, 0, 0x72, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x77 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x77, N },
+	};
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+	uint8_t buf[4096];
+	size_t n;
+	uint64_t t2 = ns_of(64300), t6 = ns_of(64303), t8 = ns_of(64403);
+
+	(void)state;
+	memset(&pc, 0, sizeof(pc));
+	pc.mtc_freq = 3;
+	pc.nom_freq = 20;
+	pc.cpuid_0x15_eax = 1;
+	pc.cpuid_0x15_ebx = 64;
+	timing_cfg = &pc;
+	enc_init(&w);
+	simple(&w, ppt_psb);
+	tsc_tma(&w, 64000);
+	cbr(&w, 20);
+	mode_exec(&w);
+	simple(&w, ppt_psbend);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x70);   /* "insn 0" at 64000 */
+	simple(&w, ppt_psb);                    /* insn 2 (0x71) at 64300 */
+	tsc_tma(&w, 64300);
+	cbr(&w, 20);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_fup, BASE + 0x71);
+	simple(&w, ppt_psbend);
+	cyc(&w, 3);
+	tnt(&w, 2);                             /* g's ret (insn 6) at 64303, f's */
+	cyc(&w, 100);
+	ip_pkt(&w, ppt_fup, BASE + 0x77);       /* insn 8 at 64403 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	decode(buf, n, 0, &got);
+	timing_cfg = NULL;
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(got.ev[1].time_ns, t2 + (t6 - t2) * 1 / 4);   /* insn 3 */
+	assert_int_equal(got.ev[2].time_ns, t2 + (t6 - t2) * 2 / 4);   /* insn 4 */
+	assert_int_equal(got.ev[3].time_ns, t6);
+	assert_int_equal(got.ev[4].time_ns, t6 + (t8 - t6) / 2);        /* insn 7 */
+	assert_int_equal(got.ev[5].time_ns, t8);
+}
+
+/* A PSB right after a branch with its own time (g's ret, CYC) where the
+ * decoder stops a window and goes on in the next one (chunks of 128
+ * bytes, the PSB at 128): the ret's event waits for the next block, and gets its
+ * own time, not the PSB's. */
+static void test_psb_at_window_stop(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
+	};
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+	uint8_t buf[4096];
+	uint64_t off = 0;
+	size_t n;
+	uint64_t t4 = ns_of(64003), t5 = ns_of(64010), t8 = ns_of(64110);
+
+	(void)state;
+	memset(&pc, 0, sizeof(pc));
+	pc.mtc_freq = 3;
+	pc.nom_freq = 20;
+	pc.cpuid_0x15_eax = 1;
+	pc.cpuid_0x15_ebx = 64;
+	timing_cfg = &pc;
+	enc_init(&w);
+	simple(&w, ppt_psb);
+	tsc_tma(&w, 64000);
+	cbr(&w, 20);
+	mode_exec(&w);
+	simple(&w, ppt_psbend);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);   /* "insn 0" at 64000 */
+	cyc(&w, 3);
+	tnt(&w, 1);                             /* g's ret (insn 4) at 64003 */
+	while (pt_enc_get_offset(w.e, &off) >= 0 && off < 128)
+		simple(&w, ppt_pad);
+	assert_int_equal(off, 128);
+	simple(&w, ppt_psb);                    /* f's ret (insn 5) at 64010 */
+	tsc_tma(&w, 64010);
+	cbr(&w, 20);
+	mode_exec(&w);
+	ip_pkt(&w, ppt_fup, BASE + 0x25);
+	simple(&w, ppt_psbend);
+	ip_pkt(&w, ppt_tip, BASE + 0x05);       /* its call was before the PSB */
+	cyc(&w, 100);
+	ip_pkt(&w, ppt_fup, BASE + 0x41);       /* insn 8 at 64110 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	for (int i = 0; i < 128; i++)           /* a third chunk */
+		simple(&w, ppt_pad);
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	decode(buf, n, 128, &got);
+	timing_cfg = NULL;
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	assert_true(got.windows >= 2);
+	assert_int_equal(got.ev[3].time_ns, t4);
+	assert_int_equal(got.ev[4].time_ns, t5);
+	assert_int_equal(got.ev[5].time_ns, t5 + (t8 - t5) / 3);        /* insn 6 */
+	assert_int_equal(got.ev[6].time_ns, t8);
+}
+
 /* A damaged trace can send the decoder into code that loops by direct
  * jumps alone (here "jmp $"): no packet is ever needed again, so libipt
  * would decode it for ever. The decoder gives up on it as lost data. */
@@ -843,6 +985,8 @@ int main(void)
 		cmocka_unit_test(test_cyc_gap),
 		cmocka_unit_test(test_async_after_tnt),
 		cmocka_unit_test(test_packetless_loop),
+		cmocka_unit_test(test_psb_in_flow),
+		cmocka_unit_test(test_psb_at_window_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
