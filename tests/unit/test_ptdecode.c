@@ -664,6 +664,38 @@ static void mode_exec(struct enc *w)
 	pkt(w, &p);
 }
 
+static void cbr(struct enc *w, uint8_t ratio)
+{
+	struct pt_packet p = { .type = ppt_cbr };
+
+	p.payload.cbr.ratio = ratio;
+	pkt(w, &p);
+}
+
+/* The timing of these streams: an MTC every 8 CTC ticks, 64 TSC ticks per
+ * CTC tick, and CBR 20, the nominal ratio: one cycle per TSC tick. */
+static void timing_on(struct pt_config *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->mtc_freq = 3;
+	pc->nom_freq = 20;
+	pc->cpuid_0x15_eax = 1;
+	pc->cpuid_0x15_ebx = 64;
+	timing_cfg = pc;
+}
+
+/* PSB+ at TSC t with TMA and CBR; fup_ip 0 when tracing is off there. */
+static void psb_timed(struct enc *w, uint64_t t, uint64_t fup_ip)
+{
+	simple(w, ppt_psb);
+	tsc_tma(w, t);
+	cbr(w, 20);
+	mode_exec(w);
+	if (fup_ip)
+		ip_pkt(w, ppt_fup, fup_ip);
+	simple(w, ppt_psbend);
+}
+
 /* h's syscall, then tracing stops until `resume` (TSC ticks, CBR equal to
  * the nominal ratio: one cycle per tick). A first MTC at CTC 1008 starts
  * libipt's calibration; the next, at CTC `mtc2`, calibrates across the
@@ -671,16 +703,10 @@ static void mode_exec(struct enc *w)
 static size_t stream_gap(uint8_t *out, uint64_t resume, uint64_t mtc2)
 {
 	struct enc w;
-	struct pt_packet cbr = { .type = ppt_cbr };
 	size_t n;
 
 	enc_init(&w);
-	simple(&w, ppt_psb);
-	tsc_tma(&w, 64000);
-	cbr.payload.cbr.ratio = 20;
-	pkt(&w, &cbr);
-	mode_exec(&w);
-	simple(&w, ppt_psbend);
+	psb_timed(&w, 64000, 0);
 	cyc(&w, 512);
 	mtc_at(&w, 1008);                            /* TSC 64512 */
 	cyc(&w, 88);
@@ -729,12 +755,7 @@ static void test_cyc_gap(void **state)
 	struct pt_config pc;
 
 	(void)state;
-	memset(&pc, 0, sizeof(pc));
-	pc.mtc_freq = 3;
-	pc.nom_freq = 20;
-	pc.cpuid_0x15_eax = 1;
-	pc.cpuid_0x15_ebx = 64;
-	timing_cfg = &pc;
+	timing_on(&pc);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint8_t buf[4096];
 		uint64_t resume = cases[i][0], mtc2 = cases[i][1];
@@ -753,72 +774,65 @@ static void test_cyc_gap(void **state)
 	timing_cfg = NULL;
 }
 
+/* A timed stream that starts tracing at BASE + off, TSC 64000 ("insn 0") */
+static void timed_start(struct enc *w, struct pt_config *pc, uint64_t off)
+{
+	timing_on(pc);
+	enc_init(w);
+	psb_timed(w, 64000, 0);
+	mode_exec(w);
+	ip_pkt(w, ppt_tip_pge, BASE + off);
+}
+
+/* ... ended: decoded in chunks of `chunk` bytes (0: one) */
+static void timed_decode(struct enc *w, size_t chunk, struct evlist *got)
+{
+	uint8_t buf[4096];
+	size_t n = enc_done(w);
+
+	memcpy(buf, w->buf, n);
+	decode(buf, n, chunk, got);
+	timing_cfg = NULL;
+}
+
+/* main calls f, f calls g, both return, main calls g again and is
+ * interrupted at g's ret. */
+static const struct want want_interrupted[] = {
+	{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+	{ DC_EV_CALL, 0, 0x00, 0x20 },
+	{ DC_EV_CALL, 0, 0x20, 0x40 },
+	{ DC_EV_RETURN, 0, 0x41, 0x25 },
+	{ DC_EV_RETURN, 0, 0x25, 0x05 },
+	{ DC_EV_CALL, 0, 0x05, 0x40 },
+	{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
+};
+
 /* Two returns in one TNT (its CYC times the first), then an interrupt
  * (FUP+PGD) with a time of its own, at the instruction after the last one
  * decoded: the second return and the call after it are placed between
  * those two anchors by instruction count. */
 static void test_async_after_tnt(void **state)
 {
-	static const struct want want[] = {
-		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
-		{ DC_EV_CALL, 0, 0x00, 0x20 },
-		{ DC_EV_CALL, 0, 0x20, 0x40 },
-		{ DC_EV_RETURN, 0, 0x41, 0x25 },
-		{ DC_EV_RETURN, 0, 0x25, 0x05 },
-		{ DC_EV_CALL, 0, 0x05, 0x40 },
-		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
-	};
 	struct pt_config pc;
 	struct enc w;
 	struct evlist got;
-	uint8_t buf[4096];
-	size_t n;
 	uint64_t t1, t2;
 
 	(void)state;
-	memset(&pc, 0, sizeof(pc));
-	pc.mtc_freq = 3;
-	pc.nom_freq = 20;
-	pc.cpuid_0x15_eax = 1;
-	pc.cpuid_0x15_ebx = 64;
-	timing_cfg = &pc;
-	enc_init(&w);
-	simple(&w, ppt_psb);
-	tsc_tma(&w, 64000);
-	{
-		struct pt_packet cbr = { .type = ppt_cbr };
-
-		cbr.payload.cbr.ratio = 20;
-		pkt(&w, &cbr);
-	}
-	mode_exec(&w);
-	simple(&w, ppt_psbend);
-	mode_exec(&w);
-	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);   /* insn 1 (call f) at 64000 */
+	timed_start(&w, &pc, 0x00);
 	cyc(&w, 3);
 	tnt(&w, 2);                             /* g's ret (insn 4) at 64003, f's */
 	cyc(&w, 100);
 	ip_pkt(&w, ppt_fup, BASE + 0x41);       /* insn 8 (g's ret) at 64103 */
 	ip_pkt(&w, ppt_tip_pgd, 0);
-	n = enc_done(&w);
-	memcpy(buf, w.buf, n);
-	decode(buf, n, 0, &got);
-	timing_cfg = NULL;
-	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	timed_decode(&w, 0, &got);
+	expect(&got, want_interrupted, sizeof(want_interrupted) / sizeof(want_interrupted[0]));
 	t1 = ns_of(64003);
 	t2 = ns_of(64103);
 	assert_int_equal(got.ev[3].time_ns, t1);
 	assert_int_equal(got.ev[4].time_ns, t1 + (t2 - t1) * 1 / 4);   /* insn 5 */
 	assert_int_equal(got.ev[5].time_ns, t1 + (t2 - t1) * 2 / 4);   /* insn 6 */
 	assert_int_equal(got.ev[6].time_ns, t2);
-}
-
-static void cbr(struct enc *w, uint8_t ratio)
-{
-	struct pt_packet p = { .type = ppt_cbr };
-
-	p.payload.cbr.ratio = ratio;
-	pkt(w, &p);
 }
 
 /* A PSB+ in the middle of the flow, between two instructions without
@@ -840,40 +854,17 @@ static void test_psb_in_flow(void **state)
 	struct pt_config pc;
 	struct enc w;
 	struct evlist got;
-	uint8_t buf[4096];
-	size_t n;
 	uint64_t t2 = ns_of(64300), t6 = ns_of(64303), t8 = ns_of(64403);
 
 	(void)state;
-	memset(&pc, 0, sizeof(pc));
-	pc.mtc_freq = 3;
-	pc.nom_freq = 20;
-	pc.cpuid_0x15_eax = 1;
-	pc.cpuid_0x15_ebx = 64;
-	timing_cfg = &pc;
-	enc_init(&w);
-	simple(&w, ppt_psb);
-	tsc_tma(&w, 64000);
-	cbr(&w, 20);
-	mode_exec(&w);
-	simple(&w, ppt_psbend);
-	mode_exec(&w);
-	ip_pkt(&w, ppt_tip_pge, BASE + 0x70);   /* "insn 0" at 64000 */
-	simple(&w, ppt_psb);                    /* insn 2 (0x71) at 64300 */
-	tsc_tma(&w, 64300);
-	cbr(&w, 20);
-	mode_exec(&w);
-	ip_pkt(&w, ppt_fup, BASE + 0x71);
-	simple(&w, ppt_psbend);
+	timed_start(&w, &pc, 0x70);
+	psb_timed(&w, 64300, BASE + 0x71);      /* insn 2 (0x71) at 64300 */
 	cyc(&w, 3);
 	tnt(&w, 2);                             /* g's ret (insn 6) at 64303, f's */
 	cyc(&w, 100);
 	ip_pkt(&w, ppt_fup, BASE + 0x77);       /* insn 8 at 64403 */
 	ip_pkt(&w, ppt_tip_pgd, 0);
-	n = enc_done(&w);
-	memcpy(buf, w.buf, n);
-	decode(buf, n, 0, &got);
-	timing_cfg = NULL;
+	timed_decode(&w, 0, &got);
 	expect(&got, want, sizeof(want) / sizeof(want[0]));
 	assert_int_equal(got.ev[1].time_ns, t2 + (t6 - t2) * 1 / 4);   /* insn 3 */
 	assert_int_equal(got.ev[2].time_ns, t2 + (t6 - t2) * 2 / 4);   /* insn 4 */
@@ -883,65 +874,33 @@ static void test_psb_in_flow(void **state)
 }
 
 /* A PSB right after a branch with its own time (g's ret, CYC) where the
- * decoder stops a window and goes on in the next one (chunks of 128
- * bytes, the PSB at 128): the ret's event waits for the next block, and gets its
+ * decoder stops a window and goes on in the next one (chunks of 128 bytes,
+ * the PSB at 128): the ret's event waits for the next block, and gets its
  * own time, not the PSB's. */
 static void test_psb_at_window_stop(void **state)
 {
-	static const struct want want[] = {
-		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
-		{ DC_EV_CALL, 0, 0x00, 0x20 },
-		{ DC_EV_CALL, 0, 0x20, 0x40 },
-		{ DC_EV_RETURN, 0, 0x41, 0x25 },
-		{ DC_EV_RETURN, 0, 0x25, 0x05 },
-		{ DC_EV_CALL, 0, 0x05, 0x40 },
-		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
-	};
 	struct pt_config pc;
 	struct enc w;
 	struct evlist got;
-	uint8_t buf[4096];
 	uint64_t off = 0;
-	size_t n;
 	uint64_t t4 = ns_of(64003), t5 = ns_of(64010), t8 = ns_of(64110);
 
 	(void)state;
-	memset(&pc, 0, sizeof(pc));
-	pc.mtc_freq = 3;
-	pc.nom_freq = 20;
-	pc.cpuid_0x15_eax = 1;
-	pc.cpuid_0x15_ebx = 64;
-	timing_cfg = &pc;
-	enc_init(&w);
-	simple(&w, ppt_psb);
-	tsc_tma(&w, 64000);
-	cbr(&w, 20);
-	mode_exec(&w);
-	simple(&w, ppt_psbend);
-	mode_exec(&w);
-	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);   /* "insn 0" at 64000 */
+	timed_start(&w, &pc, 0x00);
 	cyc(&w, 3);
 	tnt(&w, 1);                             /* g's ret (insn 4) at 64003 */
 	while (pt_enc_get_offset(w.e, &off) >= 0 && off < 128)
 		simple(&w, ppt_pad);
 	assert_int_equal(off, 128);
-	simple(&w, ppt_psb);                    /* f's ret (insn 5) at 64010 */
-	tsc_tma(&w, 64010);
-	cbr(&w, 20);
-	mode_exec(&w);
-	ip_pkt(&w, ppt_fup, BASE + 0x25);
-	simple(&w, ppt_psbend);
+	psb_timed(&w, 64010, BASE + 0x25);      /* f's ret (insn 5) at 64010 */
 	ip_pkt(&w, ppt_tip, BASE + 0x05);       /* its call was before the PSB */
 	cyc(&w, 100);
 	ip_pkt(&w, ppt_fup, BASE + 0x41);       /* insn 8 at 64110 */
 	ip_pkt(&w, ppt_tip_pgd, 0);
 	for (int i = 0; i < 128; i++)           /* a third chunk */
 		simple(&w, ppt_pad);
-	n = enc_done(&w);
-	memcpy(buf, w.buf, n);
-	decode(buf, n, 128, &got);
-	timing_cfg = NULL;
-	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	timed_decode(&w, 128, &got);
+	expect(&got, want_interrupted, sizeof(want_interrupted) / sizeof(want_interrupted[0]));
 	assert_true(got.windows >= 2);
 	assert_int_equal(got.ev[3].time_ns, t4);
 	assert_int_equal(got.ev[4].time_ns, t5);
