@@ -174,25 +174,31 @@ struct evlist {
 /* MTC/CYC decoding parameters for the timing tests (NULL: none). */
 static const struct pt_config *timing_cfg;
 
-/* Decode buf cut into chunks of `chunk` bytes (0: one chunk); lost_at:
- * index of a chunk preceded by lost data, or -1. */
+static const struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+
+/* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
+static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (timing_cfg)
+		cfg->pt = *timing_cfg;
+	cfg->pt.size = sizeof(cfg->pt);
+	cfg->conv = conv;
+	cfg->cpu = 3;
+	c->image = pt_image_alloc("test");
+	assert_non_null(c->image);
+	assert_true(pt_image_add_file(c->image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+}
+
+/* Decode buf cut into chunks of `chunk` bytes (0: one chunk). */
 static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out)
 {
 	struct tctx c = { 0 };
 	struct dc_ptq_config cfg;
-	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
 	struct dc_ptq *q;
 	int ret;
 
-	memset(&cfg, 0, sizeof(cfg));
-	if (timing_cfg)
-		cfg.pt = *timing_cfg;
-	cfg.pt.size = sizeof(cfg.pt);
-	cfg.conv = conv;
-	cfg.cpu = 3;
-	c.image = pt_image_alloc("test");
-	assert_non_null(c.image);
-	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	queue_setup(&cfg, &c);
 	q = dc_ptq_new(&cfg, &ops, &c);
 	assert_non_null(q);
 	if (!chunk)
@@ -442,7 +448,6 @@ static void test_truncated(void **state)
 {
 	struct tctx c = { 0 };
 	struct dc_ptq_config cfg;
-	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
 	struct dc_ptq *q;
 	struct enc w1, w2;
 	size_t n1, n2;
@@ -460,13 +465,7 @@ static void test_truncated(void **state)
 	ip_pkt(&w2, ppt_tip_pgd, 0);
 	n2 = enc_done(&w2);
 
-	memset(&cfg, 0, sizeof(cfg));
-	if (timing_cfg)
-		cfg.pt = *timing_cfg;
-	cfg.pt.size = sizeof(cfg.pt);
-	cfg.conv = conv;
-	c.image = pt_image_alloc("test");
-	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	queue_setup(&cfg, &c);
 	q = dc_ptq_new(&cfg, &ops, &c);
 	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w1.buf, n1, 0, false }), 0);
 	/* offsets leave a hole: the chunk in between was dropped */
@@ -508,7 +507,6 @@ static void test_lost_start(void **state)
 {
 	struct tctx c = { 0 };
 	struct dc_ptq_config cfg;
-	struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
 	struct dc_ptq *q;
 	struct dc_ptq_stats st;
 	struct enc w;
@@ -524,13 +522,7 @@ static void test_lost_start(void **state)
 	tnt(&w, 1);
 	ip_pkt(&w, ppt_tip_pgd, 0);
 	n = enc_done(&w);
-	memset(&cfg, 0, sizeof(cfg));
-	if (timing_cfg)
-		cfg.pt = *timing_cfg;
-	cfg.pt.size = sizeof(cfg.pt);
-	cfg.conv = conv;
-	c.image = pt_image_alloc("test");
-	assert_true(pt_image_add_file(c.image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	queue_setup(&cfg, &c);
 	q = dc_ptq_new(&cfg, &ops, &c);
 	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false }), 0);
 	assert_false(dc_ptq_in_loss(q, 1, &why));
