@@ -350,6 +350,13 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	return ka == kb;
 }
 
+/* A legacy prefix (operand/address size, rep, segment) or REX byte. */
+static bool insn_prefix(uint8_t c)
+{
+	return c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0x2e || c == 0x3e ||
+	       c == 0x26 || c == 0x36 || c == 0x64 || c == 0x65 || (c >= 0x40 && c <= 0x4f);
+}
+
 /* Length of the near call at ip (e8 rel32 or ff /2), 0 if unknown. */
 static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
 {
@@ -359,9 +366,7 @@ static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
 
 	if (q->cfg.iscache && p->isid > 0)
 		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
-	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
-			 b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
-			 b[i] == 0x64 || b[i] == 0x65 || (b[i] >= 0x40 && b[i] <= 0x4f)))
+	while (i < n && insn_prefix(b[i]))
 		i++;
 	if (i >= n)
 		return 0;
@@ -394,19 +399,19 @@ static uint64_t pend_target(const struct dc_ptq *q)
 	const struct pending *p = &q->pend;
 	uint8_t b[5];
 	int32_t rel;
+	int n;
 
 	if (!p->valid)
 		return 0;
 	if (p->iclass == ptic_return)
 		return q->nrets ? q->rets[q->rtop] : 0;
 	if ((p->iclass != ptic_call && p->iclass != ptic_jump) || !q->cfg.iscache ||
-	    p->isid <= 0 ||
-	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip) < 2)
+	    p->isid <= 0)
 		return 0;
-	if (b[0] == 0xeb)
+	n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
+	if (n >= 2 && b[0] == 0xeb)
 		return p->end_ip + 2 + (uint64_t)(int64_t)(int8_t)b[1];
-	if ((b[0] != 0xe8 && b[0] != 0xe9) ||
-	    pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip) != sizeof(b))
+	if (n != sizeof(b) || (b[0] != 0xe8 && b[0] != 0xe9))
 		return 0;
 	memcpy(&rel, b + 1, sizeof(rel));
 	return p->end_ip + 5 + (uint64_t)(int64_t)rel;
@@ -569,9 +574,7 @@ static bool cyc_fits(int size, uint64_t v)
  * does not fit in that many bytes. */
 static bool cyc_rewrite(uint8_t *buf, size_t off, int size, uint64_t v)
 {
-	unsigned bits = 5 + 7 * (unsigned)(size - 1);
-
-	if (size < 1 || (bits < 64 && v >> bits))
+	if (!cyc_fits(size, v))
 		return false;
 	buf[off] = (uint8_t)(((v & 0x1f) << 3) | (size > 1 ? 4 : 0) | 3);
 	v >>= 5;
@@ -707,18 +710,16 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 		case ppt_psbend:
 			f.in_psb = false;
 			break;
+		case ppt_cbr:
+			/* outside PSB+, a CBR restarts the calibration */
+			f.cbr = pkt.payload.cbr.ratio;
+			if (f.in_psb)
+				break;
+			/* fall through */
 		case ppt_ovf:
 			f.have_mtc = false;
 			f.cyc = 0;
 			f.ngap = 0;
-			break;
-		case ppt_cbr:
-			if (!f.in_psb) {
-				f.have_mtc = false;
-				f.cyc = 0;
-				f.ngap = 0;
-			}
-			f.cbr = pkt.payload.cbr.ratio;
 			break;
 		case ppt_cyc:
 			f.cyc += pkt.payload.cyc.value;
@@ -920,13 +921,10 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	return ret;
 }
 
-/* PT does not carry the syscall number; the usual wrapper loads it right
- * before: `mov $NR, %eax; syscall` (b8 imm32 0f 05) inside the block.
- * UINT32_MAX when the code does not say. */
 /* The number a syscall instruction at end_ip was given just before it:
  * "mov $NR,%eax" (b8 imm32, most of glibc) or "mov $NR,%rax" (48 c7 c0
  * imm32, e.g. the rt_sigreturn trampoline __restore_rt). PT carries no
- * register values, so anything else stays unknown. */
+ * register values, so anything else stays unknown: UINT32_MAX. */
 static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
 {
 	uint8_t b[9];
@@ -999,17 +997,20 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
 		return resolve(q, ev->variant.async_branch.from);
-	case ptev_overflow:
+	case ptev_overflow: {
+		uint64_t to = pend_target(q);
+
 		q->st.lost_ovf++;
 		/* the branch decoded right before the OVF did retire, but no
 		 * next block tells where it went (the OVF's FUP is elsewhere) */
-		if (pend_target(q) && (ret = resolve(q, pend_target(q))))
+		if (to && (ret = resolve(q, to)))
 			return ret;
 		if ((ret = lost(q, DC_LOST_OVF, 0, before)))
 			return ret;
 		if (!ev->ip_suppressed)
 			return set_ctx(q, CTX_SYNC, t, ev->variant.overflow.ip);
 		return 0;
+	}
 	case ptev_tick:
 		/* The branch that just ended the last block took a packet with
 		 * a new time: it retired then (exact with CYC). */
