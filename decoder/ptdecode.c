@@ -1056,14 +1056,9 @@ static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
 	} else if (q->cfg.iscache && b->isid > 0) {
 		n = pt_iscache_read(q->cfg.iscache, buf, sizeof(buf), b->isid, b->end_ip);
 	}
-	for (int i = 0; i < n; i++) {
-		uint8_t c = buf[i];
-
-		if (c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0x2e ||
-		    c == 0x3e || (c >= 0x40 && c <= 0x4f))
-			continue;   /* prefixes, REX */
-		return c == 0xff;
-	}
+	for (int i = 0; i < n; i++)
+		if (!insn_prefix(buf[i]))
+			return buf[i] == 0xff;
 	return false;
 }
 
