@@ -15,6 +15,12 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 
+/* record (both backends): how PROG ended, given its wait status (-1:
+ * unknown). Says it in one line on stderr unless it exited with status 0,
+ * and returns record's exit status: PROG's own, 128+N when signal N killed
+ * it; 0 when record stopped it (stopped: Ctrl-C, -d) or did not see it end. */
+int cmd_record_ended(const char *prog, int wstatus, int stopped);
+
 /* Each command's file defines its help text (printed by CMD --help). */
 extern const char cmd_record_help[];
 extern const char cmd_report_help[];

@@ -1,8 +1,10 @@
 /* ptflame record: pick the backend. --emulate anywhere before "--" selects
  * the ptrace emulator (record_emulate.c); otherwise hardware Intel PT
  * (record_pt.c). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "cmd/cmd.h"
 
@@ -32,4 +34,27 @@ int cmd_record(int argc, char **argv)
 			return cmd_record_emulate(argc, argv);
 	}
 	return cmd_record_pt(argc, argv);
+}
+
+int cmd_record_ended(const char *prog, int wstatus, int stopped)
+{
+	if (wstatus == -1)
+		return 0;
+	if (WIFEXITED(wstatus)) {
+		if (WEXITSTATUS(wstatus))
+			fprintf(stderr, "ptflame record: %s exited with status %d\n", prog,
+				WEXITSTATUS(wstatus));
+		return stopped ? 0 : WEXITSTATUS(wstatus);
+	}
+	if (!WIFSIGNALED(wstatus))
+		return 0;
+	if (stopped) {
+		fprintf(stderr, "ptflame record: %s was stopped by signal %d (%s) when the recording ended\n",
+			prog, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+		return 0;
+	}
+	fprintf(stderr, "ptflame record: %s was killed by signal %d (%s)%s\n", prog,
+		WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)),
+		WCOREDUMP(wstatus) ? ", core dumped" : "");
+	return 128 + WTERMSIG(wstatus);
 }

@@ -59,7 +59,8 @@ static const char emulate_help[] =
 	"  -p, --pid PID         attach to a running process instead\n"
 	"  -q, --quiet           no summary line\n"
 	"SIGINT/SIGTERM stop tracing and write the file; then PROG gets SIGTERM\n"
-	"(SIGKILL at a second one) and is waited for.\n"
+	"(SIGKILL at a second one) and is waited for. The exit status is PROG's\n"
+	"(128+N when signal N killed it; 0 when record stopped it).\n"
 	"  -h, --help            this help\n";
 
 enum {
@@ -225,5 +226,7 @@ int cmd_record_emulate(int argc, char **argv)
 			(unsigned long long)st.insns, (unsigned long long)st.threads, st.seconds,
 			st.seconds > 0 ? (double)st.insns / st.seconds : 0.0,
 			(unsigned long long)st.aux_bytes, o.output);
-	return 0;
+	/* attached (-p): not our child, its end is not ours to report */
+	return cmd_record_ended(o.pid ? "" : o.argv[0], o.pid ? -1 : st.exit_status,
+				emulate_interrupted > 0);
 }

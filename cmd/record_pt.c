@@ -22,6 +22,8 @@ static const char record_pt_help[] =
 	"future, plus sideband (mmaps, comms, forks, exits, context switches).\n"
 	"Stops when the target exits, after -d, or on Ctrl-C (SIGINT/SIGTERM);\n"
 	"the file appears only when complete. No PT hardware? Use --emulate.\n"
+	"Exit status: CMD's own (128+N when signal N killed it), 0 when record\n"
+	"stopped it or with -p/-t.\n"
 	"\n"
 	"target (exactly one):\n"
 	"  -p, --pid PID[,PID...]   attach to running processes (all their threads)\n"
@@ -187,12 +189,6 @@ static void summary(const struct rc_pt_opts *o, const struct rc_pt_stats *st)
 		fprintf(stderr, "ptflame record: %llu sideband events lost in %llu LOST records "
 			"(use a larger --data-size)\n",
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
-	if (st->child_exited && WIFEXITED(st->child_status) && WEXITSTATUS(st->child_status))
-		fprintf(stderr, "ptflame record: %s exited with status %d\n", o->argv[0],
-			WEXITSTATUS(st->child_status));
-	else if (st->child_exited && WIFSIGNALED(st->child_status))
-		fprintf(stderr, "ptflame record: %s was killed by signal %d\n", o->argv[0],
-			WTERMSIG(st->child_status));
 }
 
 int cmd_record_pt(int argc, char **argv)
@@ -300,5 +296,6 @@ int cmd_record_pt(int argc, char **argv)
 		return rc == -ENODEV || rc == -EINVAL ? 2 : 1;
 	}
 	summary(&o, &st);
-	return 0;
+	return cmd_record_ended(o.argv ? o.argv[0] : "", st.child_exited ? st.child_status : -1,
+				st.child_stopped);
 }

@@ -563,19 +563,24 @@ static struct thr *new_thr(struct emu *e, pid_t tid, struct proc *p)
 	return t;
 }
 
+/* Oldest first: a thread's stop can be followed by its exit (SIGKILL). */
 static int stash_take(struct emu *e, pid_t tid, int *status)
 {
 	for (size_t i = 0; i < e->nstash; i++)
 		if (e->stash[i].tid == tid) {
 			*status = e->stash[i].status;
-			e->stash[i] = e->stash[--e->nstash];
+			memmove(&e->stash[i], &e->stash[i + 1], (--e->nstash - i) * sizeof(*e->stash));
 			return 1;
 		}
 	return 0;
 }
 
+static void note_child_exit(struct emu *e, pid_t tid, int status);
+
 static void stash_put(struct emu *e, pid_t tid, int status)
 {
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		note_child_exit(e, tid, status);
 	if (e->nstash == e->cstash) {
 		size_t nc = e->cstash ? e->cstash * 2 : 8;
 		struct stash *ns = realloc(e->stash, nc * sizeof(*ns));
@@ -710,13 +715,25 @@ static int start_native(struct emu *e, struct thr *t, enum nkind nk, bool async,
 	return 0;
 }
 
-static int wait_tid(pid_t tid, int *status)
+/* Wait for the next event of TID. Never waitpid(TID) alone: when another
+ * thread ends the process (exit, a fatal signal), the kernel reports the
+ * group leader's exit only after the other threads are reaped, and a traced
+ * thread is reaped only by its tracer, us. So reap whatever comes; events
+ * of other threads wait in the stash for collect(). */
+static int wait_tid(struct emu *e, pid_t tid, int *status)
 {
+	if (stash_take(e, tid, status))
+		return 0;
 	for (;;) {
-		pid_t r = waitpid(tid, status, __WALL);
-		if (r == tid)
+		int st;
+		pid_t r = waitpid(-1, &st, __WALL);
+		if (r == tid) {
+			*status = st;
 			return 0;
-		if (r < 0 && errno != EINTR)
+		}
+		if (r > 0)
+			stash_put(e, r, st);
+		else if (errno != EINTR)
 			return -errno;
 	}
 }
@@ -824,7 +841,7 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	truth(e, now, -1, nt, "comm %s", comm);
 	int status;
 	if (!stash_take(e, ntid, &status)) {
-		int rc = wait_tid(ntid, &status);
+		int rc = wait_tid(e, ntid, &status);
 		if (rc < 0)
 			return efail(e, rc, "waitpid for new thread %d: %s", (int)ntid, strerror(-rc));
 	}
@@ -909,7 +926,7 @@ static int deliver_signal(struct emu *e, struct thr *t, int sig, uint64_t from)
 {
 	for (;;) {
 		int rc = resume(t->tid, PTRACE_SINGLESTEP, sig), status;
-		if (rc < 0 || (rc = wait_tid(t->tid, &status)) < 0)
+		if (rc < 0 || (rc = wait_tid(e, t->tid, &status)) < 0)
 			return rc == -ESRCH || rc == -ECHILD ? -1 : efail(e, rc, "signal delivery: %s", strerror(-rc));
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			note_child_exit(e, t->tid, status);
@@ -1060,12 +1077,40 @@ static int native_done(struct emu *e, struct thr *t)
 	return enc_check(e, c, rc_ptenc_enable(v->enc, v->now, t->ip), "enable");
 }
 
-/* Collect events of native threads; BLOCK waits for at least one. */
+/* A stashed event collect() can take now: of a known thread that is
+ * native or new, or its exit (a stop of a stopped thread stays). */
+static bool stash_ready(struct emu *e, size_t i)
+{
+	struct thr *t = find_thr(e, e->stash[i].tid);
+	int status = e->stash[i].status;
+	return t && (t->state == TS_NATIVE || t->state == TS_NEW || t->state == TS_GONE ||
+		     WIFEXITED(status) || WIFSIGNALED(status));
+}
+
+static bool stash_pending(struct emu *e)
+{
+	for (size_t i = 0; i < e->nstash; i++)
+		if (stash_ready(e, i))
+			return true;
+	return false;
+}
+
+/* Collect events of native threads (and exits); BLOCK waits for at least
+ * one. Events stashed by wait_tid() come first. */
 static int collect(struct emu *e, bool block)
 {
-	for (;;) {
+	for (size_t i = 0;;) {
 		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | (block ? 0 : WNOHANG));
+		pid_t tid;
+		while (i < e->nstash && !stash_ready(e, i))
+			i++;
+		if (i < e->nstash) {
+			tid = e->stash[i].tid;
+			stash_take(e, tid, &status);
+			i = 0;
+		} else {
+			tid = waitpid(-1, &status, __WALL | (block ? 0 : WNOHANG));
+		}
 		if (tid == 0)
 			return 0;
 		if (tid < 0) {
@@ -1082,7 +1127,9 @@ static int collect(struct emu *e, bool block)
 				stash_put(e, tid, status);
 			continue;
 		}
-		if (t->state == TS_NATIVE) {
+		if (t->state == TS_GONE) {
+			note_child_exit(e, tid, status);
+		} else if (t->state == TS_NATIVE) {
 			int r = native_event(e, t, status);
 			if (r == 1)
 				native_done(e, t);
@@ -1222,7 +1269,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	if (start_native(e, t, NK_SYSCALL, false, nr))
 		return e->fail;
 	for (;;) {
-		int status, rc = wait_tid(t->tid, &status);
+		int status, rc = wait_tid(e, t->tid, &status);
 		if (rc < 0)
 			return efail(e, rc, "waitpid: %s", strerror(-rc));
 		int res = native_event(e, t, status);
@@ -1309,7 +1356,7 @@ static int step(struct emu *e, unsigned c)
 		at_bp = false;
 	rc = resume(t->tid, PTRACE_SINGLESTEP, 0);
 	if (rc == 0) {
-		rc = wait_tid(t->tid, &status);
+		rc = wait_tid(e, t->tid, &status);
 		/* the breakpoint goes back for the threads still running natively
 		 * (one that passed it during this step starts late: see --help) */
 		if (at_bp && rc == 0 && WIFSTOPPED(status))
@@ -1318,7 +1365,7 @@ static int step(struct emu *e, unsigned c)
 	if (rc == -ESRCH) {
 		/* killed while stopped (SIGKILL, another thread's exit_group):
 		 * its exit status is waiting for us */
-		if (wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status)) {
+		if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
 			note_child_exit(e, t->tid, status);
 			return thr_gone(e, t);
 		}
@@ -1447,11 +1494,11 @@ static int run(struct emu *e)
 		}
 		/* nothing runs natively: no event can be pending (saves a
 		 * waitpid per step) */
-		if ((any_native(e) && collect(e, false)) || assign_idle(e))
+		if (((any_native(e) || stash_pending(e)) && collect(e, false)) || assign_idle(e))
 			break;
 		int c = pick_cpu(e);
 		if (c < 0) {
-			if (!any_native(e))
+			if (!any_native(e) && !stash_pending(e))
 				break;
 			collect(e, true);
 			continue;
@@ -1583,7 +1630,7 @@ static int launch(struct emu *e)
 		e->child_reaped = true;
 		return efail(e, -err, "cannot run %s: %s", e->o->argv[0], strerror(err));
 	}
-	if (wait_tid(pid, &status) < 0 || !WIFSTOPPED(status))
+	if (wait_tid(e, pid, &status) < 0 || !WIFSTOPPED(status))
 		return efail(e, -ECHILD, "%s did not start under ptrace", e->o->argv[0]);
 	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
 	if (e->o->follow_fork)
@@ -1658,7 +1705,7 @@ static int attach(struct emu *e)
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct thr *t = e->thr[i];
 		int status;
-		if (!stash_take(e, t->tid, &status) && wait_tid(t->tid, &status) < 0) {
+		if (!stash_take(e, t->tid, &status) && wait_tid(e, t->tid, &status) < 0) {
 			t->state = TS_GONE;
 			continue;
 		}
@@ -1715,7 +1762,7 @@ static void finish(struct emu *e)
 		if (t->state == TS_NATIVE || t->state == TS_NEW) {
 			syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP);
 			int status;
-			if (wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status)) {
+			if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
 				note_child_exit(e, t->tid, status);
 				t->state = TS_GONE;
 				continue;

@@ -1113,6 +1113,7 @@ static void end_child(struct rec *r)
 	}
 	if (!r->child)
 		return;
+	r->st->child_stopped = true;
 	kill(r->child, SIGTERM);
 	for (int i = 0; i < 50; i++) {
 		if (waitpid(r->child, &status, WNOHANG) == r->child) {

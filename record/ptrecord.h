@@ -55,6 +55,7 @@ struct rc_pt_stats {
 	bool cpu_wide_switch;        /* SWITCH_CPU_WIDE (else per-task SWITCH) */
 	bool child_exited;           /* -- CMD: how it ended                  */
 	int child_status;            /* waitpid status                        */
+	bool child_stopped;          /* ... by us, when recording stopped first */
 };
 
 /* Record until the target exits, the duration passes or *stop is set.

@@ -1,0 +1,58 @@
+/* Ways a traced program ends (tests/e2e/emulate/ending.sh and
+ * tests/e2e/record_pt): one mode per run.
+ *   emu_ending status N       main returns N
+ *   emu_ending kill SIG       the process sends itself SIG (default action)
+ *   emu_ending thread-exit N  a second thread calls exit(N) while main spins
+ *   emu_ending thread-segv    a second thread dies of SIGSEGV while main spins
+ *   emu_ending join-exit N    a second thread calls exit(N) while main waits
+ *                             in pthread_join
+ * The second thread does a little work first, so that both are traced. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int sink;
+static int code;
+static int segv;
+
+static int work(int n)
+{
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += i;
+	return s;
+}
+
+static void *second(void *arg)
+{
+	(void)arg;
+	sink = work(200);
+	if (segv)
+		*(volatile int *)(long)sink ^= 1;  /* sink is never a valid address */
+	exit(code);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "status";
+	int n = argc > 2 ? atoi(argv[2]) : 0;
+	pthread_t t;
+
+	if (!strcmp(mode, "status"))
+		return work(10) > 0 ? n : 0;
+	if (!strcmp(mode, "kill")) {
+		sink = work(10);
+		kill(getpid(), n);
+		return 0;
+	}
+	code = n;
+	segv = !strcmp(mode, "thread-segv");
+	if (pthread_create(&t, NULL, second, NULL))
+		return 99;
+	if (!strcmp(mode, "join-exit"))
+		pthread_join(t, NULL);
+	for (;;)
+		sink = work(50);
+}
