@@ -280,6 +280,13 @@ int cmd_record_pt(int argc, char **argv)
 		o.cmdline_argc = (size_t)argc + 1;
 		o.cmdline = cmdline;
 	}
+	sigemptyset(&o.child_ignored);
+	for (int s = 1; s < NSIG; s++) {
+		struct sigaction old;
+
+		if (!sigaction(s, NULL, &old) && old.sa_handler == SIG_IGN)
+			sigaddset(&o.child_ignored, s);
+	}
 	install(SIGINT, on_stop);
 	install(SIGTERM, on_stop);
 	install(SIGUSR2, on_snap);

@@ -284,6 +284,8 @@ static int check_task(struct rec *r, const char *what, int id)
 	return 0;
 }
 
+static bool alive(int id);
+
 static int collect_targets(struct rec *r)
 {
 	const struct rc_pt_opts *o = r->o;
@@ -300,12 +302,17 @@ static int collect_targets(struct rec *r)
 		d = opendir(path);
 		if (!d)
 			return fail(r, -ESRCH, "no process with PID %d (it exited)", o->pids[i]);
+		/* not the exited ones: a leader that exited stays a zombie
+		 * while its other threads run, and has no events to open */
 		while ((de = readdir(d)))
-			if (de->d_name[0] != '.' && (rc = add_task(r, atoi(de->d_name)))) {
+			if (de->d_name[0] != '.' && alive(atoi(de->d_name)) &&
+			    (rc = add_task(r, atoi(de->d_name)))) {
 				closedir(d);
 				return rc;
 			}
 		closedir(d);
+		if (!r->ntasks)
+			return fail(r, -ESRCH, "no process with PID %d (it exited)", o->pids[i]);
 	}
 	for (size_t i = 0; i < o->nr_tids; i++) {
 		int rc = check_task(r, "thread", o->tids[i]);
@@ -346,6 +353,11 @@ static int start_child(struct rec *r)
 		close(ex[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* exec keeps ignored signals ignored: give the command what
+		 * ptflame was given, not what ptflame set for itself */
+		for (int s = 1; s < NSIG; s++)
+			if (s != SIGKILL && s != SIGSTOP)
+				signal(s, sigismember(&r->o->child_ignored, s) ? SIG_IGN : SIG_DFL);
 		execvp(r->o->argv[0], r->o->argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
@@ -480,6 +492,9 @@ static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
 		r->evcap = cap;
 	}
 	fd = perf_open(&r->attr[k], pid, cpu, -1);
+	/* a thread of a -p process that exited meanwhile: go on without it */
+	if (fd < 0 && errno == ESRCH && pid > 0 && r->o->nr_pids)
+		return 1;
 	if (fd < 0)
 		return open_error(r, k, pid, cpu, errno);
 	ev = &r->evs[r->nevs++];
@@ -547,6 +562,10 @@ static int open_events(struct rec *r)
 				rc = add_event(r, EV_PT, pid, bf->cpu, b);
 			if (!rc)
 				rc = add_event(r, EV_TRACK, pid, bf->cpu, b);
+			if (rc == 1) {       /* exited: forget it */
+				r->tasks[t--] = r->tasks[--r->ntasks];
+				rc = r->ntasks ? 0 : fail(r, -ESRCH, "the target exited");
+			}
 		}
 		if (!rc && r->cpu_wide)
 			rc = add_event(r, EV_SWITCH, -1, bf->cpu, b);
@@ -1038,6 +1057,27 @@ static bool alive(int id)
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+/* Is any thread of process pid still there? Its leader may have exited
+ * (a zombie until the last thread goes) while other threads run on. */
+static bool process_alive(int pid)
+{
+	char path[64];
+	struct dirent *de;
+	bool live = false;
+	DIR *d;
+
+	if (alive(pid))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return false;
+	while (!live && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			live = alive(atoi(de->d_name));
+	closedir(d);
+	return live;
+}
+
 static bool targets_gone(struct rec *r)
 {
 	const struct rc_pt_opts *o = r->o;
@@ -1053,7 +1093,7 @@ static bool targets_gone(struct rec *r)
 		return !r->child;
 	}
 	for (size_t i = 0; i < o->nr_pids; i++)
-		if (alive(o->pids[i]))
+		if (process_alive(o->pids[i]))
 			return false;
 	for (size_t i = 0; i < o->nr_tids; i++)
 		if (alive(o->tids[i]))

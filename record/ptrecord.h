@@ -38,6 +38,10 @@ struct rc_pt_opts {
 	 * take a snapshot now (--snapshot). May be NULL. */
 	volatile sig_atomic_t *stop;
 	volatile sig_atomic_t *snap;
+	/* -- CMD starts with these signals ignored (those ptflame itself
+	 * started with ignored) and every other one at its default action,
+	 * whatever ptflame set meanwhile (it ignores SIGPIPE). */
+	sigset_t child_ignored;
 	size_t cmdline_argc;         /* ptflame's own command line, stored    */
 	const char *const *cmdline;  /* in the file's CMDLINE feature         */
 };

@@ -6,9 +6,13 @@
  *   emu_ending thread-segv    a second thread dies of SIGSEGV while main spins
  *   emu_ending join-exit N    a second thread calls exit(N) while main waits
  *                             in pthread_join
+ *   emu_ending leader-exit F  main calls pthread_exit; a second thread waits
+ *                             for file F to exist, names itself "late-worker"
+ *                             and exits 0
  * The second thread does a little work first, so that both are traced. */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +38,14 @@ static void *second(void *arg)
 	exit(code);
 }
 
+static void *late(void *file)
+{
+	while (access(file, F_OK))
+		usleep(10000);
+	prctl(PR_SET_NAME, "late-worker");
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "status";
@@ -46,6 +58,11 @@ int main(int argc, char **argv)
 		sink = work(10);
 		kill(getpid(), n);
 		return 0;
+	}
+	if (!strcmp(mode, "leader-exit")) {
+		if (argc < 3 || pthread_create(&t, NULL, late, argv[2]))
+			return 99;
+		pthread_exit(NULL);
 	}
 	code = n;
 	segv = !strcmp(mode, "thread-segv");
