@@ -41,7 +41,10 @@
 #define MAX_CPUS 4096
 #define PT_DIR "/bus/event_source/devices/intel_pt"
 
-enum ev_kind { EV_PT, EV_TRACK, EV_SWITCH, EV_KINDS };
+enum ev_kind {
+	EV_PT = RC_PT_EV_PT, EV_TRACK = RC_PT_EV_TRACK, EV_SWITCH = RC_PT_EV_SWITCH,
+	EV_KINDS = RC_PT_EV_KINDS
+};
 
 struct pmu {
 	int type;
@@ -88,6 +91,8 @@ struct rec {
 	struct event *evs;
 	size_t nevs, evcap;
 	bool cpu_wide;               /* SWITCH_CPU_WIDE via system-wide dummies */
+	bool text_poke;              /* --kernel: TEXT_POKE/KSYMBOL on them     */
+	uint64_t aux_size;
 	struct perf_event_attr attr[EV_KINDS];
 	char filter[4400];           /* resolved address filter, "" if none */
 	struct rc_perf_writer *w;
@@ -399,48 +404,13 @@ static int release_child(struct rec *r)
 static void make_attrs(struct rec *r)
 {
 	const struct rc_pt_opts *o = r->o;
-	bool workload = o->argv != NULL;
-	struct perf_event_attr *a;
+	struct rc_pt_attr_cfg c = {
+		.pmu_type = r->pmu.type, .config = r->pmu.config, .aux_size = r->aux_size,
+		.kernel = o->kernel, .workload = o->argv != NULL, .per_thread = r->per_thread,
+		.cpu_wide = r->cpu_wide, .snapshot = o->snapshot, .text_poke = r->text_poke,
+	};
 
-	for (int k = 0; k < EV_KINDS; k++) {
-		a = &r->attr[k];
-		memset(a, 0, sizeof(*a));
-		/* perf 6.1 reads attrs of at most 128 bytes, the writer refuses
-		 * more, and the kernel takes a smaller size from newer headers */
-		a->size = PF_ATTR_SIZE_MAX_PERF61;
-		a->sample_period = 1;
-		a->sample_id_all = 1;
-		a->exclude_kernel = !o->kernel;
-		a->exclude_hv = 1;
-		a->disabled = 1;
-		a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-				 PERF_SAMPLE_IDENTIFIER;
-	}
-	a = &r->attr[EV_PT];
-	a->type = (uint32_t)r->pmu.type;
-	a->config = r->pmu.config;
-	a->sample_type |= PERF_SAMPLE_IP;
-	a->inherit = !r->per_thread;
-	a->enable_on_exec = workload;
-
-	a = &r->attr[EV_TRACK];
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_type |= PERF_SAMPLE_IP;
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	a->inherit = !r->per_thread;
-	a->enable_on_exec = workload;
-	/* Per-task switches when CPU-wide ones are not possible (or -t). */
-	a->context_switch = !r->cpu_wide;
-
-	a = &r->attr[EV_SWITCH];
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->context_switch = 1;
+	rc_pt_make_attrs(&c, r->attr);
 }
 
 static int perf_open(struct perf_event_attr *a, int pid, int cpu, int group)
@@ -532,6 +502,12 @@ static void probe_cpu_wide(struct rec *r)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_DUMMY;
 	fd = perf_open(&a, -1, r->cpus[0], -1);
+	if (fd < 0 && r->text_poke) {
+		/* a kernel without TEXT_POKE (< 5.9) or KSYMBOL (< 5.1) */
+		a.text_poke = a.ksymbol = 0;
+		r->text_poke = false;
+		fd = perf_open(&a, -1, r->cpus[0], -1);
+	}
 	r->cpu_wide = fd >= 0;
 	if (fd >= 0)
 		close(fd);
@@ -1332,6 +1308,8 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 	if (o->argv && (rc = start_child(r)))
 		return rc;
 	r->per_thread = o->nr_tids > 0;
+	r->aux_size = aux;
+	r->text_poke = o->kernel;
 	make_attrs(r);
 	if (!r->per_thread) {
 		probe_cpu_wide(r);

@@ -10,6 +10,7 @@
 
 #include "record/pt_ring.h"
 
+struct perf_event_attr;
 struct perf_event_mmap_page;
 struct rc_perf_writer;
 
@@ -34,6 +35,26 @@ int rc_pt_pick_period(uint64_t valid, int target);
 
 /* Valid values of a caps bitmask as text, "0,3,5-9" (for error messages). */
 void rc_pt_valid_str(uint64_t valid, char *buf, size_t len);
+
+/* ---- the events' attrs (record/pt_attr.c) --------------------------- */
+
+/* The events: PT, the tracking dummy (MMAP2/COMM/FORK/EXIT) next to it, the
+ * CPU-wide switch dummy. */
+enum { RC_PT_EV_PT, RC_PT_EV_TRACK, RC_PT_EV_SWITCH, RC_PT_EV_KINDS };
+
+struct rc_pt_attr_cfg {
+	int pmu_type;                /* intel_pt's type and config            */
+	uint64_t config;
+	uint64_t aux_size;           /* AUX bytes per buffer                  */
+	bool kernel;                 /* --kernel                              */
+	bool workload;               /* -- CMD: enable on exec                */
+	bool per_thread;             /* -t: no inheritance                    */
+	bool cpu_wide;               /* switches from the CPU-wide dummy      */
+	bool snapshot;               /* overwrite mode                        */
+	bool text_poke;              /* the kernel has text_poke/ksymbol      */
+};
+
+void rc_pt_make_attrs(const struct rc_pt_attr_cfg *c, struct perf_event_attr *attr); /* [RC_PT_EV_KINDS] */
 
 /* ---- draining one mmap'ed buffer (record/pt_drain.c) ----------------
  * Memory only, no system calls: tests drive it with simulated buffers. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/perf_event.h>
 
 #include "record/record.h"
 #include "record/pt_internal.h"
@@ -133,9 +134,63 @@ static void test_resolve_filter(void **state)
 	assert_int_equal(rc_pt_resolve_filter("/proc/self/status", "main", &off, &size), -ENOEXEC);
 }
 
+/* The attrs (record/pt_attr.c): what perf record sets for intel_pt. */
+static void test_attrs(void **state)
+{
+	struct rc_pt_attr_cfg c = { .pmu_type = 8, .config = 0x2001, .aux_size = 4u << 20,
+				    .workload = true, .cpu_wide = true, .text_poke = true };
+	struct perf_event_attr a[RC_PT_EV_KINDS];
+
+	(void)state;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_PT].type, 8);
+	assert_int_equal(a[RC_PT_EV_PT].config, 0x2001);
+	/* full trace mode: a quarter of the AUX buffer, as perf sets it */
+	assert_int_equal(a[RC_PT_EV_PT].aux_watermark, 1u << 20);
+	assert_int_equal(a[RC_PT_EV_PT].exclude_kernel, 1);
+	assert_int_equal(a[RC_PT_EV_PT].enable_on_exec, 1);
+	assert_int_equal(a[RC_PT_EV_PT].inherit, 1);
+	assert_int_equal(a[RC_PT_EV_TRACK].mmap2, 1);
+	assert_int_equal(a[RC_PT_EV_TRACK].context_switch, 0);
+	assert_int_equal(a[RC_PT_EV_SWITCH].context_switch, 1);
+	/* user space only: no kernel text changes to follow */
+	assert_int_equal(a[RC_PT_EV_SWITCH].text_poke, 0);
+	assert_int_equal(a[RC_PT_EV_SWITCH].ksymbol, 0);
+	for (int k = 0; k < RC_PT_EV_KINDS; k++) {
+		assert_int_equal(a[k].sample_id_all, 1);
+		assert_true(a[k].sample_type & PERF_SAMPLE_IDENTIFIER);
+		assert_int_equal(a[k].size, PF_ATTR_SIZE_MAX_PERF61);
+	}
+	c.aux_size = 8192;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_PT].aux_watermark, 2048);
+	/* overwrite mode: nobody to wake */
+	c.snapshot = true;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_PT].aux_watermark, 0);
+	/* --kernel: text_poke and ksymbol on the CPU-wide dummy, when known */
+	c.snapshot = false;
+	c.kernel = true;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_PT].exclude_kernel, 0);
+	assert_int_equal(a[RC_PT_EV_SWITCH].text_poke, 1);
+	assert_int_equal(a[RC_PT_EV_SWITCH].ksymbol, 1);
+	assert_int_equal(a[RC_PT_EV_TRACK].text_poke, 0);
+	c.text_poke = false;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_SWITCH].text_poke, 0);
+	/* -t: per-thread, no inheritance, per-task switches */
+	c.per_thread = true;
+	c.cpu_wide = false;
+	rc_pt_make_attrs(&c, a);
+	assert_int_equal(a[RC_PT_EV_PT].inherit, 0);
+	assert_int_equal(a[RC_PT_EV_TRACK].context_switch, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_attrs),
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_set_field),
