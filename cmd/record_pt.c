@@ -180,9 +180,12 @@ static void summary(const struct rc_pt_opts *o, const struct rc_pt_stats *st)
 		st->cpus ? st->cpus : st->threads, st->cpus ? "CPUs" : "threads",
 		st->cpu_wide_switch ? "" : " (per-task switch events: CPU-wide not allowed)");
 	if (!o->sideband_only)
-		fprintf(stderr, "ptflame record: AUX buffer full %llu times%s\n",
-			(unsigned long long)st->truncated,
-			st->truncated ? " (trace lost there: use a larger -m/--aux-size)" : "");
+		fprintf(stderr, "ptflame record: AUX buffer full %llu times (aux_watermark %u), "
+			"PT re-enabled %llu times (%llu holes without a kernel TRUNCATED record)%s\n",
+			(unsigned long long)st->truncated, st->aux_watermark,
+			(unsigned long long)st->restarts, (unsigned long long)st->marked,
+			st->restarts ? ": trace lost there (use a larger -m/--aux-size, or "
+			"--data-size when sideband events were lost)" : "");
 	if (o->snapshot)
 		fprintf(stderr, "ptflame record: %llu snapshots\n", (unsigned long long)st->snapshots);
 	if (st->lost_records)

@@ -93,6 +93,7 @@ struct rec {
 	bool cpu_wide;               /* SWITCH_CPU_WIDE via system-wide dummies */
 	bool text_poke;              /* --kernel: TEXT_POKE/KSYMBOL on them     */
 	uint64_t aux_size;
+	struct dc_rec_time_conv tc;  /* from the first buffer's control page */
 	struct perf_event_attr attr[EV_KINDS];
 	char filter[4400];           /* resolved address filter, "" if none */
 	struct rc_perf_writer *w;
@@ -475,6 +476,8 @@ static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
 		return fail(r, -errno, "PERF_EVENT_IOC_ID: %s", strerror(errno));
 	if (r->bufs[b].fd < 0)
 		r->bufs[b].fd = fd;
+	if (k == EV_PT)
+		r->bufs[b].rg.pt_id = ev->id;
 	return 0;
 }
 
@@ -681,6 +684,23 @@ static uint64_t reference(void)
 	t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
 	return t ? t : 1;
+}
+
+/* The perf clock now, for records we write ourselves: TSC through the
+ * control page's conversion, else CLOCK_MONOTONIC (close to it). */
+static uint64_t perf_now(void *ctx)
+{
+	const struct dc_rec_time_conv *tc = &((struct rec *)ctx)->tc;
+	struct timespec ts;
+
+	if (tc->cap_user_time_zero && tc->time_mult) {
+		uint64_t t = reference(), q = t >> tc->time_shift;
+		uint64_t rem = t & ((UINT64_C(1) << tc->time_shift) - 1);
+
+		return tc->time_zero + q * tc->time_mult + ((rem * tc->time_mult) >> tc->time_shift);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int write_error(struct rec *r, int rc)
@@ -930,6 +950,7 @@ static int write_info(struct rec *r)
 	int rc;
 
 	read_time(r, &tc);
+	r->tc = tc;
 	if (!r->o->sideband_only) {
 		memset(&pt, 0, sizeof(pt));
 		pt.pmu_type = (uint64_t)r->pmu.type;
@@ -1305,6 +1326,8 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 	r->sk.w = r->w;
 	r->sk.scratch = r->scratch;
 	r->sk.reference = reference;
+	r->sk.clock = perf_now;
+	r->sk.clock_ctx = r;
 	if (o->argv && (rc = start_child(r)))
 		return rc;
 	r->per_thread = o->nr_tids > 0;
@@ -1370,6 +1393,9 @@ int rc_pt_record(const struct rc_pt_opts *o, struct rc_pt_stats *st, char *err, 
 	st->aux_bytes = r->sk.aux_bytes;
 	st->auxtrace_records = r->sk.auxtrace_records;
 	st->truncated = r->sk.rs.truncated;
+	st->restarts = r->sk.restarts;
+	st->marked = r->sk.marked;
+	st->aux_watermark = o->sideband_only ? 0 : r->attr[EV_PT].aux_watermark;
 	st->lost_records = r->sk.rs.lost;
 	st->lost_events = r->sk.rs.lost_events;
 	if (!rc) {

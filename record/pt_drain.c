@@ -18,8 +18,10 @@ int rc_pt_drain_data(struct rc_pt_ring *rg, struct rc_pt_sink *sk)
 
 	while ((n = rc_ring_next(rg->data, rg->data_size, head, &rg->data_tail, sk->scratch,
 				 65536, &rec)) == 1) {
-		if (rc_ring_account(rec, &sk->rs))
-			rg->restart = true;
+		switch (rc_ring_account(rec, &sk->rs)) {
+		case 1: rg->saw_truncated = true; break;
+		case 2: rg->saw_lost = true; break;
+		}
 		if ((rc = rc_perf_write(sk->w, rec)))
 			break;
 	}
@@ -52,14 +54,33 @@ int rc_pt_drain_aux(struct rc_pt_ring *rg, struct rc_pt_sink *sk)
 {
 	uint64_t head = __atomic_load_n(&rg->pc->aux_head, __ATOMIC_ACQUIRE);
 	struct rc_aux_plan p;
+	bool full;
 	int rc;
 
 	if ((rc = rc_aux_plan_full(head, rg->aux_tail, rg->aux_size, 0, &p)))
 		return rc;
+	/* Full: no room for the next page of trace (PT writes whole pages;
+	 * perf_aux_output_begin finds no space and disables the event). */
+	full = rc_pt_aux_full(rg->aux_size, p.total);
 	if ((rc = write_plan(rg, sk, &p)))
 		return rc;
 	rg->aux_tail = p.new_tail;
 	__atomic_store_n(&rg->pc->aux_tail, rg->aux_tail, __ATOMIC_RELEASE);
+	if (!rg->saw_truncated && !rg->saw_lost && !full)
+		return 0;
+	if (!rg->saw_truncated) {
+		struct dc_sample_id sid = {
+			.valid = true, .pid = rg->tid, .tid = rg->tid, .cpu = rg->cpu,
+			.id = rg->pt_id, .time = sk->clock ? sk->clock(sk->clock_ctx) : 0,
+		};
+
+		if ((rc = rc_perf_aux(sk->w, rg->aux_tail, 0, PERF_AUX_FLAG_TRUNCATED, &sid)))
+			return rc;
+		sk->marked++;
+	}
+	rg->saw_truncated = rg->saw_lost = false;
+	rg->restart = true;
+	sk->restarts++;
 	return 0;
 }
 

@@ -72,9 +72,20 @@ struct rc_pt_ring {
 	unsigned char *ref;          /* snapshot mode: rc_aux_ref_save bytes  */
 	uint64_t ref_len;            /* (zeroed at the start)                */
 	uint32_t idx, tid, cpu;      /* the AUXTRACE record's fields         */
-	bool restart;                /* a TRUNCATED AUX record was seen: the */
-	                             /* kernel stopped PT; re-enable it      */
+	uint64_t pt_id;              /* sample id of the PT event owning it  */
+	bool saw_truncated;          /* the data ring had a TRUNCATED AUX    */
+	bool saw_lost;               /* ... or a LOST record (the AUX record */
+	                             /* may have been lost with it)          */
+	bool restart;                /* rc_pt_drain_aux: PT may be stopped,  */
+	                             /* re-enable it (no-op when it is not)  */
 };
+
+/* Is an AUX buffer of size bytes with used bytes unread full? Less than a
+ * page free (PT writes whole pages; an eighth of a smaller buffer). */
+static inline bool rc_pt_aux_full(uint64_t size, uint64_t used)
+{
+	return size - used < (size / 8 < 4096 ? size / 8 : 4096);
+}
 
 /* Where drained bytes go, and the counts. */
 struct rc_pt_sink {
@@ -84,6 +95,11 @@ struct rc_pt_sink {
 	struct rc_ring_stats rs;
 	uint64_t aux_bytes, auxtrace_records;
 	uint64_t (*reference)(void); /* AUXTRACE 'reference' (TSC); non-zero */
+	uint64_t (*clock)(void *ctx);/* perf clock now (records we write)   */
+	void *clock_ctx;
+	uint64_t restarts;           /* drains after which PT was re-enabled */
+	uint64_t marked;             /* ... of them with our own TRUNCATED   */
+	                             /* AUX record (the kernel wrote none)   */
 };
 
 /* Copy the data ring's new records into the file, then release them
@@ -92,7 +108,12 @@ struct rc_pt_sink {
 int rc_pt_drain_data(struct rc_pt_ring *rg, struct rc_pt_sink *sk);
 
 /* Full trace mode: the AUX bytes between aux_tail and aux_head become one
- * AUXTRACE record; aux_tail is then advanced (release order). */
+ * AUXTRACE record; aux_tail is then advanced (release order).
+ * Then, when PT may have stopped since the last drain (the data ring had a
+ * TRUNCATED AUX record or a LOST record, or the AUX buffer was full: the
+ * kernel then disables the event with no record at all), sets rg->restart
+ * and counts it; without the kernel's TRUNCATED record it writes one of its
+ * own (size 0, at the new tail) so that decoders see the hole as loss. */
 int rc_pt_drain_aux(struct rc_pt_ring *rg, struct rc_pt_sink *sk);
 
 /* Overwrite mode, with the PT events disabled: the bytes new since the last

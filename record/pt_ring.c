@@ -150,7 +150,7 @@ int rc_ring_account(const struct perf_event_header *rec, struct rc_ring_stats *s
 		memcpy(&lost, (const char *)rec + sizeof(*rec) + 8, sizeof(lost));
 		st->lost++;
 		st->lost_events += lost;
-		return 0;
+		return 2;
 	}
 	if (rec->type == PERF_RECORD_AUX && rec->size >= sizeof(*rec) + 24) {
 		uint64_t flags;

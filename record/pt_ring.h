@@ -94,7 +94,8 @@ struct rc_ring_stats {
 
 /* Count one record into st. Returns 1 when it is a PERF_RECORD_AUX with
  * the TRUNCATED flag (the AUX buffer filled up and the kernel stopped the
- * event: drain it and re-enable), else 0. */
+ * event: drain it and re-enable), 2 for a PERF_RECORD_LOST (what was lost
+ * may have been such an AUX record), else 0. */
 int rc_ring_account(const struct perf_event_header *rec, struct rc_ring_stats *st);
 
 #endif

@@ -53,6 +53,11 @@ struct rc_pt_stats {
 	uint64_t auxtrace_records;
 	uint64_t sideband_records;
 	uint64_t truncated;          /* AUX buffer full (PERF_AUX_FLAG_TRUNCATED) */
+	uint64_t restarts;           /* PT re-enabled after a possible stop:  */
+	                             /* TRUNCATED, LOST or a full AUX buffer  */
+	uint64_t marked;             /* ... holes the kernel gave no TRUNCATED */
+	                             /* record for (we wrote one)             */
+	uint32_t aux_watermark;      /* the PT attr's (0: kernel default)     */
 	uint64_t lost_records;       /* PERF_RECORD_LOST kept in the file     */
 	uint64_t lost_events;
 	uint64_t snapshots;

@@ -185,7 +185,7 @@ static void test_drain_full_mode(void **state)
 	struct sim *s = sim_new();
 	static unsigned char trace[1 << 20];
 	uint32_t tids[4096];
-	uint64_t ntrace, trunc, want = 0;
+	uint64_t ntrace, trunc, want = 0, marked;
 	size_t ntids;
 	unsigned seed = 1;
 	uint32_t next_tid = 100;
@@ -197,10 +197,15 @@ static void test_drain_full_mode(void **state)
 		seed = seed * 1103515245u + 12345u;
 		for (unsigned k = 0; k < (seed >> 8) % 5; k++)
 			kernel_comm(s, next_tid++, (uint64_t)round);
-		kernel_trace(s, (seed >> 12) % (AUX - (s->produced_aux - s->pc.aux_tail) + 1));
+		uint64_t n = (seed >> 12) % (AUX - (s->produced_aux - s->pc.aux_tail) + 1);
+
+		kernel_trace(s, n);
 		want = s->produced_aux;
 		assert_int_equal(rc_pt_drain_data(&s->rg, &s->sk), 0);
 		assert_int_equal(rc_pt_drain_aux(&s->rg, &s->sk), 0);
+		/* only a (nearly) full buffer may have stopped PT */
+		assert_int_equal(s->rg.restart, rc_pt_aux_full(AUX, n));
+		s->rg.restart = false;
 		/* released: the kernel sees our tails */
 		assert_int_equal(s->pc.data_tail, s->produced_data);
 		assert_int_equal(s->pc.aux_tail, s->produced_aux);
@@ -211,9 +216,11 @@ static void test_drain_full_mode(void **state)
 	want = s->produced_aux;
 	assert_false(s->rg.restart);
 	assert_int_equal(rc_pt_drain_data(&s->rg, &s->sk), 0);
-	assert_true(s->rg.restart);
 	assert_int_equal(s->sk.rs.truncated, 1);
+	marked = s->sk.marked;
 	assert_int_equal(rc_pt_drain_aux(&s->rg, &s->sk), 0);
+	assert_true(s->rg.restart);
+	assert_int_equal(s->sk.marked, marked);   /* the kernel's record says it */
 	assert_int_equal(s->sk.aux_bytes, want);
 
 	read_back(s, true, trace, &ntrace, tids, &ntids, &trunc);
@@ -225,7 +232,83 @@ static void test_drain_full_mode(void **state)
 	assert_int_equal(ntids, next_tid - 100);
 	for (size_t i = 0; i < ntids; i++)
 		assert_int_equal(tids[i], 100 + i);
-	assert_int_equal(trunc, 1);     /* the AUX record is kept in the file */
+	/* the kernel's AUX record is kept in the file, with ours for the
+	 * full buffers it gave none for */
+	assert_int_equal(trunc, 1 + marked);
+	free(s);
+}
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return 999;
+}
+
+static void kernel_lost(struct sim *s, uint64_t n)
+{
+	struct { struct perf_event_header h; uint64_t id, lost; struct trailer t; } r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = PERF_RECORD_LOST;
+	r.h.size = sizeof(r);
+	r.id = ID;
+	r.lost = n;
+	r.t.id = ID;
+	kernel_put(s, &r, sizeof(r));
+}
+
+/* PT stopped without a TRUNCATED record: re-enable it after the drain and
+ * mark the hole in the file (an AUX record with TRUNCATED at the offset
+ * where the trace resumes), which the decoder turns into loss. */
+static void test_drain_hole_without_record(void **state)
+{
+	struct sim *s = sim_new();
+	struct dc_perf_file *f;
+	struct dc_perf_record rec;
+	uint64_t offs[4];
+	size_t n = 0;
+	char err[256];
+
+	(void)state;
+	s->rg.pt_id = ID;
+	s->sk.clock = fake_clock;
+	/* a quiet drain: nothing to restart */
+	kernel_trace(s, 1000);
+	assert_int_equal(rc_pt_drain_data(&s->rg, &s->sk), 0);
+	assert_int_equal(rc_pt_drain_aux(&s->rg, &s->sk), 0);
+	assert_false(s->rg.restart);
+	/* the data ring overflowed: the AUX record may be among the lost */
+	kernel_trace(s, 600);
+	kernel_lost(s, 3);
+	assert_int_equal(rc_pt_drain_data(&s->rg, &s->sk), 0);
+	assert_false(s->rg.restart);
+	assert_int_equal(rc_pt_drain_aux(&s->rg, &s->sk), 0);
+	assert_true(s->rg.restart);
+	s->rg.restart = false;
+	/* the buffer filled up and the kernel disabled PT silently */
+	kernel_trace(s, AUX);
+	assert_int_equal(rc_pt_drain_data(&s->rg, &s->sk), 0);
+	assert_int_equal(rc_pt_drain_aux(&s->rg, &s->sk), 0);
+	assert_true(s->rg.restart);
+	assert_int_equal(s->sk.restarts, 2);
+	assert_int_equal(s->sk.marked, 2);
+	assert_int_equal(rc_perf_close(s->sk.w), 0);
+	assert_int_equal(dc_perf_open(s->path, &f, err, sizeof(err)), 0);
+	while (dc_perf_next(f, &rec) == 1)
+		if (rec.type == PERF_RECORD_AUX) {
+			assert_true(rec.aux.flags & PERF_AUX_FLAG_TRUNCATED);
+			assert_int_equal(rec.aux.aux_size, 0);
+			assert_true(rec.sid.valid);
+			assert_int_equal(rec.sid.cpu, 1);
+			assert_int_equal(rec.sid.time, 999);
+			assert_true(n < 4);
+			offs[n++] = rec.aux.aux_offset;
+		}
+	dc_perf_close(f);
+	unlink(s->path);
+	assert_int_equal(n, 2);
+	assert_int_equal(offs[0], 1600);
+	assert_int_equal(offs[1], 1600 + AUX);
 	free(s);
 }
 
@@ -298,6 +381,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drain_full_mode),
 		cmocka_unit_test(test_drain_corrupt_ring),
+		cmocka_unit_test(test_drain_hole_without_record),
 		cmocka_unit_test(test_snapshot_mode),
 	};
 
