@@ -441,10 +441,13 @@ static int open_error(struct rec *r, enum ev_kind k, int pid, int cpu, int e)
 	if (e == EMFILE || e == ENFILE)
 		return fail(r, -e, "too many open files (%zu tasks x %d CPUs): raise 'ulimit -n'",
 			    r->ntasks, r->ncpus);
-	if (k == EV_PT)
-		return fail(r, -e, "the kernel refused the intel_pt event (type %d, config %#llx) on CPU %d: %s; "
-			    "check %s" PT_DIR " and the --cyc/--mtc-period/--psb-period values",
-			    r->pmu.type, (unsigned long long)r->pmu.config, cpu, strerror(e), r->sysfs);
+	if (k == EV_PT) {
+		char dir[512], msg[1024];
+
+		snprintf(dir, sizeof(dir), "%s" PT_DIR, r->sysfs);
+		rc_pt_open_errmsg(msg, sizeof(msg), e, r->pmu.type, r->pmu.config, cpu, dir);
+		return fail(r, -e, "%s", msg);
+	}
 	return fail(r, -e, "perf_event_open (dummy sideband event, CPU %d): %s", cpu, strerror(e));
 }
 
@@ -582,17 +585,20 @@ static int set_filters(struct rec *r)
 
 /* ---- the ring buffers ---------------------------------------------------- */
 
-static int mlock_error(struct rec *r, size_t bytes, int e)
+static int map_error(struct rec *r, bool aux, uint64_t bytes, uint64_t aux_size, int e)
 {
+	struct rc_pt_map_err m = { .err = e, .aux = aux, .bytes = bytes, .aux_size = aux_size };
+	char cap[512], msg[1024];
 	struct rlimit rl;
 
-	getrlimit(RLIMIT_MEMLOCK, &rl);
-	return fail(r, -e, "cannot map %zu KiB of perf ring buffers (%s): raise "
-		    "/proc/sys/kernel/perf_event_mlock_kb (now %ld) or 'ulimit -l' (now %s%llu KiB), "
-		    "or use a smaller -m/--aux-size and --data-size",
-		    bytes >> 10, strerror(e), proc_long("/proc/sys/kernel/perf_event_mlock_kb", -1),
-		    rl.rlim_cur == RLIM_INFINITY ? "unlimited, " : "",
-		    rl.rlim_cur == RLIM_INFINITY ? 0ULL : (unsigned long long)rl.rlim_cur >> 10);
+	snprintf(cap, sizeof(cap), "%s" PT_DIR "/caps/topa_multiple_entries", r->sysfs);
+	m.topa_cap = cap;
+	m.topa_multi = (int)pmu_cap(r, "caps/topa_multiple_entries", 10, (uint64_t)-1);
+	m.mlock_kb = proc_long("/proc/sys/kernel/perf_event_mlock_kb", -1);
+	m.memlock = getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX
+										 : (uint64_t)rl.rlim_cur;
+	rc_pt_map_errmsg(msg, sizeof(msg), &m);
+	return fail(r, -e, "%s", msg);
 }
 
 static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
@@ -606,7 +612,7 @@ static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
 		bf->mmap_len = (size_t)(data_size + (uint64_t)r->page);
 		p = mmap(NULL, bf->mmap_len, PROT_READ | PROT_WRITE, MAP_SHARED, bf->fd, 0);
 		if (p == MAP_FAILED)
-			return mlock_error(r, bf->mmap_len * r->nbufs, errno);
+			return map_error(r, false, (uint64_t)bf->mmap_len * r->nbufs, aux_size, errno);
 		bf->rg.pc = p;
 		bf->rg.data = (unsigned char *)p + r->page;
 		bf->rg.data_size = data_size;
@@ -621,7 +627,7 @@ static int map_buffers(struct rec *r, uint64_t data_size, uint64_t aux_size)
 		p = mmap(NULL, aux_size, PROT_READ | (r->o->snapshot ? 0 : PROT_WRITE),
 			 MAP_SHARED, bf->fd, (off_t)bf->mmap_len);
 		if (p == MAP_FAILED)
-			return mlock_error(r, (size_t)(aux_size + bf->mmap_len) * r->nbufs, errno);
+			return map_error(r, true, (aux_size + bf->mmap_len) * r->nbufs, aux_size, errno);
 		bf->rg.aux = p;
 		bf->rg.aux_size = aux_size;
 		if (r->o->snapshot) {

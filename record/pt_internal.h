@@ -56,6 +56,26 @@ struct rc_pt_attr_cfg {
 
 void rc_pt_make_attrs(const struct rc_pt_attr_cfg *c, struct perf_event_attr *attr); /* [RC_PT_EV_KINDS] */
 
+/* ---- messages (record/pt_msg.c) ------------------------------------- */
+
+/* perf_event_open of the intel_pt event failed with err (an errno): EBUSY
+ * names the other users of the exclusive PMU; otherwise the config. */
+void rc_pt_open_errmsg(char *buf, size_t len, int err, int type, uint64_t config, int cpu,
+		       const char *pmu_dir);
+
+/* An mmap of the perf buffers failed. */
+struct rc_pt_map_err {
+	int err;                     /* errno of mmap                          */
+	bool aux;                    /* the AUX area (else the data ring)      */
+	uint64_t bytes;              /* all buffers asked for so far           */
+	uint64_t aux_size;
+	int topa_multi;              /* caps/topa_multiple_entries, -1 unknown */
+	const char *topa_cap;        /* its path                               */
+	long mlock_kb;               /* perf_event_mlock_kb                    */
+	uint64_t memlock;            /* RLIMIT_MEMLOCK, UINT64_MAX: unlimited  */
+};
+void rc_pt_map_errmsg(char *buf, size_t len, const struct rc_pt_map_err *m);
+
 /* ---- draining one mmap'ed buffer (record/pt_drain.c) ----------------
  * Memory only, no system calls: tests drive it with simulated buffers. */
 

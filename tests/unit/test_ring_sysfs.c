@@ -187,10 +187,49 @@ static void test_attrs(void **state)
 	assert_int_equal(a[RC_PT_EV_TRACK].context_switch, 1);
 }
 
+/* Messages (record/pt_msg.c): each cause named as what it is. */
+static void test_messages(void **state)
+{
+	struct rc_pt_map_err m = { .err = ENOMEM, .aux = true, .bytes = 9u << 20,
+				   .aux_size = 4u << 20, .topa_multi = 0, .topa_cap = "CAP",
+				   .mlock_kb = 516, .memlock = 8u << 20 };
+	char buf[1024];
+
+	(void)state;
+	/* EBUSY: the PMU is held by someone else, not a bad config */
+	rc_pt_open_errmsg(buf, sizeof(buf), EBUSY, 8, 0x2001, 3, "/sys/x");
+	assert_non_null(strstr(buf, "busy"));
+	assert_non_null(strstr(buf, "another"));
+	assert_non_null(strstr(buf, "--call-graph lbr"));
+	assert_null(strstr(buf, "config"));
+	rc_pt_open_errmsg(buf, sizeof(buf), EINVAL, 8, 0x2001, 3, "/sys/x");
+	assert_non_null(strstr(buf, "config 0x2001"));
+	assert_non_null(strstr(buf, "/sys/x"));
+	/* ENOMEM without multi-entry ToPA: contiguous memory, not mlock */
+	rc_pt_map_errmsg(buf, sizeof(buf), &m);
+	assert_non_null(strstr(buf, "contiguous"));
+	assert_non_null(strstr(buf, "CAP = 0"));
+	assert_null(strstr(buf, "mlock"));
+	m.topa_multi = 1;
+	rc_pt_map_errmsg(buf, sizeof(buf), &m);
+	assert_non_null(strstr(buf, "could not allocate 9216 KiB"));
+	assert_null(strstr(buf, "contiguous"));
+	assert_null(strstr(buf, "mlock"));
+	/* EPERM: the locked-memory limits, with their values */
+	m.err = EPERM;
+	rc_pt_map_errmsg(buf, sizeof(buf), &m);
+	assert_non_null(strstr(buf, "perf_event_mlock_kb (now 516)"));
+	assert_non_null(strstr(buf, "'ulimit -l' (now 8192 KiB)"));
+	m.memlock = UINT64_MAX;
+	rc_pt_map_errmsg(buf, sizeof(buf), &m);
+	assert_non_null(strstr(buf, "(now unlimited)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attrs),
+		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_set_field),
