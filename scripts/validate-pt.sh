@@ -47,9 +47,20 @@ else
 	REC=(record ${VALIDATE_RECORD_OPTS:-}); how="Intel PT"
 fi
 echo "validate-pt: recording ${PROG[*]} with $how" >&2
-"$PTFLAME" "${REC[@]}" -o perf.data -- "${PROG[@]}" >record.out 2>record.err ||
-	die2 "ptflame record failed: $(tail -n 1 record.err)"
+# record exits with the program's status: only a missing file is a failure
+"$PTFLAME" "${REC[@]}" -o perf.data -- "${PROG[@]}" >record.out 2>record.err
+[ -s perf.data ] || die2 "ptflame record failed: $(tail -n 1 record.err)"
 cat record.err >&2
+# How the recorder handled a full AUX buffer (the first thing to look at
+# when the counts below differ): the PT event's aux_watermark (perf sets a
+# quarter of the buffer; 0 = the kernel's default, half), how often the
+# buffer filled (TRUNCATED AUX records in the file) and how often PT was
+# re-enabled after a possible stop (record's summary).
+wm=$(perf evlist -v -i perf.data 2>/dev/null | grep -o 'aux_watermark: [0-9]*' | head -n 1)
+ntrunc=$("$PTFLAME" dump perf.data 2>/dev/null | grep -cE ' AUX aux_offset .* flags 0x[0-9a-f]*[13579bdf] ')
+restarts=$(grep -o 'PT re-enabled [0-9]* times' record.err | grep -o '[0-9]*')
+echo "validate-pt: ${wm:-aux_watermark: 0 (kernel default)}, $ntrunc TRUNCATED AUX records," \
+	"PT re-enabled ${restarts:-0} times" >&2
 
 # perf: one line per call, " => TARGET-ADDR SYMBOL+0xOFF (DSO)"; count calls
 # to the entry (+0x0) of the program's own functions (a PLT stub shows as

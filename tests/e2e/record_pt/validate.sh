@@ -33,6 +33,8 @@ if grep -q "no 'report' yet" "$T/err"; then
 	echo "skip: ptflame report not built yet: the comparison did not run"
 elif [ $rc -eq 0 ]; then
 	pass "--emulate: ptflame report and perf agree"
+	expect_grep "^validate-pt: aux_watermark: [0-9]+.*, [0-9]+ TRUNCATED AUX records, PT re-enabled [0-9]+ times$" \
+		"$T/err" "prints the watermark, truncation and re-enable counts"
 	# testdata/validate_calls: fib(12) = 465 calls, leaf 100 + 50 via_ptr
 	expect_grep "^fib +465 +465$" "$T/out" "fib: 465 calls in both"
 	expect_grep "^leaf +150 +150$" "$T/out" "leaf: 150 calls in both"
