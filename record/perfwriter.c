@@ -50,6 +50,7 @@ struct rc_perf_writer {
 	struct pf_file_header hdr;
 	struct feat_buf feat[HEADER_LAST_FEATURE];
 	bool raw_auxtrace;         /* HEADER_AUXTRACE set raw by the caller */
+	uint64_t pt_type;          /* AUXTRACE_INFO's PMU type, 0: none */
 	struct pf_auxtrace_index_entry *auxidx;
 	size_t nr_auxidx, cap_auxidx;
 	int err;
@@ -533,6 +534,7 @@ int rc_perf_auxtrace_info_pt(struct rc_perf_writer *w, const struct dc_pt_info *
 		return fail(w, -EINVAL, "AUXTRACE_INFO pmu_type %" PRIu64 " matches no attr's type"
 			    " (perf decodes only the attr whose type is priv[0])", pt->pmu_type);
 	priv[PF_PT_PMU_TYPE] = pt->pmu_type;
+	w->pt_type = pt->pmu_type;
 	priv[PF_PT_TIME_SHIFT] = pt->time_shift;
 	priv[PF_PT_TIME_MULT] = pt->time_mult;
 	priv[PF_PT_TIME_ZERO] = pt->time_zero;
@@ -741,6 +743,45 @@ static int build_auxtrace_feature(struct rc_perf_writer *w)
 	return feat_append(w, HEADER_AUXTRACE, w->auxidx, nr * sizeof(*w->auxidx));
 }
 
+/* HEADER_EVENT_DESC, as perf record writes it (names for perf script and
+ * perf report --header-only): u32 nr, u32 attr size, then per attr: the
+ * attr, u32 nr_ids, its name (a perf string), its ids. */
+static void event_name(const struct rc_perf_writer *w, const struct perf_event_attr *a,
+		       char *buf, size_t len)
+{
+	const char *mod = a->exclude_kernel && !a->exclude_user ? "u" :
+			  !a->exclude_kernel && a->exclude_user ? "k" : "";
+
+	if (w->pt_type && a->type == w->pt_type)
+		snprintf(buf, len, "intel_pt//%s", mod);
+	else if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+		snprintf(buf, len, "dummy%s%s", *mod ? ":" : "", mod);
+	else
+		snprintf(buf, len, "type%u/%#llx/%s", a->type, (unsigned long long)a->config, mod);
+}
+
+static int build_event_desc(struct rc_perf_writer *w)
+{
+	uint32_t v[2] = { (uint32_t)w->nr_attrs, w->nr_attrs ? w->attrs[0].size : 0 };
+	char name[64];
+
+	if (w->feat[HEADER_EVENT_DESC].set || !w->nr_attrs)
+		return w->err;
+	if (feat_append(w, HEADER_EVENT_DESC, v, sizeof(v)))
+		return w->err;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		const struct wattr *a = &w->attrs[i];
+		uint32_t nr = (uint32_t)a->nr_ids;
+
+		event_name(w, &a->attr, name, sizeof(name));
+		if (feat_append(w, HEADER_EVENT_DESC, &a->attr, a->size) ||
+		    feat_append(w, HEADER_EVENT_DESC, &nr, 4) || feat_string(w, HEADER_EVENT_DESC, name) ||
+		    feat_append(w, HEADER_EVENT_DESC, a->ids, a->nr_ids * sizeof(uint64_t)))
+			return w->err;
+	}
+	return 0;
+}
+
 static int write_features(struct rc_perf_writer *w)
 {
 	struct pf_file_section table[HEADER_LAST_FEATURE];
@@ -795,7 +836,7 @@ int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
 	uint8_t hb[sizeof(struct pf_file_header)];
 	int ret;
 
-	if (start_data(w) || build_auxtrace_feature(w))
+	if (start_data(w) || build_auxtrace_feature(w) || build_event_desc(w))
 		goto out;
 	w->hdr.data.size = w->off - w->hdr.data.offset;
 	if (write_features(w) || flush(w))

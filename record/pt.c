@@ -68,6 +68,7 @@ struct event {
 	enum ev_kind kind;
 	size_t buf;
 	uint64_t id;
+	int pid, cpu;                /* as opened (-1: any) */
 };
 
 struct rec {
@@ -475,6 +476,8 @@ static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
 	ev->fd = fd;
 	ev->kind = k;
 	ev->buf = b;
+	ev->pid = pid;
+	ev->cpu = cpu;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &ev->id))
 		return fail(r, -errno, "PERF_EVENT_IOC_ID: %s", strerror(errno));
 	if (r->bufs[b].fd < 0)
@@ -949,6 +952,39 @@ static int write_attrs(struct rec *r)
 	return 0;
 }
 
+/* ID_INDEX, as perf record writes it: where each sample id's events are
+ * (buffer, CPU, task), in records of at most 64 KiB. */
+static int write_id_index(struct rec *r)
+{
+	enum { MAXN = (65535 - 16) / sizeof(struct pf_id_index_entry) };
+	struct {
+		struct perf_event_header h;
+		uint64_t nr;
+		struct pf_id_index_entry e[MAXN];
+	} *rec = malloc(sizeof(*rec));
+	int rc = 0;
+
+	if (!rec)
+		return fail(r, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->nevs && !rc; i += MAXN) {
+		size_t n = r->nevs - i < MAXN ? r->nevs - i : MAXN;
+
+		rec->h.type = PERF_RECORD_ID_INDEX;
+		rec->h.misc = 0;
+		rec->h.size = (uint16_t)(16 + n * sizeof(rec->e[0]));
+		rec->nr = n;
+		for (size_t j = 0; j < n; j++) {
+			const struct event *ev = &r->evs[i + j];
+
+			rec->e[j] = (struct pf_id_index_entry){
+				ev->id, ev->buf, (uint64_t)(int64_t)ev->cpu, (uint64_t)(int64_t)ev->pid };
+		}
+		rc = rc_perf_write(r->w, rec);
+	}
+	free(rec);
+	return rc ? write_error(r, rc) : 0;
+}
+
 static int write_info(struct rec *r)
 {
 	struct dc_rec_time_conv tc;
@@ -1257,12 +1293,95 @@ static void cpuid_string(char *buf, size_t len)
 #endif
 }
 
+/* The value of the first line of a /proc file starting with key. */
+static bool proc_field(const char *path, const char *key, char *val, size_t len)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			char *v = strchr(line, ':');
+
+			if (!v)
+				continue;
+			v += 1 + strspn(v + 1, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(val, len, "%s", v);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* HEADER_PMU_MAPPINGS: u32 nr, then per PMU u32 type and its name. */
+static int pmu_mappings(struct rec *r)
+{
+	char dir[512], path[1024], buf[32];
+	unsigned char *feat = NULL;
+	size_t size = 4, cap = 0;
+	uint32_t nr = 0;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(dir, sizeof(dir), "%s/bus/event_source/devices", r->sysfs);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d)) && !rc) {
+		size_t nlen = strlen(de->d_name) + 1, padded = (nlen + 63) & ~(size_t)63;
+		uint32_t type, plen = (uint32_t)padded;
+
+		snprintf(path, sizeof(path), "%s/%s/type", dir, de->d_name);
+		if (de->d_name[0] == '.' || read_text(path, buf, sizeof(buf)))
+			continue;
+		type = (uint32_t)strtoul(buf, NULL, 10);
+		if (size + 8 + padded > cap) {
+			unsigned char *n = realloc(feat, cap = 2 * (size + 8 + padded));
+
+			if (!n) {
+				rc = -ENOMEM;
+				break;
+			}
+			feat = n;
+		}
+		memcpy(feat + size, &type, 4);
+		memcpy(feat + size + 4, &plen, 4);
+		memset(feat + size + 8, 0, padded);
+		memcpy(feat + size + 8, de->d_name, nlen);
+		size += 8 + padded;
+		nr++;
+	}
+	closedir(d);
+	if (!rc && nr) {
+		memcpy(feat, &nr, 4);
+		rc = rc_perf_set_feature(r->w, HEADER_PMU_MAPPINGS, feat, size);
+	}
+	free(feat);
+	return rc;
+}
+
 /* Features that say where the file was made (perf report --header-only). */
 static int host_features(struct rec *r)
 {
 	struct utsname u;
-	char cpuid[64];
+	char cpuid[64], val[256];
 	int rc = 0;
+
+	if (proc_field("/proc/cpuinfo", "model name", val, sizeof(val)))
+		rc = rc_perf_set_string(r->w, HEADER_CPUDESC, val);
+	if (!rc && proc_field("/proc/meminfo", "MemTotal", val, sizeof(val))) {
+		uint64_t kb = strtoull(val, NULL, 10);
+
+		rc = rc_perf_set_feature(r->w, HEADER_TOTAL_MEM, &kb, sizeof(kb));
+	}
+	if (!rc)
+		rc = pmu_mappings(r);
+	if (rc)
+		return rc;
 
 	if (!uname(&u)) {
 		rc = rc_perf_set_string(r->w, HEADER_HOSTNAME, u.nodename);
@@ -1348,8 +1467,16 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 	if ((rc = open_events(r)) || (rc = set_filters(r)) || (rc = map_buffers(r, data, aux)) ||
 	    (rc = redirect_events(r)))
 		return rc;
-	if ((rc = write_attrs(r)) || (rc = write_info(r)) || (rc = synthesize(r)))
+	if ((rc = write_attrs(r)) || (rc = write_id_index(r)) || (rc = write_info(r)) ||
+	    (rc = synthesize(r)))
 		return rc;
+	/* perf 6.x: what exists at the start has been written */
+	{
+		struct perf_event_header h = { PERF_RECORD_FINISHED_INIT, 0, sizeof(h) };
+
+		if ((rc = rc_perf_write(r->w, &h)))
+			return write_error(r, rc);
+	}
 	r->st->cpus = r->per_thread ? 0 : (unsigned)r->ncpus;
 	r->st->threads = (unsigned)r->ntasks;
 	r->st->cpu_wide_switch = r->cpu_wide;
