@@ -864,7 +864,8 @@ static int synth_mmaps(struct rec *r, int pid)
 }
 
 /* --kernel: the kernel's text mapping, as perf synthesizes it
- * ("[kernel.kallsyms]_text", pgoff = start), from /proc/kallsyms. */
+ * ("[kernel.kallsyms]_text", pgoff = start), from /proc/kallsyms, and the
+ * modules' from /proc/modules. */
 static int synth_kernel(struct rec *r)
 {
 	unsigned long long a, text = 0, etext = 0;
@@ -872,6 +873,7 @@ static int synth_kernel(struct rec *r)
 	struct dc_sample_id sid;
 	struct dc_rec_mmap m;
 	FILE *f = fopen("/proc/kallsyms", "re");
+	int rc;
 
 	if (!f)
 		return 0;
@@ -894,7 +896,25 @@ static int synth_kernel(struct rec *r)
 	m.prot = PROT_READ | PROT_EXEC;
 	m.filename = "[kernel.kallsyms]_text";
 	sid_for(r, -1, 0, &sid);
-	return rc_perf_mmap2(r->w, &m, &sid);
+	if ((rc = rc_perf_mmap2(r->w, &m, &sid)))
+		return rc;
+	/* and each loaded module, as perf synthesizes them ("[name]") */
+	if (!(f = fopen("/proc/modules", "re")))
+		return 0;            /* no module support */
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char mod[80];
+		uint64_t start, size;
+
+		if (rc_pt_parse_module(line, mod, sizeof(mod), &start, &size))
+			continue;
+		m.start = start;
+		m.len = size;
+		m.pgoff = 0;
+		m.filename = mod;
+		rc = rc_perf_mmap2(r->w, &m, &sid);
+	}
+	fclose(f);
+	return rc;
 }
 
 static int synthesize(struct rec *r)

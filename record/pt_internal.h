@@ -33,6 +33,12 @@ int rc_pt_set_field(uint64_t *config, uint64_t mask, uint64_t value);
  * valid one; -1 when none is valid. */
 int rc_pt_pick_period(uint64_t valid, int target);
 
+/* A line of /proc/modules -> "[name]", load address and size. Returns 0,
+ * -ENOENT for a module that is not live or whose address is hidden
+ * (kptr_restrict: 0), -EINVAL for junk. */
+int rc_pt_parse_module(const char *line, char *name, size_t namelen, uint64_t *addr,
+		       uint64_t *size);
+
 /* Valid values of a caps bitmask as text, "0,3,5-9" (for error messages). */
 void rc_pt_valid_str(uint64_t valid, char *buf, size_t len);
 

@@ -145,3 +145,21 @@ void rc_pt_valid_str(uint64_t valid, char *buf, size_t len)
 		v = end + 1;
 	}
 }
+
+int rc_pt_parse_module(const char *line, char *name, size_t namelen, uint64_t *addr,
+		       uint64_t *size)
+{
+	char nm[64], state[16];
+	unsigned long long sz, a;
+	int n = 0;
+
+	/* "name size refcount deps state address [taint]" */
+	if (sscanf(line, "%63s %llu %*d %*s %15s %llx%n", nm, &sz, state, &a, &n) != 4 || !n)
+		return -EINVAL;
+	if (strcmp(state, "Live") || !a || !sz)
+		return -ENOENT;
+	snprintf(name, namelen, "[%s]", nm);
+	*addr = a;
+	*size = sz;
+	return 0;
+}

@@ -225,11 +225,34 @@ static void test_messages(void **state)
 	assert_non_null(strstr(buf, "(now unlimited)"));
 }
 
+static void test_module_line(void **state)
+{
+	char name[80];
+	uint64_t a, sz;
+
+	(void)state;
+	assert_int_equal(rc_pt_parse_module("kvm_intel 380928 0 - Live 0xffffffffc0a1c000\n",
+					    name, sizeof(name), &a, &sz), 0);
+	assert_string_equal(name, "[kvm_intel]");
+	assert_true(a == 0xffffffffc0a1c000ULL);
+	assert_int_equal(sz, 380928);
+	assert_int_equal(rc_pt_parse_module("nf_tables 307200 3 nft_ct,nft_chain_nat, Live "
+					    "0xffffffffc0b00000 (E)\n", name, sizeof(name), &a, &sz), 0);
+	assert_string_equal(name, "[nf_tables]");
+	/* addresses hidden (kptr_restrict), or not loaded yet */
+	assert_int_equal(rc_pt_parse_module("kvm 1142784 1 kvm_intel, Live 0x0000000000000000\n",
+					    name, sizeof(name), &a, &sz), -ENOENT);
+	assert_int_equal(rc_pt_parse_module("foo 4096 0 - Loading 0xffffffffc0000000\n",
+					    name, sizeof(name), &a, &sz), -ENOENT);
+	assert_int_equal(rc_pt_parse_module("junk\n", name, sizeof(name), &a, &sz), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attrs),
 		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_module_line),
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_set_field),

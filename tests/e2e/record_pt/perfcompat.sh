@@ -37,6 +37,21 @@ perf evlist -i sb.data >sb.ev 2>&1
 grep -qx 'dummy:u' sb.ev && ! grep -q unknown sb.ev && pass "events named (dummy:u)" || fail "event names: $(cat sb.ev)"
 perf evlist -i em.data >em.ev 2>&1
 grep -qx 'intel_pt//u' em.ev && pass "PT event named intel_pt//u" || fail "event names: $(cat em.ev)"
+# --kernel: kernel text changes (TEXT_POKE, KSYMBOL) recorded as perf does
+# (kernels >= 5.9 have them), and the kernel's text mapped
+if "$PTFLAME" record --sideband-only --kernel -o k.data -- /bin/true 2>k.err; then
+	read -r maj min _ < <(uname -r | tr '.-' '  ')
+	if [ "$maj" -gt 5 ] || { [ "$maj" -eq 5 ] && [ "$min" -ge 9 ]; }; then
+		perf evlist -v -i k.data 2>/dev/null | grep -q 'text_poke: 1.*ksymbol: 1\|ksymbol: 1.*text_poke: 1' &&
+			pass "--kernel: text_poke and ksymbol on" || fail "--kernel: no text_poke/ksymbol event"
+	fi
+	if grep -q ' _text$' /proc/kallsyms && [ "$(awk '$3 == "_text" {print $1; exit}' /proc/kallsyms)" != 0000000000000000 ]; then
+		perf script --show-mmap-events -i k.data 2>/dev/null | grep -q '\[kernel.kallsyms\]_text' &&
+			pass "--kernel: kernel text mapped" || fail "--kernel: no [kernel.kallsyms]_text mapping"
+	fi
+else
+	echo "skip: --kernel not allowed here: $(cat k.err)"
+fi
 for f in sb em; do
 	[ -s "$f.data.herr" ] || perf report --header-only -i "$f.data" >/dev/null 2>"$f.data.herr"
 	[ -s "$f.data.herr" ] && fail "$f: perf report --header-only warns: $(head -c 300 "$f.data.herr")" ||
