@@ -1,5 +1,5 @@
 #!/bin/bash
-# How the traced program ends (testdata/emu_ending): by its own status, a
+# How the traced program ends (testdata/ending): by its own status, a
 # signal it sends itself, exit() or a SIGSEGV in a thread other than the
 # leader (while the leader is being stepped, or waits in pthread_join).
 # The recording must end (no hang), say in one line how the program ended,
@@ -7,7 +7,7 @@
 # exactly and that report reads.
 . "$E2E_LIB"
 E=("$PTFLAME" record --emulate -q)
-PROG=$TESTDATA/emu_ending
+PROG=$TESTDATA/ending
 
 # ending NAME WANT_RC NOTE_RE -- MODE ARGS...
 ending() {
@@ -21,7 +21,7 @@ ending() {
 		[ -s "$name.err" ] && fail "$name: said $(cat "$name.err")" || pass "$name: nothing said"
 	else
 		expect_lines 1 "$name.err" "$name: one line"
-		expect_grep "^ptflame record: .*emu_ending $note\$" "$name.err" "$name: says how it ended"
+		expect_grep "^ptflame record: .*ending $note\$" "$name.err" "$name: says how it ended"
 	fi
 	"$EMU_CHECK" "$name.data" "$name.dump" >"$name.chk" 2>&1 && pass "$name: trace decodes exactly" ||
 		fail "$name: $(head -c 400 "$name.chk")"

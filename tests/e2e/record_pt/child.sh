@@ -4,13 +4,13 @@
 #   ignores SIGPIPE itself; an ignored SIGHUP, as under nohup, stays);
 # - record exits with CMD's status (128+N for signal N) and says how it ended;
 # - -p follows a process whose leader thread has exited while another
-#   thread runs on (testdata/emu_ending leader-exit).
+#   thread runs on (testdata/ending leader-exit).
 . "$E2E_LIB"
 if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
 	echo "skip: kernel.perf_event_paranoid > 2 forbids perf events to non-root users"; exit 77
 fi
 R=("$PTFLAME" record --sideband-only)
-PROG=$TESTDATA/emu_ending
+PROG=$TESTDATA/ending
 
 want=$(trap '' HUP; grep -E '^Sig(Ign|Blk)' /proc/self/status)
 got=$(trap '' HUP; "${R[@]}" -o sig.data -- grep -E '^Sig(Ign|Blk)' /proc/self/status 2>sig.err)
@@ -21,13 +21,13 @@ got=$("${R[@]}" -o pipe.data -- sh -c 'yes | head -1' 2>pipe.err)
 	fail "yes | head: '$got' $(cat pipe.err)"
 
 expect_rc 3 "CMD exits 3: record exits 3" -- "${R[@]}" -o st.data -- "$PROG" status 3
-expect_grep 'emu_ending exited with status 3$' "$T/err" "says the status"
+expect_grep 'ending exited with status 3$' "$T/err" "says the status"
 [ -s st.data ] && pass "status 3: file written" || fail "status 3: no file"
 expect_rc 139 "a thread's SIGSEGV: record exits 139" -- "${R[@]}" -o segv.data -- "$PROG" thread-segv
-expect_grep 'emu_ending was killed by signal 11 \(Segmentation fault\)' "$T/err" "says the signal"
+expect_grep 'ending was killed by signal 11 \(Segmentation fault\)' "$T/err" "says the signal"
 expect_rc 0 "report reads it" -- "$PTFLAME" dump segv.data
 expect_rc 0 "CMD exits 0: record exits 0" -- "${R[@]}" -o ok.data -- "$PROG" status 0
-grep -q 'emu_ending' "$T/err" && fail "status 0: said $(cat "$T/err")" || pass "status 0: no note"
+grep -q 'ending' "$T/err" && fail "status 0: said $(cat "$T/err")" || pass "status 0: no note"
 
 # -p: the leader is a zombie before recording starts; the other thread
 # renames itself and exits only when told, and that must be recorded

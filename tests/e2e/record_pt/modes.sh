@@ -78,7 +78,7 @@ expect_grep "PERF_RECORD_EXIT\($TPID:$TPID\)" exit.data.txt "the target's EXIT i
 
 # -- -- CMD stopped by -d: the command is terminated
 expect_rc 0 "-d 0.3 -- sleep 30" -- $R -d 0.3 -o cmd.data -- /bin/sleep 30
-expect_grep "killed by signal 15" "$T/err" "the command is terminated at the end"
+expect_grep "stopped by signal 15 .* when the recording ended" "$T/err" "the command is terminated at the end"
 perf_reads cmd.data "-- CMD with -d"
 
 # -- -t: per-thread buffers, per-task SWITCH records of that thread only

@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2
 	echo "skip: kernel.perf_event_paranoid > 2 forbids perf events to non-root users"; exit 77
 fi
 command -v perf >/dev/null || { echo "skip: perf not installed"; exit 77; }
-PROG=$TESTDATA/emu_ending
+PROG=$TESTDATA/ending
 
 perf record -q -e dummy -o ref.data -- "$PROG" status 0 >/dev/null 2>&1 ||
 	{ fail "perf record -e dummy failed"; finish; }

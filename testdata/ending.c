@@ -1,12 +1,12 @@
 /* Ways a traced program ends (tests/e2e/emulate/ending.sh and
  * tests/e2e/record_pt): one mode per run.
- *   emu_ending status N       main returns N
- *   emu_ending kill SIG       the process sends itself SIG (default action)
- *   emu_ending thread-exit N  a second thread calls exit(N) while main spins
- *   emu_ending thread-segv    a second thread dies of SIGSEGV while main spins
- *   emu_ending join-exit N    a second thread calls exit(N) while main waits
+ *   ending status N       main returns N
+ *   ending kill SIG       the process sends itself SIG (default action)
+ *   ending thread-exit N  a second thread calls exit(N) while main spins
+ *   ending thread-segv    a second thread dies of SIGSEGV while main spins
+ *   ending join-exit N    a second thread calls exit(N) while main waits
  *                             in pthread_join
- *   emu_ending leader-exit F  main calls pthread_exit; a second thread waits
+ *   ending leader-exit F  main calls pthread_exit; a second thread waits
  *                             for file F to exist, names itself "late-worker"
  *                             and exits 0
  * The second thread does a little work first, so that both are traced. */
