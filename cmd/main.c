@@ -160,7 +160,7 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const struct command *c;
 
@@ -184,4 +184,17 @@ int main(int argc, char **argv)
 	if (!c->run)
 		return cmd_help(argc - 1, argv + 1);
 	return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	/* What went to stdout (help, version, dump) must have arrived: a
+	 * closed or full stdout is an error, not exit 0. */
+	errno = 0;
+	if ((fflush(stdout) || ferror(stdout)) && errno != EPIPE && rc == 0)
+		rc = cmd_error(NULL, "cannot write to stdout: %s",
+			       strerror(errno ? errno : EIO));
+	return rc;
 }

@@ -145,47 +145,83 @@ static int parse(int argc, char **argv, struct report_args *a)
 	return -1;
 }
 
-static int write_svg(const struct report_args *a, const struct report_run *r)
+/* Folded lines fed to the SVG as they are printed (no copy of them all). */
+struct svg_sink {
+	struct fg_svg *svg;
+	char *line;
+	size_t len, cap;
+	int err;
+};
+
+static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 {
-	struct fg_fold_options fo = a->fold;
+	struct svg_sink *s = cookie;
+
+	for (size_t i = 0; i < n && !s->err; i++) {
+		if (s->len + 1 >= s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 256;
+			char *p = realloc(s->line, cap);
+
+			if (!p) {
+				s->err = -ENOMEM;
+				break;
+			}
+			s->line = p;
+			s->cap = cap;
+		}
+		if (buf[i] != '\n') {
+			s->line[s->len++] = buf[i];
+			continue;
+		}
+		s->line[s->len] = '\0';
+		s->err = fg_svg_add_line(s->svg, s->line);
+		s->len = 0;
+	}
+	return s->err ? -1 : (ssize_t)n;
+}
+
+static int write_svg(const struct report_args *a, const struct report_run *r,
+		     char *err, size_t errlen)
+{
 	struct fg_svg_options so = { .title = "ptflame: wall-clock flame graph", .subtitle = a->run.input };
-	struct fg_svg *svg = fg_svg_new();
+	struct svg_sink sink = { .svg = fg_svg_new() };
 	struct report_out o;
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *mem;
+	FILE *f;
 	int ret = -ENOMEM;
 
-	if (!svg)
+	if (!sink.svg || !(f = fopencookie(&sink, "w", (cookie_io_functions_t){
+			.write = svg_sink_write }))) {
+		fg_svg_free(sink.svg);
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	mem = open_memstream(&buf, &len);
-	if (!mem)
+	}
+	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &a->fold);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (sink.err)
+		ret = sink.err;
+	free(sink.line);
+	if (ret) {
+		snprintf(err, errlen, "cannot draw the SVG: %s", strerror(-ret));
 		goto out;
-	ret = fg_fold(mem, report_cct(r), report_symbolizer(r), &fo);
-	fclose(mem);
+	}
+	ret = report_out_open(&o, a->svg, err, errlen);
 	if (ret)
 		goto out;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if ((ret = fg_svg_add_line(svg, line)))
-			goto out;
-	ret = report_out_open(&o, a->svg);
-	if (ret)
-		goto out;
-	ret = fg_svg_write(svg, o.f, &so);
-	ret = report_out_close(&o, ret == 0) ?: ret;
+	ret = report_out_close(&o, fg_svg_write(sink.svg, o.f, &so), err, errlen);
 out:
-	free(buf);
-	fg_svg_free(svg);
+	fg_svg_free(sink.svg);
 	return ret;
 }
 
-static int write_main(const struct report_args *a, const struct report_run *r)
+static int write_main(const struct report_args *a, const struct report_run *r,
+		      char *err, size_t errlen)
 {
 	struct report_out o;
 	struct fg_stats *st = NULL;
 	int ret;
 
-	ret = report_out_open(&o, a->output);
+	ret = report_out_open(&o, a->output, err, errlen);
 	if (ret)
 		return ret;
 	if (a->table) {
@@ -196,7 +232,7 @@ static int write_main(const struct report_args *a, const struct report_run *r)
 	} else {
 		ret = fg_fold(o.f, report_cct(r), report_symbolizer(r), &a->fold);
 	}
-	return report_out_close(&o, ret == 0) ?: ret;
+	return report_out_close(&o, ret, err, errlen);
 }
 
 int cmd_report(int argc, char **argv)
@@ -209,6 +245,9 @@ int cmd_report(int argc, char **argv)
 	ret = parse(argc, argv, &a);
 	if (ret >= 0)
 		goto out;
+	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
+	if (ret)
+		goto out;
 	a.run.progress = isatty(STDERR_FILENO);
 	if (report_run(&a.run, &r, err, sizeof(err))) {
 		ret = cmd_error("report", "%s", err);
@@ -217,17 +256,12 @@ int cmd_report(int argc, char **argv)
 	if (!a.run.quiet)
 		report_print_summary(r, "report");
 	ret = 0;
-	if (a.svg && (ret = write_svg(&a, r))) {
-		ret = cmd_error("report", "cannot write %s: %s", a.svg, strerror(-ret));
+	if (a.svg && write_svg(&a, r, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
-	if ((ret = write_main(&a, r))) {
-		if (ret == -EPIPE)
-			ret = 0;
-		else
-			ret = cmd_error("report", "cannot write %s: %s",
-					a.output ? a.output : "stdout", strerror(-ret));
-	}
+	if ((ret = write_main(&a, r, err, sizeof(err))))
+		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
 	report_run_free(r);
 	free(a.tids);
