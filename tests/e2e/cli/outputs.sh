@@ -58,9 +58,13 @@ chmod 640 target.folded
 [ "$(stat -c %a target.folded)" = 640 ] && pass "a replaced file keeps its mode" ||
 	fail "mode changed to $(stat -c %a target.folded)"
 
-# stdout by name: in place (the shell's file is written, not replaced)
-"$PTFLAME" report -q -i good.data -o /dev/stdout >stdout.folded
-cmp -s stdout.folded want.folded && pass "-o /dev/stdout" || fail "-o /dev/stdout differs"
+# stdout by name, through our own link to /proc/self/fd/1 (never the
+# system's /dev/stdout: a broken build would replace it): a pipe is written
+# in place
+ln -s /proc/self/fd/1 mystdout
+"$PTFLAME" report -q -i good.data -o mystdout | cat >stdout.folded
+[ -L mystdout ] && pass "-o LINK-TO-STDOUT: still a link" || fail "-o replaced the link to stdout"
+cmp -s stdout.folded want.folded && pass "-o LINK-TO-STDOUT into a pipe" || fail "-o LINK-TO-STDOUT differs"
 "$PTFLAME" report -q -i good.data -o - | cat >dash.folded
 cmp -s dash.folded want.folded && pass "-o - into a pipe" || fail "-o - differs"
 
