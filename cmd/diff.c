@@ -40,6 +40,7 @@ const char cmd_diff_help[] =
 	"      --raw           times in plain nanoseconds\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
+	"      --max-stack N   trace inputs: keep N frames per stack (default 1024)\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
@@ -51,6 +52,7 @@ const char cmd_diff_help[] =
 
 enum {
 	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
+	OPT_MAX_STACK,
 };
 
 struct diff_opts {
@@ -104,6 +106,9 @@ static int load_folded(struct input *in)
 
 	if (rc == -EBADMSG)
 		return cmd_error("diff", "%s: line %zu is not a folded stack ('frame;frame VALUE')",
+				 in->path, bad);
+	if (rc == -EOVERFLOW)
+		return cmd_error("diff", "%s: line %zu: the values add up past 2^64-1 (18446744073709551615)",
 				 in->path, bad);
 	if (rc)
 		return cmd_error("diff", "%s: %s", in->path, rc == -EIO ? "read error" : strerror(-rc));
@@ -187,6 +192,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -235,6 +241,12 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 			break;
 		case OPT_SYMFS:
 			o->symfs = optarg;
+			break;
+		case OPT_MAX_STACK:
+			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
+				return cmd_usage_error("diff", "--max-stack wants a count from 1 to %d, "
+						       "not '%s'", SR_MAX_DEPTH, optarg);
+			o->sr.max_stack = (uint32_t)v;
 			break;
 		default:
 			return 2;

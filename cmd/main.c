@@ -1,5 +1,6 @@
 /* ptflame - main: dispatch `ptflame <command> [options]`, git/perf style. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,18 @@ int cmd_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 
 int cmd_parse_u64(const char *s, unsigned long long *out)
 {
-	char *end;
+	unsigned long long v = 0;
 
-	if (!s || !*s || *s == '-')
+	/* plain decimal only: no sign, no 0x (hex) or leading-0 (octal)
+	 * reading, no blanks; overflow is junk too */
+	if (!s || !*s)
 		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*out = v;
 	return 0;
 }
 

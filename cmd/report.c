@@ -27,6 +27,8 @@ const char cmd_report_help[] =
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --plain         bare function names, no annotations\n"
 	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms)\n"
+	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
+	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
 	"      --svg FILE      also draw an SVG flame graph into FILE\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
@@ -47,7 +49,7 @@ const char cmd_report_help[] =
 
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
-	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES,
+	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 };
 
 struct report_args {
@@ -77,6 +79,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "syscall-names", no_argument, NULL, OPT_SYSCALL_NAMES },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -123,7 +126,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 			if (cmd_parse_u64(optarg, &v) == 0)
 				ns = v;
 			else if (report_parse_duration(optarg, &ns))
-				return cmd_usage_error("report", "--min-ns wants nanoseconds, not '%s'", optarg);
+				return cmd_usage_error("report", "--min-ns wants decimal nanoseconds or a "
+						       "duration like 2.5us, 1ms, not '%s'", optarg);
 			a->fold.min_ns = ns;
 			break;
 		}
@@ -135,6 +139,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 			if (cmd_parse_u64(optarg, &v) || !v)
 				return cmd_usage_error("report", "--top wants a positive count, not '%s'", optarg);
 			a->tab.top = (size_t)v;
+			break;
+		case OPT_MAX_STACK:
+			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
+				return cmd_usage_error("report", "--max-stack wants a count from 1 to %d, not '%s'",
+						       SR_MAX_DEPTH, optarg);
+			a->run.sr.max_stack = (uint32_t)v;
 			break;
 		default:
 			return cmd_usage_error("report", "unexpected option");

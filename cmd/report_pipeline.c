@@ -29,6 +29,7 @@ struct report_run {
 	struct dc_session *session;/* perf.data input                   */
 	int err;                   /* first failure inside a callback   */
 	const char *cmd;
+	uint32_t max_stack;
 	bool progress, progress_shown;
 };
 
@@ -223,6 +224,7 @@ static int machine_finish(struct report_run *r)
 	r->sum.lost_ns = st.lost_ns;
 	r->sum.events = st.events;
 	r->sum.lost = st.lost_gaps;
+	r->sum.truncated = st.truncated;
 	ret = sr_machine_finish(r->machine, 0, &r->cct);
 	return ret;
 }
@@ -403,6 +405,29 @@ fail:
 	return ret;
 }
 
+/* Filters that leave nothing are said (the run still succeeds). */
+static void note_empty_filters(const struct report_run *r, const struct report_opts *opt)
+{
+	const struct sr_options *o = &opt->sr;
+	char what[256] = "";
+	size_t n = 0;
+
+	if (sr_cct_root(r->cct)->first_child)
+		return;
+#define ADD(cond, ...) if ((cond) && n < sizeof(what)) \
+		n += (size_t)snprintf(what + n, sizeof(what) - n, __VA_ARGS__)
+	ADD(o->ntids, "%s--tid", n ? ", " : "");
+	ADD(o->comm, "%s--comm %s", n ? ", " : "", o->comm);
+	ADD(o->root, "%s--root %s", n ? ", " : "", o->root);
+	ADD(o->time_start || o->time_end, "%s--time", n ? ", " : "");
+	ADD(o->keep_time == SR_KEEP_ONCPU, "%s--oncpu", n ? ", " : "");
+	ADD(o->keep_time == SR_KEEP_OFFCPU, "%s--offcpu", n ? ", " : "");
+#undef ADD
+	if (n)
+		fprintf(stderr, "ptflame %s: note: %s: nothing matched %s, the profile is empty\n",
+			r->cmd, opt->input, what);
+}
+
 int report_run(const struct report_opts *opt, struct report_run **out,
 	       char *err, size_t errlen)
 {
@@ -429,6 +454,7 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 	src->fd = src->spool = -1;
 	r->cmd = opt->cmd ? opt->cmd : "report";
 	r->progress = opt->progress;
+	r->max_stack = opt->sr.max_stack ? opt->sr.max_stack : SR_DEFAULT_MAX_STACK;
 	if (fmt == REPORT_INPUT_AUTO)
 		fmt = r->src.kind;
 	switch (fmt) {
@@ -446,6 +472,7 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 		report_run_free(r);
 		return ret;
 	}
+	note_empty_filters(r, opt);
 	*out = r;
 	return 0;
 }
@@ -499,6 +526,10 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->threads == 1 ? "" : "s", traced, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
+	if (s->truncated)
+		fprintf(stderr, "ptflame %s: %" PRIu64 " call%s deeper than --max-stack %" PRIu32
+			" shown as [truncated]\n", cmd, s->truncated, s->truncated == 1 ? "" : "s",
+			r->max_stack);
 }
 
 /* The output's FILE writes through this, keeping the first error's errno
@@ -638,7 +669,8 @@ int report_parse_duration(const char *s, uint64_t *ns)
 	char *end;
 	double v;
 
-	if (!*s || *s == '-' || *s == '+')
+	/* decimal only: strtod would read hex ("0x10") too */
+	if (!*s || *s == '-' || *s == '+' || strpbrk(s, "xX"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

@@ -38,6 +38,7 @@ struct report_summary {
 	uint64_t lost;           /* lost segments                        */
 	uint64_t lost_ns;
 	uint64_t events;
+	uint64_t truncated;      /* calls cut by --max-stack             */
 };
 
 struct report_run;
