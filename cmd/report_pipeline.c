@@ -178,6 +178,8 @@ const char *report_src_path(struct report_src *s, char *err, size_t errlen)
 			}
 		}
 	}
+	if (!s->stream && strcmp(s->name, "-"))
+		return s->name;        /* a regular file by its own name */
 	if (s->stream)
 		fd = s->spool;
 	snprintf(s->fdpath, sizeof(s->fdpath), "/proc/self/fd/%d", fd);
