@@ -50,7 +50,8 @@ int cmd_error(const char *cmd, const char *fmt, ...)
 int cmd_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
 
-/* Parse a non-negative decimal/hex integer; 0 on success, -1 on junk. */
+/* Parse a number: plain decimal digits only (no sign, hex, octal or
+ * blanks), at most 2^64-1. 0 on success, -1 on junk or overflow. */
 int cmd_parse_u64(const char *s, unsigned long long *out);
 
 #endif

@@ -40,6 +40,7 @@ const char cmd_diff_help[] =
 	"      --raw           times in plain nanoseconds\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
+	"      --max-stack N   trace inputs: keep N frames per stack (default 1024)\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
@@ -51,6 +52,7 @@ const char cmd_diff_help[] =
 
 enum {
 	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
+	OPT_MAX_STACK,
 };
 
 struct diff_opts {
@@ -69,15 +71,15 @@ struct input {
 	struct fg_folded *folded;      /* folded input, or a trace folded plain */
 	struct report_run *run;        /* trace input: owns the CCT and names  */
 	const struct sr_cct *cct;
-	FILE *f;
+	struct report_src src;         /* a folded input, read once          */
 };
 
 static void input_free(struct input *in)
 {
 	fg_folded_free(in->folded);
 	report_run_free(in->run);
-	if (in->f)
-		fclose(in->f);
+	if (in->path)
+		report_src_close(&in->src);
 	memset(in, 0, sizeof(*in));
 }
 
@@ -90,7 +92,7 @@ static int load_trace(struct input *in, const struct diff_opts *o)
 	};
 	char err[512] = "";
 
-	if (report_run(&ro, &in->run, err, sizeof(err)))
+	if (report_run_src(&ro, &in->src, &in->run, err, sizeof(err)))
 		return cmd_error("diff", "%s", err[0] ? err : "cannot decode the input");
 	in->cct = report_cct(in->run);
 	return 0;
@@ -99,10 +101,14 @@ static int load_trace(struct input *in, const struct diff_opts *o)
 static int load_folded(struct input *in)
 {
 	size_t bad = 0;
-	int rc = fg_folded_read(in->f, &in->folded, &bad);
+	FILE *f = report_src_file(&in->src);
+	int rc = f ? fg_folded_read(f, &in->folded, &bad) : -ENOMEM;
 
 	if (rc == -EBADMSG)
 		return cmd_error("diff", "%s: line %zu is not a folded stack ('frame;frame VALUE')",
+				 in->path, bad);
+	if (rc == -EOVERFLOW)
+		return cmd_error("diff", "%s: line %zu: the values add up past 2^64-1 (18446744073709551615)",
 				 in->path, bad);
 	if (rc)
 		return cmd_error("diff", "%s: %s", in->path, rc == -EIO ? "read error" : strerror(-rc));
@@ -147,23 +153,19 @@ static int fold_cct(struct input *in)
 
 static int load(struct input *in, const char *path, const struct diff_opts *o)
 {
-	enum report_input kind;
+	char err[512];
 
 	in->path = path;
-	in->f = fopen(path, "r");
-	if (!in->f)
-		return cmd_error("diff", "cannot open %s: %s", path, strerror(errno));
-	kind = report_sniff(in->f);
-	if (ferror(in->f))
-		return cmd_error("diff", "%s: read error", path);
-	if (kind == REPORT_INPUT_AUTO) {
+	if (report_src_open(&in->src, path, err, sizeof(err))) {
+		in->path = NULL;       /* nothing to close */
+		return cmd_error("diff", "%s", err);
+	}
+	if (in->src.kind == REPORT_INPUT_AUTO) {
 		if (o->filtered)
 			return cmd_error("diff", "%s: a folded file has no threads or time kinds; the "
 					 "filters need trace inputs", path);
 		return load_folded(in) ? 1 : 0;
 	}
-	fclose(in->f);
-	in->f = NULL;
 	if (load_trace(in, o))
 		return 1;
 	return !o->table && fold_cct(in) ? 1 : 0;
@@ -190,6 +192,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -239,6 +242,12 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		case OPT_SYMFS:
 			o->symfs = optarg;
 			break;
+		case OPT_MAX_STACK:
+			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
+				return cmd_usage_error("diff", "--max-stack wants a count from 1 to %d, "
+						       "not '%s'", SR_MAX_DEPTH, optarg);
+			o->sr.max_stack = (uint32_t)v;
+			break;
 		default:
 			return 2;
 		}
@@ -258,20 +267,23 @@ int cmd_diff(int argc, char **argv)
 	struct diff_opts o = { 0 };
 	struct input a = { 0 }, b = { 0 };
 	struct fg_stats *sa = NULL, *sb = NULL;
-	struct report_out out = { .f = NULL };
+	struct report_out out;
+	char msg[512];
 	int rc, err;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		goto done;
 	rc = 1;
+	if (report_refuse_same("diff", argv[optind], o.output, NULL) ||
+	    report_refuse_same("diff", argv[optind + 1], o.output, NULL))
+		goto done;
 	if (load(&a, argv[optind], &o) || load(&b, argv[optind + 1], &o))
 		goto done;
 	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
 		goto done;
-	err = report_out_open(&out, o.output);
-	if (err) {
-		cmd_error("diff", "cannot create %s: %s", o.output, strerror(-err));
+	if (report_out_open(&out, o.output, msg, sizeof(msg))) {
+		cmd_error("diff", "%s", msg);
 		goto done;
 	}
 	if (o.table)
@@ -279,9 +291,8 @@ int cmd_diff(int argc, char **argv)
 			.sort = o.sort, .top = o.top, .raw = o.raw });
 	else
 		err = fg_diff_write(out.f, a.folded, b.folded, o.normalize);
-	err = report_out_close(&out, err == 0) ?: err;
-	if (err) {
-		cmd_error("diff", "cannot write %s: %s", o.output ? o.output : "stdout", strerror(-err));
+	if (report_out_close(&out, err, msg, sizeof(msg))) {
+		cmd_error("diff", "%s", msg);
 		goto done;
 	}
 	rc = 0;

@@ -1,5 +1,6 @@
 /* ptflame - main: dispatch `ptflame <command> [options]`, git/perf style. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,18 @@ int cmd_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 
 int cmd_parse_u64(const char *s, unsigned long long *out)
 {
-	char *end;
+	unsigned long long v = 0;
 
-	if (!s || !*s || *s == '-')
+	/* plain decimal only: no sign, no 0x (hex) or leading-0 (octal)
+	 * reading, no blanks; overflow is junk too */
+	if (!s || !*s)
 		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*out = v;
 	return 0;
 }
 
@@ -160,7 +165,7 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const struct command *c;
 
@@ -184,4 +189,17 @@ int main(int argc, char **argv)
 	if (!c->run)
 		return cmd_help(argc - 1, argv + 1);
 	return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	/* What went to stdout (help, version, dump) must have arrived: a
+	 * closed or full stdout is an error, not exit 0. */
+	errno = 0;
+	if ((fflush(stdout) || ferror(stdout)) && errno != EPIPE && rc == 0)
+		rc = cmd_error(NULL, "cannot write to stdout: %s",
+			       strerror(errno ? errno : EIO));
+	return rc;
 }

@@ -27,6 +27,8 @@ const char cmd_report_help[] =
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --plain         bare function names, no annotations\n"
 	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms)\n"
+	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
+	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
 	"      --svg FILE      also draw an SVG flame graph into FILE\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
@@ -47,7 +49,7 @@ const char cmd_report_help[] =
 
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
-	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES,
+	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 };
 
 struct report_args {
@@ -77,6 +79,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "syscall-names", no_argument, NULL, OPT_SYSCALL_NAMES },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -123,7 +126,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 			if (cmd_parse_u64(optarg, &v) == 0)
 				ns = v;
 			else if (report_parse_duration(optarg, &ns))
-				return cmd_usage_error("report", "--min-ns wants nanoseconds, not '%s'", optarg);
+				return cmd_usage_error("report", "--min-ns wants decimal nanoseconds or a "
+						       "duration like 2.5us, 1ms, not '%s'", optarg);
 			a->fold.min_ns = ns;
 			break;
 		}
@@ -136,6 +140,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 				return cmd_usage_error("report", "--top wants a positive count, not '%s'", optarg);
 			a->tab.top = (size_t)v;
 			break;
+		case OPT_MAX_STACK:
+			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
+				return cmd_usage_error("report", "--max-stack wants a count from 1 to %d, not '%s'",
+						       SR_MAX_DEPTH, optarg);
+			a->run.sr.max_stack = (uint32_t)v;
+			break;
 		default:
 			return cmd_usage_error("report", "unexpected option");
 		}
@@ -145,47 +155,83 @@ static int parse(int argc, char **argv, struct report_args *a)
 	return -1;
 }
 
-static int write_svg(const struct report_args *a, const struct report_run *r)
+/* Folded lines fed to the SVG as they are printed (no copy of them all). */
+struct svg_sink {
+	struct fg_svg *svg;
+	char *line;
+	size_t len, cap;
+	int err;
+};
+
+static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 {
-	struct fg_fold_options fo = a->fold;
+	struct svg_sink *s = cookie;
+
+	for (size_t i = 0; i < n && !s->err; i++) {
+		if (s->len + 1 >= s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 256;
+			char *p = realloc(s->line, cap);
+
+			if (!p) {
+				s->err = -ENOMEM;
+				break;
+			}
+			s->line = p;
+			s->cap = cap;
+		}
+		if (buf[i] != '\n') {
+			s->line[s->len++] = buf[i];
+			continue;
+		}
+		s->line[s->len] = '\0';
+		s->err = fg_svg_add_line(s->svg, s->line);
+		s->len = 0;
+	}
+	return s->err ? -1 : (ssize_t)n;
+}
+
+static int write_svg(const struct report_args *a, const struct report_run *r,
+		     char *err, size_t errlen)
+{
 	struct fg_svg_options so = { .title = "ptflame: wall-clock flame graph", .subtitle = a->run.input };
-	struct fg_svg *svg = fg_svg_new();
+	struct svg_sink sink = { .svg = fg_svg_new() };
 	struct report_out o;
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *mem;
+	FILE *f;
 	int ret = -ENOMEM;
 
-	if (!svg)
+	if (!sink.svg || !(f = fopencookie(&sink, "w", (cookie_io_functions_t){
+			.write = svg_sink_write }))) {
+		fg_svg_free(sink.svg);
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	mem = open_memstream(&buf, &len);
-	if (!mem)
+	}
+	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &a->fold);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (sink.err)
+		ret = sink.err;
+	free(sink.line);
+	if (ret) {
+		snprintf(err, errlen, "cannot draw the SVG: %s", strerror(-ret));
 		goto out;
-	ret = fg_fold(mem, report_cct(r), report_symbolizer(r), &fo);
-	fclose(mem);
+	}
+	ret = report_out_open(&o, a->svg, err, errlen);
 	if (ret)
 		goto out;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if ((ret = fg_svg_add_line(svg, line)))
-			goto out;
-	ret = report_out_open(&o, a->svg);
-	if (ret)
-		goto out;
-	ret = fg_svg_write(svg, o.f, &so);
-	ret = report_out_close(&o, ret == 0) ?: ret;
+	ret = report_out_close(&o, fg_svg_write(sink.svg, o.f, &so), err, errlen);
 out:
-	free(buf);
-	fg_svg_free(svg);
+	fg_svg_free(sink.svg);
 	return ret;
 }
 
-static int write_main(const struct report_args *a, const struct report_run *r)
+static int write_main(const struct report_args *a, const struct report_run *r,
+		      char *err, size_t errlen)
 {
 	struct report_out o;
 	struct fg_stats *st = NULL;
 	int ret;
 
-	ret = report_out_open(&o, a->output);
+	ret = report_out_open(&o, a->output, err, errlen);
 	if (ret)
 		return ret;
 	if (a->table) {
@@ -196,7 +242,7 @@ static int write_main(const struct report_args *a, const struct report_run *r)
 	} else {
 		ret = fg_fold(o.f, report_cct(r), report_symbolizer(r), &a->fold);
 	}
-	return report_out_close(&o, ret == 0) ?: ret;
+	return report_out_close(&o, ret, err, errlen);
 }
 
 int cmd_report(int argc, char **argv)
@@ -209,6 +255,9 @@ int cmd_report(int argc, char **argv)
 	ret = parse(argc, argv, &a);
 	if (ret >= 0)
 		goto out;
+	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
+	if (ret)
+		goto out;
 	a.run.progress = isatty(STDERR_FILENO);
 	if (report_run(&a.run, &r, err, sizeof(err))) {
 		ret = cmd_error("report", "%s", err);
@@ -217,17 +266,12 @@ int cmd_report(int argc, char **argv)
 	if (!a.run.quiet)
 		report_print_summary(r, "report");
 	ret = 0;
-	if (a.svg && (ret = write_svg(&a, r))) {
-		ret = cmd_error("report", "cannot write %s: %s", a.svg, strerror(-ret));
+	if (a.svg && write_svg(&a, r, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
-	if ((ret = write_main(&a, r))) {
-		if (ret == -EPIPE)
-			ret = 0;
-		else
-			ret = cmd_error("report", "cannot write %s: %s",
-					a.output ? a.output : "stdout", strerror(-ret));
-	}
+	if ((ret = write_main(&a, r, err, sizeof(err))))
+		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
 	report_run_free(r);
 	free(a.tids);

@@ -2,6 +2,7 @@
  * Logic lives in the rooms; this file only connects them and turns their
  * error codes into one message. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,25 +24,189 @@ struct report_run {
 	struct sr_machine *machine;
 	struct sr_cct *cct;
 	struct report_summary sum;
-	FILE *in;                  /* script text input                 */
+	struct report_src src;     /* the input, read once              */
 	struct dc_script *script;
 	struct dc_session *session;/* perf.data input                   */
 	int err;                   /* first failure inside a callback   */
 	const char *cmd;
+	uint32_t max_stack;
 	bool progress, progress_shown;
 };
 
-enum report_input report_sniff(FILE *in)
+static enum report_input sniff(const unsigned char *buf, size_t n)
 {
-	char buf[4096];
-	size_t n = fread(buf, 1, sizeof(buf), in);
-
-	rewind(in);
 	if (n >= 8 && !memcmp(buf, "PERFILE2", 8))
 		return REPORT_INPUT_PERF;
-	if (dc_script_detect(buf, n))
+	if (dc_script_detect((const char *)buf, n))
 		return REPORT_INPUT_SCRIPT;
 	return REPORT_INPUT_AUTO;
+}
+
+int report_src_open(struct report_src *s, const char *path, char *err, size_t errlen)
+{
+	bool std = !strcmp(path, "-");
+	struct stat st;
+	int ret;
+
+	*s = (struct report_src){ .name = path, .fd = -1, .spool = -1 };
+	s->fd = std ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s: %s%s", std ? "stdin" : path, strerror(errno),
+			 errno == ENOENT ? " (record one with 'ptflame record')" : "");
+		return ret;
+	}
+	if (fstat(s->fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	ret = -EINVAL;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory", path);
+		goto fail;
+	}
+	s->stream = !S_ISREG(st.st_mode);
+	if (!s->stream) {
+		off_t at = lseek(s->fd, 0, SEEK_CUR);
+		ssize_t n;
+
+		if (st.st_size == 0 || at >= st.st_size) {
+			snprintf(err, errlen, "%s: is empty (was the recording interrupted?)", path);
+			goto fail;
+		}
+		n = pread(s->fd, s->head, sizeof(s->head), at < 0 ? 0 : at);
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+			goto fail;
+		}
+		s->nhead = (size_t)n;
+	} else {
+		/* a pipe, FIFO, device: what is read here is kept for the reader */
+		while (s->nhead < sizeof(s->head)) {
+			ssize_t n = read(s->fd, s->head + s->nhead, sizeof(s->head) - s->nhead);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				ret = -errno;
+				snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+				goto fail;
+			}
+			if (!n)
+				break;
+			s->nhead += (size_t)n;
+		}
+		if (!s->nhead) {
+			snprintf(err, errlen, "%s: is empty (nothing could be read from it)", path);
+			goto fail;
+		}
+	}
+	s->kind = sniff(s->head, s->nhead);
+	return 0;
+fail:
+	report_src_close(s);
+	return ret;
+}
+
+/* A stream's text: the bytes already read, then the rest. */
+static ssize_t src_read(void *cookie, char *buf, size_t n)
+{
+	struct report_src *s = cookie;
+	ssize_t r;
+
+	if (s->headpos < s->nhead) {
+		size_t k = s->nhead - s->headpos < n ? s->nhead - s->headpos : n;
+
+		memcpy(buf, s->head + s->headpos, k);
+		s->headpos += k;
+		return (ssize_t)k;
+	}
+	do
+		r = read(s->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static int src_close(void *cookie)
+{
+	struct report_src *s = cookie;
+	int ret = close(s->fd);
+
+	s->fd = -1;
+	return ret;
+}
+
+FILE *report_src_file(struct report_src *s)
+{
+	if (s->f)
+		return s->f;
+	if (s->stream)
+		s->f = fopencookie(s, "r", (cookie_io_functions_t){ .read = src_read,
+								    .close = src_close });
+	else if ((s->f = fdopen(s->fd, "r")))
+		s->fd = -1;    /* the FILE owns it (read from where the head is) */
+	return s->f;
+}
+
+const char *report_src_path(struct report_src *s, char *err, size_t errlen)
+{
+	int fd = s->fd;
+
+	if (s->stream && s->spool < 0) {
+		/* perf.data is read by seeking: spool the stream into an
+		 * unlinked temporary file, once */
+		char buf[1 << 16];
+		ssize_t n;
+		int ret = dc_tmpfile();
+
+		if (ret < 0) {
+			snprintf(err, errlen, "%s: cannot create a temporary file for it: %s", s->name,
+				 strerror(-ret));
+			return NULL;
+		}
+		s->spool = ret;
+		for (n = (ssize_t)s->nhead, memcpy(buf, s->head, s->nhead); n != 0;
+		     n = read(s->fd, buf, sizeof(buf))) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 || write(s->spool, buf, (size_t)n) != n) {
+				snprintf(err, errlen, "%s: %s %s", s->name,
+					 n < 0 ? "read error:" : "cannot spool it:", strerror(errno));
+				return NULL;
+			}
+		}
+	}
+	if (!s->stream && strcmp(s->name, "-"))
+		return s->name;        /* a regular file by its own name */
+	if (s->stream)
+		fd = s->spool;
+	snprintf(s->fdpath, sizeof(s->fdpath), "/proc/self/fd/%d", fd);
+	return s->fdpath;
+}
+
+void report_src_close(struct report_src *s)
+{
+	if (s->f)
+		fclose(s->f);
+	else if (s->fd >= 0)
+		close(s->fd);
+	if (s->spool >= 0)
+		close(s->spool);
+	s->f = NULL;
+	s->fd = s->spool = -1;
+}
+
+/* "/proc/self/fd/N: msg" -> "NAME: msg" in place. */
+static void rename_in_msg(char *msg, size_t len, const char *from, const char *to)
+{
+	char *at = strstr(msg, from), *rest;
+
+	if (!at || !(rest = strdup(at + strlen(from))))
+		return;
+	snprintf(at, len - (size_t)(at - msg), "%s%s", to, rest);
+	free(rest);
 }
 
 static int machine_new(struct report_run *r, const struct report_opts *opt)
@@ -61,6 +226,7 @@ static int machine_finish(struct report_run *r)
 	r->sum.lost_ns = st.lost_ns;
 	r->sum.events = st.events;
 	r->sum.lost = st.lost_gaps;
+	r->sum.truncated = st.truncated;
 	ret = sr_machine_finish(r->machine, 0, &r->cct);
 	return ret;
 }
@@ -73,7 +239,13 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 	off_t pos;
 	int ret;
 
-	ret = dc_script_new(&r->script, r->in);
+	FILE *in = report_src_file(&r->src);
+
+	if (!in) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = dc_script_new(&r->script, in);
 	if (ret)
 		goto fail;
 	r->sym = (struct sr_symbolizer){
@@ -96,7 +268,7 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 		return ret;
 	}
 	/* Bytes read: known for a file, not for a pipe (ftello fails). */
-	pos = ftello(r->in);
+	pos = ftello(in);
 	r->sum.bytes = pos > 0 ? (uint64_t)pos : 0;
 	ret = machine_finish(r);
 	if (ret)
@@ -183,12 +355,17 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 	struct dc_symbols *syms;
 	int ret;
 
-	/* The session maps the file itself. */
-	fclose(r->in);
-	r->in = NULL;
-	ret = dc_session_open(opt->input, &so, &r->session, err, errlen);
-	if (ret)
+	const char *path = report_src_path(&r->src, err, errlen);
+
+	if (!path)
+		return -EIO;
+	/* The session maps the file itself (the one opened, through
+	 * /proc/self/fd: a pipe's bytes were spooled into a file). */
+	ret = dc_session_open(path, &so, &r->session, err, errlen);
+	if (ret) {
+		rename_in_msg(err, errlen, path, opt->input);
 		return ret;
+	}
 	syms = dc_session_symbols(r->session);
 	r->sym = (struct sr_symbolizer){
 		.ctx = syms,
@@ -207,6 +384,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 	if (ret) {
 		if (ret != -ENOMEM && dc_session_errmsg(r->session)[0]) {
 			snprintf(err, errlen, "%s", dc_session_errmsg(r->session));
+			rename_in_msg(err, errlen, path, opt->input);
 			return ret;
 		}
 		goto fail;
@@ -229,40 +407,58 @@ fail:
 	return ret;
 }
 
+/* Filters that leave nothing are said (the run still succeeds). */
+static void note_empty_filters(const struct report_run *r, const struct report_opts *opt)
+{
+	const struct sr_options *o = &opt->sr;
+	char what[256] = "";
+	size_t n = 0;
+
+	if (sr_cct_root(r->cct)->first_child)
+		return;
+#define ADD(cond, ...) if ((cond) && n < sizeof(what)) \
+		n += (size_t)snprintf(what + n, sizeof(what) - n, __VA_ARGS__)
+	ADD(o->ntids, "%s--tid", n ? ", " : "");
+	ADD(o->comm, "%s--comm %s", n ? ", " : "", o->comm);
+	ADD(o->root, "%s--root %s", n ? ", " : "", o->root);
+	ADD(o->time_start || o->time_end, "%s--time", n ? ", " : "");
+	ADD(o->keep_time == SR_KEEP_ONCPU, "%s--oncpu", n ? ", " : "");
+	ADD(o->keep_time == SR_KEEP_OFFCPU, "%s--offcpu", n ? ", " : "");
+#undef ADD
+	if (n)
+		fprintf(stderr, "ptflame %s: note: %s: nothing matched %s, the profile is empty\n",
+			r->cmd, opt->input, what);
+}
+
 int report_run(const struct report_opts *opt, struct report_run **out,
 	       char *err, size_t errlen)
 {
+	struct report_src src;
+	int ret = report_src_open(&src, opt->input, err, errlen);
+
+	return ret ? ret : report_run_src(opt, &src, out, err, errlen);
+}
+
+int report_run_src(const struct report_opts *opt, struct report_src *src,
+		   struct report_run **out, char *err, size_t errlen)
+{
 	struct report_run *r = calloc(1, sizeof(*r));
 	enum report_input fmt = opt->format;
-	struct stat st;
 	int ret;
 
-	if (!r)
+	if (!r) {
+		report_src_close(src);
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	r->src = *src;             /* taken over */
+	src->f = NULL;
+	src->fd = src->spool = -1;
 	r->cmd = opt->cmd ? opt->cmd : "report";
 	r->progress = opt->progress;
-	if (!strcmp(opt->input, "-")) {
-		r->in = stdin;
-		if (fmt == REPORT_INPUT_AUTO)
-			fmt = REPORT_INPUT_SCRIPT;
-	} else {
-		r->in = fopen(opt->input, "rb");
-		if (!r->in) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot open %s: %s%s", opt->input, strerror(errno),
-				 errno == ENOENT ? " (record one with 'ptflame record')" : "");
-			free(r);
-			return ret;
-		}
-		if (fstat(fileno(r->in), &st) == 0 && (S_ISDIR(st.st_mode) || st.st_size == 0)) {
-			snprintf(err, errlen, "%s: %s", opt->input,
-				 S_ISDIR(st.st_mode) ? "is a directory" : "is empty (was the recording interrupted?)");
-			report_run_free(r);
-			return -EINVAL;
-		}
-		if (fmt == REPORT_INPUT_AUTO)
-			fmt = report_sniff(r->in);
-	}
+	r->max_stack = opt->sr.max_stack ? opt->sr.max_stack : SR_DEFAULT_MAX_STACK;
+	if (fmt == REPORT_INPUT_AUTO)
+		fmt = r->src.kind;
 	switch (fmt) {
 	case REPORT_INPUT_SCRIPT:
 		ret = run_script(r, opt, err, errlen);
@@ -278,6 +474,7 @@ int report_run(const struct report_opts *opt, struct report_run **out,
 		report_run_free(r);
 		return ret;
 	}
+	note_empty_filters(r, opt);
 	*out = r;
 	return 0;
 }
@@ -290,8 +487,7 @@ void report_run_free(struct report_run *r)
 	sr_machine_free(r->machine);
 	dc_script_free(r->script);
 	dc_session_close(r->session);
-	if (r->in && r->in != stdin)
-		fclose(r->in);
+	report_src_close(&r->src);
 	free(r);
 }
 
@@ -332,45 +528,101 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->threads == 1 ? "" : "s", traced, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
+	if (s->truncated)
+		fprintf(stderr, "ptflame %s: %" PRIu64 " call%s deeper than --max-stack %" PRIu32
+			" shown as [truncated]\n", cmd, s->truncated, s->truncated == 1 ? "" : "s",
+			r->max_stack);
 }
 
-int report_out_open(struct report_out *o, const char *path)
+/* The output's FILE writes through this, keeping the first error's errno
+ * (a full disk is ENOSPC, not the EIO a FILE reports). */
+static ssize_t out_write(void *cookie, const char *buf, size_t n)
 {
-	o->path = path;
-	o->tmp = NULL;
-	if (!path || !strcmp(path, "-")) {
-		o->f = stdout;
-		return 0;
-	}
-	if (asprintf(&o->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		o->tmp = NULL;
-		return -ENOMEM;
-	}
-	o->f = fopen(o->tmp, "w");
-	if (!o->f) {
-		int ret = -errno;
+	struct report_out *o = cookie;
+	size_t done = 0;
 
-		free(o->tmp);
-		o->tmp = NULL;
+	while (done < n) {
+		ssize_t w = write(o->out.fd, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!o->err)
+				o->err = w < 0 ? -errno : -EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+int report_out_open(struct report_out *o, const char *path, char *err, size_t errlen)
+{
+	int ret;
+
+	*o = (struct report_out){ .path = path };
+	ret = dc_out_open(&o->out, path, 0, 0666, err, errlen);
+	if (ret)
 		return ret;
+	o->f = fopencookie(o, "w", (cookie_io_functions_t){ .write = out_write });
+	if (!o->f) {
+		dc_out_abort(&o->out);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	return 0;
 }
 
-int report_out_close(struct report_out *o, bool ok)
+int report_out_close(struct report_out *o, int ret, char *err, size_t errlen)
 {
-	int ret = 0;
+	const char *name = o->path ? o->path : "stdout";
 
-	if (o->f == stdout)
-		return fflush(stdout) ? -errno : 0;
-	if (fclose(o->f))
-		ok = false, ret = -EIO;
-	if (ok && rename(o->tmp, o->path))
-		ret = -errno;
-	if (!ok || ret)
-		unlink(o->tmp);
-	free(o->tmp);
-	return ret ? ret : (ok ? 0 : -EIO);
+	if (fclose(o->f) && !ret)
+		ret = o->err ? o->err : -EIO;
+	if (o->err)
+		ret = o->err;   /* what the writer saw as EIO */
+	if (ret) {
+		snprintf(err, errlen, "cannot write %s: %s", name, strerror(-ret));
+		dc_out_abort(&o->out);
+		return ret;
+	}
+	return dc_out_commit(&o->out, err, errlen);
+}
+
+/* stat() of an input or output name ("-": stdin or stdout). */
+static int stat_name(const char *path, int std_fd, struct stat *st)
+{
+	if (!path || !strcmp(path, "-"))
+		return fstat(std_fd, st);
+	return stat(path, st);
+}
+
+int report_refuse_same(const char *cmd, const char *input, const char *out1, const char *out2)
+{
+	const char *outs[2] = { out1, out2 };
+	struct stat in, st, st2;
+
+	if (stat_name(input, STDIN_FILENO, &in) || !S_ISREG(in.st_mode))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if ((i == 1 && !out2) || stat_name(outs[i], STDOUT_FILENO, &st))
+			continue;
+		if (st.st_dev == in.st_dev && st.st_ino == in.st_ino)
+			return cmd_error(cmd, "%s is the input %s: writing it would destroy the input; "
+					 "choose another output", outs[i] ? outs[i] : "stdout",
+					 input ? input : "-");
+	}
+	/* two outputs into one file: one would replace the other (a device
+	 * or FIFO takes both) */
+	if (!out1 || !out2)
+		return 0;
+	if (stat_name(out1, STDOUT_FILENO, &st))
+		return strcmp(out1, out2) ? 0 :
+		       cmd_error(cmd, "-o and --svg name the same file %s; choose two", out1);
+	if (S_ISREG(st.st_mode) && !stat_name(out2, STDOUT_FILENO, &st2) &&
+	    st.st_dev == st2.st_dev && st.st_ino == st2.st_ino)
+		return cmd_error(cmd, "-o and --svg name the same file %s; choose two", out1);
+	return 0;
 }
 
 /* ---- option helpers shared by report and diff ---- */
@@ -419,7 +671,8 @@ int report_parse_duration(const char *s, uint64_t *ns)
 	char *end;
 	double v;
 
-	if (!*s || *s == '-' || *s == '+')
+	/* decimal only: strtod would read hex ("0x10") too */
+	if (!*s || *s == '-' || *s == '+' || strpbrk(s, "xX"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

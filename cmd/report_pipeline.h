@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "decoder/outfile.h"
 #include "stackrebuild/stackrebuild.h"
 
 enum report_input {
@@ -18,7 +19,7 @@ enum report_input {
 };
 
 struct report_opts {
-	const char *input;       /* path; "-" for stdin (script text)   */
+	const char *input;       /* path; "-" for stdin                 */
 	enum report_input format;
 	const char *symfs;       /* --symfs DIR or NULL                 */
 	struct sr_options sr;    /* filters, per_thread                 */
@@ -37,18 +38,42 @@ struct report_summary {
 	uint64_t lost;           /* lost segments                        */
 	uint64_t lost_ns;
 	uint64_t events;
+	uint64_t truncated;      /* calls cut by --max-stack             */
 };
 
 struct report_run;
 
-/* What a seekable file holds, by its first bytes: REPORT_INPUT_PERF,
- * REPORT_INPUT_SCRIPT, or REPORT_INPUT_AUTO for neither. Rewinds it. */
-enum report_input report_sniff(FILE *in);
+/* An input, read exactly once: a regular file, or a stream (stdin "-", a
+ * pipe, FIFO, process substitution, device) whose first bytes are kept for
+ * the reader, never lost. */
+struct report_src {
+	const char *name;        /* as given ("-": stdin), for messages   */
+	int fd, spool;           /* spool: a stream's perf.data, copied   */
+	FILE *f;
+	bool stream;             /* not a regular file                    */
+	enum report_input kind;  /* by its first bytes: PERF, SCRIPT, or
+	                            AUTO for neither (maybe folded)      */
+	unsigned char head[4096];
+	size_t nhead, headpos;
+	char fdpath[32];
+};
+/* Open and sniff. A directory, an empty file, or a stream that gives no
+ * byte is an error. 0 or a negative errno with one line in err. */
+int report_src_open(struct report_src *s, const char *path, char *err, size_t errlen);
+/* The whole input as a FILE, from its first byte (NULL: out of memory). */
+FILE *report_src_file(struct report_src *s);
+/* A path that opens the input as a regular file (a stream is spooled into
+ * an unlinked temporary file first); NULL with one line in err. */
+const char *report_src_path(struct report_src *s, char *err, size_t errlen);
+void report_src_close(struct report_src *s);
 
 /* Build the CCT. On failure returns a negative errno and puts one line
  * (no "ptflame CMD:" prefix, no newline) into err. */
 int report_run(const struct report_opts *opt, struct report_run **out,
 	       char *err, size_t errlen);
+/* The same on an opened input (taken over: closed in any case). */
+int report_run_src(const struct report_opts *opt, struct report_src *src,
+		   struct report_run **out, char *err, size_t errlen);
 void report_run_free(struct report_run *r);
 const struct sr_cct *report_cct(const struct report_run *r);
 const struct sr_symbolizer *report_symbolizer(const struct report_run *r);
@@ -56,16 +81,25 @@ const struct report_summary *report_summary(const struct report_run *r);
 /* "threads 3, traced 12.3 ms, decoded 1.2 MB, lost 2 segments (0.5 % of time)" */
 void report_print_summary(const struct report_run *r, const char *cmd);
 
-/* Output that never clobbers an earlier result: a named file is written
- * to a temporary file beside it and renamed only when everything was
- * written (ok); NULL or "-" is stdout. Both return 0 or a negative errno. */
+/* An output as decoder/outfile.h's rule says (NULL or "-" is stdout), as a
+ * FILE. report_out_close(o, ret) finishes it: with ret 0 (everything was
+ * written) it is committed, else dropped; returns 0 or a negative errno
+ * with "cannot write NAME: REASON" (or the rule's own line) in err. Both
+ * return 0 or a negative errno with one line in err. */
 struct report_out {
 	FILE *f;
-	char *tmp;
+	struct dc_out out;
+	int err;                 /* first write error (errno)           */
 	const char *path;
 };
-int report_out_open(struct report_out *o, const char *path);
-int report_out_close(struct report_out *o, bool ok);
+int report_out_open(struct report_out *o, const char *path, char *err, size_t errlen);
+int report_out_close(struct report_out *o, int ret, char *err, size_t errlen);
+
+/* Refuse (one line, returns 1) an output that is the same file as the
+ * regular-file input (same device and inode, through links; "-" or NULL:
+ * stdin / stdout), or two outputs naming one file (out2 may be NULL).
+ * 0 when all is well. */
+int report_refuse_same(const char *cmd, const char *input, const char *out1, const char *out2);
 
 /* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
 /* "12,13,14" -> malloc'ed array (caller frees). */

@@ -11,6 +11,7 @@
 #include "decoder/sideband.h"
 #include "decoder/symbols.h"
 #include "decoder/ptdecode.h"
+#include "decoder/outfile.h"
 
 const char *dc_room_name(void);
 

@@ -18,8 +18,11 @@ const char *fg_room_name(void);
  *
  * One line per distinct stack whose self time is > 0 and >= min_ns:
  *     frame;frame;...;frame VALUE
- * root first, VALUE = self nanoseconds as a decimal integer, lines sorted
- * bytewise (strcmp on the stack), identical stacks summed into one line.
+ * root first, VALUE = self nanoseconds as a decimal integer. Lines come in
+ * tree order, printed as they are found (nothing is held but the current
+ * path and one level's names): a stack before its callees, the frames of
+ * each level sorted bytewise. Nodes that print as the same frame are one
+ * frame: calls, latencies, time and callees added up (as the tables do).
  * Annotated output also has a "... 0" line for each leaf context that has
  * calls but no time (when min_ns is 0), so every counted call shows.
  *

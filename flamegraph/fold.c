@@ -1,8 +1,12 @@
 /* ptflame - flamegraph/fold: CCT -> folded stacks (plain or annotated).
  *
  * The tree is walked once without recursion, keeping the folded path of the
- * current node in one buffer; lines are collected, sorted and merged so the
- * output does not depend on the order children were created in.
+ * current frame in one buffer, and every line is printed as soon as it is
+ * known: memory grows with the depth and the width of one level, never with
+ * the number of lines. At each level the children of the frame being
+ * printed are sorted by their printed name, and nodes printing alike (two
+ * functions of one name, from two files) are one frame: their calls,
+ * latencies, time and children are added up, as the tables do.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -174,21 +178,30 @@ bool fg_folded_line_valid(const char *line)
 
 /* ---- folding ---- */
 
-struct line {
-	char *stack;
-	uint64_t value;
+struct ent {
+	const struct sr_node *n;
+	size_t name;                /* offset in the level's names          */
+};
+
+/* The children of one printed frame (of all its nodes), sorted by name. */
+struct level {
+	struct ent *e;
+	size_t n, cap, pos;
+	char *names;
+	size_t nlen, ncap;
+	size_t path_len;            /* the path's length before this level  */
 };
 
 struct fold {
 	const struct sr_cct *cct;
 	const struct sr_symbolizer *sym;
 	enum fg_fold_style style;
-	char *path;                 /* folded path of the current node     */
+	uint64_t min_ns;
+	FILE *out;
+	char *path;                 /* folded path of the current frame     */
 	size_t len, cap;
-	char *name;                 /* sanitize scratch                     */
-	size_t name_cap;
-	struct line *lines;
-	size_t nlines, lines_cap;
+	struct level *lv;
+	size_t nlv;
 };
 
 static int reserve(char **buf, size_t *cap, size_t need)
@@ -208,103 +221,131 @@ static int reserve(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Append ";frame" (or "frame" at depth 1) for n to the path. */
-static int push_frame(struct fold *f, const struct sr_node *n)
+static int by_name(const void *a, const void *b, void *names)
 {
-	const char *raw = sr_cct_name(f->cct, n, f->sym);
+	return strcmp((const char *)names + ((const struct ent *)a)->name,
+		      (const char *)names + ((const struct ent *)b)->name);
+}
+
+/* L = the children of the nodes of group[0..n), named and sorted. */
+static int fill(struct fold *f, struct level *L, const struct ent *group, size_t n)
+{
+	L->n = L->pos = L->nlen = 0;
+	for (size_t g = 0; g < n; g++) {
+		for (const struct sr_node *c = group[g].n->first_child; c; c = c->next_sibling) {
+			const char *raw = sr_cct_name(f->cct, c, f->sym);
+			size_t need = (raw ? strlen(raw) : 0) + sizeof("[unknown]");
+
+			if (L->n == L->cap) {
+				size_t cap = L->cap ? L->cap * 2 : 16;
+				struct ent *v = realloc(L->e, cap * sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				L->e = v;
+				L->cap = cap;
+			}
+			if (reserve(&L->names, &L->ncap, L->nlen + need))
+				return -ENOMEM;
+			L->e[L->n++] = (struct ent){ .n = c, .name = L->nlen };
+			L->nlen += fg_frame_sanitize(L->names + L->nlen, need, raw) + 1;
+		}
+	}
+	if (L->n > 1)
+		qsort_r(L->e, L->n, sizeof(*L->e), by_name, L->names);
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* Print the frame of e[0..n) (nodes of one name) at path length base. */
+static int print_frame(struct fold *f, const struct level *L, const struct ent *e, size_t n,
+		       bool *has_children)
+{
+	uint64_t calls = 0, complete = 0, self = 0, lat_sum = 0;
+	const char *name = L->names + e[0].name;
+	size_t nlen = strlen(name);
 	char ann[64] = "";
-	size_t nlen, alen;
+	size_t alen;
 
-	/* room for the name or "[unknown]": sanitized in one pass */
-	if (reserve(&f->name, &f->name_cap, (raw ? strlen(raw) : 0) + sizeof("[unknown]")))
-		return -ENOMEM;
-	nlen = fg_frame_sanitize(f->name, f->name_cap, raw);
-	if (f->style == FG_FOLD_ANNOTATED && n->calls) {
-		uint64_t complete = n->lat.count;
-
+	*has_children = false;
+	for (size_t i = 0; i < n; i++) {
+		calls = sat_add(calls, e[i].n->calls);
+		complete = sat_add(complete, e[i].n->lat.count);
+		lat_sum = sat_add(lat_sum, e[i].n->lat.sum);
+		self = sat_add(self, e[i].n->self_ns);
+		*has_children |= e[i].n->first_child != NULL;
+	}
+	if (f->style == FG_FOLD_ANNOTATED && calls) {
 		if (complete)
-			snprintf(ann, sizeof(ann), ":%" PRIu64 ",avg:%" PRIu64, n->calls,
-				 (n->lat.sum + complete / 2) / complete);
+			snprintf(ann, sizeof(ann), ":%" PRIu64 ",avg:%" PRIu64, calls,
+				 lat_sum / complete + (lat_sum % complete >= complete - complete / 2));
 		else
-			snprintf(ann, sizeof(ann), ":%" PRIu64 "(inferred)", n->calls);
+			snprintf(ann, sizeof(ann), ":%" PRIu64 "(inferred)", calls);
 	}
 	alen = strlen(ann);
+	f->len = L->path_len;
 	if (reserve(&f->path, &f->cap, f->len + 1 + nlen + alen + 1))
 		return -ENOMEM;
 	if (f->len)
 		f->path[f->len++] = ';';
-	memcpy(f->path + f->len, f->name, nlen);
+	memcpy(f->path + f->len, name, nlen);
 	memcpy(f->path + f->len + nlen, ann, alen + 1);
 	f->len += nlen + alen;
+	/* A leaf with calls but no time still gets a (0) line when
+	 * annotated, so that every counted call shows somewhere. */
+	if ((self || (f->style == FG_FOLD_ANNOTATED && !*has_children && calls)) &&
+	    self >= f->min_ns &&
+	    fprintf(f->out, "%s %" PRIu64 "\n", f->path, self) < 0)
+		return -EIO;
 	return 0;
 }
 
-static int add_line(struct fold *f, uint64_t value)
+static int walk(struct fold *f)
 {
-	char *s;
+	struct ent root = { .n = sr_cct_root(f->cct) };
+	size_t depth = 0;
+	int ret;
 
-	if (f->nlines == f->lines_cap) {
-		size_t cap = f->lines_cap ? f->lines_cap * 2 : 64;
-		struct line *v = realloc(f->lines, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->lines = v;
-		f->lines_cap = cap;
-	}
-	s = strndup(f->path, f->len);
-	if (!s)
+	if (!(f->lv = calloc(1, sizeof(*f->lv))))
 		return -ENOMEM;
-	f->lines[f->nlines++] = (struct line){ .stack = s, .value = value };
-	return 0;
-}
+	f->nlv = 1;
+	if ((ret = fill(f, &f->lv[0], &root, 1)))
+		return ret;
+	for (;;) {
+		struct level *L = &f->lv[depth];
+		size_t i = L->pos, j = i + 1;
+		bool kids;
 
-static int by_stack(const void *a, const void *b)
-{
-	return strcmp(((const struct line *)a)->stack, ((const struct line *)b)->stack);
-}
-
-/* Pre-order walk; lens[d] is the path length before the frame at depth d. */
-static int collect(struct fold *f)
-{
-	const struct sr_node *root = sr_cct_root(f->cct), *n = root->first_child;
-	size_t *lens = NULL, depth = 0, lens_cap = 0;
-	int ret = 0;
-
-	while (n && !ret) {
-		if (depth == lens_cap) {
-			size_t cap = lens_cap ? lens_cap * 2 : 64;
-			size_t *v = realloc(lens, cap * sizeof(*v));
-
-			if (!v) {
-				ret = -ENOMEM;
-				break;
-			}
-			lens = v;
-			lens_cap = cap;
-		}
-		lens[depth++] = f->len;
-		ret = push_frame(f, n);
-		/* A leaf with calls but no time still gets a (0) line when
-		 * annotated, so that every counted call shows somewhere. */
-		if (!ret && (n->self_ns || (f->style == FG_FOLD_ANNOTATED &&
-					    !n->first_child && n->calls)))
-			ret = add_line(f, n->self_ns);
-		if (n->first_child) {
-			n = n->first_child;
+		if (i == L->n) {
+			if (!depth--)
+				return 0;
 			continue;
 		}
-		/* Leave n and every ancestor that has no next sibling. */
-		while (n != root) {
-			f->len = lens[--depth];
-			if (n->next_sibling)
-				break;
-			n = n->parent;
+		while (j < L->n && !strcmp(L->names + L->e[j].name, L->names + L->e[i].name))
+			j++;
+		L->pos = j;
+		if ((ret = print_frame(f, L, L->e + i, j - i, &kids)))
+			return ret;
+		if (!kids)
+			continue;
+		if (depth + 1 == f->nlv) {
+			struct level *v = realloc(f->lv, (f->nlv * 2) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			memset(v + f->nlv, 0, f->nlv * sizeof(*v));
+			f->lv = v;
+			f->nlv *= 2;
+			L = &f->lv[depth];
 		}
-		n = n == root ? NULL : n->next_sibling;
+		if ((ret = fill(f, &f->lv[depth + 1], L->e + i, j - i)))
+			return ret;
+		f->lv[++depth].path_len = f->len;
 	}
-	free(lens);
-	return ret;
 }
 
 int fg_fold(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym,
@@ -314,30 +355,18 @@ int fg_fold(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym
 		.cct = cct,
 		.sym = sym,
 		.style = opt ? opt->style : FG_FOLD_ANNOTATED,
+		.min_ns = opt ? opt->min_ns : 0,
+		.out = out,
 	};
-	uint64_t min_ns = opt ? opt->min_ns : 0;
-	int ret = collect(&f);
+	int ret = walk(&f);
 
-	if (!ret) {
-		if (f.nlines)
-			qsort(f.lines, f.nlines, sizeof(*f.lines), by_stack);
-		for (size_t i = 0; i < f.nlines; i++) {
-			uint64_t v = f.lines[i].value;
-
-			/* Two contexts can print alike (same name, two keys). */
-			while (i + 1 < f.nlines && !strcmp(f.lines[i].stack, f.lines[i + 1].stack))
-				v += f.lines[++i].value;
-			if (v < min_ns)
-				continue;
-			fprintf(out, "%s %" PRIu64 "\n", f.lines[i].stack, v);
-		}
-		if (ferror(out))
-			ret = -EIO;
+	if (!ret && (fflush(out) || ferror(out)))
+		ret = -EIO;
+	for (size_t i = 0; i < f.nlv; i++) {
+		free(f.lv[i].e);
+		free(f.lv[i].names);
 	}
-	for (size_t i = 0; i < f.nlines; i++)
-		free(f.lines[i].stack);
-	free(f.lines);
+	free(f.lv);
 	free(f.path);
-	free(f.name);
 	return ret;
 }

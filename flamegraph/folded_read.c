@@ -26,6 +26,8 @@ static int add_entry(struct fg_folded_list *l, struct fg_strmap *m, const char *
 	char *copy;
 
 	if (i != SIZE_MAX) {
+		if (l->e[i].value + value < value)
+			return -EOVERFLOW;     /* never a wrapped sum */
 		l->e[i].value += value;
 		return 0;
 	}
@@ -172,6 +174,9 @@ int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 			if (w < s + len && w > s && is_ws(w[-1]))
 				break;
 		}
+		err = -EOVERFLOW;
+		if (f->total + value < value)
+			break;
 		err = -ENOMEM;
 		if (len + 1 > plaincap) {
 			char *p = realloc(plain, len + 1);
@@ -181,9 +186,9 @@ int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 			plain = p;
 			plaincap = len + 1;
 		}
-		if (add_entry(&f->raw, &mraw, s, len, value) ||
-		    add_entry(&f->plain, &mplain, plain, plain_stack(s, len, plain, &f->annotated),
-			      value))
+		if ((err = add_entry(&f->raw, &mraw, s, len, value)) ||
+		    (err = add_entry(&f->plain, &mplain, plain,
+				     plain_stack(s, len, plain, &f->annotated), value)))
 			break;
 		f->total += value;
 		err = 0;
@@ -195,7 +200,7 @@ int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 	fg_strmap_free(&mraw);
 	fg_strmap_free(&mplain);
 	if (err) {
-		if (bad_line && err == -EBADMSG)
+		if (bad_line && (err == -EBADMSG || err == -EOVERFLOW))
 			*bad_line = lineno;
 		fg_folded_free(f);
 		return err;

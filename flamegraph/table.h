@@ -23,8 +23,9 @@
  */
 struct fg_folded;
 
-/* Read all of in. Returns 0, -ENOMEM, -EIO, or -EBADMSG for a line that is
- * not folded (*bad_line, when not NULL, is its 1-based number). */
+/* Read all of in. Returns 0, -ENOMEM, -EIO, -EBADMSG for a line that is
+ * not folded, or -EOVERFLOW for the line whose value makes a stack's sum or
+ * the total pass 2^64-1 (*bad_line, when not NULL, is its 1-based number). */
 int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line);
 void fg_folded_free(struct fg_folded *f);
 size_t fg_folded_count(const struct fg_folded *f);      /* distinct stacks */

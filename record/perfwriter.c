@@ -6,13 +6,14 @@
  *   [data section: records]
  *   [feature table][feature bodies]                        at close
  * The magic is written last, with the header, so a file that was never
- * closed is not a perf.data file; and it lives under a temporary name until
- * rc_perf_close renames it.
+ * closed is not a perf.data file. Where it goes follows the one output rule
+ * (decoder/outfile.h): a regular file lives under a temporary name until
+ * rc_perf_close renames it; a device, FIFO or stdout gets the whole file at
+ * rc_perf_close, copied from an anonymous spool (the writer seeks back).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decoder/outfile.h"
 #include "record/perfwriter.h"
 
 #define WBUF_SIZE (1u << 20)
@@ -39,8 +41,9 @@ struct feat_buf {
 };
 
 struct rc_perf_writer {
-	char *path, *tmp;
-	int fd;
+	char *path;
+	struct dc_out out;
+	int fd;                    /* out.fd */
 	uint64_t off;              /* file offset of the next byte written */
 	uint8_t *buf;
 	size_t used;
@@ -88,7 +91,7 @@ static int write_all(struct rc_perf_writer *w, const void *p, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(w, -errno, "write %s: %s", w->tmp, strerror(errno));
+			return fail(w, -errno, "write: %s", strerror(errno));
 		}
 		q += r;
 		n -= (size_t)r;
@@ -142,12 +145,11 @@ static int emit_zeros(struct rc_perf_writer *w, size_t n)
 int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, size_t errlen)
 {
 	struct rc_perf_writer *w;
-	int fd;
+	int ret;
 
 	*out = NULL;
 	w = calloc(1, sizeof(*w));
-	if (!w || !(w->path = strdup(path)) || !(w->buf = malloc(WBUF_SIZE)) ||
-	    asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
+	if (!w || !(w->path = strdup(path)) || !(w->buf = malloc(WBUF_SIZE))) {
 		if (w) {
 			free(w->path);
 			free(w->buf);
@@ -156,18 +158,14 @@ int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, siz
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "%s: cannot create %s: %s", path, w->tmp, strerror(e));
-		free(w->tmp);
+	ret = dc_out_open(&w->out, path, DC_OUT_SEEKABLE | DC_OUT_SYNC, 0600, err, errlen);
+	if (ret) {
 		free(w->path);
 		free(w->buf);
 		free(w);
-		return -e;
+		return ret;
 	}
-	w->fd = fd;
+	w->fd = w->out.fd;
 	/* Placeholder header: zero magic until close fixes it. */
 	if (emit_zeros(w, sizeof(struct pf_file_header))) {
 		snprintf(err, errlen, "%s", w->errmsg);
@@ -187,7 +185,6 @@ static void free_writer(struct rc_perf_writer *w)
 		free(w->feat[i].data);
 	free(w->auxidx);
 	free(w->buf);
-	free(w->tmp);
 	free(w->path);
 	free(w);
 }
@@ -196,9 +193,7 @@ void rc_perf_abort(struct rc_perf_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	unlink(w->tmp);
+	dc_out_abort(&w->out);
 	free_writer(w);
 }
 
@@ -810,22 +805,6 @@ static int write_features(struct rc_perf_writer *w)
 	return 0;
 }
 
-/* Make the rename durable: fsync the directory holding path. */
-static void sync_dir(const char *path)
-{
-	char *copy = strdup(path);
-	int fd;
-
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(copy);
-}
-
 int rc_perf_close(struct rc_perf_writer *w)
 {
 	return rc_perf_finish(w, NULL, 0);
@@ -848,21 +827,16 @@ int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
 		fail(w, errno ? -errno : -EIO, "write header: %s", strerror(errno));
 		goto out;
 	}
-	if (fsync(w->fd) < 0) {
-		fail(w, -errno, "fsync %s: %s", w->tmp, strerror(errno));
-		goto out;
-	}
-	if (close(w->fd) < 0) {
+	{
+		char msg[400];
+
+		ret = dc_out_commit(&w->out, msg, sizeof(msg));
 		w->fd = -1;
-		fail(w, -errno, "close %s: %s", w->tmp, strerror(errno));
-		goto out;
+		if (ret) {
+			fail(w, ret, "%s", msg);
+			goto out;
+		}
 	}
-	w->fd = -1;
-	if (rename(w->tmp, w->path) < 0) {
-		fail(w, -errno, "rename %s: %s", w->tmp, strerror(errno));
-		goto out;
-	}
-	sync_dir(w->path);
 	free_writer(w);
 	return 0;
 out:

@@ -7,9 +7,11 @@
  *   - the intel_pt attr's type must equal AUXTRACE_INFO priv[PMU_TYPE];
  *   - AUXTRACE records are 48 bytes + payload, padded to 8, reference != 0,
  *     and listed in the HEADER_AUXTRACE feature.
- * The file is written to a temporary file in the destination's directory
- * and renamed onto path by rc_perf_close only when everything succeeded,
- * so a crash never leaves a half file under the final name.
+ * path follows the one output rule (decoder/outfile.h): a regular file is
+ * written to a temporary file in the destination's directory and renamed
+ * onto path by rc_perf_close only when everything succeeded, so a crash
+ * never leaves a half file under the final name; a device, FIFO or "-"
+ * (stdout) is written in place, the whole file at rc_perf_close.
  *
  * Order of calls: rc_perf_create, rc_perf_add_attr (all attrs, before the
  * first record), records, features (any time), rc_perf_close or

@@ -395,7 +395,17 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		t->frames = v;
 		t->cap = cap;
 	}
-	n = seg_child(t, top_node(t), SR_NODE_FUNC, key);
+	n = top_node(t);
+	if (t->nframes >= (m->opt.max_stack ? m->opt.max_stack : SR_DEFAULT_MAX_STACK)) {
+		/* too deep: a [truncated] frame under the last kept one (the
+		 * frame keeps its key, so returns still match it) */
+		m->st.truncated++;
+		if (n->kind == SR_NODE_TRUNCATED)
+			n = n->parent;
+		n = seg_child(t, n, SR_NODE_TRUNCATED, key);
+	} else {
+		n = seg_child(t, n, SR_NODE_FUNC, key);
+	}
 	if (!n)
 		return -ENOMEM;
 	t->frames[t->nframes++] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
@@ -613,7 +623,7 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 
 static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 {
-	return n->kind == SR_NODE_FUNC ? key_flags(m, n->key) : 0;
+	return n->kind == SR_NODE_FUNC || n->kind == SR_NODE_TRUNCATED ? key_flags(m, n->key) : 0;
 }
 
 /* Is the syscall entered now rt_sigreturn? Its number tells when known;

@@ -97,6 +97,8 @@ enum sr_node_kind {
 	SR_NODE_PREEMPT,    /* "[preempted]": switched out while runnable      */
 	SR_NODE_LOST,       /* "[lost]": trace data lost                       */
 	SR_NODE_UNKNOWN,    /* "[unknown]": traced time with no stack at all   */
+	SR_NODE_TRUNCATED,  /* "[truncated]": frames deeper than max_stack; key:
+	                       the function (one node per function at the cut) */
 	SR_NODE_NKINDS
 };
 #define SR_KEY_NONE UINT64_MAX
@@ -304,7 +306,13 @@ struct sr_options {
 	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
 	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
 	unsigned (*func_flags)(void *sym_ctx, uint64_t key);
+	/* Frames kept per stack (0: SR_DEFAULT_MAX_STACK). A call deeper than
+	 * that is still followed (returns match it) but accounted to a
+	 * "[truncated]" frame under the last kept one, so no input makes the
+	 * tree or the folded output grow with depth beyond it. */
+	uint32_t max_stack;
 };
+#define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
 #define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 #define SR_FUNC_SIGRETURN 4u /* the sigreturn trampoline (rt_sigreturn)  */
@@ -322,6 +330,7 @@ struct sr_machine_stats {
 	uint64_t repairs;          /* top frame fixed (unseen returns, jumps)  */
 	uint64_t time_backwards;   /* events older than the thread's last one */
 	uint64_t depth_overflows;  /* calls beyond SR_MAX_DEPTH (not pushed)  */
+	uint64_t truncated;        /* calls beyond max_stack ([truncated])    */
 	uint64_t bad_events;       /* unknown kind: ignored                   */
 	uint64_t nodes;            /* CCT nodes held now (all trees)          */
 	uint64_t mem_bytes;        /* memory held now (nodes, stacks, hists)  */

@@ -270,6 +270,21 @@ static void test_read_mangled(void **state)
 	}
 }
 
+/* Values that add past 2^64-1 are refused at the line that does it, never
+ * wrapped (18446744073709551609 + 10 is not 3). */
+static void test_read_sum_overflow(void **state)
+{
+	size_t bad = 0;
+	(void)state;
+
+	assert_int_equal(read_err("a;b 18446744073709551609\na;b 10\n", &bad), -EOVERFLOW);
+	assert_int_equal(bad, 2);
+	assert_int_equal(read_err("a;b 18446744073709551609\nc 6\nd 1\n", &bad), -EOVERFLOW);
+	assert_int_equal(bad, 3);    /* the total */
+	assert_int_equal(read_err("a;b 18446744073709551609\na;b 6\n", &bad), 0);
+	assert_int_equal(read_err("a 18446744073709551616\n", &bad), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_diff_union),
 		cmocka_unit_test(test_diff_random_union),
 		cmocka_unit_test(test_read_mangled),
+		cmocka_unit_test(test_read_sum_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,7 +189,8 @@ static void test_identical_stacks_merged(void **state)
 	sr_node_add_call(d2, true, 4);
 	sr_cct_finalize(cct);
 	expect_fold(cct, FG_FOLD_PLAIN, 0, "main;dup 30\n");
-	expect_fold(cct, FG_FOLD_ANNOTATED, 0, "main;dup:1,avg:4 30\n");
+	/* one frame: both nodes' calls (the table's count), avg over both */
+	expect_fold(cct, FG_FOLD_ANNOTATED, 0, "main;dup:2,avg:4 30\n");
 	/* min_ns applies to the merged line */
 	expect_fold(cct, FG_FOLD_PLAIN, 25, "main;dup 30\n");
 	sr_cct_free(cct);

@@ -1409,6 +1409,37 @@ static void test_merge_sharded_machines(void **state)
 	sr_cct_free(c2);
 }
 
+/* --max-stack: calls deeper than the limit are followed (their returns
+ * still match) but accounted to one [truncated] frame under the last kept
+ * frame, and counted. */
+static void test_max_stack_truncated(void **state)
+{
+	struct sr_options opt = { .max_stack = 3 };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_machine_stats st;
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_F);
+	CALL(m, 1, 20, F_F, F_F);      /* depth 4: cut */
+	CALL(m, 1, 30, F_F, F_F);      /* depth 5: the same [truncated] frame */
+	RET(m, 1, 40, F_F, F_F);
+	RET(m, 1, 50, F_F, F_F);
+	RET(m, 1, 60, F_F, F_F);
+	RET(m, 1, 70, F_F, F_MAIN);
+	CALL(m, 1, 80, F_MAIN, F_A);   /* back in main: the returns matched */
+	RET(m, 1, 90, F_A, F_MAIN);
+	END(m, 1, 100, F_MAIN);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.truncated, 2);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 10\nmain;f 20\nmain;f;f 20\nmain;f;f;[truncated] 30\n");
+	expect_calls(cct, "main;f;f;[truncated]", 2, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1458,6 +1489,7 @@ int main(void)
 		cmocka_unit_test(test_memory_bounded),
 		cmocka_unit_test(test_depth_limit_and_bad_events),
 		cmocka_unit_test(test_merge_sharded_machines),
+		cmocka_unit_test(test_max_stack_truncated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,7 +25,8 @@ rec() { # NAME EXTRA
 }
 rec a "0 a"
 rec b "$EXTRA b"
-: >"$T/empty.folded"
+# a profile with no stacks (a 0-byte file is refused as empty, as report does)
+echo "# no stacks" >"$T/empty.folded"
 
 # 3-column lines: "stack A B", the stack valid folded (check_folded.py).
 check_3col() { # FILE DESC

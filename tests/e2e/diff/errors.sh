@@ -30,6 +30,10 @@ one_line "missing file" 1 "cannot open .*nope" -- "$PTFLAME" diff "$T/nope" "$T/
 one_line "not folded" 1 "bad.folded: line 2 is not a folded stack" -- "$PTFLAME" diff "$T/a.folded" "$T/bad.folded"
 one_line "filter on folded input" 1 "filters need trace inputs" -- "$PTFLAME" diff --oncpu "$T/a.folded" "$T/b.folded"
 one_line "broken perf.data" 1 "bad.data" -- "$PTFLAME" diff "$T/bad.data" "$T/b.folded"
+one_line "hex --top" 2 "--top" -- "$PTFLAME" diff --table --top 0x10 "$T/a.folded" "$T/b.folded"
+printf 'a;b 18446744073709551609\na;b 10\n' >"$T/wrap.folded"
+one_line "values past 2^64" 1 "wrap.folded: line 2: the values add up past 2\\^64" -- \
+	"$PTFLAME" diff "$T/wrap.folded" "$T/a.folded"
 expect_rc 0 "help" -- "$PTFLAME" diff --help
 expect_grep "usage: ptflame diff" "$T/out" "help text"
 # the plain case still works, and -o writes the file
