@@ -256,7 +256,9 @@ int report_run(const struct report_opts *opt, struct report_run **out,
 		}
 		if (fstat(fileno(r->in), &st) == 0 && (S_ISDIR(st.st_mode) || st.st_size == 0)) {
 			snprintf(err, errlen, "%s: %s", opt->input,
-				 S_ISDIR(st.st_mode) ? "is a directory" : "is empty (was the recording interrupted?)");
+				 S_ISDIR(st.st_mode) ? "is a directory" :
+				 "is empty: ptflame needs a perf.data file (ptflame record, perf record "
+				 "-e intel_pt//u) or the text of 'perf script --itrace=cr'");
 			report_run_free(r);
 			return -EINVAL;
 		}

@@ -28,6 +28,9 @@ enum dc_off_reason {
 	DC_OFF_SWITCH,      /* thread switched out, blocked (voluntary)        */
 	DC_OFF_PREEMPT,     /* thread switched out while runnable (preempted)  */
 	DC_OFF_END,         /* end of trace for this thread (exit, stop)       */
+	DC_OFF_UNTRACED,    /* stopped for a reason the input does not give
+	                       (perf script's bare "tr end" with the thread
+	                       resuming elsewhere); it resumes later          */
 };
 
 enum dc_on_reason {

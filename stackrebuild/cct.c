@@ -233,6 +233,8 @@ const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
 		return "[preempted]";
 	case SR_NODE_LOST:
 		return "[lost]";
+	case SR_NODE_UNTRACED:
+		return "[untraced]";
 	case SR_NODE_ROOT:
 		return "[root]";
 	default:

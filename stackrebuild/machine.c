@@ -815,6 +815,12 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		t->last_sysno = UINT32_MAX;
 		t->sigreturn = false;
 		return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+	case DC_OFF_UNTRACED:
+		if (in_kernel_state(t))
+			return 0;
+		t->last_sysno = UINT32_MAX;
+		t->sigreturn = false;
+		return push_pseudo(t, SR_NODE_UNTRACED, 0, SR_TIME_USER, now);
 	case DC_OFF_SWITCH:
 		return switched_out(t) ? 0 :
 		       push_pseudo(t, SR_NODE_OFFCPU, 0, SR_TIME_OFFCPU, now);
@@ -857,7 +863,8 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 		return 0;
 	}
 	for (uint32_t i = 0; i < t->nps; i++)
-		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL;
+		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL ||
+			      t->ps[i].node->kind == SR_NODE_UNTRACED;
 	if (!t->need_resync && !t->fresh && was_kernel &&
 	    t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
 		mode = RS_ASYNC;

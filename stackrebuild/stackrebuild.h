@@ -97,6 +97,9 @@ enum sr_node_kind {
 	SR_NODE_PREEMPT,    /* "[preempted]": switched out while runnable      */
 	SR_NODE_LOST,       /* "[lost]": trace data lost                       */
 	SR_NODE_UNKNOWN,    /* "[unknown]": traced time with no stack at all   */
+	SR_NODE_UNTRACED,   /* "[untraced]": a gap in the trace that the input
+	                       gives no reason for (DC_OFF_UNTRACED); its time
+	                       is the thread's, of kind USER                   */
 	SR_NODE_NKINDS
 };
 #define SR_KEY_NONE UINT64_MAX
@@ -245,6 +248,8 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
  *             SWITCH         + "[off-cpu]"                    (OFFCPU)
  *             PREEMPT        + "[preempted]"                  (PREEMPT)
+ *             UNTRACED       + "[untraced]"  (USER; leaving it is like
+ *                            leaving the kernel: see TRACE_ON)
  *             END            not traced until the next event with an ip
  *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
  *             was). With an ip: leaves the kernel states; the ip's function

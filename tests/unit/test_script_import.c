@@ -816,9 +816,25 @@ static void test_import_bad_input(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.st.skipped, 2);
 	run_end(&r);
+	/* nothing at all, or comments only: say what ptflame needs */
 	run_text(&r, "");
-	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.rc, -ENOMSG);
 	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(dc_script_errmsg(r.s, r.rc), "no 'perf script' samples"));
+	run_end(&r);
+	run_text(&r, "# ========\n# captured on: x\n");
+	assert_int_equal(r.rc, -ENOMSG);
+	run_end(&r);
+	/* samples of another event (cycles with call chains): named, and no
+	 * "0 samples lack '=> addr'" */
+	run_text(&r, "825432/825432 339457.445933440:       1 cycles:u: \n"
+		     "\t    7f5c0c875c60 _dl_open+0x0 (/usr/lib64/ld-2.28.so)\n"
+		     "\n"
+		     "825432/825432 339457.445933441:       1 cycles:u: \n"
+		     "\t    7f5c0c875c60 _dl_open+0x0 (/usr/lib64/ld-2.28.so)\n");
+	assert_int_equal(r.rc, -ENOMSG);
+	assert_non_null(strstr(dc_script_errmsg(r.s, r.rc), "2 samples of 'cycles:u'"));
+	assert_null(strstr(dc_script_errmsg(r.s, r.rc), "lack"));
 	run_end(&r);
 }
 

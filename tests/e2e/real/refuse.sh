@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$REAL_DIR/common.sh"
+finish
