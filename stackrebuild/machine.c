@@ -605,6 +605,8 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 		return SR_FUNC_STUB;
 	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
 		return SR_FUNC_UNWIND;
+	if (!strcmp(name, "gogo") || !strcmp(name, "runtime.gogo"))
+		return SR_FUNC_SWITCH;  /* not runtime.gogo.abi0: it jumps to gogo */
 	if (!strcmp(name, "__restore_rt") || !strcmp(name, "__restore") ||
 	    !strcmp(name, "__kernel_rt_sigreturn") || !strcmp(name, "__vdso_rt_sigreturn"))
 		return SR_FUNC_SIGRETURN;
@@ -736,8 +738,9 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
 {
 	int ret = user_prep(m, t, ev->pid, ev->from_ip, now), i;
-	uint64_t key = key_of(m, ev->pid, ev->to_ip);
-	bool entry = false;
+	uint64_t key = key_of(m, ev->pid, ev->to_ip), start = 0;
+	unsigned top_flags;
+	bool entry;
 	uint8_t flags;
 
 	if (ret)
@@ -746,16 +749,27 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 		return establish_root(m, t, key, now, 0);
 	if (top_key(t) == key)
 		return 0;
-	/* Out of a longjmp or an unwinder, into the middle of a function
-	 * further down: back to that frame. Anything else is a tail call, a
-	 * PLT stub's jump (also to the PLT header, unnamed code that may share
-	 * its key with a frame further down), even to a function further down
-	 * (mutual recursion). */
+	/* Into the middle of a function further down: back to that frame,
+	 * every frame above it ends (longjmp, an exception's jump to its
+	 * handler, OCaml's raise, Go's gogo resuming the goroutine that
+	 * parked). Out of a longjmp or an unwinder also when where functions
+	 * start is unknown. Out of a PLT stub it is the PLT header (unnamed
+	 * code that may share its key with a frame further down). Anything
+	 * else is a tail call, even to a function further down (mutual
+	 * recursion). */
 	if (m->sym && m->sym->func_start)
-		entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
-	if (!entry && (func_flags(m, t->frames[t->nframes - 1].node) & SR_FUNC_UNWIND) &&
-	    (i = find_below(t, key)) >= 0)
+		start = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip);
+	entry = start == ev->to_ip;
+	top_flags = func_flags(m, t->frames[t->nframes - 1].node);
+	i = find_below(t, key);
+	if (i >= 0 && (((top_flags & SR_FUNC_UNWIND) && !entry) ||
+		       (start && !entry && !(top_flags & SR_FUNC_STUB))))
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
+	/* A stack switcher (Go's gogo) resuming code that is not on this
+	 * stack: another goroutine's stack, a new segment (its callers come
+	 * from its returns; at an entry, a new goroutine starts). */
+	if (top_flags & SR_FUNC_SWITCH)
+		return reset_to(m, t, key, now, entry ? 0 : F_INFERRED);
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);

@@ -240,9 +240,14 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             stack: the returning frame was a signal handler (its entry
  *             unseen after a loss); the trampoline replaces it.
  *   JUMP      to another function replaces the top frame (tail call, PLT
- *             stub, lazy resolver), except out of an unwinder (longjmp,
- *             _Unwind_*: see func_flags) into the middle of a function
- *             further down: pop to that frame.
+ *             stub, lazy resolver), except: into the middle of a function
+ *             further down (func_start says it is no entry; not out of a
+ *             PLT stub), or out of an unwinder (longjmp, _Unwind_*: see
+ *             func_flags) to no known entry, pop to that frame (longjmp,
+ *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
+ *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
+ *             gogo) to a function not on the stack, a new stack segment
+ *             with it as root (inferred unless at its entry).
  *   branch source not in the top function (a jump went unseen): see
  *             sr_options.func_flags.
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
@@ -304,7 +309,8 @@ struct sr_options {
 	 * frame, even when it is further down as well: recursion). Without it:
 	 * SR_FUNC_STUB for names ending in "@plt" or starting with
 	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
-	 * or starting with "_Unwind_". Also asked for the frame making a
+	 * or starting with "_Unwind_", SR_FUNC_SWITCH for "gogo"
+	 * and "runtime.gogo". Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
 	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
 	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
@@ -313,6 +319,7 @@ struct sr_options {
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
 #define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 #define SR_FUNC_SIGRETURN 4u /* the sigreturn trampoline (rt_sigreturn)  */
+#define SR_FUNC_SWITCH 8u   /* switches stacks by a jump (Go's gogo)     */
 
 /* Counters over all threads, for the summary line and for tests. */
 struct sr_machine_stats {

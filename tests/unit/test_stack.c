@@ -250,6 +250,43 @@ static void test_longjmp_and_exception(void **state)
 	sr_cct_free(cct);
 }
 
+/* A jump into the middle of a function further down unwinds to it from any
+ * function (OCaml's raise, Go's gogo resuming the goroutine that parked),
+ * not only out of a longjmp; a stack switcher (gogo) resuming a function
+ * that is not on the stack starts a new stack there (another goroutine). */
+static void test_unwinding_jumps(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	CALL(m, 1, 20, F_B, F_B);
+	CALL(m, 1, 30, F_B, F_C);
+	JMP(m, 1, 40, F_C, IP(F_A));           /* raise: to a's handler   */
+	RET(m, 1, 50, F_A, F_MAIN);
+	/* main -> d -> gogo, which resumes d (the same goroutine) */
+	CALL(m, 1, 60, F_MAIN, F_D);
+	CALL(m, 1, 65, F_D, F_GOGO);
+	JMP(m, 1, 70, F_GOGO, IP(F_D));
+	RET(m, 1, 80, F_D, F_MAIN);
+	/* ... and gogo resuming f, which is not on the stack: f's stack */
+	CALL(m, 1, 90, F_MAIN, F_GOGO);
+	JMP(m, 1, 95, F_GOGO, IP(F_F));
+	RET(m, 1, 100, F_F, F_G);
+	END(m, 1, 110, F_G);
+	cct = finish(m, 0);
+	expect_stacks(cct, "g 10\ng;f 5\nmain 20\nmain;a 20\nmain;a;b 10\nmain;a;b;b 10\n"
+			   "main;a;b;b;c 10\nmain;d 15\nmain;d;gogo 5\nmain;gogo 5\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;b;b;c", 1, 0);
+	expect_calls(cct, "main;d", 1, 0);
+	expect_calls(cct, "g;f", 1, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_signal_handler(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1418,6 +1455,7 @@ int main(void)
 		cmocka_unit_test(test_mutual_tail_recursion),
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),
+		cmocka_unit_test(test_unwinding_jumps),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),
 		cmocka_unit_test(test_sigreturn_evidence),
