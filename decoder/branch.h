@@ -46,6 +46,13 @@ enum dc_lost_reason {
 	DC_LOST_DECODE,     /* decoder error; resynced at next PSB             */
 };
 
+/* reason of a CALL, RETURN or JUMP: flags. */
+#define DC_BR_JUMPS_SEEN 1  /* its producer emits every jump that leaves a
+	                       function (perf script text with jmp/jcc lines):
+	                       a branch from outside the top frame's function
+	                       got there by falling through (a label or alias
+	                       inside it), no call: the same frame            */
+
 struct dc_event {
 	uint64_t time_ns;   /* perf clock                                      */
 	uint64_t from_ip;   /* 0 when unknown                                  */

@@ -90,6 +90,7 @@ struct dc_script {
 	bool targets;          /* a branch sample with "=> addr" was seen     */
 	bool pid_seen;         /* lines carry pid/tid                         */
 	char other_event[64];  /* event of the first sample that is no branch */
+	bool jumps_shown;      /* flags of a jmp/jcc seen: jumps are printed */
 	struct dc_script_stats st;
 
 	struct func *funcs;    /* key k is funcs[k - 1]                       */
@@ -711,6 +712,15 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 	return false;
 }
 
+/* A flags column naming a plain jump (jmp, jcc): the text shows jumps
+ * (--itrace=b), so a function left without one was fallen out of. */
+static bool plain_jump(uint32_t f)
+{
+	return (f & DC_SF_BRANCH) &&
+	       !(f & (DC_SF_CALL | DC_SF_RETURN | DC_SF_SYSCALLRET | DC_SF_ASYNC |
+		      DC_SF_INTERRUPT | DC_SF_TRACE_BEGIN | DC_SF_TRACE_END | DC_SF_TX_ABORT));
+}
+
 static int set_comm(struct thr *t, const struct dc_script_text *c)
 {
 	const char *s = c->s;
@@ -787,8 +797,12 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 	ev.cpu = l->cpu >= 0 ? (uint16_t)l->cpu : 0;
 	if (t->last_ns > t->span_ns)
 		t->span_ns = t->last_ns;
+	if (l->has_flags && plain_jump(l->flags))
+		s->jumps_shown = true;
 	keep = l->has_flags ? classify_flags(t, l, kfrom, kto, &ev)
 			    : classify_noflags(t, l, kfrom, kto, &ev, &pre);
+	if (keep && l->has_flags && s->jumps_shown && ev.kind <= DC_EV_JUMP)
+		ev.reason = DC_BR_JUMPS_SEEN;
 	if (!keep) {
 		s->st.ignored++;
 		/* A thread's span starts at its first line: one that is no

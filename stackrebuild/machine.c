@@ -29,6 +29,8 @@ enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
 struct frame {
 	struct sr_node *node;      /* in the thread's segment tree           */
+	uint64_t alias;            /* another key execution fell through into
+	                              within this frame (0: none)            */
 	uint64_t t0;               /* entry time                             */
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
 	                              signal handler (and what replaced it);
@@ -52,6 +54,8 @@ struct thread {
 	bool fresh;                /* current event (re)started tracing      */
 	bool need_resync;          /* after LOST: stack unproven             */
 	bool exec_pending;         /* exec'ed: next ip starts afresh         */
+	bool jumps_seen;           /* its events show every jump that leaves a
+	                              function (DC_BR_JUMPS_SEEN)            */
 	uint32_t last_sysno;       /* of the [kernel] entry being left       */
 	bool sigreturn;            /* that entry was (likely) rt_sigreturn   */
 	struct frame *frames;
@@ -286,6 +290,18 @@ static uint64_t top_key(const struct thread *t)
 	return t->frames[t->nframes - 1].node->key;
 }
 
+/* Is execution in function key inside frame f: its function, or a symbol
+ * it fell through into (a label or alias inside it)? */
+static bool frame_is(const struct frame *f, uint64_t key)
+{
+	return f->node->key == key || (f->alias && f->alias == key);
+}
+
+static bool top_is(const struct thread *t, uint64_t key)
+{
+	return frame_is(&t->frames[t->nframes - 1], key);
+}
+
 /* Give [last_ns, now) to the thread's current leaf. */
 static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 {
@@ -421,7 +437,7 @@ static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 static int find_below(const struct thread *t, uint64_t key)
 {
 	for (int i = (int)t->nframes - 2; i >= 0; i--)
-		if (t->frames[i].node->key == key)
+		if (frame_is(&t->frames[i], key))
 			return i;
 	return -1;
 }
@@ -547,7 +563,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		return establish_root(m, t, key, now, root_flags);
 	if (mode == RS_RESET && occurrences(t, key) > 1)
 		return reset_to(m, t, key, now, root_flags);
-	if (top_key(t) == key)
+	if (top_is(t, key))
 		return 0;
 	i = find_below(t, key);
 	if (i >= 0)
@@ -557,15 +573,18 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	return reset_to(m, t, key, now, root_flags);
 }
 
-/* A return to a function that is not on the stack: the trace started below
- * it. Everything this segment accounted so far ran under that function. */
-static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+/* A return (or an unwinder's jump) to a function that is not on the stack:
+ * the trace started below it. Everything this segment accounted so far ran
+ * under that function. all_end: every frame ends here (a longjmp past the
+ * root), else only the top one (a return). */
+static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		     bool all_end)
 {
 	struct sr_node *list = NULL, *c, *caller;
 	int ret = pop_frame(m, t, now, true);
 
 	if (!ret)
-		ret = pop_to(m, t, 0, now, false);
+		ret = pop_to(m, t, 0, now, all_end);
 	if (ret)
 		return ret;
 	while ((c = t->seg->root.first_child)) {
@@ -618,6 +637,15 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 	return n->kind == SR_NODE_FUNC ? key_flags(m, n->key) : 0;
 }
 
+/* Code without a function symbol: "[unknown] (dso)", "[.plt]", ... Where
+ * it "starts" says nothing of entries. */
+static bool unnamed(const struct sr_machine *m, uint64_t key)
+{
+	const char *name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
+
+	return !name || name[0] == '[';
+}
+
 /* Is the syscall entered now rt_sigreturn? Its number tells when known;
  * else the frame making it: the trampoline a handler returned into, or one
  * named like it (the handler's return was not seen: trace started in it). */
@@ -647,8 +675,16 @@ static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64
 	uint8_t flags = top->flags & F_ASYNC;
 	int i, ret;
 
-	if (top->node->key == key)
+	if (frame_is(top, key))
 		return 0;
+	/* With every jump shown, nothing but falling through gets here: a
+	 * label or alias symbol inside the function (glibc's __write running
+	 * into __write_nocancel), or code running on into the next symbol.
+	 * No call: the same frame. */
+	if (t->jumps_seen) {
+		top->alias = key;
+		return 0;
+	}
 	t->st.repairs++;
 	m->st.repairs++;
 	if ((func_flags(m, top->node) & SR_FUNC_UNWIND) && (i = find_below(t, key)) >= 0)
@@ -728,7 +764,7 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	}
 	/* Returning from the root: the trace started below its caller. */
 	if (t->nframes == 1)
-		return underflow(m, t, key, now);
+		return underflow(m, t, key, now, false);
 	/* The caller frame is not the function returned to: it left for that
 	 * one unseen (see sync_top). Never rewrite what lies below. */
 	ret = pop_frame(m, t, now, true);
@@ -747,7 +783,7 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 		return ret;
 	if (!t->nframes)
 		return establish_root(m, t, key, now, 0);
-	if (top_key(t) == key)
+	if (top_is(t, key))
 		return 0;
 	/* Into the middle of a function further down: back to that frame,
 	 * every frame above it ends (longjmp, an exception's jump to its
@@ -763,13 +799,19 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 	top_flags = func_flags(m, t->frames[t->nframes - 1].node);
 	i = find_below(t, key);
 	if (i >= 0 && (((top_flags & SR_FUNC_UNWIND) && !entry) ||
-		       (start && !entry && !(top_flags & SR_FUNC_STUB))))
+		       (start && !entry && !(top_flags & SR_FUNC_STUB) && !unnamed(m, key) &&
+			!unnamed(m, top_key(t)))))
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
 	/* A stack switcher (Go's gogo) resuming code that is not on this
 	 * stack: another goroutine's stack, a new segment (its callers come
 	 * from its returns; at an entry, a new goroutine starts). */
 	if (top_flags & SR_FUNC_SWITCH)
 		return reset_to(m, t, key, now, entry ? 0 : F_INFERRED);
+	/* An unwinder jumping into the middle of a function that is not on
+	 * the stack: a frame above the root (the trace started below the
+	 * setjmp), an inferred caller of everything, never nested. */
+	if ((top_flags & SR_FUNC_UNWIND) && !entry && !unnamed(m, key))
+		return underflow(m, t, key, now, true);
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);
@@ -985,6 +1027,8 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		t->exec_pending = false;
 		t->fresh = true;
 	}
+	if (ev->kind <= DC_EV_JUMP && (ev->reason & DC_BR_JUMPS_SEEN))
+		t->jumps_seen = true;
 	switch (ev->kind) {
 	case DC_EV_CALL:
 		return on_call(m, t, ev, now);

@@ -242,13 +242,21 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a
- *             PLT stub), or out of an unwinder (longjmp, _Unwind_*: see
+ *             PLT stub; neither function unnamed, "[...]"), or out of an unwinder (longjmp, _Unwind_*: see
  *             func_flags) to no known entry, pop to that frame (longjmp,
  *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
  *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
  *             gogo) to a function not on the stack, a new stack segment
- *             with it as root (inferred unless at its entry).
- *   branch source not in the top function (a jump went unseen): see
+ *             with it as root (inferred unless at its entry); out of an
+ *             unwinder to no entry of a function not on the stack, that
+ *             function is above the root: an inferred caller under which
+ *             the segment is re-parented, as for a return above the root
+ *             (every frame ends there).
+ *   branch source not in the top function: with DC_BR_JUMPS_SEEN on
+ *             the thread's branches (every jump is an event) it fell
+ *             through into a label or alias inside the function: the same
+ *             frame, which now also answers to that key (returns to it,
+ *             trace resumes in it); else a jump went unseen: see
  *             sr_options.func_flags.
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
  *             SWITCH         + "[off-cpu]"                    (OFFCPU)

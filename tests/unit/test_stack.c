@@ -287,6 +287,71 @@ static void test_unwinding_jumps(void **state)
 	sr_cct_free(cct);
 }
 
+/* The trace started in deeper (record --start deeper); a longjmp goes to
+ * try_it, above the root: try_it becomes the inferred caller of everything
+ * so far, nothing nests under deeper. */
+static void test_longjmp_above_root(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_B));            /* b: deeper              */
+	CALL(m, 1, 10, F_B, F_C);
+	CALL(m, 1, 20, F_C, F_LONGJMP);
+	JMP(m, 1, 30, F_LONGJMP, IP(F_A));     /* into a (try_it)        */
+	RET(m, 1, 40, F_A, F_MAIN);
+	CALL(m, 1, 50, F_MAIN, F_A);
+	RET(m, 1, 55, F_A, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 15\nmain;a 15\nmain;a;b 10\nmain;a;b;c 10\n"
+			   "main;a;b;c;__longjmp 10\n");
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;a", 2, 1);
+	expect_calls(cct, "main;a;b", 1, 0);  /* entry seen, end seen    */
+	expect_calls(cct, "main;a;b;c", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* With every jump shown (DC_BR_JUMPS_SEEN), a branch out of another
+ * function than the top frame's came there by falling through (a label
+ * inside the function): the same frame, no call; returns into that label
+ * find the frame. Without the flag the old repair (an unseen jump) holds. */
+static void test_fall_through(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_ev(m, 1, 0, DC_EV_CALL, DC_BR_JUMPS_SEEN, IP(F_MAIN), ENTRY(F_A), 0, 0);
+	/* a runs on into c's symbol, makes a syscall there, calls d, whose
+	 * return lands in c's part of a, which returns to main */
+	SYSCALL(m, 1, 10, F_C, 1);
+	RESUME(m, 1, 20, IP(F_C) + 2);
+	feed_ev(m, 1, 30, DC_EV_CALL, DC_BR_JUMPS_SEEN, IP(F_C), ENTRY(F_D), 0, 0);
+	feed_ev(m, 1, 40, DC_EV_RETURN, DC_BR_JUMPS_SEEN, IP(F_D), IP(F_C), 0, 0);
+	feed_ev(m, 1, 50, DC_EV_RETURN, DC_BR_JUMPS_SEEN, IP(F_C), IP(F_MAIN), 0, 0);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 30\nmain;a;[kernel] write 10\nmain;a;d 10\n");
+	expect_calls(cct, "main;a", 1, 0);
+	assert_int_equal(node_at(cct, "main;a")->lat.sum, 50);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* the same stream without the flag: c replaced a (a jump unseen) */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_C, 1);
+	RESUME(m, 1, 20, IP(F_C) + 2);
+	END(m, 1, 30, F_C);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 10\nmain;c 10\nmain;c;[kernel] write 10\n");
+	sr_cct_free(cct);
+}
+
 static void test_signal_handler(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1456,6 +1521,8 @@ int main(void)
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),
 		cmocka_unit_test(test_unwinding_jumps),
+		cmocka_unit_test(test_longjmp_above_root),
+		cmocka_unit_test(test_fall_through),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),
 		cmocka_unit_test(test_sigreturn_evidence),

@@ -24,4 +24,15 @@ $CHECK nostack simple_gogo.folded '.*(gogo|runtime\.execute|runtime\.schedule);r
 v=$($CHECK stack simple_gogo.folded '.*runtime\.chanrecv;runtime\.gopark') && [ "$v" -eq 12 ] &&
 	pass "go: the resumed gopark has its 12 ns under chanrecv" ||
 	fail "go: chanrecv;gopark self '$v', want 12"
+# hello_world: __write runs on (no branch) into its local label
+# __write_nocancel, and ld.so's _start into _dl_start_user: the same frame,
+# no call of the label, __write's one call keeps all its time.
+rep hello_world_userspace
+$CHECK nostack hello_world_userspace.folded '.*(__write_nocancel|_dl_start_user).*' > bad.txt &&
+	pass "hello_world: no frame for a label fallen into" ||
+	fail "hello_world: labels as frames: $(head -c 300 bad.txt)"
+"$PTFLAME" report -q --table --raw -i "$RT/hello_world_userspace.perf" > table.txt
+awk '$NF == "__write" && $1 == 1 && $2 == 0 { ok = 1 } END { exit !ok }' table.txt &&
+	pass "hello_world: __write is 1 complete call" ||
+	fail "hello_world: __write row: $(grep -E ' __write(_nocancel)?$' table.txt)"
 finish
