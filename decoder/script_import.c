@@ -665,9 +665,9 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 		return true;
 	}
 	if (f & DC_SF_TRACE_BEGIN) {
-		if (kt || !to)
+		if (!to)
 			return false;
-		ev->kind = DC_EV_TRACE_ON;
+		ev->kind = DC_EV_TRACE_ON;  /* in the kernel too: its frames */
 		ev->from_ip = 0;
 		ev->reason = on_reason(t);
 		return true;
@@ -676,8 +676,7 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 		/* With kernel tracing: user -> kernel ends the user trace,
 		 * kernel -> user resumes it; kernel-only branches do nothing. */
 		if (!kf && from && (kt || !to)) {
-			ev->kind = DC_EV_TRACE_OFF;
-			ev->to_ip = 0;
+			ev->kind = DC_EV_TRACE_OFF;     /* to_ip: kernel entry */
 			if (f & DC_SF_SYSCALLRET) {
 				ev->reason = DC_OFF_SYSCALL;
 				ev->sysno = UINT32_MAX;
@@ -692,10 +691,19 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 			ev->reason = DC_ON_RESUME;
 			return true;
 		}
+		/* inside the kernel: an interrupt nests like a call, its iret
+		 * returns */
+		if (kf && kt) {
+			ev->kind = (f & (DC_SF_CALL | DC_SF_ASYNC | DC_SF_INTERRUPT)) &&
+				   !(f & DC_SF_RETURN) ? DC_EV_CALL : DC_EV_RETURN;
+			return true;
+		}
 		return false;
 	}
+	/* kernel to kernel: the kernel's own calls, returns and jumps (frames
+	 * under [kernel]); user to kernel or back without such flags: none */
 	if ((f & (DC_SF_TX_ABORT | DC_SF_VMENTRY | DC_SF_VMEXIT | DC_SF_BRANCH_MISS)) ||
-	    (kf && kt) || !from || !to)
+	    kf != kt || !from || !to)
 		return false;
 	if (f & DC_SF_CALL) {
 		ev->kind = DC_EV_CALL;
@@ -807,7 +815,7 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 		s->st.ignored++;
 		/* A thread's span starts at its first line: one that is no
 		 * event (a branch inside a function) starts its trace there. */
-		if (t->last == LAST_NONE && !t->pending && l->from.ip && !is_kernel(l->from.ip)) {
+		if (t->last == LAST_NONE && !t->pending && l->from.ip) {
 			ev.kind = DC_EV_TRACE_ON;
 			ev.reason = DC_ON_START;
 			ev.to_ip = l->from.ip;

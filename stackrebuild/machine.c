@@ -62,6 +62,11 @@ struct thread {
 	uint32_t nframes, cap;
 	struct pseudo ps[MAX_PSEUDO];
 	uint32_t nps;
+	/* Kernel frames (functions of kernel code the trace shows), stacked
+	 * on the [kernel] pseudo-frame ps[kps]; pseudo-frames above kps sit
+	 * on them (a switch-out in the scheduler). */
+	struct frame *kf;
+	uint32_t nkf, kcap, kps;
 	struct sr_cct *seg;        /* open segment                            */
 	/* Recently used children of the segment tree, checked against the
 	 * node itself, so only freeing the segment makes it stale. Saves the
@@ -137,6 +142,7 @@ static void thread_free(struct thread *t)
 {
 	free(t->comm);
 	free(t->frames);
+	free(t->kf);
 	sr_cct_free(t->seg);
 	free(t);
 }
@@ -321,7 +327,10 @@ static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 		hi = m->win_hi;
 	if (hi <= lo)
 		return 0;
-	leaf = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	if (t->nkf && t->nps - 1 == t->kps)
+		leaf = t->kf[t->nkf - 1].node;
+	else
+		leaf = t->nps ? t->ps[t->nps - 1].node : top_node(t);
 	if (!leaf)
 		leaf = sr_cct_child(t->seg, NULL, SR_NODE_UNKNOWN, 0);
 	if (!leaf)
@@ -351,8 +360,18 @@ static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool 
 
 static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
 {
-	struct pseudo *p = &t->ps[--t->nps];
+	struct pseudo *p;
+	int ret = 0;
 
+	/* the kernel's frames end with the kernel entry they ran in */
+	while (t->nkf && t->nps - 1 == t->kps && !ret) {
+		struct frame *f = &t->kf[--t->nkf];
+
+		ret = end_call(m, f->node, f->t0, now, end_seen && !(f->flags & F_INFERRED));
+	}
+	if (ret)
+		return ret;
+	p = &t->ps[--t->nps];
 	return end_call(m, p->node, p->t0, now, end_seen);
 }
 
@@ -421,7 +440,8 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 		       enum sr_time_kind time_kind, uint64_t now)
 {
-	struct sr_node *parent = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	struct sr_node *parent = t->nkf && t->nps - 1 == t->kps ? t->kf[t->nkf - 1].node :
+				 t->nps ? t->ps[t->nps - 1].node : top_node(t);
 	struct sr_node *n;
 
 	if (t->nps == MAX_PSEUDO)
@@ -725,6 +745,141 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	return sync_top(m, t, key, now);
 }
 
+
+/* ---- kernel code (frames under [kernel]) ---- */
+
+static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		 uint8_t flags)
+{
+	struct sr_node *parent, *n;
+
+	if (!t->nkf) {
+		if (!t->nps || t->ps[t->nps - 1].node->kind != SR_NODE_KERNEL)
+			return 0;
+		t->kps = t->nps - 1;
+	}
+	if (t->nkf >= SR_MAX_DEPTH) {
+		m->st.depth_overflows++;
+		return 0;
+	}
+	if (t->nkf == t->kcap) {
+		uint32_t cap = t->kcap ? t->kcap * 2 : 16;
+		struct frame *v = realloc(t->kf, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->kf = v;
+		t->kcap = cap;
+	}
+	parent = t->nkf ? t->kf[t->nkf - 1].node : t->ps[t->kps].node;
+	n = seg_child(t, parent, SR_NODE_FUNC, key);
+	if (!n)
+		return -ENOMEM;
+	t->kf[t->nkf++] = (struct frame){ .node = n, .t0 = now, .flags = flags };
+	return 0;
+}
+
+static int kpop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64_t now)
+{
+	int ret = 0;
+
+	while (t->nkf > keep && !ret) {
+		struct frame *f = &t->kf[--t->nkf];
+
+		ret = end_call(m, f->node, f->t0, now, !(f->flags & F_INFERRED));
+	}
+	return ret;
+}
+
+static int kfind_below(const struct thread *t, uint64_t key)
+{
+	for (int i = (int)t->nkf - 2; i >= 0; i--)
+		if (frame_is(&t->kf[i], key))
+			return i;
+	return -1;
+}
+
+/* The kernel runs in function key: its top frame, a label fallen into
+ * (every jump shown), or else a jump went unseen: key replaces the top. */
+static int ksync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+{
+	int ret;
+
+	if (!t->nkf)
+		return kpush(m, t, key, now, F_INFERRED);
+	if (frame_is(&t->kf[t->nkf - 1], key))
+		return 0;
+	if (t->jumps_seen) {
+		t->kf[t->nkf - 1].alias = key;
+		return 0;
+	}
+	ret = kpop_to(m, t, t->nkf - 1, now);
+	return ret ? ret : kpush(m, t, key, now, F_INFERRED);
+}
+
+/* The thread runs kernel code: on its current stack under [kernel] (a
+ * kernel entry the trace did not show, or one after a loss: the stack is
+ * proven, or not, when user code resumes). */
+static int enter_kernel(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	int ret = 0;
+
+	while (t->nps && t->ps[t->nps - 1].node->kind != SR_NODE_KERNEL && !ret)
+		ret = pop_pseudo(m, t, now, true);
+	if (ret || t->nps)
+		return ret;
+	t->last_sysno = UINT32_MAX;
+	t->sigreturn = false;
+	return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+}
+
+static uint64_t start_of(const struct sr_machine *m, uint32_t pid, uint64_t ip)
+{
+	return m->sym && m->sym->func_start ? m->sym->func_start(m->sym->ctx, pid, ip) : 0;
+}
+
+/* A branch of kernel code, or a trace (re)starting in the kernel: the same
+ * rules as user code, on the kernel frames above [kernel]. */
+static int on_kernel(struct sr_machine *m, struct thread *t, const struct dc_event *ev,
+		     uint64_t now)
+{
+	uint64_t kto = key_of(m, ev->pid, ev->to_ip), start;
+	int ret = enter_kernel(m, t, now), i;
+
+	if (ret)
+		return ret;
+	if (ev->kind == DC_EV_TRACE_ON) {
+		if (t->nkf)
+			return ksync(m, t, kto, now);
+		return kpush(m, t, kto, now,
+			     start_of(m, ev->pid, ev->to_ip) == ev->to_ip ? 0 : F_INFERRED);
+	}
+	if (ev->from_ip && (ret = ksync(m, t, key_of(m, ev->pid, ev->from_ip), now)))
+		return ret;
+	if (!dc_ip_is_kernel(ev->to_ip))
+		return 0;
+	switch (ev->kind) {
+	case DC_EV_CALL:
+		return kpush(m, t, kto, now, 0);
+	case DC_EV_RETURN:
+		i = kfind_below(t, kto);
+		if (i >= 0)
+			return kpop_to(m, t, (uint32_t)i + 1, now);
+		/* above the kernel frames seen: the caller replaces them */
+		ret = kpop_to(m, t, t->nkf ? t->nkf - 1 : 0, now);
+		return ret ? ret : ksync(m, t, kto, now);
+	default:
+		if (t->nkf && frame_is(&t->kf[t->nkf - 1], kto))
+			return 0;
+		start = start_of(m, ev->pid, ev->to_ip);
+		i = kfind_below(t, kto);
+		if (i >= 0 && start && start != ev->to_ip && !unnamed(m, kto))
+			return kpop_to(m, t, (uint32_t)i + 1, now);
+		ret = kpop_to(m, t, t->nkf ? t->nkf - 1 : 0, now);
+		return ret ? ret : kpush(m, t, kto, now, start == ev->to_ip ? 0 : F_INFERRED);
+	}
+}
+
 /* ---- events ---- */
 
 static int on_call(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -862,15 +1017,17 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 			return 0;
 		t->last_sysno = ev->sysno;
 		t->sigreturn = is_sigreturn(m, t, ev->sysno);
-		return push_pseudo(t, SR_NODE_KERNEL,
-				   ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
-				   SR_TIME_KERNEL, now);
+		ret = push_pseudo(t, SR_NODE_KERNEL,
+				  ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
+				  SR_TIME_KERNEL, now);
+		break;
 	case DC_OFF_FAULT:
 		if (in_kernel_state(t))
 			return 0;
 		t->last_sysno = UINT32_MAX;
 		t->sigreturn = false;
-		return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+		ret = push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+		break;
 	case DC_OFF_UNTRACED:
 		if (in_kernel_state(t))
 			return 0;
@@ -887,6 +1044,11 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		m->st.bad_events++;
 		return 0;
 	}
+	/* the kernel entry point, when the trace shows kernel code */
+	if (!ret && dc_ip_is_kernel(ev->to_ip))
+		ret = kpush(m, t, key_of(m, ev->pid, ev->to_ip), now,
+			    start_of(m, ev->pid, ev->to_ip) == ev->to_ip ? 0 : F_INFERRED);
+	return ret;
 }
 
 static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -1029,6 +1191,10 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	}
 	if (ev->kind <= DC_EV_JUMP && (ev->reason & DC_BR_JUMPS_SEEN))
 		t->jumps_seen = true;
+	if ((ev->kind <= DC_EV_JUMP && (dc_ip_is_kernel(ev->from_ip) ||
+					(!ev->from_ip && dc_ip_is_kernel(ev->to_ip)))) ||
+	    (ev->kind == DC_EV_TRACE_ON && dc_ip_is_kernel(ev->to_ip)))
+		return on_kernel(m, t, ev, now);
 	switch (ev->kind) {
 	case DC_EV_CALL:
 		return on_call(m, t, ev, now);
@@ -1159,7 +1325,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 		st->traced_ns += t->st.traced_ns;
 		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
 		st->nodes += t->seg->nnodes;
-		st->mem_bytes += sizeof(*t) + t->cap * sizeof(*t->frames) +
+		st->mem_bytes += sizeof(*t) + (t->cap + t->kcap) * sizeof(*t->frames) +
 				 sr_cct_mem_bytes(t->seg);
 	}
 }

@@ -352,6 +352,48 @@ static void test_fall_through(void **state)
 	sr_cct_free(cct);
 }
 
+/* Kernel code in the trace: frames under [kernel] on the faulting stack,
+ * entered at the fault's entry point; calls, returns and tail jumps as in
+ * user code; all end at the return to user mode. */
+static void test_kernel_frames(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	feed_ev(m, 1, 10, DC_EV_TRACE_OFF, DC_OFF_FAULT, IP(F_A), KBASE(1), 0, 0);
+	feed_ev(m, 1, 20, DC_EV_CALL, 0, KIP(1), KBASE(2), 0, 0);
+	feed_ev(m, 1, 30, DC_EV_RETURN, 0, KIP(2), KIP(1) + 5, 0, 0);
+	feed_ev(m, 1, 40, DC_EV_JUMP, 0, KIP(1) + 9, KBASE(3), 0, 0);
+	RESUME(m, 1, 50, IP(F_A));
+	END(m, 1, 60, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 20\nmain;a;[kernel];k1 20\nmain;a;[kernel];k1;k2 10\n"
+			   "main;a;[kernel];k3 10\n");
+	expect_calls(cct, "main;a;[kernel]", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k1", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k1;k2", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k3", 1, 0);
+	assert_int_equal(node_at(cct, "main;a;[kernel]")->total_by[SR_TIME_KERNEL], 40);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* after a loss the trace restarts in the kernel: the gap ends there,
+	 * kernel time on the old stack, which the user resume then proves */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	LOST(m, 1, 10);
+	feed_ev(m, 1, 15, DC_EV_TRACE_ON, DC_ON_SYNC, 0, KIP(1), 0, 0);
+	RESUME(m, 1, 25, IP(F_A));
+	END(m, 1, 30, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 15\nmain;a;[kernel];k1 10\nmain;a;[lost] 5\n");
+	expect_calls(cct, "main;a;[kernel];k1", 1, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_signal_handler(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1523,6 +1565,7 @@ int main(void)
 		cmocka_unit_test(test_unwinding_jumps),
 		cmocka_unit_test(test_longjmp_above_root),
 		cmocka_unit_test(test_fall_through),
+		cmocka_unit_test(test_kernel_frames),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),
 		cmocka_unit_test(test_sigreturn_evidence),

@@ -24,11 +24,18 @@ static const char *const fn_names[F_NFUNCS] = {
 #define ENTRY(f) BASE(f)
 #define IP(f)    (BASE(f) + 0x42)
 #define KEY_UNKNOWN 999
+/* Kernel function N (1..3, "k1".."k3") at [KBASE(N), KBASE(N) + 0x1000),
+ * key 100 + N. */
+#define KBASE(n) (0xffffffff81000000ull + (uint64_t)(n) * 0x1000)
+#define KIP(n)   (KBASE(n) + 0x42)
+static const char *const kfn_names[4] = { "k0", "k1", "k2", "k3" };
 
 static inline uint64_t fake_key(void *ctx, uint32_t pid, uint64_t ip)
 {
 	(void)ctx;
 	(void)pid;
+	if (ip >= KBASE(0) && ip < KBASE(4))
+		return 100 + (ip - KBASE(0)) / 0x1000;
 	if (ip < BASE(1) || ip >= BASE(F_NFUNCS))
 		return KEY_UNKNOWN;
 	return (ip - 0x400000ull) / 0x1000;
@@ -37,6 +44,8 @@ static inline uint64_t fake_key(void *ctx, uint32_t pid, uint64_t ip)
 static inline const char *fake_name(void *ctx, uint64_t key)
 {
 	(void)ctx;
+	if (key >= 100 && key < 104)
+		return kfn_names[key - 100];
 	return key < F_NFUNCS ? fn_names[key] : NULL;
 }
 
