@@ -727,7 +727,8 @@ static void test_import_errors(void **state)
 }
 
 /* Kernel tracing: syscall/sysret and interrupts end and resume the user
- * trace, kernel-only branches are dropped. */
+ * trace (the kernel entry point as the trace end's to_ip), the kernel's
+ * own branches are events with kernel addresses (frames under [kernel]). */
 static void test_import_kernel(void **state)
 {
 	const char *text =
@@ -741,14 +742,18 @@ static void test_import_kernel(void **state)
 
 	run_text(&r, text);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.n, 4);
+	assert_int_equal(r.n, 5);
 	assert_int_equal(r.ev[0].kind, DC_EV_TRACE_OFF);
 	assert_int_equal(r.ev[0].reason, DC_OFF_SYSCALL);
-	assert_int_equal(r.ev[1].kind, DC_EV_TRACE_ON);
-	assert_int_equal(r.ev[1].to_ip, 0x7f0000001052);
-	assert_int_equal(r.ev[2].kind, DC_EV_TRACE_OFF);
-	assert_int_equal(r.ev[2].reason, DC_OFF_FAULT);
-	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_ON);
+	assert_int_equal(r.ev[0].to_ip, 0xffffffff81000000);
+	assert_int_equal(r.ev[1].kind, DC_EV_CALL);
+	assert_int_equal(r.ev[1].from_ip, 0xffffffff81000010);
+	assert_int_equal(r.ev[1].to_ip, 0xffffffff81002000);
+	assert_int_equal(r.ev[2].kind, DC_EV_TRACE_ON);
+	assert_int_equal(r.ev[2].to_ip, 0x7f0000001052);
+	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[3].reason, DC_OFF_FAULT);
+	assert_int_equal(r.ev[4].kind, DC_EV_TRACE_ON);
 	run_end(&r);
 }
 
