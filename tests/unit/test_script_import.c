@@ -757,6 +757,38 @@ static void test_import_kernel(void **state)
 	run_end(&r);
 }
 
+/* A bare "tr end" (flags without a reason) is settled by where the thread
+ * resumes: at the same instruction an interrupt or fault ([kernel]),
+ * elsewhere [untraced]. Lines that make no event (a jcc inside a
+ * function) still start and end the thread's span. */
+static void test_import_gaps_and_span(void **state)
+{
+	const char *text =
+		"     7 [000]     5.000000100:   jcc                     401005 main+0x5 =>           401010 main+0x10\n"
+		"     7 [000]     5.000000200:   tr end                  401010 main+0x10 =>                0 [unknown]\n"
+		"     7 [000]     5.000000300:   tr strt                      0 [unknown] =>           401010 main+0x10\n"
+		"     7 [000]     5.000000400:   tr end                  401020 main+0x20 =>                0 [unknown]\n"
+		"     7 [000]     5.000000500:   tr strt                      0 [unknown] =>           401080 main+0x80\n"
+		"     7 [000]     5.000000600:   jcc                     401085 main+0x85 =>           401090 main+0x90\n";
+	struct run r;
+	(void)state;
+
+	run_text(&r, text);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 6);
+	assert_int_equal(r.ev[0].kind, DC_EV_TRACE_ON);    /* the first jcc */
+	assert_int_equal(r.ev[0].time_ns, 5000000100);
+	assert_int_equal(r.ev[0].to_ip, 0x401005);
+	assert_int_equal(r.ev[1].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[1].reason, DC_OFF_FAULT);     /* resumed there */
+	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[3].reason, DC_OFF_UNTRACED);  /* elsewhere */
+	assert_int_equal(r.ev[5].kind, DC_EV_TRACE_OFF);    /* the last jcc */
+	assert_int_equal(r.ev[5].reason, DC_OFF_END);
+	assert_int_equal(r.ev[5].time_ns, 5000000600);
+	run_end(&r);
+}
+
 /* Two threads interleaved, pid/tid; a held-back trace end settles at the
  * thread's own next event, whatever the other thread does meanwhile. */
 static void test_import_threads(void **state)
@@ -999,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_import_noflags_longjmp),
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_import_kernel),
+		cmocka_unit_test(test_import_gaps_and_span),
 		cmocka_unit_test(test_import_threads),
 		cmocka_unit_test(test_import_bad_input),
 		cmocka_unit_test(test_import_other_lines),
