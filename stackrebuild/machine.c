@@ -951,22 +951,26 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 	if (m->sym && m->sym->func_start)
 		start = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip);
 	entry = start == ev->to_ip;
-	top_flags = func_flags(m, t->frames[t->nframes - 1].node);
-	i = find_below(t, key);
-	if (i >= 0 && (((top_flags & SR_FUNC_UNWIND) && !entry) ||
-		       (start && !entry && !(top_flags & SR_FUNC_STUB) && !unnamed(m, key) &&
-			!unnamed(m, top_key(t)))))
-		return pop_to(m, t, (uint32_t)i + 1, now, true);
-	/* A stack switcher (Go's gogo) resuming code that is not on this
-	 * stack: another goroutine's stack, a new segment (its callers come
-	 * from its returns; at an entry, a new goroutine starts). */
-	if (top_flags & SR_FUNC_SWITCH)
-		return reset_to(m, t, key, now, entry ? 0 : F_INFERRED);
-	/* An unwinder jumping into the middle of a function that is not on
-	 * the stack: a frame above the root (the trace started below the
-	 * setjmp), an inferred caller of everything, never nested. */
-	if ((top_flags & SR_FUNC_UNWIND) && !entry && !unnamed(m, key))
-		return underflow(m, t, key, now, true);
+	/* (tail calls and PLT jumps go to entries: nothing to look up) */
+	if (!entry) {
+		top_flags = func_flags(m, t->frames[t->nframes - 1].node);
+		if ((top_flags & SR_FUNC_UNWIND) || (start && !(top_flags & SR_FUNC_STUB))) {
+			i = find_below(t, key);
+			if (i >= 0 && ((top_flags & SR_FUNC_UNWIND) ||
+				       (!unnamed(m, key) && !unnamed(m, top_key(t)))))
+				return pop_to(m, t, (uint32_t)i + 1, now, true);
+		}
+		/* A stack switcher (Go's gogo) resuming code that is not on
+		 * this stack: another goroutine's stack, a new segment (its
+		 * callers come from its returns). */
+		if (top_flags & SR_FUNC_SWITCH)
+			return reset_to(m, t, key, now, F_INFERRED);
+		/* An unwinder jumping into the middle of a function that is
+		 * not on the stack: a frame above the root (the trace started
+		 * below the setjmp), an inferred caller of everything. */
+		if ((top_flags & SR_FUNC_UNWIND) && !unnamed(m, key))
+			return underflow(m, t, key, now, true);
+	}
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);

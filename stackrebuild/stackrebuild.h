@@ -246,8 +246,9 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             func_flags) to no known entry, pop to that frame (longjmp,
  *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
  *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
- *             gogo) to a function not on the stack, a new stack segment
- *             with it as root (inferred unless at its entry); out of an
+ *             gogo) into the middle of a function not on the stack, a
+ *             new stack segment with it as inferred root (a goroutine's
+ *             first run, at an entry, is not told from a tail call); out of an
  *             unwinder to no entry of a function not on the stack, that
  *             function is above the root: an inferred caller under which
  *             the segment is re-parented, as for a return above the root
