@@ -72,7 +72,8 @@ int report_src_open(struct report_src *s, const char *path, char *err, size_t er
 		ssize_t n;
 
 		if (st.st_size == 0 || at >= st.st_size) {
-			snprintf(err, errlen, "%s: is empty (was the recording interrupted?)", path);
+			snprintf(err, errlen, "%s: is empty: ptflame needs a perf.data file (ptflame record, "
+				 "perf record -e intel_pt//u) or the text of 'perf script --itrace=cr'", path);
 			goto fail;
 		}
 		n = pread(s->fd, s->head, sizeof(s->head), at < 0 ? 0 : at);

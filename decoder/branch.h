@@ -28,6 +28,9 @@ enum dc_off_reason {
 	DC_OFF_SWITCH,      /* thread switched out, blocked (voluntary)        */
 	DC_OFF_PREEMPT,     /* thread switched out while runnable (preempted)  */
 	DC_OFF_END,         /* end of trace for this thread (exit, stop)       */
+	DC_OFF_UNTRACED,    /* stopped for a reason the input does not give
+	                       (perf script's bare "tr end" with the thread
+	                       resuming elsewhere); it resumes later          */
 };
 
 enum dc_on_reason {
@@ -42,6 +45,24 @@ enum dc_lost_reason {
 	DC_LOST_TRUNCATED,  /* AUX data dropped (PERF_RECORD_AUX TRUNCATED)    */
 	DC_LOST_DECODE,     /* decoder error; resynced at next PSB             */
 };
+
+/* Kernel code (x86-64's upper half). Branches between kernel addresses
+ * are the kernel's own calls and returns (a trace with kernel code: perf
+ * script text that prints them, perf.data with --kernel); a TRACE_ON to a
+ * kernel address means the trace (re)starts in the kernel; a TRACE_OFF
+ * (SYSCALL/FAULT) may carry the kernel entry point as to_ip. */
+#define DC_KERNEL_START 0xffff800000000000ull
+static inline int dc_ip_is_kernel(uint64_t ip)
+{
+	return ip >= DC_KERNEL_START;
+}
+
+/* reason of a CALL, RETURN or JUMP: flags. */
+#define DC_BR_JUMPS_SEEN 1  /* its producer emits every jump that leaves a
+	                       function (perf script text with jmp/jcc lines):
+	                       a branch from outside the top frame's function
+	                       got there by falling through (a label or alias
+	                       inside it), no call: the same frame            */
 
 struct dc_event {
 	uint64_t time_ns;   /* perf clock                                      */

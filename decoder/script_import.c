@@ -61,6 +61,7 @@ struct thr {
 	enum last_kind last;
 	bool pending;          /* a flag-less trace end awaiting its reason   */
 	bool pend_sigreturn;   /* ... in __restore_rt: rt_sigreturn          */
+	bool pend_flags;       /* ... a "tr end" with no reason in its flags */
 	struct dc_event pend;
 	char *comm;
 	bool comm_new;         /* comm changed, not yet given with an event   */
@@ -70,6 +71,8 @@ struct thr {
 	uint64_t depth;        /* calls not yet returned, as far as we know   */
 	bool in_sigreturn;     /* a signal handler returned: the trampoline
 	                          runs until the trace resumes              */
+	uint64_t span_ns;      /* time of its last sample line, event or not:
+	                          its span ends there                       */
 };
 
 struct qent {
@@ -82,10 +85,12 @@ struct dc_script {
 	char *buf;
 	size_t bufcap;
 	uint64_t lineno, bad_line;
-	char msg[256];
+	char msg[512];
 	bool started, eof, flushed;
 	bool targets;          /* a branch sample with "=> addr" was seen     */
 	bool pid_seen;         /* lines carry pid/tid                         */
+	char other_event[64];  /* event of the first sample that is no branch */
+	bool jumps_shown;      /* flags of a jmp/jcc seen: jumps are printed */
 	struct dc_script_stats st;
 
 	struct func *funcs;    /* key k is funcs[k - 1]                       */
@@ -350,10 +355,25 @@ const char *dc_script_errmsg(struct dc_script *s, int err)
 			 (unsigned long long)s->bad_line);
 		break;
 	case -ENOMSG:
-		snprintf(s->msg, sizeof(s->msg),
-			 "'perf script' text without branch targets (%llu samples lack "
-			 "'=> addr'): use 'perf script --itrace=cr' with its default fields, "
-			 "or keep ip and add -F+addr", (unsigned long long)s->st.no_target);
+		if (s->st.no_target)
+			snprintf(s->msg, sizeof(s->msg),
+				 "'perf script' text without branch targets (%llu of %llu samples "
+				 "lack '=> addr'): use 'perf script --itrace=cr' with its default "
+				 "fields, or keep ip and add -F+addr",
+				 (unsigned long long)s->st.no_target,
+				 (unsigned long long)(s->st.samples + s->st.other));
+		else if (s->st.other)
+			snprintf(s->msg, sizeof(s->msg),
+				 "'perf script' text of %llu samples%s%s%s, none of them a branch "
+				 "('=> addr'): ptflame needs an Intel PT trace's branches, "
+				 "'perf script --itrace=cr' of a 'perf record -e intel_pt//u' recording",
+				 (unsigned long long)s->st.other, s->other_event[0] ? " of '" : "",
+				 s->other_event, s->other_event[0] ? "'" : "");
+		else
+			snprintf(s->msg, sizeof(s->msg),
+				 "no 'perf script' samples in %llu lines: ptflame needs the text of "
+				 "'perf script --itrace=cr' of an Intel PT recording",
+				 (unsigned long long)s->lineno);
 		break;
 	case -EIO:
 		snprintf(s->msg, sizeof(s->msg), "read error after line %llu",
@@ -510,6 +530,14 @@ static void settle(struct dc_script *s, struct thr *t, const struct dc_event *ne
 	} else if (next->kind == DC_EV_TRACE_ON && next->to_ip == ev.from_ip + 2) {
 		ev.reason = DC_OFF_SYSCALL;
 		ev.sysno = UINT32_MAX;
+	} else if (next->kind == DC_EV_TRACE_ON && next->to_ip == ev.from_ip) {
+		ev.reason = DC_OFF_FAULT;       /* resumed where it struck */
+	} else if (t->pend_flags) {
+		/* The flags said "tr end" alone and the thread resumed
+		 * elsewhere: nothing says what ran meanwhile. */
+		ev.reason = DC_OFF_UNTRACED;
+		if (next->kind == DC_EV_TRACE_ON)
+			push_site(t, SIGNAL_MARK, 0);
 	} else {
 		ev.reason = DC_OFF_FAULT;
 		/* Resuming elsewhere: the kernel entered a signal handler,
@@ -632,14 +660,14 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 		} else if (f & (DC_SF_ASYNC | DC_SF_INTERRUPT)) {
 			ev->reason = DC_OFF_FAULT;
 		} else {
-			ev->reason = DC_OFF_END;
+			ev->reason = 0;     /* why shows where it resumes */
 		}
 		return true;
 	}
 	if (f & DC_SF_TRACE_BEGIN) {
-		if (kt || !to)
+		if (!to)
 			return false;
-		ev->kind = DC_EV_TRACE_ON;
+		ev->kind = DC_EV_TRACE_ON;  /* in the kernel too: its frames */
 		ev->from_ip = 0;
 		ev->reason = on_reason(t);
 		return true;
@@ -648,8 +676,7 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 		/* With kernel tracing: user -> kernel ends the user trace,
 		 * kernel -> user resumes it; kernel-only branches do nothing. */
 		if (!kf && from && (kt || !to)) {
-			ev->kind = DC_EV_TRACE_OFF;
-			ev->to_ip = 0;
+			ev->kind = DC_EV_TRACE_OFF;     /* to_ip: kernel entry */
 			if (f & DC_SF_SYSCALLRET) {
 				ev->reason = DC_OFF_SYSCALL;
 				ev->sysno = UINT32_MAX;
@@ -664,10 +691,19 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 			ev->reason = DC_ON_RESUME;
 			return true;
 		}
+		/* inside the kernel: an interrupt nests like a call, its iret
+		 * returns */
+		if (kf && kt) {
+			ev->kind = (f & (DC_SF_CALL | DC_SF_ASYNC | DC_SF_INTERRUPT)) &&
+				   !(f & DC_SF_RETURN) ? DC_EV_CALL : DC_EV_RETURN;
+			return true;
+		}
 		return false;
 	}
+	/* kernel to kernel: the kernel's own calls, returns and jumps (frames
+	 * under [kernel]); user to kernel or back without such flags: none */
 	if ((f & (DC_SF_TX_ABORT | DC_SF_VMENTRY | DC_SF_VMEXIT | DC_SF_BRANCH_MISS)) ||
-	    (kf && kt) || !from || !to)
+	    kf != kt || !from || !to)
 		return false;
 	if (f & DC_SF_CALL) {
 		ev->kind = DC_EV_CALL;
@@ -682,6 +718,15 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 		return true;
 	}
 	return false;
+}
+
+/* A flags column naming a plain jump (jmp, jcc): the text shows jumps
+ * (--itrace=b), so a function left without one was fallen out of. */
+static bool plain_jump(uint32_t f)
+{
+	return (f & DC_SF_BRANCH) &&
+	       !(f & (DC_SF_CALL | DC_SF_RETURN | DC_SF_SYSCALLRET | DC_SF_ASYNC |
+		      DC_SF_INTERRUPT | DC_SF_TRACE_BEGIN | DC_SF_TRACE_END | DC_SF_TX_ABORT));
 }
 
 static int set_comm(struct thr *t, const struct dc_script_text *c)
@@ -758,10 +803,26 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 	ev.pid = pid;
 	ev.tid = tid;
 	ev.cpu = l->cpu >= 0 ? (uint16_t)l->cpu : 0;
+	if (t->last_ns > t->span_ns)
+		t->span_ns = t->last_ns;
+	if (l->has_flags && plain_jump(l->flags))
+		s->jumps_shown = true;
 	keep = l->has_flags ? classify_flags(t, l, kfrom, kto, &ev)
 			    : classify_noflags(t, l, kfrom, kto, &ev, &pre);
+	if (keep && l->has_flags && s->jumps_shown && ev.kind <= DC_EV_JUMP)
+		ev.reason = DC_BR_JUMPS_SEEN;
 	if (!keep) {
 		s->st.ignored++;
+		/* A thread's span starts at its first line: one that is no
+		 * event (a branch inside a function) starts its trace there. */
+		if (t->last == LAST_NONE && !t->pending && l->from.ip) {
+			ev.kind = DC_EV_TRACE_ON;
+			ev.reason = DC_ON_START;
+			ev.to_ip = l->from.ip;
+			ev.from_ip = 0;
+			ev.sysno = 0;
+			emit(s, t, &ev);
+		}
 		return 0;
 	}
 	settle(s, t, &ev);
@@ -779,6 +840,7 @@ static int do_sample(struct dc_script *s, const struct dc_script_line *l)
 		t->pending = true;      /* its reason shows with the next event */
 		t->pend = ev;
 		t->pend_sigreturn = sym_is(&l->from, "__restore_rt");
+		t->pend_flags = l->has_flags;
 		return 0;
 	}
 	emit(s, t, &ev);
@@ -856,6 +918,15 @@ static int fill(struct dc_script *s)
 		case DC_SL_OTHER:
 			s->started = true;
 			s->st.other++;
+			if (!s->other_event[0] && l.event.len) {
+				size_t n = l.event.len;
+
+				if (n > 1 && l.event.s[n - 1] == ':')
+					n--;        /* "cycles:u:" -> "cycles:u" */
+				if (n >= sizeof(s->other_event))
+					n = sizeof(s->other_event) - 1;
+				memcpy(s->other_event, l.event.s, n);
+			}
 			break;
 		case DC_SL_SAMPLE:
 			s->started = true;
@@ -873,9 +944,22 @@ static int fill(struct dc_script *s)
 		if (err)
 			return err;
 	}
-	/* End of input: settle held-back trace ends, one thread at a time. */
-	while (s->qlen == 0 && s->eof && s->flush_i < s->nthr)
-		settle(s, &s->thr[s->flush_i++], NULL);
+	/* End of input: settle held-back trace ends, one thread at a time;
+	 * a thread whose last lines made no event (branches inside a
+	 * function) is traced up to its last line. */
+	while (s->qlen == 0 && s->eof && s->flush_i < s->nthr) {
+		struct thr *t = &s->thr[s->flush_i++];
+
+		settle(s, t, NULL);
+		if (t->last == LAST_EVENT && t->span_ns > t->last_ev_ns) {
+			struct dc_event ev = {
+				.kind = DC_EV_TRACE_OFF, .reason = DC_OFF_END,
+				.time_ns = t->span_ns, .pid = t->pid, .tid = t->tid,
+			};
+
+			emit(s, t, &ev);
+		}
+	}
 	return 0;
 }
 
@@ -890,7 +974,7 @@ int dc_script_next(struct dc_script *s, struct dc_event *ev, const char **comm)
 	if (err)
 		return err;
 	if (s->qlen == 0) {
-		if (!s->targets && (s->st.no_target || s->st.other) && !s->flushed) {
+		if (!s->targets && !s->st.errors && !s->flushed) {
 			s->flushed = true;      /* say it once */
 			return -ENOMSG;
 		}

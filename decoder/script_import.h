@@ -97,6 +97,8 @@ struct dc_script_loc {
 struct dc_script_line {
 	enum dc_script_line_kind kind;
 	struct dc_script_text comm;  /* absent when not printed                */
+	struct dc_script_text event; /* event name with its ':' ("branches:u:",
+	                                "cycles:u:"), absent when not printed */
 	int64_t pid;                 /* -1 when not printed                    */
 	int64_t tid;
 	int32_t cpu;                 /* -1 when not printed                    */

@@ -469,8 +469,10 @@ void dc_script_parse_line(const char *line, struct dc_script_line *out)
 		}
 		a = skip_ws(p, end);
 		ae = tok_end(a, end);
-		if (ae - a >= 2 && ae[-1] == ':' && !lower_hex(a, ae - 1))
+		if (ae - a >= 2 && ae[-1] == ':' && !lower_hex(a, ae - 1)) {
+			set_text(&out->event, a, ae);
 			p = ae;   /* event name, e.g. "branches:u:" */
+		}
 	}
 	/* From here on the line is perf's, whatever else it holds. */
 	out->kind = DC_SL_OTHER;

@@ -534,11 +534,15 @@ static int cmp_sym(const void *a, const void *b)
 	return (int)x->prio - (int)y->prio;
 }
 
-/* Sort, keep one symbol per address, give unsized ones the room up to the
- * next symbol (bounded by their section: end_cap). */
+/* Sort, keep one symbol per address, drop symbols inside a sized function
+ * (a local label or an alias typed as a function, glibc's __write_nocancel
+ * inside __write: not a function of its own; execution falling into it
+ * stays in the outer function), give unsized ones the room up to the next
+ * symbol (bounded by their section: end_cap). */
 static void finish_syms(struct dso *d, struct symvec *sv)
 {
-	size_t w = 0;
+	size_t w = 0, k = 0;
+	uint64_t cover = 0;     /* end of the last sized symbol kept */
 
 	if (sv->n)
 		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_sym);
@@ -551,6 +555,14 @@ static void finish_syms(struct dso *d, struct symvec *sv)
 		}
 		sv->v[w++] = sv->v[r];
 	}
+	for (size_t i = 0; i < w; i++) {
+		if (sv->v[i].start < cover && (!sv->v[i].end || sv->v[i].end <= cover))
+			continue;
+		if (sv->v[i].end > cover)
+			cover = sv->v[i].end;
+		sv->v[k++] = sv->v[i];
+	}
+	w = k;
 	for (size_t i = 0; i < w; i++) {
 		if (sv->v[i].end)
 			continue;

@@ -235,6 +235,8 @@ const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
 		return "[lost]";
 	case SR_NODE_TRUNCATED:
 		return "[truncated]";
+	case SR_NODE_UNTRACED:
+		return "[untraced]";
 	case SR_NODE_ROOT:
 		return "[root]";
 	default:

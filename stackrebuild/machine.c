@@ -29,6 +29,8 @@ enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
 struct frame {
 	struct sr_node *node;      /* in the thread's segment tree           */
+	uint64_t alias;            /* another key execution fell through into
+	                              within this frame (0: none)            */
 	uint64_t t0;               /* entry time                             */
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
 	                              signal handler (and what replaced it);
@@ -52,12 +54,19 @@ struct thread {
 	bool fresh;                /* current event (re)started tracing      */
 	bool need_resync;          /* after LOST: stack unproven             */
 	bool exec_pending;         /* exec'ed: next ip starts afresh         */
+	bool jumps_seen;           /* its events show every jump that leaves a
+	                              function (DC_BR_JUMPS_SEEN)            */
 	uint32_t last_sysno;       /* of the [kernel] entry being left       */
 	bool sigreturn;            /* that entry was (likely) rt_sigreturn   */
 	struct frame *frames;
 	uint32_t nframes, cap;
 	struct pseudo ps[MAX_PSEUDO];
 	uint32_t nps;
+	/* Kernel frames (functions of kernel code the trace shows), stacked
+	 * on the [kernel] pseudo-frame ps[kps]; pseudo-frames above kps sit
+	 * on them (a switch-out in the scheduler). */
+	struct frame *kf;
+	uint32_t nkf, kcap, kps;
 	struct sr_cct *seg;        /* open segment                            */
 	/* Recently used children of the segment tree, checked against the
 	 * node itself, so only freeing the segment makes it stale. Saves the
@@ -133,6 +142,7 @@ static void thread_free(struct thread *t)
 {
 	free(t->comm);
 	free(t->frames);
+	free(t->kf);
 	sr_cct_free(t->seg);
 	free(t);
 }
@@ -286,6 +296,18 @@ static uint64_t top_key(const struct thread *t)
 	return t->frames[t->nframes - 1].node->key;
 }
 
+/* Is execution in function key inside frame f: its function, or a symbol
+ * it fell through into (a label or alias inside it)? */
+static bool frame_is(const struct frame *f, uint64_t key)
+{
+	return f->node->key == key || (f->alias && f->alias == key);
+}
+
+static bool top_is(const struct thread *t, uint64_t key)
+{
+	return frame_is(&t->frames[t->nframes - 1], key);
+}
+
 /* Give [last_ns, now) to the thread's current leaf. */
 static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 {
@@ -305,7 +327,10 @@ static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 		hi = m->win_hi;
 	if (hi <= lo)
 		return 0;
-	leaf = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	if (t->nkf && t->nps - 1 == t->kps)
+		leaf = t->kf[t->nkf - 1].node;
+	else
+		leaf = t->nps ? t->ps[t->nps - 1].node : top_node(t);
 	if (!leaf)
 		leaf = sr_cct_child(t->seg, NULL, SR_NODE_UNKNOWN, 0);
 	if (!leaf)
@@ -335,8 +360,18 @@ static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool 
 
 static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
 {
-	struct pseudo *p = &t->ps[--t->nps];
+	struct pseudo *p;
+	int ret = 0;
 
+	/* the kernel's frames end with the kernel entry they ran in */
+	while (t->nkf && t->nps - 1 == t->kps && !ret) {
+		struct frame *f = &t->kf[--t->nkf];
+
+		ret = end_call(m, f->node, f->t0, now, end_seen && !(f->flags & F_INFERRED));
+	}
+	if (ret)
+		return ret;
+	p = &t->ps[--t->nps];
 	return end_call(m, p->node, p->t0, now, end_seen);
 }
 
@@ -415,7 +450,8 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 		       enum sr_time_kind time_kind, uint64_t now)
 {
-	struct sr_node *parent = t->nps ? t->ps[t->nps - 1].node : top_node(t);
+	struct sr_node *parent = t->nkf && t->nps - 1 == t->kps ? t->kf[t->nkf - 1].node :
+				 t->nps ? t->ps[t->nps - 1].node : top_node(t);
 	struct sr_node *n;
 
 	if (t->nps == MAX_PSEUDO)
@@ -431,7 +467,7 @@ static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 static int find_below(const struct thread *t, uint64_t key)
 {
 	for (int i = (int)t->nframes - 2; i >= 0; i--)
-		if (t->frames[i].node->key == key)
+		if (frame_is(&t->frames[i], key))
 			return i;
 	return -1;
 }
@@ -557,7 +593,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		return establish_root(m, t, key, now, root_flags);
 	if (mode == RS_RESET && occurrences(t, key) > 1)
 		return reset_to(m, t, key, now, root_flags);
-	if (top_key(t) == key)
+	if (top_is(t, key))
 		return 0;
 	i = find_below(t, key);
 	if (i >= 0)
@@ -567,15 +603,18 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	return reset_to(m, t, key, now, root_flags);
 }
 
-/* A return to a function that is not on the stack: the trace started below
- * it. Everything this segment accounted so far ran under that function. */
-static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+/* A return (or an unwinder's jump) to a function that is not on the stack:
+ * the trace started below it. Everything this segment accounted so far ran
+ * under that function. all_end: every frame ends here (a longjmp past the
+ * root), else only the top one (a return). */
+static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		     bool all_end)
 {
 	struct sr_node *list = NULL, *c, *caller;
 	int ret = pop_frame(m, t, now, true);
 
 	if (!ret)
-		ret = pop_to(m, t, 0, now, false);
+		ret = pop_to(m, t, 0, now, all_end);
 	if (ret)
 		return ret;
 	while ((c = t->seg->root.first_child)) {
@@ -615,6 +654,8 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 		return SR_FUNC_STUB;
 	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
 		return SR_FUNC_UNWIND;
+	if (!strcmp(name, "gogo") || !strcmp(name, "runtime.gogo"))
+		return SR_FUNC_SWITCH;  /* not runtime.gogo.abi0: it jumps to gogo */
 	if (!strcmp(name, "__restore_rt") || !strcmp(name, "__restore") ||
 	    !strcmp(name, "__kernel_rt_sigreturn") || !strcmp(name, "__vdso_rt_sigreturn"))
 		return SR_FUNC_SIGRETURN;
@@ -624,6 +665,15 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 {
 	return n->kind == SR_NODE_FUNC || n->kind == SR_NODE_TRUNCATED ? key_flags(m, n->key) : 0;
+}
+
+/* Code without a function symbol: "[unknown] (dso)", "[.plt]", ... Where
+ * it "starts" says nothing of entries. */
+static bool unnamed(const struct sr_machine *m, uint64_t key)
+{
+	const char *name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
+
+	return !name || name[0] == '[';
 }
 
 /* Is the syscall entered now rt_sigreturn? Its number tells when known;
@@ -655,8 +705,16 @@ static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64
 	uint8_t flags = top->flags & F_ASYNC;
 	int i, ret;
 
-	if (top->node->key == key)
+	if (frame_is(top, key))
 		return 0;
+	/* With every jump shown, nothing but falling through gets here: a
+	 * label or alias symbol inside the function (glibc's __write running
+	 * into __write_nocancel), or code running on into the next symbol.
+	 * No call: the same frame. */
+	if (t->jumps_seen) {
+		top->alias = key;
+		return 0;
+	}
 	t->st.repairs++;
 	m->st.repairs++;
 	if ((func_flags(m, top->node) & SR_FUNC_UNWIND) && (i = find_below(t, key)) >= 0)
@@ -695,6 +753,141 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
 	return sync_top(m, t, key, now);
+}
+
+
+/* ---- kernel code (frames under [kernel]) ---- */
+
+static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		 uint8_t flags)
+{
+	struct sr_node *parent, *n;
+
+	if (!t->nkf) {
+		if (!t->nps || t->ps[t->nps - 1].node->kind != SR_NODE_KERNEL)
+			return 0;
+		t->kps = t->nps - 1;
+	}
+	if (t->nkf >= SR_MAX_DEPTH) {
+		m->st.depth_overflows++;
+		return 0;
+	}
+	if (t->nkf == t->kcap) {
+		uint32_t cap = t->kcap ? t->kcap * 2 : 16;
+		struct frame *v = realloc(t->kf, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->kf = v;
+		t->kcap = cap;
+	}
+	parent = t->nkf ? t->kf[t->nkf - 1].node : t->ps[t->kps].node;
+	n = seg_child(t, parent, SR_NODE_FUNC, key);
+	if (!n)
+		return -ENOMEM;
+	t->kf[t->nkf++] = (struct frame){ .node = n, .t0 = now, .flags = flags };
+	return 0;
+}
+
+static int kpop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64_t now)
+{
+	int ret = 0;
+
+	while (t->nkf > keep && !ret) {
+		struct frame *f = &t->kf[--t->nkf];
+
+		ret = end_call(m, f->node, f->t0, now, !(f->flags & F_INFERRED));
+	}
+	return ret;
+}
+
+static int kfind_below(const struct thread *t, uint64_t key)
+{
+	for (int i = (int)t->nkf - 2; i >= 0; i--)
+		if (frame_is(&t->kf[i], key))
+			return i;
+	return -1;
+}
+
+/* The kernel runs in function key: its top frame, a label fallen into
+ * (every jump shown), or else a jump went unseen: key replaces the top. */
+static int ksync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+{
+	int ret;
+
+	if (!t->nkf)
+		return kpush(m, t, key, now, F_INFERRED);
+	if (frame_is(&t->kf[t->nkf - 1], key))
+		return 0;
+	if (t->jumps_seen) {
+		t->kf[t->nkf - 1].alias = key;
+		return 0;
+	}
+	ret = kpop_to(m, t, t->nkf - 1, now);
+	return ret ? ret : kpush(m, t, key, now, F_INFERRED);
+}
+
+/* The thread runs kernel code: on its current stack under [kernel] (a
+ * kernel entry the trace did not show, or one after a loss: the stack is
+ * proven, or not, when user code resumes). */
+static int enter_kernel(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	int ret = 0;
+
+	while (t->nps && t->ps[t->nps - 1].node->kind != SR_NODE_KERNEL && !ret)
+		ret = pop_pseudo(m, t, now, true);
+	if (ret || t->nps)
+		return ret;
+	t->last_sysno = UINT32_MAX;
+	t->sigreturn = false;
+	return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+}
+
+static uint64_t start_of(const struct sr_machine *m, uint32_t pid, uint64_t ip)
+{
+	return m->sym && m->sym->func_start ? m->sym->func_start(m->sym->ctx, pid, ip) : 0;
+}
+
+/* A branch of kernel code, or a trace (re)starting in the kernel: the same
+ * rules as user code, on the kernel frames above [kernel]. */
+static int on_kernel(struct sr_machine *m, struct thread *t, const struct dc_event *ev,
+		     uint64_t now)
+{
+	uint64_t kto = key_of(m, ev->pid, ev->to_ip), start;
+	int ret = enter_kernel(m, t, now), i;
+
+	if (ret)
+		return ret;
+	if (ev->kind == DC_EV_TRACE_ON) {
+		if (t->nkf)
+			return ksync(m, t, kto, now);
+		return kpush(m, t, kto, now,
+			     start_of(m, ev->pid, ev->to_ip) == ev->to_ip ? 0 : F_INFERRED);
+	}
+	if (ev->from_ip && (ret = ksync(m, t, key_of(m, ev->pid, ev->from_ip), now)))
+		return ret;
+	if (!dc_ip_is_kernel(ev->to_ip))
+		return 0;
+	switch (ev->kind) {
+	case DC_EV_CALL:
+		return kpush(m, t, kto, now, 0);
+	case DC_EV_RETURN:
+		i = kfind_below(t, kto);
+		if (i >= 0)
+			return kpop_to(m, t, (uint32_t)i + 1, now);
+		/* above the kernel frames seen: the caller replaces them */
+		ret = kpop_to(m, t, t->nkf ? t->nkf - 1 : 0, now);
+		return ret ? ret : ksync(m, t, kto, now);
+	default:
+		if (t->nkf && frame_is(&t->kf[t->nkf - 1], kto))
+			return 0;
+		start = start_of(m, ev->pid, ev->to_ip);
+		i = kfind_below(t, kto);
+		if (i >= 0 && start && start != ev->to_ip && !unnamed(m, kto))
+			return kpop_to(m, t, (uint32_t)i + 1, now);
+		ret = kpop_to(m, t, t->nkf ? t->nkf - 1 : 0, now);
+		return ret ? ret : kpush(m, t, kto, now, start == ev->to_ip ? 0 : F_INFERRED);
+	}
 }
 
 /* ---- events ---- */
@@ -736,7 +929,7 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	}
 	/* Returning from the root: the trace started below its caller. */
 	if (t->nframes == 1)
-		return underflow(m, t, key, now);
+		return underflow(m, t, key, now, false);
 	/* The caller frame is not the function returned to: it left for that
 	 * one unseen (see sync_top). Never rewrite what lies below. */
 	ret = pop_frame(m, t, now, true);
@@ -746,26 +939,48 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
 {
 	int ret = user_prep(m, t, ev->pid, ev->from_ip, now), i;
-	uint64_t key = key_of(m, ev->pid, ev->to_ip);
-	bool entry = false;
+	uint64_t key = key_of(m, ev->pid, ev->to_ip), start = 0;
+	unsigned top_flags;
+	bool entry;
 	uint8_t flags;
 
 	if (ret)
 		return ret;
 	if (!t->nframes)
 		return establish_root(m, t, key, now, 0);
-	if (top_key(t) == key)
+	if (top_is(t, key))
 		return 0;
-	/* Out of a longjmp or an unwinder, into the middle of a function
-	 * further down: back to that frame. Anything else is a tail call, a
-	 * PLT stub's jump (also to the PLT header, unnamed code that may share
-	 * its key with a frame further down), even to a function further down
-	 * (mutual recursion). */
+	/* Into the middle of a function further down: back to that frame,
+	 * every frame above it ends (longjmp, an exception's jump to its
+	 * handler, OCaml's raise, Go's gogo resuming the goroutine that
+	 * parked). Out of a longjmp or an unwinder also when where functions
+	 * start is unknown. Out of a PLT stub it is the PLT header (unnamed
+	 * code that may share its key with a frame further down). Anything
+	 * else is a tail call, even to a function further down (mutual
+	 * recursion). */
 	if (m->sym && m->sym->func_start)
-		entry = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip) == ev->to_ip;
-	if (!entry && (func_flags(m, t->frames[t->nframes - 1].node) & SR_FUNC_UNWIND) &&
-	    (i = find_below(t, key)) >= 0)
-		return pop_to(m, t, (uint32_t)i + 1, now, true);
+		start = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip);
+	entry = start == ev->to_ip;
+	/* (tail calls and PLT jumps go to entries: nothing to look up) */
+	if (!entry) {
+		top_flags = func_flags(m, t->frames[t->nframes - 1].node);
+		if ((top_flags & SR_FUNC_UNWIND) || (start && !(top_flags & SR_FUNC_STUB))) {
+			i = find_below(t, key);
+			if (i >= 0 && ((top_flags & SR_FUNC_UNWIND) ||
+				       (!unnamed(m, key) && !unnamed(m, top_key(t)))))
+				return pop_to(m, t, (uint32_t)i + 1, now, true);
+		}
+		/* A stack switcher (Go's gogo) resuming code that is not on
+		 * this stack: another goroutine's stack, a new segment (its
+		 * callers come from its returns). */
+		if (top_flags & SR_FUNC_SWITCH)
+			return reset_to(m, t, key, now, F_INFERRED);
+		/* An unwinder jumping into the middle of a function that is
+		 * not on the stack: a frame above the root (the trace started
+		 * below the setjmp), an inferred caller of everything. */
+		if ((top_flags & SR_FUNC_UNWIND) && !unnamed(m, key))
+			return underflow(m, t, key, now, true);
+	}
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);
@@ -816,15 +1031,23 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 			return 0;
 		t->last_sysno = ev->sysno;
 		t->sigreturn = is_sigreturn(m, t, ev->sysno);
-		return push_pseudo(t, SR_NODE_KERNEL,
-				   ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
-				   SR_TIME_KERNEL, now);
+		ret = push_pseudo(t, SR_NODE_KERNEL,
+				  ev->sysno == UINT32_MAX ? SR_KEY_NONE : ev->sysno,
+				  SR_TIME_KERNEL, now);
+		break;
 	case DC_OFF_FAULT:
 		if (in_kernel_state(t))
 			return 0;
 		t->last_sysno = UINT32_MAX;
 		t->sigreturn = false;
-		return push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+		ret = push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, now);
+		break;
+	case DC_OFF_UNTRACED:
+		if (in_kernel_state(t))
+			return 0;
+		t->last_sysno = UINT32_MAX;
+		t->sigreturn = false;
+		return push_pseudo(t, SR_NODE_UNTRACED, 0, SR_TIME_USER, now);
 	case DC_OFF_SWITCH:
 		return switched_out(t) ? 0 :
 		       push_pseudo(t, SR_NODE_OFFCPU, 0, SR_TIME_OFFCPU, now);
@@ -835,6 +1058,11 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		m->st.bad_events++;
 		return 0;
 	}
+	/* the kernel entry point, when the trace shows kernel code */
+	if (!ret && dc_ip_is_kernel(ev->to_ip))
+		ret = kpush(m, t, key_of(m, ev->pid, ev->to_ip), now,
+			    start_of(m, ev->pid, ev->to_ip) == ev->to_ip ? 0 : F_INFERRED);
+	return ret;
 }
 
 static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -867,7 +1095,8 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 		return 0;
 	}
 	for (uint32_t i = 0; i < t->nps; i++)
-		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL;
+		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL ||
+			      t->ps[i].node->kind == SR_NODE_UNTRACED;
 	if (!t->need_resync && !t->fresh && was_kernel &&
 	    t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
 		mode = RS_ASYNC;
@@ -974,6 +1203,12 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		t->exec_pending = false;
 		t->fresh = true;
 	}
+	if (ev->kind <= DC_EV_JUMP && (ev->reason & DC_BR_JUMPS_SEEN))
+		t->jumps_seen = true;
+	if ((ev->kind <= DC_EV_JUMP && (dc_ip_is_kernel(ev->from_ip) ||
+					(!ev->from_ip && dc_ip_is_kernel(ev->to_ip)))) ||
+	    (ev->kind == DC_EV_TRACE_ON && dc_ip_is_kernel(ev->to_ip)))
+		return on_kernel(m, t, ev, now);
 	switch (ev->kind) {
 	case DC_EV_CALL:
 		return on_call(m, t, ev, now);
@@ -1104,7 +1339,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 		st->traced_ns += t->st.traced_ns;
 		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
 		st->nodes += t->seg->nnodes;
-		st->mem_bytes += sizeof(*t) + t->cap * sizeof(*t->frames) +
+		st->mem_bytes += sizeof(*t) + (t->cap + t->kcap) * sizeof(*t->frames) +
 				 sr_cct_mem_bytes(t->seg);
 	}
 }

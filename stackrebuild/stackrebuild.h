@@ -99,6 +99,9 @@ enum sr_node_kind {
 	SR_NODE_UNKNOWN,    /* "[unknown]": traced time with no stack at all   */
 	SR_NODE_TRUNCATED,  /* "[truncated]": frames deeper than max_stack; key:
 	                       the function (one node per function at the cut) */
+	SR_NODE_UNTRACED,   /* "[untraced]": a gap in the trace that the input
+	                       gives no reason for (DC_OFF_UNTRACED); its time
+	                       is the thread's, of kind USER                   */
 	SR_NODE_NKINDS
 };
 #define SR_KEY_NONE UINT64_MAX
@@ -239,14 +242,30 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             stack: the returning frame was a signal handler (its entry
  *             unseen after a loss); the trampoline replaces it.
  *   JUMP      to another function replaces the top frame (tail call, PLT
- *             stub, lazy resolver), except out of an unwinder (longjmp,
- *             _Unwind_*: see func_flags) into the middle of a function
- *             further down: pop to that frame.
- *   branch source not in the top function (a jump went unseen): see
+ *             stub, lazy resolver), except: into the middle of a function
+ *             further down (func_start says it is no entry; not out of a
+ *             PLT stub; neither function unnamed, "[...]"), or out of an unwinder (longjmp, _Unwind_*: see
+ *             func_flags) to no known entry, pop to that frame (longjmp,
+ *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
+ *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
+ *             gogo) into the middle of a function not on the stack, a
+ *             new stack segment with it as inferred root (a goroutine's
+ *             first run, at an entry, is not told from a tail call); out of an
+ *             unwinder to no entry of a function not on the stack, that
+ *             function is above the root: an inferred caller under which
+ *             the segment is re-parented, as for a return above the root
+ *             (every frame ends there).
+ *   branch source not in the top function: with DC_BR_JUMPS_SEEN on
+ *             the thread's branches (every jump is an event) it fell
+ *             through into a label or alias inside the function: the same
+ *             frame, which now also answers to that key (returns to it,
+ *             trace resumes in it); else a jump went unseen: see
  *             sr_options.func_flags.
  *   TRACE_OFF SYSCALL/FAULT  + "[kernel] NAME" / "[kernel]"   (KERNEL time)
  *             SWITCH         + "[off-cpu]"                    (OFFCPU)
  *             PREEMPT        + "[preempted]"                  (PREEMPT)
+ *             UNTRACED       + "[untraced]"  (USER; leaving it is like
+ *                            leaving the kernel: see TRACE_ON)
  *             END            not traced until the next event with an ip
  *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
  *             was). With an ip: leaves the kernel states; the ip's function
@@ -301,7 +320,8 @@ struct sr_options {
 	 * frame, even when it is further down as well: recursion). Without it:
 	 * SR_FUNC_STUB for names ending in "@plt" or starting with
 	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
-	 * or starting with "_Unwind_". Also asked for the frame making a
+	 * or starting with "_Unwind_", SR_FUNC_SWITCH for "gogo"
+	 * and "runtime.gogo". Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
 	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
 	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
@@ -316,6 +336,7 @@ struct sr_options {
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
 #define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 #define SR_FUNC_SIGRETURN 4u /* the sigreturn trampoline (rt_sigreturn)  */
+#define SR_FUNC_SWITCH 8u   /* switches stacks by a jump (Go's gogo)     */
 
 /* Counters over all threads, for the summary line and for tests. */
 struct sr_machine_stats {

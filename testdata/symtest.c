@@ -23,6 +23,17 @@ int st_global(const char *s)
 	return (int)strlen(s) + st_middle((int)s[0]);
 }
 
+/* A function with a sized function symbol inside it (glibc 2.17's
+ * __write with its __write_nocancel label): one function, the outer. */
+__asm__(".text\n"
+	".globl st_outer_asm\n.type st_outer_asm,@function\n"
+	"st_outer_asm:\n\tnop\n\tnop\n"
+	".globl st_inner_label\n.type st_inner_label,@function\n"
+	"st_inner_label:\n\tnop\n\tret\n"
+	".size st_inner_label,.-st_inner_label\n"
+	"\tnop\n\tret\n"
+	".size st_outer_asm,.-st_outer_asm\n");
+
 int main(int argc, char **argv)
 {
 	int r = st_global(argc > 1 ? argv[1] : "symtest");

@@ -727,7 +727,8 @@ static void test_import_errors(void **state)
 }
 
 /* Kernel tracing: syscall/sysret and interrupts end and resume the user
- * trace, kernel-only branches are dropped. */
+ * trace (the kernel entry point as the trace end's to_ip), the kernel's
+ * own branches are events with kernel addresses (frames under [kernel]). */
 static void test_import_kernel(void **state)
 {
 	const char *text =
@@ -741,14 +742,50 @@ static void test_import_kernel(void **state)
 
 	run_text(&r, text);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.n, 4);
+	assert_int_equal(r.n, 5);
 	assert_int_equal(r.ev[0].kind, DC_EV_TRACE_OFF);
 	assert_int_equal(r.ev[0].reason, DC_OFF_SYSCALL);
-	assert_int_equal(r.ev[1].kind, DC_EV_TRACE_ON);
-	assert_int_equal(r.ev[1].to_ip, 0x7f0000001052);
-	assert_int_equal(r.ev[2].kind, DC_EV_TRACE_OFF);
-	assert_int_equal(r.ev[2].reason, DC_OFF_FAULT);
-	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_ON);
+	assert_int_equal(r.ev[0].to_ip, 0xffffffff81000000);
+	assert_int_equal(r.ev[1].kind, DC_EV_CALL);
+	assert_int_equal(r.ev[1].from_ip, 0xffffffff81000010);
+	assert_int_equal(r.ev[1].to_ip, 0xffffffff81002000);
+	assert_int_equal(r.ev[2].kind, DC_EV_TRACE_ON);
+	assert_int_equal(r.ev[2].to_ip, 0x7f0000001052);
+	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[3].reason, DC_OFF_FAULT);
+	assert_int_equal(r.ev[4].kind, DC_EV_TRACE_ON);
+	run_end(&r);
+}
+
+/* A bare "tr end" (flags without a reason) is settled by where the thread
+ * resumes: at the same instruction an interrupt or fault ([kernel]),
+ * elsewhere [untraced]. Lines that make no event (a jcc inside a
+ * function) still start and end the thread's span. */
+static void test_import_gaps_and_span(void **state)
+{
+	const char *text =
+		"     7 [000]     5.000000100:   jcc                     401005 main+0x5 =>           401010 main+0x10\n"
+		"     7 [000]     5.000000200:   tr end                  401010 main+0x10 =>                0 [unknown]\n"
+		"     7 [000]     5.000000300:   tr strt                      0 [unknown] =>           401010 main+0x10\n"
+		"     7 [000]     5.000000400:   tr end                  401020 main+0x20 =>                0 [unknown]\n"
+		"     7 [000]     5.000000500:   tr strt                      0 [unknown] =>           401080 main+0x80\n"
+		"     7 [000]     5.000000600:   jcc                     401085 main+0x85 =>           401090 main+0x90\n";
+	struct run r;
+	(void)state;
+
+	run_text(&r, text);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.n, 6);
+	assert_int_equal(r.ev[0].kind, DC_EV_TRACE_ON);    /* the first jcc */
+	assert_int_equal(r.ev[0].time_ns, 5000000100);
+	assert_int_equal(r.ev[0].to_ip, 0x401005);
+	assert_int_equal(r.ev[1].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[1].reason, DC_OFF_FAULT);     /* resumed there */
+	assert_int_equal(r.ev[3].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(r.ev[3].reason, DC_OFF_UNTRACED);  /* elsewhere */
+	assert_int_equal(r.ev[5].kind, DC_EV_TRACE_OFF);    /* the last jcc */
+	assert_int_equal(r.ev[5].reason, DC_OFF_END);
+	assert_int_equal(r.ev[5].time_ns, 5000000600);
 	run_end(&r);
 }
 
@@ -816,9 +853,25 @@ static void test_import_bad_input(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.st.skipped, 2);
 	run_end(&r);
+	/* nothing at all, or comments only: say what ptflame needs */
 	run_text(&r, "");
-	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.rc, -ENOMSG);
 	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(dc_script_errmsg(r.s, r.rc), "no 'perf script' samples"));
+	run_end(&r);
+	run_text(&r, "# ========\n# captured on: x\n");
+	assert_int_equal(r.rc, -ENOMSG);
+	run_end(&r);
+	/* samples of another event (cycles with call chains): named, and no
+	 * "0 samples lack '=> addr'" */
+	run_text(&r, "825432/825432 339457.445933440:       1 cycles:u: \n"
+		     "\t    7f5c0c875c60 _dl_open+0x0 (/usr/lib64/ld-2.28.so)\n"
+		     "\n"
+		     "825432/825432 339457.445933441:       1 cycles:u: \n"
+		     "\t    7f5c0c875c60 _dl_open+0x0 (/usr/lib64/ld-2.28.so)\n");
+	assert_int_equal(r.rc, -ENOMSG);
+	assert_non_null(strstr(dc_script_errmsg(r.s, r.rc), "2 samples of 'cycles:u'"));
+	assert_null(strstr(dc_script_errmsg(r.s, r.rc), "lack"));
 	run_end(&r);
 }
 
@@ -978,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_import_noflags_longjmp),
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_import_kernel),
+		cmocka_unit_test(test_import_gaps_and_span),
 		cmocka_unit_test(test_import_threads),
 		cmocka_unit_test(test_import_bad_input),
 		cmocka_unit_test(test_import_other_lines),

@@ -250,6 +250,150 @@ static void test_longjmp_and_exception(void **state)
 	sr_cct_free(cct);
 }
 
+/* A jump into the middle of a function further down unwinds to it from any
+ * function (OCaml's raise, Go's gogo resuming the goroutine that parked),
+ * not only out of a longjmp; a stack switcher (gogo) resuming a function
+ * that is not on the stack starts a new stack there (another goroutine). */
+static void test_unwinding_jumps(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	CALL(m, 1, 20, F_B, F_B);
+	CALL(m, 1, 30, F_B, F_C);
+	JMP(m, 1, 40, F_C, IP(F_A));           /* raise: to a's handler   */
+	RET(m, 1, 50, F_A, F_MAIN);
+	/* main -> d -> gogo, which resumes d (the same goroutine) */
+	CALL(m, 1, 60, F_MAIN, F_D);
+	CALL(m, 1, 65, F_D, F_GOGO);
+	JMP(m, 1, 70, F_GOGO, IP(F_D));
+	RET(m, 1, 80, F_D, F_MAIN);
+	/* ... and gogo resuming f, which is not on the stack: f's stack */
+	CALL(m, 1, 90, F_MAIN, F_GOGO);
+	JMP(m, 1, 95, F_GOGO, IP(F_F));
+	RET(m, 1, 100, F_F, F_G);
+	END(m, 1, 110, F_G);
+	cct = finish(m, 0);
+	expect_stacks(cct, "g 10\ng;f 5\nmain 20\nmain;a 20\nmain;a;b 10\nmain;a;b;b 10\n"
+			   "main;a;b;b;c 10\nmain;d 15\nmain;d;gogo 5\nmain;gogo 5\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_calls(cct, "main;a;b;b;c", 1, 0);
+	expect_calls(cct, "main;d", 1, 0);
+	expect_calls(cct, "g;f", 1, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* The trace started in deeper (record --start deeper); a longjmp goes to
+ * try_it, above the root: try_it becomes the inferred caller of everything
+ * so far, nothing nests under deeper. */
+static void test_longjmp_above_root(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_B));            /* b: deeper              */
+	CALL(m, 1, 10, F_B, F_C);
+	CALL(m, 1, 20, F_C, F_LONGJMP);
+	JMP(m, 1, 30, F_LONGJMP, IP(F_A));     /* into a (try_it)        */
+	RET(m, 1, 40, F_A, F_MAIN);
+	CALL(m, 1, 50, F_MAIN, F_A);
+	RET(m, 1, 55, F_A, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 15\nmain;a 15\nmain;a;b 10\nmain;a;b;c 10\n"
+			   "main;a;b;c;__longjmp 10\n");
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;a", 2, 1);
+	expect_calls(cct, "main;a;b", 1, 0);  /* entry seen, end seen    */
+	expect_calls(cct, "main;a;b;c", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* With every jump shown (DC_BR_JUMPS_SEEN), a branch out of another
+ * function than the top frame's came there by falling through (a label
+ * inside the function): the same frame, no call; returns into that label
+ * find the frame. Without the flag the old repair (an unseen jump) holds. */
+static void test_fall_through(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_ev(m, 1, 0, DC_EV_CALL, DC_BR_JUMPS_SEEN, IP(F_MAIN), ENTRY(F_A), 0, 0);
+	/* a runs on into c's symbol, makes a syscall there, calls d, whose
+	 * return lands in c's part of a, which returns to main */
+	SYSCALL(m, 1, 10, F_C, 1);
+	RESUME(m, 1, 20, IP(F_C) + 2);
+	feed_ev(m, 1, 30, DC_EV_CALL, DC_BR_JUMPS_SEEN, IP(F_C), ENTRY(F_D), 0, 0);
+	feed_ev(m, 1, 40, DC_EV_RETURN, DC_BR_JUMPS_SEEN, IP(F_D), IP(F_C), 0, 0);
+	feed_ev(m, 1, 50, DC_EV_RETURN, DC_BR_JUMPS_SEEN, IP(F_C), IP(F_MAIN), 0, 0);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 30\nmain;a;[kernel] write 10\nmain;a;d 10\n");
+	expect_calls(cct, "main;a", 1, 0);
+	assert_int_equal(node_at(cct, "main;a")->lat.sum, 50);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* the same stream without the flag: c replaced a (a jump unseen) */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_C, 1);
+	RESUME(m, 1, 20, IP(F_C) + 2);
+	END(m, 1, 30, F_C);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 10\nmain;c 10\nmain;c;[kernel] write 10\n");
+	sr_cct_free(cct);
+}
+
+/* Kernel code in the trace: frames under [kernel] on the faulting stack,
+ * entered at the fault's entry point; calls, returns and tail jumps as in
+ * user code; all end at the return to user mode. */
+static void test_kernel_frames(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	feed_ev(m, 1, 10, DC_EV_TRACE_OFF, DC_OFF_FAULT, IP(F_A), KBASE(1), 0, 0);
+	feed_ev(m, 1, 20, DC_EV_CALL, 0, KIP(1), KBASE(2), 0, 0);
+	feed_ev(m, 1, 30, DC_EV_RETURN, 0, KIP(2), KIP(1) + 5, 0, 0);
+	feed_ev(m, 1, 40, DC_EV_JUMP, 0, KIP(1) + 9, KBASE(3), 0, 0);
+	RESUME(m, 1, 50, IP(F_A));
+	END(m, 1, 60, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 20\nmain;a;[kernel];k1 20\nmain;a;[kernel];k1;k2 10\n"
+			   "main;a;[kernel];k3 10\n");
+	expect_calls(cct, "main;a;[kernel]", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k1", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k1;k2", 1, 0);
+	expect_calls(cct, "main;a;[kernel];k3", 1, 0);
+	assert_int_equal(node_at(cct, "main;a;[kernel]")->total_by[SR_TIME_KERNEL], 40);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* after a loss the trace restarts in the kernel: the gap ends there,
+	 * kernel time on the old stack, which the user resume then proves */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	LOST(m, 1, 10);
+	feed_ev(m, 1, 15, DC_EV_TRACE_ON, DC_ON_SYNC, 0, KIP(1), 0, 0);
+	RESUME(m, 1, 25, IP(F_A));
+	END(m, 1, 30, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 15\nmain;a;[kernel];k1 10\nmain;a;[lost] 5\n");
+	expect_calls(cct, "main;a;[kernel];k1", 1, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_signal_handler(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1449,6 +1593,10 @@ int main(void)
 		cmocka_unit_test(test_mutual_tail_recursion),
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),
+		cmocka_unit_test(test_unwinding_jumps),
+		cmocka_unit_test(test_longjmp_above_root),
+		cmocka_unit_test(test_fall_through),
+		cmocka_unit_test(test_kernel_frames),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),
 		cmocka_unit_test(test_sigreturn_evidence),

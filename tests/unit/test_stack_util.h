@@ -13,22 +13,29 @@
 /* Function N occupies [BASE(N), BASE(N) + 0x1000). Key = N. */
 enum {
 	F_NONE, F_MAIN, F_A, F_B, F_C, F_D, F_HANDLER, F_RESTORE, F_START, F_F,
-	F_G, F_PLT_B, F_NSF, F_SEMI, F_LONGJMP, F_NFUNCS
+	F_G, F_PLT_B, F_NSF, F_SEMI, F_LONGJMP, F_GOGO, F_NFUNCS
 };
 static const char *const fn_names[F_NFUNCS] = {
 	"", "main", "a", "b", "c", "d", "handler", "__restore_rt", "_start", "f",
-	"g", "b@plt", "ns::f(int)", "odd;name 12", "__longjmp",
+	"g", "b@plt", "ns::f(int)", "odd;name 12", "__longjmp", "gogo",
 };
 
 #define BASE(f)  (0x400000ull + (uint64_t)(f) * 0x1000)
 #define ENTRY(f) BASE(f)
 #define IP(f)    (BASE(f) + 0x42)
 #define KEY_UNKNOWN 999
+/* Kernel function N (1..3, "k1".."k3") at [KBASE(N), KBASE(N) + 0x1000),
+ * key 100 + N. */
+#define KBASE(n) (0xffffffff81000000ull + (uint64_t)(n) * 0x1000)
+#define KIP(n)   (KBASE(n) + 0x42)
+static const char *const kfn_names[4] = { "k0", "k1", "k2", "k3" };
 
 static inline uint64_t fake_key(void *ctx, uint32_t pid, uint64_t ip)
 {
 	(void)ctx;
 	(void)pid;
+	if (ip >= KBASE(0) && ip < KBASE(4))
+		return 100 + (ip - KBASE(0)) / 0x1000;
 	if (ip < BASE(1) || ip >= BASE(F_NFUNCS))
 		return KEY_UNKNOWN;
 	return (ip - 0x400000ull) / 0x1000;
@@ -37,6 +44,8 @@ static inline uint64_t fake_key(void *ctx, uint32_t pid, uint64_t ip)
 static inline const char *fake_name(void *ctx, uint64_t key)
 {
 	(void)ctx;
+	if (key >= 100 && key < 104)
+		return kfn_names[key - 100];
 	return key < F_NFUNCS ? fn_names[key] : NULL;
 }
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,9 +119,12 @@ static void check_all_funcs(const char *bin, const char *nm_bin)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t lo, hi, k1, k2;
 		const char *name;
+		bool nested = false;
 
-		if (v[i].dups)
-			continue;
+		for (size_t j = 0; j < n; j++)
+			nested |= v[j].addr < v[i].addr && v[i].addr < v[j].addr + v[j].size;
+		if (v[i].dups || nested)
+			continue;           /* a label inside a function: below */
 		k1 = dc_sym_dso_lookup(s, dso, v[i].addr, &lo, &hi);
 		name = dc_sym_name(s, k1);
 		assert_non_null(name);
@@ -141,6 +145,21 @@ static void check_all_funcs(const char *bin, const char *nm_bin)
 			fail_msg("nm has no %s in %s", must[i], nm_bin);
 		assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, e->addr + 1, &lo, &hi)),
 				    must[i]);
+	}
+	/* a function symbol inside another is a label of it, not a function */
+	{
+		const struct nmsym *o = nm_find(v, n, "st_outer_asm"), *in = nm_find(v, n, "st_inner_label");
+		uint64_t lo, hi;
+
+		if (!o || !in)
+			fail_msg("nm lacks st_outer_asm / st_inner_label in %s", nm_bin);
+		assert_true(o->addr < in->addr && in->addr + in->size < o->addr + o->size);
+		assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, in->addr, &lo, &hi)),
+				    "st_outer_asm");
+		assert_int_equal(lo, o->addr);
+		assert_int_equal(hi, o->addr + o->size);
+		assert_int_equal(dc_sym_dso_lookup(s, dso, in->addr, &lo, &hi),
+				 dc_sym_dso_lookup(s, dso, o->addr + o->size - 1, &lo, &hi));
 	}
 	dc_symbols_free(s);
 	free(v);

@@ -7,7 +7,7 @@
 # (which rebuilds the same callers from the truth log's ret lines).
 # (-p attach: no testdata program runs long enough to attach to.)
 . "$REPORT_DIR/common.sh"
-for run in "nested middle" "nested leaf" "tail tail_c" "signal work" "longjmp try_it" \
+for run in "nested middle" "nested leaf" "tail tail_c" "signal work" "longjmp try_it" "longjmp deeper" \
 	"demo sum_squares"; do
 	set -- $run
 	p=$1 start=$2 n=$1.$2

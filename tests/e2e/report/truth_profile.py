@@ -52,7 +52,10 @@ Pseudo-frames (how truth events map to ptflame's):
 A ret to a frame further down pops to it (longjmp, unwinding); a ret from
 the root frame to a function not on the stack creates an inferred caller
 above everything seen so far (the trace started mid-stack). A jump into
-the middle of a function further down pops to it; any other jump to another
+the middle of a function further down pops to it; out of an unwinder
+(longjmp, _Unwind_*) into the middle of one not on the stack, that function
+is above the root: all frames end and it becomes their inferred caller, as
+a ret from the root makes one; any other jump to another
 function (its entry: tail call, PLT; or its middle: shared code such as
 mempcpy entering memmove) replaces the top frame and starts a call of the
 new one. Calls are "complete" when both their start and their end were seen.
@@ -474,6 +477,14 @@ class Model:
             handler = th.stack[-1].handler
             th.pop()
             th.push(key, names, handler=handler)
+        elif i is None and start != to and th.stack[-1].pseudo is None and any(
+                "longjmp" in n or n.startswith("_Unwind_") for n in th.stack[-1].node.names):
+            # an unwinder jumping into a function not on the stack: a frame
+            # above the root (the trace started below the setjmp); every
+            # frame ends, the function is an inferred caller of them all
+            while len(th.stack) > 1:
+                th.pop()
+            th.underflow(key, names)
         elif start == to or i is None:
             # a tail call; into the middle of a function not on the stack
             # too (ld.so's mempcpy jumps into memmove's body): the frame's
