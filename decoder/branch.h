@@ -28,6 +28,9 @@ enum dc_off_reason {
 	DC_OFF_SWITCH,      /* thread switched out, blocked (voluntary)        */
 	DC_OFF_PREEMPT,     /* thread switched out while runnable (preempted)  */
 	DC_OFF_END,         /* end of trace for this thread (exit, stop)       */
+	DC_OFF_KERNEL,      /* in kernel code that cannot be decoded (a user+
+	                       kernel trace without a kernel image) since
+	                       tracing started or synchronised: from_ip 0      */
 };
 
 enum dc_on_reason {

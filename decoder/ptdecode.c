@@ -100,6 +100,16 @@ struct dc_ptq {
 	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
+	/* Code the decoder cannot follow (no image: a kernel without one, a
+	 * binary not found): no data is lost, but nothing can be decoded
+	 * until the next PSB. unk_tid's time meanwhile is [kernel] or the
+	 * missing code's [unknown] (path); at the sync the thread resumes
+	 * (RESUME from the kernel, a return out of missing user code). */
+	enum { UNK_NONE, UNK_KERNEL, UNK_USER } unk;
+	uint32_t unk_tid;
+	bool announce_ret;         /* the next block is a return (from 0)   */
+	uint64_t async_from;       /* the FUP of an async branch, until the
+				    * next block                            */
 
 	/* the head: output events, then at most one context point */
 	struct qev *fifo;
@@ -348,6 +358,12 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	}
 	kb = q->ops.func_range(q->ctx, q->pid, b, &q->cur_lo, &q->cur_hi);
 	return ka == kb;
+}
+
+/* An address in the upper half of the x86-64 address space: the kernel's. */
+static bool kernel_ip(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ull;
 }
 
 /* A legacy prefix (operand/address size, rep, segment) or REX byte. */
@@ -907,6 +923,8 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	q->nrets = 0;
 	q->lost = true;
 	q->announce = 0;
+	q->announce_ret = false;
+	q->unk = UNK_NONE;
 	q->psb_t = 0;        /* a PSB+ before the loss anchors nothing after */
 	if (have_thread(q)) {
 		ret = push(q, DC_EV_LOST, reason, from, 0, t);
@@ -973,6 +991,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		q->pend.valid = false;
 		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
+		q->announce_ret = false;
+		q->unk = UNK_NONE;
 		q->psb_t = 0;   /* the PGE is the anchor now */
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
@@ -987,6 +1007,13 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return 0;
 	}
 	case ptev_async_disabled:
+		if (kernel_ip(ev->variant.async_disabled.at)) {
+			/* disabled in the kernel (a user+kernel trace: the
+			 * thread is switched out, the sideband says so) */
+			q->pend.valid = false;
+			anchor(q, q->icount, t);
+			return 0;
+		}
 		if ((ret = resolve(q, ev->variant.async_disabled.at)))
 			return ret;
 		/* the FUP's instruction did not run: the interrupt came at its
@@ -996,6 +1023,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		anchor(q, q->icount + 1, t);
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
+		q->async_from = ev->variant.async_branch.from;
 		return resolve(q, ev->variant.async_branch.from);
 	case ptev_overflow: {
 		uint64_t to = pend_target(q);
@@ -1083,12 +1111,20 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
 		q->pend_t = t;
 	if (q->announce) {
-		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip,
-			   q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
+		uint64_t at = q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t;
+
+		/* back from missing user code into known code: it returned */
+		if (q->announce_ret)
+			ret = push(q, DC_EV_RETURN, 0, 0, b->ip, at);
+		else
+			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, at);
 		q->announce = 0;
+		q->announce_ret = false;
 		if (ret)
 			return ret;
 	}
+	q->unk = UNK_NONE;
+	q->async_from = 0;
 	if ((ret = resolve(q, b->ip)))
 		return ret;
 	q->icount += b->ninsn;
@@ -1105,6 +1141,82 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	return 0;
 }
 
+/* Decoding stopped at kernel code there is no image of (a user+kernel
+ * trace): the thread is in the kernel, its time [kernel], until the next
+ * PSB shows where it is. Entered from user mode by a syscall (the pending
+ * far call), an interrupt or fault (the async branch's FUP), or already
+ * there when tracing started or synchronised (DC_OFF_KERNEL). Nothing is
+ * lost. */
+static int into_kernel(struct dc_ptq *q)
+{
+	uint64_t from = 0, t = now_ns(q);
+	uint8_t reason = DC_OFF_KERNEL;
+	uint32_t nr = UINT32_MAX;
+	bool again = q->unk == UNK_KERNEL && q->unk_tid == q->tid;
+	int ret;
+
+	q->st.kernel_skips++;
+	if (q->pend.valid) {
+		from = q->pend.end_ip;
+		if (q->pend.iclass == ptic_far_call) {
+			reason = DC_OFF_SYSCALL;
+			nr = syscall_nr(q, &q->pend);
+		} else {
+			reason = DC_OFF_FAULT;
+		}
+	} else if (q->async_from) {
+		from = q->async_from;
+		reason = DC_OFF_FAULT;
+	}
+	if (kernel_ip(from)) {
+		/* from the kernel to the kernel: it was there already */
+		from = 0;
+		reason = DC_OFF_KERNEL;
+	}
+	q->pend.valid = false;
+	q->async_from = 0;
+	q->announce = 0;
+	q->announce_ret = false;
+	q->unk = UNK_KERNEL;
+	q->unk_tid = q->tid;
+	if (again && !from)
+		return 0;
+	if ((ret = push(q, DC_EV_TRACE_OFF, reason, from, 0, t)))
+		return ret;
+	q->fifo[q->fhead + q->fn - 1].ev.sysno = reason == DC_OFF_SYSCALL ? nr : 0;
+	return 0;
+}
+
+/* Decoding stopped at ip in a binary that was not found: the last branch
+ * went there, and the time until the next PSB is "[unknown] (path)". */
+static int into_missing(struct dc_ptq *q, uint64_t ip)
+{
+	bool again = q->unk == UNK_USER && q->unk_tid == q->tid;
+
+	q->st.missing++;
+	q->async_from = 0;
+	q->unk = UNK_USER;
+	q->unk_tid = q->tid;
+	if (q->announce && !again) {
+		/* tracing starts (or comes back) in that code */
+		int ret = push(q, DC_EV_TRACE_ON, q->announce, 0, ip,
+			       q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
+
+		q->announce = 0;
+		q->announce_ret = false;
+		return ret;
+	}
+	if (q->announce_ret && q->pend.valid == false) {
+		/* synchronised in missing code again: maybe another binary's */
+		q->announce = 0;
+		q->announce_ret = false;
+		return push(q, DC_EV_JUMP, 0, 0, ip, now_ns(q));
+	}
+	q->announce = 0;
+	q->announce_ret = false;
+	return resolve(q, ip);
+}
+
 static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 {
 	uint64_t ip = b->ninsn ? 0 : b->ip;
@@ -1112,12 +1224,11 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	if (err == -pte_eos)
 		return end_window(q, q->stop_off != 0);
 	q->synced = false;   /* resync at the next PSB */
-	if (err == -pte_nomap && ip && q->ops.is_missing &&
-	    q->ops.is_missing(q->ctx, q->pid, ip)) {
-		/* into a binary we could not find: the time shows as
-		 * "[unknown] (path)" until the trace comes back */
-		q->st.missing++;
-		return resolve(q, ip);
+	if (err == -pte_nomap && ip && have_thread(q)) {
+		if (kernel_ip(ip))
+			return into_kernel(q);
+		if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
+			return into_missing(q, ip);
 	}
 	/* the last branch did get to ip; what follows is lost */
 	if (ip) {
@@ -1282,6 +1393,14 @@ static int do_ctx(struct dc_ptq *q)
 	}
 	if (kind == CTX_ENABLE) {
 		q->lost = false;   /* the enable's ip resyncs */
+		/* enabled in the kernel (a user+kernel trace): in the kernel
+		 * until the code says otherwise (into_kernel when it cannot be
+		 * decoded) */
+		if (kernel_ip(q->ctx_ip)) {
+			q->unk = UNK_KERNEL;
+			q->unk_tid = q->tid;
+			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);
+		}
 		return push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
 			    q->ctx_ns);
 	}
@@ -1290,6 +1409,12 @@ static int do_ctx(struct dc_ptq *q)
 		q->announce = q->lost ? DC_ON_SYNC : DC_ON_START;
 		q->announce_ns = q->ctx_ns;
 		q->lost = false;
+	} else if (q->unk) {
+		/* out of code that could not be decoded: out of the kernel, or
+		 * (the same thread, missing user code) returned from it */
+		q->announce = DC_ON_RESUME;
+		q->announce_ret = q->unk == UNK_USER && q->unk_tid == q->tid;
+		q->announce_ns = q->ctx_ns;
 	}
 	return ret;
 }
