@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
 #include "decoder/ptdecode.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
@@ -56,6 +57,7 @@ struct dc_ptq {
 	/* the window */
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
 	size_t wcap;
+	uint8_t *rbuf;             /* a window rebuilt to resume (resume_at) */
 	const uint8_t *win;
 	size_t win_len;
 	size_t stop_off;           /* 0: decode to the end                   */
@@ -107,6 +109,13 @@ struct dc_ptq {
 	 * (RESUME from the kernel, a return out of missing user code). */
 	enum { UNK_NONE, UNK_KERNEL, UNK_USER } unk;
 	uint32_t unk_tid;
+	/* Per thread, where it last went into missing user code: a
+	 * compressed return whose call libipt did not see (decoding went on
+	 * at a TIP.PGE, maybe inside a function called from there) goes back
+	 * there. */
+	struct dc_hash miss_ip;
+	bool resumed;              /* went on at a TIP.PGE since the last PSB */
+	bool resuming;             /* ... the next sync is that */
 	bool announce_ret;         /* the next block is a return (from 0)   */
 	uint64_t async_from;       /* the FUP of an async branch, until the
 				    * next block                            */
@@ -148,6 +157,8 @@ void dc_ptq_free(struct dc_ptq *q)
 	if (q->dec)
 		pt_blk_free_decoder(q->dec);
 	free(q->wbuf);
+	free(q->rbuf);
+	dc_hash_free(&q->miss_ip);
 	free(q->chunks);
 	free(q->fifo);
 	free(q);
@@ -1141,6 +1152,170 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	return 0;
 }
 
+/* ---- going on after code that cannot be decoded ---------------------------
+ *
+ * libipt can only start decoding at a PSB. After code it cannot follow (a
+ * missing binary, a kernel without image) the next TIP.PGE, where tracing
+ * comes back (after each syscall and interrupt of a user-only trace, each
+ * switch-in), is a place to go on from as good as a PSB: the window is
+ * rebuilt from the last PSB with only its timing packets (PSB+, TSC, TMA,
+ * CBR, MTC, CYC, MODE.Exec, PIP, VMCS: libipt keeps the exact time, and
+ * without the PSB+'s FUP tracing is off), then the TIP.PGE with its full ip
+ * (its last-ip base is gone) and the rest of the window as it was. */
+
+/* Does the packet carry only time or state (kept in a rebuilt window)? */
+static bool timing_packet(const struct pt_packet *p)
+{
+	switch (p->type) {
+	case ppt_psb:
+	case ppt_psbend:
+	case ppt_tsc:
+	case ppt_tma:
+	case ppt_cbr:
+	case ppt_mtc:
+	case ppt_cyc:
+	case ppt_pip:
+	case ppt_vmcs:
+		return true;
+	case ppt_mode:
+		return p->payload.mode.leaf == pt_mol_exec;
+	default:
+		return false;
+	}
+}
+
+static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
+{
+	uint64_t ip = p->payload.ip.ip;
+
+	switch (p->payload.ip.ipc) {
+	case pt_ipc_update_16:
+		*last_ip = (*last_ip & ~0xffffull) | (ip & 0xffff);
+		break;
+	case pt_ipc_update_32:
+		*last_ip = (*last_ip & ~0xffffffffull) | (ip & 0xffffffff);
+		break;
+	case pt_ipc_update_48:
+		*last_ip = (*last_ip & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
+		break;
+	case pt_ipc_sext_48:
+		*last_ip = (uint64_t)((int64_t)(ip << 16) >> 16);
+		break;
+	case pt_ipc_full:
+		*last_ip = ip;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Rebuild the window to go on at the next TIP.PGE at or after the
+ * decoder's position (see above): 1 done, 0 a PSB, an OVF or the window's
+ * end comes first (libipt goes on at the PSB), < 0 -ENOMEM. */
+static int resume_at_pge(struct dc_ptq *q)
+{
+	struct pt_config pc = q->cfg.pt;
+	struct pt_packet_decoder *pd;
+	struct pt_packet pkt;
+	uint64_t cur = 0, sync = 0, last_ip = 0, off, pge = 0, last_mode = 0, last_cbr = 0;
+	size_t lim = q->stop_off ? q->stop_off : q->win_len, tail = 0, len, stop;
+	uint8_t *n = NULL, *w = NULL;
+	bool found = false, in_psb = false;
+	int ret;
+
+	if (pt_blk_get_offset(q->dec, &cur) < 0 || pt_blk_get_sync_offset(q->dec, &sync) < 0)
+		return 0;
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)q->win;
+	pc.end = (uint8_t *)q->win + lim;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pt_pkt_sync_set(pd, sync) < 0)
+			break;
+		while (pt_pkt_get_offset(pd, &off) >= 0 && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+			if (pkt.type == ppt_psb || pkt.type == ppt_psbend)
+				in_psb = pkt.type == ppt_psb;
+			if (pass) {
+				if (off == pge)
+					break;
+				/* libipt queues every MODE.Exec and CBR outside
+				 * PSB+ while tracing is off (its queue is short):
+				 * the last ones are all that count */
+				if (!in_psb && ((pkt.type == ppt_mode && off != last_mode) ||
+						(pkt.type == ppt_cbr && off != last_cbr)))
+					continue;
+				if (timing_packet(&pkt)) {
+					memcpy(w, q->win + off, (size_t)pkt.size);
+					w += pkt.size;
+				}
+				continue;
+			}
+			if (off > sync && off >= cur && (pkt.type == ppt_psb || pkt.type == ppt_ovf))
+				break;
+			if (!in_psb && pkt.type == ppt_mode && pkt.payload.mode.leaf == pt_mol_exec)
+				last_mode = off;
+			if (!in_psb && pkt.type == ppt_cbr)
+				last_cbr = off;
+			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
+			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
+				update_last_ip(&last_ip, &pkt);
+			if (off >= cur && pkt.type == ppt_tip_pge &&
+			    pkt.payload.ip.ipc != pt_ipc_suppressed) {
+				pge = off;
+				tail = (size_t)off + (size_t)pkt.size;
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			break;
+		if (!pass) {
+			/* at most: all of [sync, pge), the full TIP.PGE, the rest */
+			len = (size_t)(pge - sync) + 9 + (q->win_len - tail);
+			n = malloc(len);
+			if (!n) {
+				pt_pkt_free_decoder(pd);
+				return -ENOMEM;
+			}
+			w = n;
+		}
+	}
+	pt_pkt_free_decoder(pd);
+	if (!found || !n)
+		return 0;
+	*w++ = 0xd1;                                  /* TIP.PGE, full ip */
+	for (int i = 0; i < 8; i++)
+		*w++ = (uint8_t)(last_ip >> (8 * i));
+	memcpy(w, q->win + tail, q->win_len - tail);
+	stop = q->stop_off ? q->stop_off - tail + (size_t)(w - n) : 0;
+	len = (size_t)(w - n) + (q->win_len - tail);
+	free(q->rbuf);           /* (the old window may be it: copied now) */
+	q->rbuf = n;
+	q->win = n;
+	q->win_len = len;
+	q->stop_off = stop;
+	pt_blk_free_decoder(q->dec);
+	pc = q->cfg.pt;
+	pc.size = sizeof(pc);
+	pc.begin = n;
+	pc.end = n + len;
+	pc.flags.variant.block.end_on_call = 1;
+	pc.flags.variant.block.end_on_jump = 1;
+	pc.flags.variant.block.enable_tick_events = 1;
+	q->dec = pt_blk_alloc_decoder(&pc);
+	if (!q->dec)
+		return -ENOMEM;
+	if (q->image && (ret = pt_blk_set_image(q->dec, q->image)) < 0)
+		return -ENOMEM;
+	q->synced = false;
+	q->cont = true;          /* the PSB is no new context point */
+	q->resuming = true;
+	q->st.resumes++;
+	return 1;
+}
+
 /* Decoding stopped at kernel code there is no image of (a user+kernel
  * trace): the thread is in the kernel, its time [kernel], until the next
  * PSB shows where it is. Entered from user mode by a syscall (the pending
@@ -1197,6 +1372,8 @@ static int into_missing(struct dc_ptq *q, uint64_t ip)
 	q->async_from = 0;
 	q->unk = UNK_USER;
 	q->unk_tid = q->tid;
+	if (dc_hash_put(&q->miss_ip, q->tid, ip))
+		return -ENOMEM;
 	if (q->announce && !again) {
 		/* tracing starts (or comes back) in that code */
 		int ret = push(q, DC_EV_TRACE_ON, q->announce, 0, ip,
@@ -1225,10 +1402,34 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 		return end_window(q, q->stop_off != 0);
 	q->synced = false;   /* resync at the next PSB */
 	if (err == -pte_nomap && ip && have_thread(q)) {
+		int ret = 1;
+
 		if (kernel_ip(ip))
-			return into_kernel(q);
-		if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
-			return into_missing(q, ip);
+			ret = into_kernel(q);
+		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
+			ret = into_missing(q, ip);
+		if (ret <= 0)
+			return ret < 0 ? ret : resume_at_pge(q) < 0 ? -ENOMEM : 0;
+	}
+	if (err == -pte_retstack_empty && q->resumed && q->pend.valid &&
+	    q->pend.iclass == ptic_return && have_thread(q)) {
+		/* A return whose call libipt did not see (decoding went on at
+		 * a TIP.PGE): to the missing code the thread was in (the
+		 * likely caller), else to a place unknown; either way on from
+		 * the next TIP.PGE. */
+		uint64_t to;
+		int ret = 0;
+
+		if (dc_hash_get(&q->miss_ip, q->tid, &to)) {
+			ret = resolve(q, to);
+			if (!ret)
+				ret = into_missing(q, to);
+		} else {
+			q->pend.valid = false;
+		}
+		if (ret)
+			return ret;
+		return resume_at_pge(q) < 0 ? -ENOMEM : 0;
 	}
 	/* the last branch did get to ip; what follows is lost */
 	if (ip) {
@@ -1285,6 +1486,8 @@ static int step(struct dc_ptq *q)
 			return end_window(q, false);
 		q->status = ret;
 		q->synced = true;
+		q->resumed = q->resuming;
+		q->resuming = false;
 		q->st.syncs++;
 		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0) {
 			if (off >= q->stop_off)
