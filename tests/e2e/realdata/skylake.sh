@@ -34,4 +34,17 @@ traced=$(sed -n 's/.*traced \([0-9.]*\) ms.*/\1/p' sky.err)
 if awk -v s="$sum" -v t="$traced" 'BEGIN {d = s / 1e6 - t; exit !(d < 0.001 && d > -0.001 && t > 1)}'; then
 	pass "stacks sum to the traced time ($sum ns, $traced ms)"
 else fail "stacks sum $sum ns, traced $traced ms"; fi
+
+# the pipe-mode recording (perf record -o -: attrs and features as records
+# in the stream). A separate run of the same command (another pid), so the
+# same checks, not the same numbers.
+P="$R/skylake-echo.intel_pt.piped.data"
+"$PTFLAME" report -i "$P" --per-thread --plain >pipe.folded 2>pipe.err
+rc=$?
+[ $rc -eq 0 ] && pass "pipe mode: report exits 0" || fail "pipe mode: exit $rc: $(head -c 300 pipe.err)"
+expect_grep ' 0 lost segments' pipe.err "pipe mode: 0 lost segments"
+expect_grep '^echo-[0-9]+;\[unknown\] \(/lib64/ld-2\.23\.so\)( |;)' pipe.folded "pipe mode: ld.so code is [unknown] (path)"
+expect_grep '^echo-[0-9]+;\[kernel\] ' pipe.folded "pipe mode: [kernel]"
+n=$(cut -d';' -f1 pipe.folded | sort -u | wc -l)
+[ "$n" -eq 1 ] && pass "pipe mode: one thread" || fail "pipe mode: $n threads"
 finish
