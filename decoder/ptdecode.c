@@ -1604,8 +1604,14 @@ static int do_ctx(struct dc_ptq *q)
 			q->unk_tid = q->tid;
 			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);
 		}
-		return push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
-			    q->ctx_ns);
+		ret = push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
+			   q->ctx_ns);
+		/* the PGE's time is that of its ip's instruction, the first
+		 * one decoded after it (not of the last one before: with a
+		 * coarse clock, say 1000 ns per instruction, every branch
+		 * placed after it by count came half an instruction late) */
+		anchor(q, q->icount + 1, q->a_t);
+		return ret;
 	}
 	/* CTX_SYNC: the next ip tells where we are */
 	if (q->lost || first) {
