@@ -54,6 +54,7 @@ static const char emulate_help[] =
 	"      --drop-aux N      lose every Nth AUX chunk (AUX record TRUNCATED)\n"
 	"      --psb-period N    bytes between PSB packets (power of 2, >= 256)\n"
 	"      --aux-chunk N     bytes per AUXTRACE record (default 4096)\n"
+	"      --mtc-period N    MTC packet every 2^N CTC ticks, 0..15 (default 3)\n"
 	"      --no-cyc          no CYC packets (default: CYC on, so that decoders\n"
 	"                        get exact times; without it, MTC precision)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
@@ -65,7 +66,7 @@ static const char emulate_help[] =
 
 enum {
 	OPT_EMULATE = 256, OPT_START, OPT_MAX_INSNS, OPT_CPUS, OPT_NS, OPT_SLICE, OPT_TRUTH,
-	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP, OPT_CHUNK,
+	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP, OPT_CHUNK, OPT_MTC,
 };
 
 static int parse_num(const char *opt, const char *arg, unsigned long long min,
@@ -96,6 +97,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "drop-aux", required_argument, NULL, OPT_DROP },
 		{ "psb-period", required_argument, NULL, OPT_PSB },
 		{ "no-cyc", no_argument, NULL, OPT_CYC },
+		{ "mtc-period", required_argument, NULL, OPT_MTC },
 		{ "aux-chunk", required_argument, NULL, OPT_CHUNK },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -192,6 +194,12 @@ int cmd_record_emulate(int argc, char **argv)
 			break;
 		case OPT_CYC:
 			o.cyc = false;
+			break;
+		case OPT_MTC:
+			if (parse_num("--mtc-period", optarg, 0, 15, &v))
+				return 2;
+			o.mtc_period = (unsigned)v;
+			o.mtc_period_set = true;
 			break;
 		default:
 			return cmd_usage_error("record", "unexpected option");

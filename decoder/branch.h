@@ -31,6 +31,9 @@ enum dc_off_reason {
 	DC_OFF_UNTRACED,    /* stopped for a reason the input does not give
 	                       (perf script's bare "tr end" with the thread
 	                       resuming elsewhere); it resumes later          */
+	DC_OFF_KERNEL,      /* in kernel code that cannot be decoded (a user+
+	                       kernel trace without a kernel image) since
+	                       tracing started or synchronised: from_ip 0      */
 };
 
 enum dc_on_reason {

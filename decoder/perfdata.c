@@ -47,6 +47,7 @@ struct dc_perf_file {
 	size_t nr_auxidx;
 
 	uint64_t data_start, data_end, pos;
+	bool pipe;                 /* a pipe-mode stream (perf record -o -) */
 	char errmsg[512];
 };
 
@@ -197,9 +198,8 @@ static int read_header(struct dc_perf_file *f, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (rd64(f->map + 8) == PF_PIPE_HEADER_SIZE) {
-		set_err(err, errlen, "%s: pipe-mode perf.data is not supported "
-			"(record with -o FILE, not to a pipe)", f->path);
-		return -ENOTSUP;
+		f->pipe = true;
+		return 0;
 	}
 	if (f->size < sizeof(f->hdr)) {
 		set_err(err, errlen, "%s: truncated: header needs %zu bytes but file has %"
@@ -408,11 +408,12 @@ static int parse_auxtrace_index(struct dc_perf_file *f, const struct pf_file_sec
 	return 0;
 }
 
+static int parse_features(struct dc_perf_file *f, char *err, size_t errlen);
+
 static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	uint64_t table = f->hdr.data.offset + f->hdr.data.size;
 	size_t n = 0;
-	int ret = 0;
 
 	for (int bit = 0; bit < PF_FEAT_BITS; bit++) {
 		struct pf_file_section *s = &f->feat[bit];
@@ -434,6 +435,14 @@ static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 			return -EINVAL;
 		f->has_feat[bit] = true;
 	}
+	return parse_features(f, err, errlen);
+}
+
+/* The features found (f->feat, has_feat) parsed. */
+static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
+{
+	int ret = 0;
+
 	if (f->has_feat[HEADER_NRCPUS]) {
 		if (f->feat[HEADER_NRCPUS].size < 8) {
 			ret = -EINVAL;
@@ -464,6 +473,110 @@ bad_build_id:
 bad_auxtrace:
 	set_err(err, errlen, "%s: corrupt AUXTRACE index feature", f->path);
 	return ret;
+}
+
+/* One attr of a pipe-mode stream: a HEADER_ATTR record's body (the attr,
+ * then its u64 ids) at p, len bytes. */
+static int pipe_attr(struct dc_perf_file *f, const uint8_t *p, uint64_t len, uint64_t off,
+		     char *err, size_t errlen)
+{
+	struct dc_perf_attr *n, *a;
+	uint32_t sz = len >= 8 ? rd32(p + 4) : 0;
+	uint64_t *copy;
+
+	if (sz == 0)
+		sz = PERF_ATTR_SIZE_VER0;
+	if (len < 8 || sz < PERF_ATTR_SIZE_VER0 || sz % 8 || sz > len || (len - sz) % 8) {
+		set_err(err, errlen, "%s: HEADER_ATTR record at offset 0x%" PRIx64
+			": attr size %" PRIu32 " invalid", f->path, off, sz);
+		return -EINVAL;
+	}
+	n = realloc(f->attrs, (f->nr_attrs + 1) * sizeof(*n));
+	if (!n)
+		goto oom;
+	f->attrs = n;
+	a = &f->attrs[f->nr_attrs];
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->attr, p, sz < sizeof(a->attr) ? sz : sizeof(a->attr));
+	a->file_attr_size = rd32(p + 4);
+	a->index = f->nr_attrs;
+	a->nr_ids = (size_t)((len - sz) / 8);
+	copy = calloc(a->nr_ids ? a->nr_ids : 1, sizeof(*copy));
+	if (!copy)
+		goto oom;
+	memcpy(copy, p + sz, a->nr_ids * 8);
+	a->ids = copy;
+	f->nr_attrs++;
+	for (size_t k = 0; k < a->nr_ids; k++)
+		if (id_map_put(f, copy[k], a->index))
+			goto oom;
+	return 0;
+oom:
+	set_err(err, errlen, "%s: out of memory", f->path);
+	return -ENOMEM;
+}
+
+/* A pipe-mode stream: no attrs section and no feature table; attrs
+ * (HEADER_ATTR) and features (HEADER_FEATURE) are records in the stream,
+ * the data section is everything after the 16-byte header. One pass over
+ * the record headers finds them (their bytes stay in the mapping). */
+static int read_pipe(struct dc_perf_file *f, char *err, size_t errlen)
+{
+	uint64_t pos = PF_PIPE_HEADER_SIZE;
+
+	memset(&f->hdr, 0, sizeof(f->hdr));
+	f->hdr.magic = PF_MAGIC2;
+	f->hdr.size = PF_PIPE_HEADER_SIZE;
+	f->hdr.data.offset = PF_PIPE_HEADER_SIZE;
+	f->hdr.data.size = f->size - PF_PIPE_HEADER_SIZE;
+	while (pos + sizeof(struct perf_event_header) <= f->size) {
+		const uint8_t *p = f->map + pos;
+		uint32_t type = rd32(p);
+		uint64_t size = rd16(p + 6), total = size;
+		int ret;
+
+		if (size < sizeof(struct perf_event_header) || size > f->size - pos)
+			break;   /* dc_perf_next reports it where it is */
+		if (type == PERF_RECORD_AUXTRACE && size >= 16)
+			total += rd64(p + 8);
+		if (type == PERF_RECORD_HEADER_TRACING_DATA) {
+			set_err(err, errlen, "%s: pipe-mode tracing data (tracepoint events) is "
+				"not supported: record Intel PT without tracepoints", f->path);
+			return -ENOTSUP;
+		}
+		if (type == PERF_RECORD_HEADER_ATTR &&
+		    (ret = pipe_attr(f, p + 8, size - 8, pos, err, errlen)))
+			return ret;
+		if (type == PERF_RECORD_HEADER_FEATURE && size >= 16) {
+			uint64_t id = rd64(p + 8);
+
+			if (id < PF_FEAT_BITS) {
+				f->feat[id].offset = pos + 16;
+				f->feat[id].size = size - 16;
+				f->has_feat[id] = true;
+				f->hdr.adds_features[id / 64] |= UINT64_C(1) << (id % 64);
+			}
+		}
+		if (total > f->size - pos)
+			break;
+		pos += total;
+	}
+	if (!f->nr_attrs) {
+		set_err(err, errlen, "%s: pipe-mode perf.data without event attrs "
+			"(HEADER_ATTR records)", f->path);
+		return -EINVAL;
+	}
+	f->hdr.attr_size = 0;
+	f->all_identifier = f->same_sample_type = true;
+	for (size_t i = 0; i < f->nr_attrs; i++) {
+		if (!(f->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+			f->all_identifier = false;
+		if (f->attrs[i].attr.sample_type != f->attrs[0].attr.sample_type)
+			f->same_sample_type = false;
+	}
+	f->data_start = f->pos = PF_PIPE_HEADER_SIZE;
+	f->data_end = f->size;
+	return parse_features(f, err, errlen);
 }
 
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen)
@@ -504,7 +617,15 @@ int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t 
 	}
 	close(fd);
 	fd = -1;
-	if ((ret = read_header(f, err, errlen)) || (ret = read_attrs(f, err, errlen)))
+	if ((ret = read_header(f, err, errlen)))
+		goto fail;
+	if (f->pipe) {
+		if ((ret = read_pipe(f, err, errlen)))
+			goto fail;
+		*out = f;
+		return 0;
+	}
+	if ((ret = read_attrs(f, err, errlen)))
 		goto fail;
 	f->data_start = f->pos = f->hdr.data.offset;
 	f->data_end = f->hdr.data.offset + f->hdr.data.size;

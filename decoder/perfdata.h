@@ -167,8 +167,10 @@ struct dc_perf_record {
 
 /* Open and validate path. On failure returns a negative errno code, sets
  * *out = NULL and writes one line naming the file and the problem to err
- * (e.g. "x.txt: not a perf.data file (bad magic)"). Pipe-mode streams are
- * rejected. */
+ * (e.g. "x.txt: not a perf.data file (bad magic)"). A pipe-mode stream
+ * (perf record -o -) saved to a file reads the same: its HEADER_ATTR and
+ * HEADER_FEATURE records give the attrs and features, its data section is
+ * all records after the 16-byte header (dc_perf_header: size 16). */
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen);
 void dc_perf_close(struct dc_perf_file *f);
 

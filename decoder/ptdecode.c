@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
 #include "decoder/ptdecode.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
@@ -56,6 +57,7 @@ struct dc_ptq {
 	/* the window */
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
 	size_t wcap;
+	uint8_t *rbuf;             /* a window rebuilt to resume (resume_at) */
 	const uint8_t *win;
 	size_t win_len;
 	size_t stop_off;           /* 0: decode to the end                   */
@@ -100,6 +102,23 @@ struct dc_ptq {
 	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
+	/* Code the decoder cannot follow (no image: a kernel without one, a
+	 * binary not found): no data is lost, but nothing can be decoded
+	 * until the next PSB. unk_tid's time meanwhile is [kernel] or the
+	 * missing code's [unknown] (path); at the sync the thread resumes
+	 * (RESUME from the kernel, a return out of missing user code). */
+	enum { UNK_NONE, UNK_KERNEL, UNK_USER } unk;
+	uint32_t unk_tid;
+	/* Per thread, where it last went into missing user code: a
+	 * compressed return whose call libipt did not see (decoding went on
+	 * at a TIP.PGE, maybe inside a function called from there) goes back
+	 * there. */
+	struct dc_hash miss_ip;
+	bool resumed;              /* went on at a TIP.PGE since the last PSB */
+	bool resuming;             /* ... the next sync is that */
+	bool announce_ret;         /* the next block is a return (from 0)   */
+	uint64_t async_from;       /* the FUP of an async branch, until the
+				    * next block                            */
 
 	/* the head: output events, then at most one context point */
 	struct qev *fifo;
@@ -138,6 +157,8 @@ void dc_ptq_free(struct dc_ptq *q)
 	if (q->dec)
 		pt_blk_free_decoder(q->dec);
 	free(q->wbuf);
+	free(q->rbuf);
+	dc_hash_free(&q->miss_ip);
 	free(q->chunks);
 	free(q->fifo);
 	free(q);
@@ -348,6 +369,12 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	}
 	kb = q->ops.func_range(q->ctx, q->pid, b, &q->cur_lo, &q->cur_hi);
 	return ka == kb;
+}
+
+/* An address in the upper half of the x86-64 address space: the kernel's. */
+static bool kernel_ip(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ull;
 }
 
 /* A legacy prefix (operand/address size, rep, segment) or REX byte. */
@@ -907,6 +934,8 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	q->nrets = 0;
 	q->lost = true;
 	q->announce = 0;
+	q->announce_ret = false;
+	q->unk = UNK_NONE;
 	q->psb_t = 0;        /* a PSB+ before the loss anchors nothing after */
 	if (have_thread(q)) {
 		ret = push(q, DC_EV_LOST, reason, from, 0, t);
@@ -973,6 +1002,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		q->pend.valid = false;
 		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
+		q->announce_ret = false;
+		q->unk = UNK_NONE;
 		q->psb_t = 0;   /* the PGE is the anchor now */
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
@@ -987,6 +1018,13 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return 0;
 	}
 	case ptev_async_disabled:
+		if (kernel_ip(ev->variant.async_disabled.at)) {
+			/* disabled in the kernel (a user+kernel trace: the
+			 * thread is switched out, the sideband says so) */
+			q->pend.valid = false;
+			anchor(q, q->icount, t);
+			return 0;
+		}
 		if ((ret = resolve(q, ev->variant.async_disabled.at)))
 			return ret;
 		/* the FUP's instruction did not run: the interrupt came at its
@@ -996,6 +1034,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		anchor(q, q->icount + 1, t);
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
+		q->async_from = ev->variant.async_branch.from;
 		return resolve(q, ev->variant.async_branch.from);
 	case ptev_overflow: {
 		uint64_t to = pend_target(q);
@@ -1083,12 +1122,20 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
 		q->pend_t = t;
 	if (q->announce) {
-		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip,
-			   q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
+		uint64_t at = q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t;
+
+		/* back from missing user code into known code: it returned */
+		if (q->announce_ret)
+			ret = push(q, DC_EV_RETURN, 0, 0, b->ip, at);
+		else
+			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, at);
 		q->announce = 0;
+		q->announce_ret = false;
 		if (ret)
 			return ret;
 	}
+	q->unk = UNK_NONE;
+	q->async_from = 0;
 	if ((ret = resolve(q, b->ip)))
 		return ret;
 	q->icount += b->ninsn;
@@ -1105,6 +1152,248 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	return 0;
 }
 
+/* ---- going on after code that cannot be decoded ---------------------------
+ *
+ * libipt can only start decoding at a PSB. After code it cannot follow (a
+ * missing binary, a kernel without image) the next TIP.PGE, where tracing
+ * comes back (after each syscall and interrupt of a user-only trace, each
+ * switch-in), is a place to go on from as good as a PSB: the window is
+ * rebuilt from the last PSB with only its timing packets (PSB+, TSC, TMA,
+ * CBR, MTC, CYC, MODE.Exec, PIP, VMCS: libipt keeps the exact time, and
+ * without the PSB+'s FUP tracing is off), then the TIP.PGE with its full ip
+ * (its last-ip base is gone) and the rest of the window as it was. */
+
+/* Does the packet carry only time or state (kept in a rebuilt window)? */
+static bool timing_packet(const struct pt_packet *p)
+{
+	switch (p->type) {
+	case ppt_psb:
+	case ppt_psbend:
+	case ppt_tsc:
+	case ppt_tma:
+	case ppt_cbr:
+	case ppt_mtc:
+	case ppt_cyc:
+	case ppt_pip:
+	case ppt_vmcs:
+		return true;
+	case ppt_mode:
+		return p->payload.mode.leaf == pt_mol_exec;
+	default:
+		return false;
+	}
+}
+
+static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
+{
+	uint64_t ip = p->payload.ip.ip;
+
+	switch (p->payload.ip.ipc) {
+	case pt_ipc_update_16:
+		*last_ip = (*last_ip & ~0xffffull) | (ip & 0xffff);
+		break;
+	case pt_ipc_update_32:
+		*last_ip = (*last_ip & ~0xffffffffull) | (ip & 0xffffffff);
+		break;
+	case pt_ipc_update_48:
+		*last_ip = (*last_ip & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
+		break;
+	case pt_ipc_sext_48:
+		*last_ip = (uint64_t)((int64_t)(ip << 16) >> 16);
+		break;
+	case pt_ipc_full:
+		*last_ip = ip;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Rebuild the window to go on at the next TIP.PGE at or after the
+ * decoder's position (see above): 1 done, 0 a PSB, an OVF or the window's
+ * end comes first (libipt goes on at the PSB), < 0 -ENOMEM. */
+static int resume_at_pge(struct dc_ptq *q)
+{
+	struct pt_config pc = q->cfg.pt;
+	struct pt_packet_decoder *pd;
+	struct pt_packet pkt;
+	uint64_t cur = 0, sync = 0, last_ip = 0, off, pge = 0, last_mode = 0, last_cbr = 0;
+	size_t lim = q->stop_off ? q->stop_off : q->win_len, tail = 0, len, stop;
+	uint8_t *n = NULL, *w = NULL;
+	bool found = false, in_psb = false;
+	int ret;
+
+	if (pt_blk_get_offset(q->dec, &cur) < 0 || pt_blk_get_sync_offset(q->dec, &sync) < 0)
+		return 0;
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)q->win;
+	pc.end = (uint8_t *)q->win + lim;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pt_pkt_sync_set(pd, sync) < 0)
+			break;
+		while (pt_pkt_get_offset(pd, &off) >= 0 && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+			if (pkt.type == ppt_psb || pkt.type == ppt_psbend)
+				in_psb = pkt.type == ppt_psb;
+			if (pass) {
+				if (off == pge)
+					break;
+				/* libipt queues every MODE.Exec and CBR outside
+				 * PSB+ while tracing is off (its queue is short):
+				 * the last ones are all that count */
+				if (!in_psb && ((pkt.type == ppt_mode && off != last_mode) ||
+						(pkt.type == ppt_cbr && off != last_cbr)))
+					continue;
+				if (timing_packet(&pkt)) {
+					memcpy(w, q->win + off, (size_t)pkt.size);
+					w += pkt.size;
+				}
+				continue;
+			}
+			if (off > sync && off >= cur && (pkt.type == ppt_psb || pkt.type == ppt_ovf))
+				break;
+			if (!in_psb && pkt.type == ppt_mode && pkt.payload.mode.leaf == pt_mol_exec)
+				last_mode = off;
+			if (!in_psb && pkt.type == ppt_cbr)
+				last_cbr = off;
+			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
+			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
+				update_last_ip(&last_ip, &pkt);
+			if (off >= cur && pkt.type == ppt_tip_pge &&
+			    pkt.payload.ip.ipc != pt_ipc_suppressed) {
+				pge = off;
+				tail = (size_t)off + (size_t)pkt.size;
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			break;
+		if (!pass) {
+			/* at most: all of [sync, pge), the full TIP.PGE, the rest */
+			len = (size_t)(pge - sync) + 9 + (q->win_len - tail);
+			n = malloc(len);
+			if (!n) {
+				pt_pkt_free_decoder(pd);
+				return -ENOMEM;
+			}
+			w = n;
+		}
+	}
+	pt_pkt_free_decoder(pd);
+	if (!found || !n)
+		return 0;
+	*w++ = 0xd1;                                  /* TIP.PGE, full ip */
+	for (int i = 0; i < 8; i++)
+		*w++ = (uint8_t)(last_ip >> (8 * i));
+	memcpy(w, q->win + tail, q->win_len - tail);
+	stop = q->stop_off ? q->stop_off - tail + (size_t)(w - n) : 0;
+	len = (size_t)(w - n) + (q->win_len - tail);
+	free(q->rbuf);           /* (the old window may be it: copied now) */
+	q->rbuf = n;
+	q->win = n;
+	q->win_len = len;
+	q->stop_off = stop;
+	pt_blk_free_decoder(q->dec);
+	pc = q->cfg.pt;
+	pc.size = sizeof(pc);
+	pc.begin = n;
+	pc.end = n + len;
+	pc.flags.variant.block.end_on_call = 1;
+	pc.flags.variant.block.end_on_jump = 1;
+	pc.flags.variant.block.enable_tick_events = 1;
+	q->dec = pt_blk_alloc_decoder(&pc);
+	if (!q->dec)
+		return -ENOMEM;
+	if (q->image && (ret = pt_blk_set_image(q->dec, q->image)) < 0)
+		return -ENOMEM;
+	q->synced = false;
+	q->cont = true;          /* the PSB is no new context point */
+	q->resuming = true;
+	q->st.resumes++;
+	return 1;
+}
+
+/* Decoding stopped at kernel code there is no image of (a user+kernel
+ * trace): the thread is in the kernel, its time [kernel], until the next
+ * PSB shows where it is. Entered from user mode by a syscall (the pending
+ * far call), an interrupt or fault (the async branch's FUP), or already
+ * there when tracing started or synchronised (DC_OFF_KERNEL). Nothing is
+ * lost. */
+static int into_kernel(struct dc_ptq *q)
+{
+	uint64_t from = 0, t = now_ns(q);
+	uint8_t reason = DC_OFF_KERNEL;
+	uint32_t nr = UINT32_MAX;
+	bool again = q->unk == UNK_KERNEL && q->unk_tid == q->tid;
+	int ret;
+
+	q->st.kernel_skips++;
+	if (q->pend.valid) {
+		from = q->pend.end_ip;
+		if (q->pend.iclass == ptic_far_call) {
+			reason = DC_OFF_SYSCALL;
+			nr = syscall_nr(q, &q->pend);
+		} else {
+			reason = DC_OFF_FAULT;
+		}
+	} else if (q->async_from) {
+		from = q->async_from;
+		reason = DC_OFF_FAULT;
+	}
+	if (kernel_ip(from)) {
+		/* from the kernel to the kernel: it was there already */
+		from = 0;
+		reason = DC_OFF_KERNEL;
+	}
+	q->pend.valid = false;
+	q->async_from = 0;
+	q->announce = 0;
+	q->announce_ret = false;
+	q->unk = UNK_KERNEL;
+	q->unk_tid = q->tid;
+	if (again && !from)
+		return 0;
+	if ((ret = push(q, DC_EV_TRACE_OFF, reason, from, 0, t)))
+		return ret;
+	q->fifo[q->fhead + q->fn - 1].ev.sysno = reason == DC_OFF_SYSCALL ? nr : 0;
+	return 0;
+}
+
+/* Decoding stopped at ip in a binary that was not found: the last branch
+ * went there, and the time until the next PSB is "[unknown] (path)". */
+static int into_missing(struct dc_ptq *q, uint64_t ip)
+{
+	bool again = q->unk == UNK_USER && q->unk_tid == q->tid;
+
+	q->st.missing++;
+	q->async_from = 0;
+	q->unk = UNK_USER;
+	q->unk_tid = q->tid;
+	if (dc_hash_put(&q->miss_ip, q->tid, ip))
+		return -ENOMEM;
+	if (q->announce && !again) {
+		/* tracing starts (or comes back) in that code */
+		int ret = push(q, DC_EV_TRACE_ON, q->announce, 0, ip,
+			       q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
+
+		q->announce = 0;
+		q->announce_ret = false;
+		return ret;
+	}
+	if (q->announce_ret && q->pend.valid == false) {
+		/* synchronised in missing code again: maybe another binary's */
+		q->announce = 0;
+		q->announce_ret = false;
+		return push(q, DC_EV_JUMP, 0, 0, ip, now_ns(q));
+	}
+	q->announce = 0;
+	q->announce_ret = false;
+	return resolve(q, ip);
+}
+
 static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 {
 	uint64_t ip = b->ninsn ? 0 : b->ip;
@@ -1112,12 +1401,35 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	if (err == -pte_eos)
 		return end_window(q, q->stop_off != 0);
 	q->synced = false;   /* resync at the next PSB */
-	if (err == -pte_nomap && ip && q->ops.is_missing &&
-	    q->ops.is_missing(q->ctx, q->pid, ip)) {
-		/* into a binary we could not find: the time shows as
-		 * "[unknown] (path)" until the trace comes back */
-		q->st.missing++;
-		return resolve(q, ip);
+	if (err == -pte_nomap && ip && have_thread(q)) {
+		int ret = 1;
+
+		if (kernel_ip(ip))
+			ret = into_kernel(q);
+		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
+			ret = into_missing(q, ip);
+		if (ret <= 0)
+			return ret < 0 ? ret : resume_at_pge(q) < 0 ? -ENOMEM : 0;
+	}
+	if (err == -pte_retstack_empty && q->resumed && q->pend.valid &&
+	    q->pend.iclass == ptic_return && have_thread(q)) {
+		/* A return whose call libipt did not see (decoding went on at
+		 * a TIP.PGE): to the missing code the thread was in (the
+		 * likely caller), else to a place unknown; either way on from
+		 * the next TIP.PGE. */
+		uint64_t to;
+		int ret = 0;
+
+		if (dc_hash_get(&q->miss_ip, q->tid, &to)) {
+			ret = resolve(q, to);
+			if (!ret)
+				ret = into_missing(q, to);
+		} else {
+			q->pend.valid = false;
+		}
+		if (ret)
+			return ret;
+		return resume_at_pge(q) < 0 ? -ENOMEM : 0;
 	}
 	/* the last branch did get to ip; what follows is lost */
 	if (ip) {
@@ -1174,6 +1486,8 @@ static int step(struct dc_ptq *q)
 			return end_window(q, false);
 		q->status = ret;
 		q->synced = true;
+		q->resumed = q->resuming;
+		q->resuming = false;
 		q->st.syncs++;
 		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0) {
 			if (off >= q->stop_off)
@@ -1282,14 +1596,34 @@ static int do_ctx(struct dc_ptq *q)
 	}
 	if (kind == CTX_ENABLE) {
 		q->lost = false;   /* the enable's ip resyncs */
-		return push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
-			    q->ctx_ns);
+		/* enabled in the kernel (a user+kernel trace): in the kernel
+		 * until the code says otherwise (into_kernel when it cannot be
+		 * decoded) */
+		if (kernel_ip(q->ctx_ip)) {
+			q->unk = UNK_KERNEL;
+			q->unk_tid = q->tid;
+			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);
+		}
+		ret = push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
+			   q->ctx_ns);
+		/* the PGE's time is that of its ip's instruction, the first
+		 * one decoded after it (not of the last one before: with a
+		 * coarse clock, say 1000 ns per instruction, every branch
+		 * placed after it by count came half an instruction late) */
+		anchor(q, q->icount + 1, q->a_t);
+		return ret;
 	}
 	/* CTX_SYNC: the next ip tells where we are */
 	if (q->lost || first) {
 		q->announce = q->lost ? DC_ON_SYNC : DC_ON_START;
 		q->announce_ns = q->ctx_ns;
 		q->lost = false;
+	} else if (q->unk) {
+		/* out of code that could not be decoded: out of the kernel, or
+		 * (the same thread, missing user code) returned from it */
+		q->announce = DC_ON_RESUME;
+		q->announce_ret = q->unk == UNK_USER && q->unk_tid == q->tid;
+		q->announce_ns = q->ctx_ns;
 	}
 	return ret;
 }

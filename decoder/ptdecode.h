@@ -83,6 +83,8 @@ struct dc_ptq_stats {
 	uint64_t events;           /* branch events emitted                   */
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t missing;          /* decode stops in binaries not found      */
+	uint64_t kernel_skips;     /* decode stops in kernel code (no image)  */
+	uint64_t resumes;          /* ... gone on at a TIP.PGE, not a PSB     */
 	uint64_t windows;
 	uint64_t syncs;            /* sync points (PSB) found                 */
 	uint64_t first_ns, last_ns;

@@ -31,6 +31,7 @@ struct sq {                        /* a queue as the session sees it */
 	size_t nbreaks;
 	uint64_t next_off;         /* expected offset of the next chunk */
 	bool have_chunk;
+	uint32_t ctx_pid, ctx_tid; /* the last traced thread it answered */
 };
 
 struct img {
@@ -68,6 +69,14 @@ struct dc_session {
 	struct dc_hash img_by_pid;
 
 	struct dc_hash seen;       /* tids with events */
+	/* A per-task recording (perf record -- CMD: AUXTRACE records name
+	 * both a task and a CPU) traces only the task and its children: the
+	 * threads with records of their own (not switch records: perf
+	 * makes those CPU-wide when it can). Another thread the sideband puts
+	 * on a CPU (a SWITCH_CPU_WIDE's next/prev) owns no PT data: data
+	 * there is the traced thread's, in the kernel switching. */
+	bool per_task;
+	struct dc_hash traced;
 
 	struct sbrec *round;       /* read, sorted; [rpos, rdue) are due */
 	size_t rn, rcap, rpos, rdue;
@@ -239,6 +248,14 @@ static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pi
 	if (sq->cpu != UINT32_MAX) {
 		if (dc_sb_cpu_tid_since(s->sb, sq->cpu, time_ns, pid, tid, since)) {
 			*pid = *tid = UINT32_MAX;
+		} else if (s->per_task && !dc_hash_get(&s->traced, *tid, &v) && sq->ctx_tid) {
+			*pid = sq->ctx_pid;
+			*tid = sq->ctx_tid;
+			*since = 0;
+		}
+		if (*tid != UINT32_MAX && *tid && (!s->per_task || dc_hash_get(&s->traced, *tid, &v))) {
+			sq->ctx_pid = *pid;
+			sq->ctx_tid = *tid;
 		}
 	} else {
 		*tid = sq->tid;
@@ -436,6 +453,8 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 
 		if (!q)
 			return -ENOMEM;
+		if (a->tid != UINT32_MAX && a->cpu != UINT32_MAX)
+			s->per_task = true;
 		if (q->have_chunk && a->offset < q->next_off)
 			return 0;        /* overlapping (snapshot) data */
 		c = (struct dc_ptq_chunk){
@@ -589,6 +608,7 @@ void dc_session_close(struct dc_session *s)
 	dc_hash_free(&s->q_by_idx);
 	dc_hash_free(&s->img_by_pid);
 	dc_hash_free(&s->seen);
+	dc_hash_free(&s->traced);
 	free(s->round);
 	free(s->heap);
 	dc_perf_close(s->pf);
@@ -740,6 +760,19 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 
 	if (eff < 0)
 		return eff;
+	if (s->per_task) {
+		int ret = 0;
+
+		/* (switch records may come from a CPU-wide event) */
+		if (rec->sid.valid && (rec->sid.sample_type & PERF_SAMPLE_TID) && rec->sid.tid &&
+		    rec->sid.tid != UINT32_MAX && rec->type != PERF_RECORD_SWITCH &&
+		    rec->type != PERF_RECORD_SWITCH_CPU_WIDE)
+			ret = dc_hash_put(&s->traced, rec->sid.tid, 1);
+		if (!ret && eff == DC_SB_FORK && rec->task.tid)
+			ret = dc_hash_put(&s->traced, rec->task.tid, 1);
+		if (ret)
+			return ret;
+	}
 	s->st.sideband_records++;
 	memset(&ev, 0, sizeof(ev));
 	ev.time_ns = t;

@@ -1825,7 +1825,7 @@ static int setup(struct emu *e)
 	e->vstart = mono_ns();
 	e->ecfg.psb_period = o->psb_period;
 	e->ecfg.mtc = true;
-	e->ecfg.mtc_freq = 3;
+	e->ecfg.mtc_freq = o->mtc_period_set ? o->mtc_period : 3;
 	e->ecfg.cyc = o->cyc;
 	e->ecfg.time_zero = e->vstart;
 	e->syms = rc_emu_syms_new();

@@ -97,6 +97,8 @@ struct rc_emu_opts {
 	uint64_t psb_period;       /* 0: encoder default */
 	uint64_t aux_chunk;        /* AUX chunk size in bytes; 0: RC_EMU_AUX_CHUNK */
 	bool cyc;                  /* emit CYC packets */
+	bool mtc_period_set;       /* mtc_period given (else perf's default 3) */
+	unsigned mtc_period;       /* MTC every 2^N CTC ticks, 0..15 */
 	pid_t pid;                 /* > 0: attach to this process */
 	char *const *argv;         /* PROG and args when pid == 0 */
 	const char *const *cmdline; /* our own command line (HEADER_CMDLINE) */

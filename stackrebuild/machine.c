@@ -1036,6 +1036,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 				  SR_TIME_KERNEL, now);
 		break;
 	case DC_OFF_FAULT:
+	case DC_OFF_KERNEL:     /* in the kernel since the trace (re)started */
 		if (in_kernel_state(t))
 			return 0;
 		t->last_sysno = UINT32_MAX;
@@ -1149,7 +1150,8 @@ static bool activates(const struct dc_event *ev)
 	case DC_EV_TRACE_ON:
 		return ev->to_ip != 0;
 	case DC_EV_TRACE_OFF:
-		return ev->from_ip != 0 && ev->reason != DC_OFF_END;
+		return (ev->from_ip != 0 && ev->reason != DC_OFF_END) ||
+		       ev->reason == DC_OFF_KERNEL;
 	default:
 		return false;
 	}

@@ -326,13 +326,13 @@ static void test_basic(void **state)
 	assert_int_equal(got.ev[9].time_ns, ns_of(3000));
 	assert_true(got.ev[8].time_ns < ns_of(3000));
 	/* The PSB+ at TSC 2000 is the time of its FUP's instruction, g's nop:
-	 * the 3rd since tracing began at TSC 1000 (the PGE is "instruction
-	 * 0"); the direct calls before it (instructions 1 and 2) get times in
-	 * proportion. g's ret takes the first packet after it, with no newer
-	 * time: 2000 too. */
+	 * the 3rd since tracing began at TSC 1000, the time of the PGE's own
+	 * instruction, the 1st (as the emulator's truth stamps it); the direct
+	 * calls (instructions 1 and 2) get times in proportion. g's ret takes
+	 * the first packet after it, with no newer time: 2000 too. */
 	assert_int_equal(got.ev[3].time_ns, ns_of(2000));
-	assert_int_equal(got.ev[1].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 3);
-	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 2 / 3);
+	assert_int_equal(got.ev[1].time_ns, ns_of(1000));
+	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 2);
 }
 
 /* Chunk borders anywhere (even inside packets and PSBs) change nothing. */

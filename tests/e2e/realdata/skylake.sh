@@ -1,0 +1,50 @@
+#!/bin/bash
+# skylake-echo.intel_pt.data: a real Skylake user+kernel recording of
+# `echo` whose binaries (and kernel) are not available. Nothing in it was
+# lost (no OVF, no truncated AUX): code that cannot be decoded is
+# "[unknown] (path)" (missing user binary) or "[kernel]" (no kernel image),
+# on the traced thread only, and never "[lost]"; each missing file is named
+# once.
+. "$E2E_LIB"
+R="$SRCDIR/../shared/realtraces"
+D="$R/skylake-echo.intel_pt.data"
+if [ ! -f "$D" ]; then echo "SKIP: $R/skylake-echo.intel_pt.data not found (real PT traces absent)"; exit 77; fi
+
+"$PTFLAME" report -i "$D" --per-thread --plain >sky.folded 2>sky.err
+rc=$?
+[ $rc -eq 0 ] && pass "report exits 0" || fail "report: exit $rc: $(head -c 300 sky.err)"
+if grep -q '\[lost\]' sky.folded; then fail "[lost] in a trace that lost nothing: $(grep -c '\[lost\]' sky.folded) lines"
+else pass "no [lost]"; fi
+expect_grep ' 0 lost segments' sky.err "summary: 0 lost segments"
+expect_grep '^echo-3174;\[unknown\] \(/lib64/ld-2\.23\.so\)( |;)' sky.folded "missing ld.so code is [unknown] (path) on echo's stack"
+expect_grep '^echo-3174;\[kernel\] ' sky.folded "kernel code without an image is [kernel]"
+# only the traced task owns PT data: the threads a CPU-wide switch record
+# names (kworkers, an unrelated process) get none of it
+others=$(cut -d';' -f1 sky.folded | sort -u | grep -vc '^echo-3174$')
+[ "$others" -eq 0 ] && pass "only echo-3174 has time" ||
+	fail "$others other threads have time: $(cut -d';' -f1 sky.folded | sort -u | tr '\n' ' ')"
+# each missing file named once
+dups=$(grep 'cannot find' sky.err | sort | uniq -d | wc -l)
+n=$(grep -c 'cannot find' sky.err)
+[ "$dups" -eq 0 ] && [ "$n" -ge 1 ] && pass "$n missing files, each named once" ||
+	fail "missing-file warnings: $n, $dups repeated"
+# the thread's stacks sum to its traced time (the summary's, in ms)
+sum=$(awk '{s += $NF} END {print s}' sky.folded)
+traced=$(sed -n 's/.*traced \([0-9.]*\) ms.*/\1/p' sky.err)
+if awk -v s="$sum" -v t="$traced" 'BEGIN {d = s / 1e6 - t; exit !(d < 0.001 && d > -0.001 && t > 1)}'; then
+	pass "stacks sum to the traced time ($sum ns, $traced ms)"
+else fail "stacks sum $sum ns, traced $traced ms"; fi
+
+# the pipe-mode recording (perf record -o -: attrs and features as records
+# in the stream). A separate run of the same command (another pid), so the
+# same checks, not the same numbers.
+P="$R/skylake-echo.intel_pt.piped.data"
+"$PTFLAME" report -i "$P" --per-thread --plain >pipe.folded 2>pipe.err
+rc=$?
+[ $rc -eq 0 ] && pass "pipe mode: report exits 0" || fail "pipe mode: exit $rc: $(head -c 300 pipe.err)"
+expect_grep ' 0 lost segments' pipe.err "pipe mode: 0 lost segments"
+expect_grep '^echo-[0-9]+;\[unknown\] \(/lib64/ld-2\.23\.so\)( |;)' pipe.folded "pipe mode: ld.so code is [unknown] (path)"
+expect_grep '^echo-[0-9]+;\[kernel\] ' pipe.folded "pipe mode: [kernel]"
+n=$(cut -d';' -f1 pipe.folded | sort -u | wc -l)
+[ "$n" -eq 1 ] && pass "pipe mode: one thread" || fail "pipe mode: $n threads"
+finish
