@@ -38,6 +38,8 @@ const char cmd_diff_help[] =
 	"                      (default total)\n"
 	"      --top N         only the first N rows\n"
 	"      --raw           times in plain nanoseconds\n"
+	"      --svg FILE      draw a differential flame graph into FILE (B's widths,\n"
+	"                      red grew, blue shrank); the text then only with -o\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
 	"  -h, --help          this help\n"
@@ -50,7 +52,7 @@ const char cmd_diff_help[] =
 	"  ptflame diff --table --sort self before.data after.data\n";
 
 enum {
-	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
+	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SVG,
 };
 
 struct diff_opts {
@@ -59,6 +61,7 @@ struct diff_opts {
 	size_t top;
 	const char *output;
 	const char *symfs;
+	const char *svg;
 	struct sr_options sr;
 	uint32_t *tids;
 };
@@ -178,6 +181,22 @@ static int stats_of(const struct input *in, const struct diff_opts *o, struct fg
 	return rc ? cmd_error("diff", "out of memory") : 0;
 }
 
+static int write_svg(const struct diff_opts *o, const struct input *a, const struct input *b)
+{
+	char sub[512];
+	struct report_out out;
+	int err;
+
+	snprintf(sub, sizeof(sub), "before: %s   after: %s", a->path, b->path);
+	err = report_out_open(&out, o->svg);
+	if (!err) {
+		err = fg_diff_svg(out.f, a->folded, b->folded, o->normalize,
+				  &(struct fg_svg_options){ .subtitle = sub });
+		err = report_out_close(&out, err == 0) ?: err;
+	}
+	return err ? cmd_error("diff", "cannot write %s: %s", o->svg, strerror(-err)) : 0;
+}
+
 static int parse_args(int argc, char **argv, struct diff_opts *o)
 {
 	static const struct option opts[] = {
@@ -190,6 +209,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -239,6 +259,9 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		case OPT_SYMFS:
 			o->symfs = optarg;
 			break;
+		case OPT_SVG:
+			o->svg = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -247,6 +270,8 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		return cmd_usage_error("diff", "needs two inputs, A and B (got %d)", argc - optind);
 	if ((o->by_stack || o->sort || o->top || o->raw) && !o->table)
 		return cmd_usage_error("diff", "--by-stack, --sort, --top and --raw go with --table");
+	if (o->svg && o->table)
+		return cmd_usage_error("diff", "--svg draws the stacks; it does not go with --table");
 	if (o->normalize && o->table)
 		return cmd_usage_error("diff", "-n scales the folded output; it does not go with "
 				       "--table");
@@ -269,6 +294,12 @@ int cmd_diff(int argc, char **argv)
 		goto done;
 	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
 		goto done;
+	if (o.svg && write_svg(&o, &a, &b))
+		goto done;
+	if (o.svg && !o.output) {
+		rc = 0;
+		goto done;
+	}
 	err = report_out_open(&out, o.output);
 	if (err) {
 		cmd_error("diff", "cannot create %s: %s", o.output, strerror(-err));

@@ -44,6 +44,15 @@ bool fg_folded_annotated(const struct fg_folded *f);
 int fg_diff_write(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
 		  bool normalize);
 
+/* The same union drawn as a differential flame graph (fg_svg_add_diff):
+ * widths are B's values, colours the change from A (red grew, blue shrank),
+ * tooltips both values and the change. A stack only in A has no width in B
+ * and is not drawn (swap A and B to see what went away). opt NULL:
+ * defaults. Returns 0, -ENOMEM or -EIO. */
+struct fg_svg_options;
+int fg_diff_svg(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
+		bool normalize, const struct fg_svg_options *opt);
+
 /* ------------------------------------------------------------------------
  * Per-function (or per-call-path) statistics of one run.
  *
