@@ -30,9 +30,10 @@ const char cmd_diff_help[] =
 	"\n"
 	"options:\n"
 	"  -n, --normalize     scale A's values to B's total (as difffolded.pl -n)\n"
-	"      --table         a table per function instead: calls, inferred calls,\n"
-	"                      total, self, avg, p50, p90, p99, max of A and B and\n"
-	"                      the change (percentiles need trace inputs)\n"
+	"      --table         a table per function instead: the --sort metric of A\n"
+	"                      and B, its change and change in percent, and A and B\n"
+	"                      of two of total, avg, calls (fits 120 columns;\n"
+	"                      p99 needs trace inputs)\n"
 	"      --by-stack      table rows per call path instead of per function\n"
 	"      --sort KEY      total, self, avg, p99 or calls: largest change first\n"
 	"                      (default total)\n"
@@ -187,7 +188,7 @@ static int write_svg(const struct diff_opts *o, const struct input *a, const str
 	struct report_out out;
 	int err;
 
-	snprintf(sub, sizeof(sub), "before: %s   after: %s", a->path, b->path);
+	snprintf(sub, sizeof(sub), "before: %s, after: %s", a->path, b->path);
 	err = report_out_open(&out, o->svg);
 	if (!err) {
 		err = fg_diff_svg(out.f, a->folded, b->folded, o->normalize,
