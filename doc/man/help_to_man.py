@@ -122,6 +122,7 @@ page = ['.\\" generated from "ptflame%s --help" by doc/man/help_to_man.py' %
         ("" if command == "main" else " " + command),
         '.TH %s 1 "" "ptflame %s" "ptflame manual"' % (name.upper().replace("-", "\\-"),
                                                        esc(version)),
+        ".nh", ".ad l",
         ".SH NAME",
         "%s \\- %s" % (name.replace("-", "\\-"),
                        esc("wall-clock flame graphs from Intel Processor Trace"

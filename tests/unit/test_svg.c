@@ -385,6 +385,63 @@ static void test_deep_stack(void **state)
 	fg_svg_free(svg);
 }
 
+static struct fg_folded *folded(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct fg_folded *out = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(fg_folded_read(f, &out, NULL), 0);
+	fclose(f);
+	return out;
+}
+
+/* fg_diff_svg: the union of both runs' stacks (annotations dropped), B's
+ * widths, A scaled to B's total with normalize (as the 3 columns are). */
+static void test_diff_svg_from_folded(void **state)
+{
+	struct fg_folded *a = folded("main:1,avg:400;work:4,avg:50 200\nmain:1,avg:400;gone 200\n");
+	struct fg_folded *b = folded("main;work 600\nmain;new 200\n");
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+	unsigned rgb[3];
+	(void)state;
+
+	f = open_memstream(&out, &len);
+	assert_int_equal(fg_diff_svg(f, a, b, false, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "<title>work\n600 ns (75.00%)\nbefore 200 ns, change +400 ns (+200.00%)"));
+	assert_non_null(strstr(out, "<title>new\n200 ns (25.00%)\nbefore 0 ns, change +200 ns (new)"));
+	assert_null(strstr(out, "<title>gone\n"));
+	fill_of(out, "work", rgb);
+	assert_true(rgb[0] == 255 && rgb[1] < 100);
+	free(out);
+	/* normalize: A (400) scaled to B's total (800): work 400 -> 600 */
+	f = open_memstream(&out, &len);
+	assert_int_equal(fg_diff_svg(f, a, b, true, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "<title>work\n600 ns (75.00%)\nbefore 400 ns, change +200 ns (+50.00%)"));
+	free(out);
+	fg_folded_free(a);
+	fg_folded_free(b);
+}
+
+/* No stacks at all: still a whole SVG, the "all" frame and no legend. */
+static void test_empty(void **state)
+{
+	struct fg_svg *svg = fg_svg_new();
+	char *out;
+	(void)state;
+
+	out = render(svg, NULL);
+	assert_non_null(strstr(out, "<title>all\n0 ns (0.00%)</title>"));
+	assert_non_null(strstr(out, "</script>\n</svg>\n"));
+	assert_null(strstr(out, ">on-CPU code<"));
+	free(out);
+	fg_svg_free(svg);
+}
+
 static void test_parse_minwidth(void **state)
 {
 	double px = 7;
@@ -413,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_diff_colours),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_deep_stack),
+		cmocka_unit_test(test_diff_svg_from_folded),
+		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_parse_minwidth),
 	};
 
