@@ -30,14 +30,17 @@ const char cmd_diff_help[] =
 	"\n"
 	"options:\n"
 	"  -n, --normalize     scale A's values to B's total (as difffolded.pl -n)\n"
-	"      --table         a table per function instead: calls, inferred calls,\n"
-	"                      total, self, avg, p50, p90, p99, max of A and B and\n"
-	"                      the change (percentiles need trace inputs)\n"
+	"      --table         a table per function instead: the --sort metric of A\n"
+	"                      and B, its change and change in percent, and A and B\n"
+	"                      of two of total, avg, calls (fits 120 columns;\n"
+	"                      p99 needs trace inputs)\n"
 	"      --by-stack      table rows per call path instead of per function\n"
 	"      --sort KEY      total, self, avg, p99 or calls: largest change first\n"
 	"                      (default total)\n"
 	"      --top N         only the first N rows\n"
 	"      --raw           times in plain nanoseconds\n"
+	"      --svg FILE      draw a differential flame graph into FILE (B's widths,\n"
+	"                      red grew, blue shrank); the text then only with -o\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
 	"      --max-stack N   trace inputs: keep N frames per stack (default 1024)\n"
@@ -52,7 +55,7 @@ const char cmd_diff_help[] =
 
 enum {
 	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
-	OPT_MAX_STACK,
+	OPT_MAX_STACK, OPT_SVG,
 };
 
 struct diff_opts {
@@ -61,6 +64,7 @@ struct diff_opts {
 	size_t top;
 	const char *output;
 	const char *symfs;
+	const char *svg;
 	struct sr_options sr;
 	uint32_t *tids;
 };
@@ -180,6 +184,22 @@ static int stats_of(const struct input *in, const struct diff_opts *o, struct fg
 	return rc ? cmd_error("diff", "out of memory") : 0;
 }
 
+static int write_svg(const struct diff_opts *o, const struct input *a, const struct input *b)
+{
+	char sub[512], msg[512];
+	struct report_out out;
+	int err;
+
+	snprintf(sub, sizeof(sub), "before: %s, after: %s", a->path, b->path);
+	if (report_out_open(&out, o->svg, msg, sizeof(msg)))
+		return cmd_error("diff", "%s", msg);
+	err = fg_diff_svg(out.f, a->folded, b->folded, o->normalize,
+			  &(struct fg_svg_options){ .subtitle = sub });
+	if (report_out_close(&out, err, msg, sizeof(msg)))
+		return cmd_error("diff", "%s", msg);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct diff_opts *o)
 {
 	static const struct option opts[] = {
@@ -193,6 +213,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,6 +269,9 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 						       "not '%s'", SR_MAX_DEPTH, optarg);
 			o->sr.max_stack = (uint32_t)v;
 			break;
+		case OPT_SVG:
+			o->svg = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -256,6 +280,8 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		return cmd_usage_error("diff", "needs two inputs, A and B (got %d)", argc - optind);
 	if ((o->by_stack || o->sort || o->top || o->raw) && !o->table)
 		return cmd_usage_error("diff", "--by-stack, --sort, --top and --raw go with --table");
+	if (o->svg && o->table)
+		return cmd_usage_error("diff", "--svg draws the stacks; it does not go with --table");
 	if (o->normalize && o->table)
 		return cmd_usage_error("diff", "-n scales the folded output; it does not go with "
 				       "--table");
@@ -275,13 +301,19 @@ int cmd_diff(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	rc = 1;
-	if (report_refuse_same("diff", argv[optind], o.output, NULL) ||
-	    report_refuse_same("diff", argv[optind + 1], o.output, NULL))
+	if (report_refuse_same("diff", argv[optind], o.output, o.svg) ||
+	    report_refuse_same("diff", argv[optind + 1], o.output, o.svg))
 		goto done;
 	if (load(&a, argv[optind], &o) || load(&b, argv[optind + 1], &o))
 		goto done;
 	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
 		goto done;
+	if (o.svg && write_svg(&o, &a, &b))
+		goto done;
+	if (o.svg && !o.output) {
+		rc = 0;
+		goto done;
+	}
 	if (report_out_open(&out, o.output, msg, sizeof(msg))) {
 		cmd_error("diff", "%s", msg);
 		goto done;

@@ -31,6 +31,10 @@ const char cmd_report_help[] =
 	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
 	"      --svg FILE      also draw an SVG flame graph into FILE\n"
+	"      --title TEXT    the SVG's title\n"
+	"      --width PX      the SVG's width (default 1200)\n"
+	"      --minwidth PX   omit frames narrower than PX (default 0.1; 0: none)\n"
+	"      --inverted      an icicle graph: the root at the top\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
@@ -50,12 +54,14 @@ const char cmd_report_help[] =
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
+	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED,
 };
 
 struct report_args {
 	struct report_opts run;
 	const char *output;
 	const char *svg;
+	struct fg_svg_options svgo;
 	struct fg_fold_options fold;
 	bool table;
 	enum fg_stats_key by;
@@ -80,6 +86,10 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "syscall-names", no_argument, NULL, OPT_SYSCALL_NAMES },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -110,6 +120,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
 		case OPT_SYSCALL_NAMES: a->run.syscall_names = true; break;
+		case OPT_TITLE: a->svgo.title = optarg; break;
+		case OPT_INVERTED: a->svgo.inverted = true; break;
+		case OPT_WIDTH:
+			if (cmd_parse_u64(optarg, &v) || v < 200 || v > 100000)
+				return cmd_usage_error("report", "--width wants pixels from 200 to 100000, not '%s'", optarg);
+			a->svgo.width = (unsigned)v;
+			break;
+		case OPT_MINWIDTH:
+			if (fg_svg_parse_minwidth(optarg, &a->svgo.min_width_px))
+				return cmd_usage_error("report", "--minwidth wants pixels (0 or more), not '%s'", optarg);
+			break;
 		case OPT_INPUT_FORMAT:
 			if (!strcmp(optarg, "auto"))
 				a->run.format = REPORT_INPUT_AUTO;
@@ -193,7 +214,7 @@ static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 static int write_svg(const struct report_args *a, const struct report_run *r,
 		     char *err, size_t errlen)
 {
-	struct fg_svg_options so = { .title = "ptflame: wall-clock flame graph", .subtitle = a->run.input };
+	struct fg_svg_options so = a->svgo;
 	struct svg_sink sink = { .svg = fg_svg_new() };
 	struct report_out o;
 	FILE *f;
@@ -258,6 +279,9 @@ int cmd_report(int argc, char **argv)
 	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
 	if (ret)
 		goto out;
+	if (!a.svgo.title)
+		a.svgo.title = "ptflame: wall-clock flame graph";
+	a.svgo.subtitle = a.run.input;
 	a.run.progress = isatty(STDERR_FILENO);
 	if (report_run(&a.run, &r, err, sizeof(err))) {
 		ret = cmd_error("report", "%s", err);

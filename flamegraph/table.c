@@ -507,6 +507,24 @@ static void fmt_delta(char *buf, size_t n, bool ka, uint64_t a, bool kb, uint64_
 	fmt_value(buf + 1, n - 1, true, d, time, raw);
 }
 
+/* The change from a to b in percent of a: "+12.5%", "-100.0%", "0%";
+ * "new" when a is 0 and b is not; "-" when either is unknown. */
+static void fmt_pct(char *buf, size_t n, bool ka, uint64_t a, bool kb, uint64_t b)
+{
+	double p;
+
+	if (!ka || !kb)
+		snprintf(buf, n, "-");
+	else if (a == b)
+		snprintf(buf, n, "0%%");
+	else if (!a)
+		snprintf(buf, n, "new");
+	else if ((p = 100.0 * ((double)b - (double)a) / (double)a) >= 99999.5)
+		snprintf(buf, n, ">+99999%%");
+	else
+		snprintf(buf, n, p > -999.95 && p < 999.95 ? "%+.1f%%" : "%+.0f%%", p);
+}
+
 /* Display width of UTF-8 text (µ is two bytes, one column). */
 static size_t width(const char *s)
 {
@@ -526,12 +544,57 @@ static void pad(FILE *out, size_t n)
 
 enum { CELL = 32 };
 
+/* A table column: a metric's value in run A or B, or its change from A to
+ * B, absolute or in percent. */
+enum part { P_A, P_B, P_CHANGE, P_PCT };
+
+struct col {
+	enum metric m;
+	enum part part;
+};
+
+/* Two runs: the sort metric in full (A, B, change, %), and A and B of two
+ * more, so that the numbers stay within 92 columns (times below 1000 s,
+ * counts below 10^10) and a function name of 28 fits in 120. */
+static size_t two_run_cols(enum metric key, struct col *c)
+{
+	static const enum metric context[] = { M_TOTAL, M_AVG, M_CALLS };
+	size_t n = 0, more = 0;
+
+	for (int p = P_A; p <= P_PCT; p++)
+		c[n++] = (struct col){ key, (enum part)p };
+	for (size_t i = 0; i < sizeof(context) / sizeof(context[0]) && more < 2; i++) {
+		if (context[i] == key)
+			continue;
+		c[n++] = (struct col){ context[i], P_A };
+		c[n++] = (struct col){ context[i], P_B };
+		more++;
+	}
+	return n;
+}
+
+static void fmt_cell(char *cell, const struct trow *r, struct col c, bool raw)
+{
+	uint64_t va, vb;
+	bool ka = metric_get(r->a, c.m, &va), kb = metric_get(r->b, c.m, &vb);
+	bool t = metric_is_time(c.m);
+
+	switch (c.part) {
+	case P_A: fmt_value(cell, CELL, ka, va, t, raw); break;
+	case P_B: fmt_value(cell, CELL, kb, vb, t, raw); break;
+	case P_CHANGE: fmt_delta(cell, CELL, ka, va, kb, vb, t, raw); break;
+	case P_PCT: fmt_pct(cell, CELL, ka, va, kb, vb); break;
+	}
+}
+
 int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b,
 		   const struct fg_table_options *opt)
 {
+	static const char *const part_names[] = { "A", "B", "change", "%" };
 	struct fg_table_options defopt = { 0 };
 	size_t nr = 0, cap = fg_stats_count(a) + (b ? fg_stats_count(b) : 0);
-	size_t sub = b ? 3 : 1, ncol = M_N * sub, w[M_N * 3] = { 0 };
+	size_t ncol = 0, w[M_N] = { 0 };
+	struct col cols[M_N];
 	enum metric sm;
 	struct trow *rows;
 	char (*cells)[CELL] = NULL;
@@ -542,6 +605,12 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 	nohist_a = !a->from_cct;
 	nohist_b = b && !b->from_cct;
 	sm = sort_metric(opt->sort);
+	if (b) {
+		ncol = two_run_cols(sm, cols);
+	} else {
+		for (int m = 0; m < M_N; m++)
+			cols[ncol++] = (struct col){ (enum metric)m, P_A };
+	}
 	rows = calloc(cap ? cap : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
@@ -578,66 +647,45 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 		return -ENOMEM;
 	}
 	for (size_t c = 0; c < ncol; c++)
-		w[c] = b ? (c % 3 == 2 ? strlen("diff") : 1) : strlen(metric_names[c]);
+		w[c] = strlen(b ? part_names[cols[c].part] : metric_names[cols[c].m]);
 	for (size_t i = 0; i < nr; i++) {
-		for (int m = 0; m < M_N; m++) {
-			uint64_t va, vb;
-			bool ka = metric_get(rows[i].a, (enum metric)m, &va);
-			bool kb = metric_get(rows[i].b, (enum metric)m, &vb);
-			bool t = metric_is_time((enum metric)m);
-			char *cell = cells[i * ncol + (size_t)m * sub];
-
-			if (!b) {
-				fmt_value(cell, CELL, ka, va, t, opt->raw);
-			} else {
-				fmt_value(cell, CELL, ka, va, t, opt->raw);
-				fmt_value(cells[i * ncol + (size_t)m * 3 + 1], CELL, kb, vb, t,
-					  opt->raw);
-				fmt_delta(cells[i * ncol + (size_t)m * 3 + 2], CELL, ka, va, kb, vb,
-					  t, opt->raw);
-			}
-		}
 		for (size_t c = 0; c < ncol; c++) {
-			size_t cw = width(cells[i * ncol + c]);
+			char *cell = cells[i * ncol + c];
+			size_t cw;
 
+			fmt_cell(cell, &rows[i], cols[c], opt->raw);
+			cw = width(cell);
 			if (cw > w[c])
 				w[c] = cw;
 		}
 	}
-	/* Groups must be wide enough for their titles. */
 	if (b) {
-		for (int m = 0; m < M_N; m++) {
-			size_t gw = w[m * 3] + w[m * 3 + 1] + w[m * 3 + 2] + 2;
+		/* groups (a metric's columns) as wide as their titles; titles
+		 * right-aligned over their group */
+		for (size_t c = 0, g; c < ncol; c = g) {
+			size_t gw = 0, tl = strlen(metric_names[cols[c].m]);
 
-			if (gw < strlen(metric_names[m]))
-				w[m * 3 + 2] += strlen(metric_names[m]) - gw;
-		}
-		for (int m = 0; m < M_N; m++) {
-			size_t gw = w[m * 3] + w[m * 3 + 1] + w[m * 3 + 2] + 2;
-
+			for (g = c; g < ncol && cols[g].m == cols[c].m; g++)
+				gw += w[g] + (g > c);
+			if (gw < tl)
+				w[g - 1] += tl - gw;
+			gw = gw < tl ? tl : gw;
 			fputs("  ", out);
-			pad(out, gw - strlen(metric_names[m]));
-			fputs(metric_names[m], out);
-		}
-		fputs("  Function\n", out);
-		for (size_t c = 0; c < ncol; c++) {
-			const char *t = c % 3 == 0 ? "A" : c % 3 == 1 ? "B" : "diff";
-
-			fputs(c % 3 ? " " : "  ", out);
-			pad(out, w[c] - strlen(t));
-			fputs(t, out);
+			pad(out, gw - tl);
+			fputs(metric_names[cols[c].m], out);
 		}
 		fputs("\n", out);
-	} else {
-		for (size_t c = 0; c < ncol; c++) {
-			fputs("  ", out);
-			pad(out, w[c] - strlen(metric_names[c]));
-			fputs(metric_names[c], out);
-		}
-		fputs("  Function\n", out);
 	}
 	for (size_t c = 0; c < ncol; c++) {
-		fputs(!b || c % 3 == 0 ? "  " : " ", out);
+		const char *t = b ? part_names[cols[c].part] : metric_names[cols[c].m];
+
+		fputs(!b || c == 0 || cols[c].m != cols[c - 1].m ? "  " : " ", out);
+		pad(out, w[c] - strlen(t));
+		fputs(t, out);
+	}
+	fputs("  Function\n", out);
+	for (size_t c = 0; c < ncol; c++) {
+		fputs(!b || c == 0 || cols[c].m != cols[c - 1].m ? "  " : " ", out);
 		for (size_t k = 0; k < w[c]; k++)
 			fputc('=', out);
 	}
@@ -646,7 +694,7 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 		for (size_t c = 0; c < ncol; c++) {
 			const char *cell = cells[i * ncol + c];
 
-			fputs(!b || c % 3 == 0 ? "  " : " ", out);
+			fputs(!b || c == 0 || cols[c].m != cols[c - 1].m ? "  " : " ", out);
 			pad(out, w[c] - width(cell));
 			fputs(cell, out);
 		}

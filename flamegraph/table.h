@@ -45,6 +45,15 @@ bool fg_folded_annotated(const struct fg_folded *f);
 int fg_diff_write(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
 		  bool normalize);
 
+/* The same union drawn as a differential flame graph (fg_svg_add_diff):
+ * widths are B's values, colours the change from A (red grew, blue shrank),
+ * tooltips both values and the change. A stack only in A has no width in B
+ * and is not drawn (swap A and B to see what went away). opt NULL:
+ * defaults. Returns 0, -ENOMEM or -EIO. */
+struct fg_svg_options;
+int fg_diff_svg(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
+		bool normalize, const struct fg_svg_options *opt);
+
 /* ------------------------------------------------------------------------
  * Per-function (or per-call-path) statistics of one run.
  *
@@ -87,10 +96,14 @@ const struct fg_row *fg_stats_find(const struct fg_stats *st, const char *name);
 
 /* ------------------------------------------------------------------------
  * The table. One run (b NULL): one line per row with calls, inferred,
- * total, self, avg, p50, p90, p99, max. Two runs: each of those for A, for
- * B and their change (B - A); rows matched by name, a row missing on one
- * side counts as zero there ("-" where a value is unknown). Percentiles
- * and max come from the histograms; "-" when an input has none (folded).
+ * total, self, avg, p50, p90, p99, max. Two runs, to fit 120 columns: the
+ * sort metric for A and B, its change (B - A) and the change in percent of
+ * A ("new" when A is 0), then A and B of two more of total, avg and calls
+ * (those that are not the sort metric); rows matched by name, a row missing
+ * on one side counts as zero there ("-" where a value is unknown). The
+ * numbers take at most 92 columns (times under 1000 s, counts under 10^10),
+ * so names up to 28 columns fit in 120. Percentiles and max come from the
+ * histograms; "-" when an input has none (folded).
  */
 enum fg_sort {
 	FG_SORT_TOTAL = 0,

@@ -5,9 +5,14 @@ set -eu
 # libc6-dbg: libc's and ld.so's separate debug files (by build-id), so that
 # their static functions have names in profiles and the tests exercise
 # debuginfo lookup on real system libraries.
+# chromium, chromium-driver, python3-selenium: the SVG flame graph's test in a
+# real (headless) browser (tests/e2e/svg/browser.sh), with the font the SVG
+# names first (its labels are cut to that width). groff-base,
+# bsdextrautils (col): the man pages' test (tests/e2e/install).
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
-      linux-perf python3 gdb libc6-dbg)
+      linux-perf python3 gdb libc6-dbg
+      chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -350,14 +350,13 @@ static void test_table_self_diff_zero(void **state)
 
 			snprintf(line, sizeof(line), "%.*s", (int)(strchr(l, '\n') - l), l);
 			n = tokens(line, tok, 64);
-			assert_int_equal(n, 28);       /* 9 groups of 3, the name */
-			for (int g = 0; g < 9; g++) {
-				const char *d = tok[g * 3 + 2];
-
-				assert_true(!strcmp(d, "0") || !strcmp(d, "-"));
-				if (!strcmp(d, "0"))
-					assert_string_equal(tok[g * 3], tok[g * 3 + 1]);
-			}
+			/* total A B change %, avg A B, calls A B, the name */
+			assert_int_equal(n, 9);
+			assert_true(!strcmp(tok[2], "0") || !strcmp(tok[2], "-"));
+			assert_true(!strcmp(tok[3], "0%") || !strcmp(tok[3], "-"));
+			assert_string_equal(tok[0], tok[1]);
+			assert_string_equal(tok[4], tok[5]);
+			assert_string_equal(tok[6], tok[7]);
 		}
 		assert_int_equal(rows, 4);
 	}
@@ -386,16 +385,15 @@ static void test_table_two_runs(void **state)
 	{
 		char *tok[64];
 
-		assert_int_equal(tokens(line, tok, 64), 28);
+		/* self A B change %, total A B, avg A B, the name */
+		assert_int_equal(tokens(line, tok, 64), 9);
 		/* self 3600 -> 9000; avg 720 -> (1000+2000+3000+1000+2000)/5 */
-		assert_string_equal(tok[9], "3600");
-		assert_string_equal(tok[10], "9000");
-		assert_string_equal(tok[11], "+5400");
-		assert_string_equal(tok[12], "720");
-		assert_string_equal(tok[13], "1800");
-		assert_string_equal(tok[14], "+1080");
-		assert_string_equal(tok[0], "5");
-		assert_string_equal(tok[2], "0");
+		assert_string_equal(tok[0], "3600");
+		assert_string_equal(tok[1], "9000");
+		assert_string_equal(tok[2], "+5400");
+		assert_string_equal(tok[3], "+150.0%");
+		assert_string_equal(tok[6], "720");
+		assert_string_equal(tok[7], "1800");
 	}
 	free(t);
 
@@ -427,20 +425,24 @@ static void test_table_missing_side(void **state)
 	{
 		char *tok[64];
 
+		/* total A B change %, avg A B, calls A B, the name */
 		assert_non_null(find_line(t, "x", line, sizeof(line)));
-		assert_int_equal(tokens(line, tok, 64), 28);
-		assert_string_equal(tok[0], "2");       /* calls A B change */
+		assert_int_equal(tokens(line, tok, 64), 9);
+		assert_string_equal(tok[0], "20");
 		assert_string_equal(tok[1], "0");
-		assert_string_equal(tok[2], "-2");
-		assert_string_equal(tok[12], "10");     /* avg: unknown in B */
-		assert_string_equal(tok[13], "-");
-		assert_string_equal(tok[14], "-");
-		assert_string_equal(tok[15], "-");      /* p50: folded, unknown */
+		assert_string_equal(tok[2], "-20");
+		assert_string_equal(tok[3], "-100.0%");
+		assert_string_equal(tok[4], "10");      /* avg: unknown in B */
+		assert_string_equal(tok[5], "-");
+		assert_string_equal(tok[6], "2");       /* calls */
+		assert_string_equal(tok[7], "0");
 		assert_non_null(find_line(t, "y", line, sizeof(line)));
-		assert_int_equal(tokens(line, tok, 64), 28);
+		assert_int_equal(tokens(line, tok, 64), 9);
 		assert_string_equal(tok[0], "0");
-		assert_string_equal(tok[1], "4");
-		assert_string_equal(tok[2], "+4");
+		assert_string_equal(tok[1], "60");
+		assert_string_equal(tok[3], "new");
+		assert_string_equal(tok[6], "0");
+		assert_string_equal(tok[7], "4");
 	}
 	/* folded inputs: percentiles unknown, and said so */
 	assert_non_null(strstr(t, "# p50/p90/p99/max"));
@@ -448,6 +450,47 @@ static void test_table_missing_side(void **state)
 	assert_true(strstr(t, "  y\n") < strstr(t, "  m\n"));
 	assert_true(strstr(t, "  m\n") < strstr(t, "  x\n"));
 	free(t);
+	fg_stats_free(a);
+	fg_stats_free(b);
+	fg_folded_free(fa);
+	fg_folded_free(fb);
+}
+
+/* The two-run table fits 120 columns: with the widest times (under
+ * 1000 s), changes, percentages and counts below 10^10, the numbers take
+ * at most 92 columns, so a name of 28 fits; each sort key's table has its
+ * change in percent. */
+static void test_table_two_runs_fit_120(void **state)
+{
+	struct fg_folded *fa = read_str("a_function_named_28_chars_ok:9999999999,avg:999999999999 999999999999\n"
+					"small:1,avg:1 1\n");
+	struct fg_folded *fb = read_str("a_function_named_28_chars_ok:1,avg:1 1\n"
+					"small:9999999999,avg:999888777666 999888777666\n");
+	struct fg_stats *a, *b;
+	enum fg_sort keys[] = { FG_SORT_TOTAL, FG_SORT_SELF, FG_SORT_AVG, FG_SORT_P99,
+				FG_SORT_CALLS };
+	(void)state;
+
+	assert_int_equal(fg_stats_from_folded(fa, FG_BY_FUNCTION, &a), 0);
+	assert_int_equal(fg_stats_from_folded(fb, FG_BY_FUNCTION, &b), 0);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		char *t = table_str(a, b, &(struct fg_table_options){ .sort = keys[k] });
+		size_t lines = 0;
+
+		for (const char *l = t; *l && *l != '#'; l = strchr(l, '\n') + 1, lines++) {
+			char line[512];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(strchr(l, '\n') - l), l);
+			assert_true(dwidth(line) <= 120);
+		}
+		assert_int_equal(lines, 5);     /* two header lines, the rule, 2 rows */
+		assert_non_null(strstr(t, " % "));
+		if (keys[k] != FG_SORT_P99) {   /* folded: no percentiles */
+			assert_non_null(strstr(t, "-100.0%"));  /* 1000 s -> 1 ns */
+			assert_non_null(strstr(t, ">+99999%")); /* 1 ns -> 999.889 s */
+		}
+		free(t);
+	}
 	fg_stats_free(a);
 	fg_stats_free(b);
 	fg_folded_free(fa);
@@ -558,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_table_self_diff_zero),
 		cmocka_unit_test(test_table_two_runs),
 		cmocka_unit_test(test_table_missing_side),
+		cmocka_unit_test(test_table_two_runs_fit_120),
 		cmocka_unit_test(test_percentiles_from_hist),
 		cmocka_unit_test(test_stats_thread_and_pseudo),
 		cmocka_unit_test(test_sort_parse),
