@@ -4,10 +4,12 @@
 set -eu
 # libc6-dbg: libc's and ld.so's separate debug files (by build-id), so that
 # their static functions have names in profiles and the tests exercise
-# debuginfo lookup on real system libraries.
+# debuginfo lookup on real system libraries. clang + libclang-rt-14-dev:
+# the libFuzzer targets (tests/fuzz, scripts/fuzz.sh).
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
-      linux-perf python3 gdb libc6-dbg)
+      linux-perf python3 gdb libc6-dbg
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
