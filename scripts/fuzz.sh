@@ -5,7 +5,7 @@
 # each TARGET (default: perfdata report script folded) for SECONDS (default
 # 600), one after another, or all at once with -j. The corpus grows in
 # BUILDDIR/tests/fuzz/corpus/TARGET from run to run; an input that crashes,
-# hangs (FUZZ_TIMEOUT s, default 10) or takes FUZZ_RSS_MB (default 2048) is
+# hangs (FUZZ_TIMEOUT s, default 30) or takes FUZZ_RSS_MB (default 2048) is
 # saved in BUILDDIR/tests/fuzz/artifacts/TARGET/. Exit 0: none did.
 # On a shared machine: nice -n 19 scripts/fuzz.sh 3600
 set -u

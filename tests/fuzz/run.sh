@@ -1,9 +1,11 @@
 #!/bin/bash
 # Run one libFuzzer target: run.sh NAME EXE (meson test --suite fuzz, and
 # scripts/fuzz.sh). FUZZ_SECONDS (default 45) bounds the run; one input may
-# take FUZZ_TIMEOUT seconds (default 10) and FUZZ_RSS_MB of memory (default
-# 2048). Exit 0: no crash, hang, leak or out-of-memory input; else the input
-# is saved under $FUZZ_DIR/artifacts/ and named here.
+# take FUZZ_TIMEOUT seconds (default 30: wall-clock time, which a busy
+# machine stretches; a slow input here costs well under 1 s of CPU) and
+# FUZZ_RSS_MB of memory (default 2048). Exit 0: no crash, hang, leak or
+# out-of-memory input; else the input is saved under $FUZZ_DIR/artifacts/
+# and named here.
 #
 # Seeds are made here, once per build directory ($FUZZ_DIR/seeds/), from
 # this build: emulated recordings of testdata programs (perfdata, report),
@@ -109,7 +111,7 @@ mkdir -p "$corpus" "$art"
 log=$FUZZ_DIR/fuzz-$name.log
 # UBSan aborts (the code is built -fno-sanitize-recover); leaks fail the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-"$exe" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
+"$exe" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
 	-malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -close_fd_mask=3 -print_final_stats=1 \
 	-artifact_prefix="$art/" "${maxlen[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
 rc=$?
