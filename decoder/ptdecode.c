@@ -533,7 +533,7 @@ static int wbuf_reserve(struct dc_ptq *q, size_t need)
 	/* the carry may live in the old buffer */
 	if (q->carry_len)
 		memcpy(n, q->carry, q->carry_len);
-	if (q->carry && q->carry >= q->wbuf && q->carry < q->wbuf + q->wcap)
+	if (q->carry && q->wbuf && q->carry >= q->wbuf && q->carry < q->wbuf + q->wcap)
 		q->carry = n;
 	else if (q->carry_len)
 		q->carry = n;

@@ -337,6 +337,28 @@ static int read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 	return 0;
 }
 
+/* Section bytes a file may ask us to read: at most its own size. The
+ * sections a well-formed ELF file has of one kind (symbol tables,
+ * relocations, PLTs) hold distinct bytes of the file, so together they are
+ * no bigger than the file; a damaged one can name the same bytes from any
+ * number of section headers, and reading them all would cost the square of
+ * its size (a few KB of headers: minutes, gigabytes of symbols). */
+static uint64_t elf_read_budget(Elf *elf)
+{
+	size_t size = 0;
+
+	return elf_rawfile(elf, &size) ? size : 0;
+}
+
+/* Take size bytes of *budget: false (skip the section) when it is spent. */
+static bool budget_take(uint64_t *budget, uint64_t size)
+{
+	if (size > *budget)
+		return false;
+	*budget -= size;
+	return true;
+}
+
 /* GOT slot address -> .dynsym name, from .rela.plt and .rela.dyn. */
 struct gotname {
 	uint64_t got;
@@ -358,6 +380,7 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 	Elf_Scn *scn = NULL;
 	struct gotname *v = NULL;
 	size_t n = 0, cap = 0;
+	uint64_t budget = elf_read_budget(elf);
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr, symsh;
@@ -365,7 +388,8 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 		Elf_Scn *symscn;
 		size_t cnt;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize ||
+		    !budget_take(&budget, shdr.sh_size))
 			continue;
 		symscn = elf_getscn(elf, shdr.sh_link);
 		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
@@ -444,6 +468,7 @@ static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 	struct gotname *gv = NULL;
 	size_t ng = 0, shstrndx;
 	Elf_Scn *scn = NULL;
+	uint64_t budget = elf_read_budget(elf);
 	int ret = collect_relocs(elf, &gv, &ng);
 
 	if (ret || elf_getshdrstrndx(elf, &shstrndx)) {
@@ -459,7 +484,7 @@ static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
 			continue;
 		sec = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!sec || strncmp(sec, ".plt", 4))
+		if (!sec || strncmp(sec, ".plt", 4) || !budget_take(&budget, shdr.sh_size))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
@@ -666,12 +691,15 @@ static int syms_from(struct dc_symbols *s, struct dso *d, Elf *elf, struct symve
 {
 	bool dem = !s->opts.no_demangle;
 	Elf_Scn *scn = NULL;
+	uint64_t budget = elf_read_budget(elf);
 	int ret = 0;
 
 	while ((scn = elf_nextscn(elf, scn)) && !ret) {
 		GElf_Shdr shdr;
 
-		if (!gelf_getshdr(scn, &shdr))
+		if (!gelf_getshdr(scn, &shdr) ||
+		    ((shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) &&
+		     !budget_take(&budget, shdr.sh_size)))
 			continue;
 		if (shdr.sh_type == SHT_SYMTAB)
 			ret = read_symtab(d, elf, scn, sv, prio_base, dem);

@@ -8,11 +8,13 @@ set -eu
 # chromium, chromium-driver, python3-selenium: the SVG flame graph's test in a
 # real (headless) browser (tests/e2e/svg/browser.sh), with the font the SVG
 # names first (its labels are cut to that width). groff-base,
-# bsdextrautils (col): the man pages' test (tests/e2e/install).
+# bsdextrautils (col): the man pages' test (tests/e2e/install). clang +
+# libclang-rt-14-dev: the libFuzzer targets (tests/fuzz, scripts/fuzz.sh).
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
       linux-perf python3 gdb libc6-dbg
-      chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils)
+      chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Set up, build with -Werror, run every test, then the unit tests again under
-# ASan+UBSan. The last line is "N passed, N failed".
+# ASan+UBSan, then each fuzz target briefly. The last line is "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -31,6 +31,9 @@ run build -Dwerror=true -- --num-processes 2
 # UBSan only prints by default; make every report fail the test.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -- --suite unit
+# The libFuzzer targets (tests/fuzz, a clang build with ASan+UBSan), each
+# FUZZ_SECONDS (45) long and counted as one test; scripts/fuzz.sh runs longer.
+CC=clang CXX=clang++ run build-fuzz -Dfuzz=true -- --suite fuzz --num-processes 2
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,129 @@
+#!/bin/bash
+# Run one libFuzzer target: run.sh NAME EXE (meson test --suite fuzz, and
+# scripts/fuzz.sh). FUZZ_SECONDS (default 45) bounds the run; one input may
+# take FUZZ_TIMEOUT seconds (default 30: wall-clock time, which a busy
+# machine stretches; a slow input here costs well under 1 s of CPU) and
+# FUZZ_RSS_MB of memory (default 2048). Exit 0: no crash, hang, leak or
+# out-of-memory input; else the input is saved under $FUZZ_DIR/artifacts/
+# and named here.
+#
+# Seeds are made here, once per build directory ($FUZZ_DIR/seeds/), from
+# this build: emulated recordings of testdata programs (perfdata, report),
+# `ptflame report` of them (folded), `perf script` text of them and pieces
+# of ../shared/realtraces/*.perf when present (script). The corpus the
+# fuzzer grows stays in $FUZZ_DIR/corpus/NAME for the next run.
+set -u
+name=$1 exe=$2
+: "${PTFLAME:?}" "${TESTDATA:?}" "${SRCDIR:?}" "${FUZZ_DIR:?}"
+secs=${FUZZ_SECONDS:-45}
+real=$SRCDIR/../shared/realtraces
+seeds=$FUZZ_DIR/seeds
+
+# seed_perf: emulated recordings (a few KB each) of varied programs:
+# threads on 2 CPUs, signals, longjmp, tail calls, C++ exceptions, fork+exec,
+# dlopen, overflows, lost AUX chunks, a short PSB period.
+seed_perf() {
+	local d=$seeds/perf
+	mkdir -p "$d"
+	rec() {  # rec NAME PROG [OPTIONS...]
+		local n=$1 p=$2; shift 2
+		[ -s "$d/$n.data" ] && return 0
+		"$PTFLAME" record --emulate -q -o "$d/$n.data" "$@" -- "$TESTDATA/$p" >/dev/null 2>"$d/$n.err" ||
+			{ echo "run.sh: recording $p failed: $(head -c 300 "$d/$n.err")" >&2; return 1; }
+		rm -f "$d/$n.err"
+	}
+	rec nested emu_nested && rec fptr emu_fptr && rec longjmp emu_longjmp &&
+	rec signal emu_signal && rec tail emu_tail && rec except emu_except &&
+	rec threads emu_threads --cpus 2 --time-slice 300 &&
+	rec forkexec emu_forkexec --follow-fork && rec dlopen emu_dlopen &&
+	rec ovf emu_nested --inject-ovf 40 && rec drop emu_threads --drop-aux 3 --aux-chunk 512 &&
+	rec psb emu_signal --psb-period 256 --no-cyc
+}
+
+# seed_folded: report's folded output of the recordings, in each form.
+seed_folded() {
+	local d=$seeds/folded f n
+	mkdir -p "$d"
+	for f in "$seeds"/perf/*.data; do
+		n=$(basename "$f" .data)
+		"$PTFLAME" report -q -i "$f" >"$d/$n.folded" 2>/dev/null &&
+		"$PTFLAME" report -q --plain --per-thread -i "$f" >"$d/$n-plain.folded" 2>/dev/null ||
+			{ echo "run.sh: report of $f failed" >&2; return 1; }
+	done
+}
+
+# seed_script: perf script text (both field sets report understands) of the
+# recordings, and pieces of 40 lines of each real trace (at most 60 per
+# trace, spread over it).
+seed_script() {
+	local d=$seeds/script f n lines step
+	mkdir -p "$d"
+	if command -v perf >/dev/null; then
+		for f in "$seeds"/perf/*.data; do
+			n=$(basename "$f" .data)
+			perf script -i "$f" --itrace=cr 2>/dev/null | head -n 400 >"$d/$n-cr.perf"
+			perf script -i "$f" --itrace=b --ns -F-event,-period,+addr,-comm,+flags,-dso \
+				2>/dev/null | head -n 400 >"$d/$n-flags.perf"
+		done
+	fi
+	[ -d "$real" ] || return 0
+	for f in "$real"/*.perf; do
+		n=$(basename "$f" .perf)
+		lines=$(wc -l <"$f")
+		step=$(( (lines / 40 + 59) / 60 ))
+		[ "$step" -ge 1 ] || step=1
+		awk -v n="$n" -v d="$d" -v step="$step" '
+			{ c = int((NR - 1) / 40); if (c % step == 0) print > (d "/" n "-" c ".perf") }' "$f"
+	done
+}
+
+# Made once, by the first of the targets meson runs in parallel (the others
+# wait on the lock); a failed attempt leaves no stamp and is retried.
+mkdir -p "$FUZZ_DIR"
+exec 9>"$FUZZ_DIR/.seeds.lock"
+flock 9
+if [ ! -e "$seeds/.done" ]; then
+	rm -rf "$seeds"
+	seed_perf && seed_folded && seed_script || { echo "run.sh: cannot make the seeds" >&2; exit 1; }
+	touch "$seeds/.done"
+fi
+flock -u 9
+exec 9>&-
+dirs=() maxlen=()
+case $name in
+perfdata)
+	# and the real recordings' perf.data files (linked, not copied)
+	mkdir -p "$seeds/realdata"
+	[ -d "$real" ] && ln -sf "$real"/*.data "$seeds/realdata/" 2>/dev/null
+	dirs=("$seeds/perf" "$seeds/realdata") ;;
+report) dirs=("$seeds/perf") ;;
+# Text is read line by line: 16 KB inputs (longer seeds are cut) reach
+# every state and run several times faster than the seeds' 100 KB.
+script) dirs=("$seeds/script") maxlen=(-max_len=16384) ;;
+folded) dirs=("$seeds/folded") maxlen=(-max_len=16384) ;;
+*) echo "run.sh: no target '$name'" >&2; exit 2 ;;
+esac
+# Inputs that once crashed or hung a target (kept as regression tests).
+[ -d "$SRCDIR/tests/fuzz/regress/$name" ] && dirs+=("$SRCDIR/tests/fuzz/regress/$name")
+corpus=$FUZZ_DIR/corpus/$name
+art=$FUZZ_DIR/artifacts/$name
+mkdir -p "$corpus" "$art"
+log=$FUZZ_DIR/fuzz-$name.log
+# UBSan aborts (the code is built -fno-sanitize-recover); leaks fail the run.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+"$exe" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
+	-malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -close_fd_mask=3 -print_final_stats=1 \
+	-artifact_prefix="$art/" "${maxlen[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
+rc=$?
+execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)
+rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$log" | tail -n 1)
+cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+' "$log" | tail -n 1)
+if [ "$rc" -eq 0 ]; then
+	echo "fuzz-$name: ${execs:-?} execs in ${secs} s (${rate:-?}/s), $cov: no crash, hang or leak"
+	exit 0
+fi
+echo "FAIL: fuzz-$name: exit $rc after ${execs:-?} execs; the log's end ($log):" >&2
+grep -vE '^#[0-9]+' "$log" | tail -n 40 >&2
+newest=$(ls -t "$art" 2>/dev/null | head -n 1)
+[ -n "$newest" ] && echo "input: $art/$newest (run it again: $exe $art/$newest)" >&2
+exit 1
