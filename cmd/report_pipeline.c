@@ -42,6 +42,10 @@ static enum report_input sniff(const unsigned char *buf, size_t n)
 	return REPORT_INPUT_AUTO;
 }
 
+/* What an empty input is told it should have been. */
+static const char needs[] = "ptflame needs a perf.data file (ptflame record, perf record -e "
+			    "intel_pt//u) or the text of 'perf script --itrace=cr'";
+
 int report_src_open(struct report_src *s, const char *path, char *err, size_t errlen)
 {
 	bool std = !strcmp(path, "-");
@@ -72,8 +76,7 @@ int report_src_open(struct report_src *s, const char *path, char *err, size_t er
 		ssize_t n;
 
 		if (st.st_size == 0 || at >= st.st_size) {
-			snprintf(err, errlen, "%s: is empty: ptflame needs a perf.data file (ptflame record, "
-				 "perf record -e intel_pt//u) or the text of 'perf script --itrace=cr'", path);
+			snprintf(err, errlen, "%s: is empty: %s", path, needs);
 			goto fail;
 		}
 		n = pread(s->fd, s->head, sizeof(s->head), at < 0 ? 0 : at);
@@ -100,7 +103,7 @@ int report_src_open(struct report_src *s, const char *path, char *err, size_t er
 			s->nhead += (size_t)n;
 		}
 		if (!s->nhead) {
-			snprintf(err, errlen, "%s: is empty (nothing could be read from it)", path);
+			snprintf(err, errlen, "%s: is empty (nothing could be read from it): %s", path, needs);
 			goto fail;
 		}
 	}

@@ -18,7 +18,7 @@ done
 expect_grep 'is a directory' <("$PTFLAME" report -i adir 2>&1) "a directory is called one"
 expect_grep 'is empty: ptflame needs' <("$PTFLAME" report -i empty.data 2>&1) "an empty file is called one, with what ptflame needs"
 expect_rc 1 "report of empty stdin fails" -- "$PTFLAME" report -i - </dev/null
-expect_grep "^ptflame report: -: no 'perf script' samples.*--itrace=cr" "$T/err" "empty stdin: says what ptflame needs"
+expect_grep "^ptflame report: -: is empty.*ptflame needs.*--itrace=cr" "$T/err" "empty stdin: says what ptflame needs"
 expect_grep 'truncated' <("$PTFLAME" report -i trunc.data 2>&1) "a truncated file is called one"
 
 # -o: written whole, via a temporary file; a failed run leaves the old file.
