@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct qproc {
 	uint64_t handlers[8];      /* installed signal handlers */
 	unsigned nhandlers;
 	bool dying;                /* exit_group issued */
+	bool unannounced;          /* maps reported but not announced yet */
 };
 
 /* A time stamp of one syscall entry, set when the scheduler replays it:
@@ -53,11 +55,14 @@ struct qthr {
 	uint32_t *w;               /* queued words */
 	size_t head, n, cap;
 	bool traced, started;
-	const struct qdef *pend;   /* block whose last instruction is pending */
+	const struct qdef *pend;   /* block whose last instruction is pending
+				    * (&pend_copy: e->defs moves when it grows) */
+	struct qdef pend_copy;
 	uint64_t pend_t;           /* its retire time */
 	uint64_t ready_ns, seq, slice_used;
 	long sys_nr;               /* syscall in progress */
 	uint64_t sys_t, v0;
+	bool sys_thread;           /* the syscall makes a thread (clone) */
 	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
 	size_t clone_stamp;        /* parse side: of the last clone/fork (+1) */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
@@ -346,6 +351,7 @@ static int add_map(struct qemu *e, struct qproc *p, const struct rc_qp_map *qm, 
 	if (!m->path)
 		return qfail(e, -ENOMEM, "out of memory");
 	p->nmaps++;
+	p->unannounced = true;
 	if (!p->start && !strcmp(m->path, e->exe)) {
 		const char *sym = e->o->start_sym ? e->o->start_sym : "main";
 		if (*sym)
@@ -771,11 +777,18 @@ static void count(struct qemu *e, uint64_t n)
 		e->stop = true;
 }
 
-/* One block of T on CPU c. 1 done, 0 must wait for more data. */
+/* One block of T on CPU c. 1 done, 2 T was preempted before it, 0 must
+ * wait for more data. */
 static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qdef *d)
 {
 	struct qcpu *v = &e->cpu[c];
 	uint64_t x = d->vaddr;
+	/* code mappings reported since: announced now, before their use */
+	if (t->p->unannounced) {
+		t->p->unannounced = false;
+		if (maps_at(e, t, c, v->now))
+			return e->fail;
+	}
 	if (t->pend) {
 		const struct rc_insn *l = &t->pend->last;
 		uint64_t fall = l->ip + l->len;
@@ -798,7 +811,10 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 				if (!to)
 					to = fall;
 			}
-			if (retire(e, c, t, to) || disable_async(e, c, to))
+			/* as the stepper: the handler starts at the interrupted
+			 * instruction's time (FUP + TIP.PGD, then TIP.PGE) */
+			if (retire(e, c, t, to) ||
+			    enc(e, c, rc_ptenc_disable(v->q.enc, v->now, to, RC_PTENC_OFF_ASYNC), "disable"))
 				return e->fail;
 			TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64, to, x);
 			v->on = true;
@@ -807,7 +823,15 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		} else if (retire(e, c, t, x)) {
 			return e->fail;
 		}
-	} else if (!v->on) {
+		/* time slice used and another thread ready: preempted before X */
+		if (t->slice_used >= e->slice && pick_ready(e, true, v->now)) {
+			if (disable_async(e, c, x))
+				return e->fail;
+			make_ready(e, t, v->now);
+			return cpu_leave(e, c, true) ? e->fail : 2;
+		}
+	}
+	if (!v->on) {
 		/* trace (re)starts here */
 		switch (t->rs) {
 		case QR_START:
@@ -833,7 +857,8 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
 			return e->fail;
 	}
-	t->pend = d;
+	t->pend_copy = *d;
+	t->pend = &t->pend_copy;
 	t->pend_t = v->now + (uint64_t)(d->n - 1) * e->o->ns_per_insn;
 	v->now += (uint64_t)d->n * e->o->ns_per_insn;
 	t->slice_used += d->n;
@@ -849,6 +874,7 @@ static uint64_t measured(struct qemu *e, uint64_t t0, uint64_t t1)
 
 /* The next event of thread T (not necessarily on a CPU). 1 consumed, 0
  * waiting (for data or for another thread). */
+static int step(struct qemu *e, struct qthr *t);
 static int step(struct qemu *e, struct qthr *t)
 {
 	if (t->head >= t->n)
@@ -877,9 +903,9 @@ static int step(struct qemu *e, struct qthr *t)
 		if (!v)
 			return 0;
 		int r = run_block(e, c, t, d);
-		if (r > 0)
+		if (r == 1)
 			t->head++;
-		return r;
+		return r > 0;
 	}
 	const uint32_t *rec = t->w + t->head + 1;
 	if (m == RC_QP_SYS) {
@@ -925,6 +951,8 @@ static int step(struct qemu *e, struct qthr *t)
 		}
 		t->sys_nr = (long)s.nr;
 		t->sys_t = s.t_ns;
+		t->sys_thread = (s.nr == SYS_clone && (s.a1 & CLONE_THREAD)) ||
+				(s.nr == SYS_clone3 && (s.extra & CLONE_THREAD));
 		t->v0 = v->now;
 		t->head += len;
 		if (s.nr == SYS_exit || s.nr == SYS_exit_group || s.nr == SYS_execve ||
@@ -960,6 +988,17 @@ static int step(struct qemu *e, struct qthr *t)
 			if (q->traced)
 				d = q->vtime > t->v0 ? q->vtime - t->v0 + e->o->ns_per_insn
 						     : e->o->ns_per_insn;
+		}
+		if (r.ret > 0 && (t->sys_thread || (e->o->follow_fork && (r.nr == SYS_clone ||
+		    r.nr == SYS_clone3 || r.nr == SYS_fork || r.nr == SYS_vfork)))) {
+			/* the new thread is ready from the clone on, whenever qemu
+			 * reports its first words: wait for them, so that the
+			 * schedule does not depend on when they come */
+			struct qthr *nt = find_thr(e, (pid_t)r.ret);
+			if (!nt && !e->eof)
+				return 0;
+			if (nt && nt->head < nt->n && nt->w[nt->head] == RC_QP_BIRTH && step(e, nt) <= 0)
+				return 0;
 		}
 		t->rs = r.nr == SYS_rt_sigreturn ? QR_SIGRETURN : QR_SYSRET;
 		t->rs_nr = (long)r.nr;

@@ -329,18 +329,18 @@ QP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 		snprintf(msg, sizeof(msg), "ptflame plugin: QEMU offers plugin API versions %d..%d, "
 			 "this plugin speaks %d: use a matching qemu-user or rebuild ptflame\n",
 			 info->version.min, info->version.cur, QP_API_VERSION);
-		qemu_plugin_outs(msg);
+		fputs(msg, stderr);
 		return -1;
 	}
 	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
-		qemu_plugin_outs("ptflame plugin: only qemu-x86_64 (user mode) is supported\n");
+		fputs("ptflame plugin: only qemu-x86_64 (user mode) is supported\n", stderr);
 		return -1;
 	}
 	for (int i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "fd=", 3))
 			out_fd = atoi(argv[i] + 3);
 	if (out_fd < 0 || fcntl(out_fd, F_SETFD, FD_CLOEXEC) < 0) {
-		qemu_plugin_outs("ptflame plugin: wants fd=N, an open pipe to ptflame\n");
+		fputs("ptflame plugin: wants fd=N, an open pipe to ptflame\n", stderr);
 		return -1;
 	}
 	next_id = mmap(NULL, sizeof(*next_id), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

@@ -5,9 +5,10 @@ set -eu
 # libc6-dbg: libc's and ld.so's separate debug files (by build-id), so that
 # their static functions have names in profiles and the tests exercise
 # debuginfo lookup on real system libraries.
+# qemu-user: qemu-x86_64, the fast backend of record --emulate.
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
-      linux-perf python3 gdb libc6-dbg)
+      linux-perf python3 gdb libc6-dbg qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
