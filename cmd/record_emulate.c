@@ -30,7 +30,7 @@ static const char emulate_help[] =
 	"Backends: qemu (the default for a command when qemu-x86_64 is installed:\n"
 	"PROG runs under qemu-user with ptflame's TCG plugin, tens of millions of\n"
 	"instructions per second) or ptrace (the single-stepper described below;\n"
-	"the only one for -p, --dump-insns and --inject-ovf). PTFLAME_EMULATE=NAME\n"
+	"the only one for -p and --dump-insns). PTFLAME_EMULATE=NAME\n"
 	"in the environment sets the default.\n"
 	"\n"
 	"Record PROG without Intel PT hardware: follow it with ptrace, single-step\n"
@@ -212,11 +212,11 @@ int cmd_record_emulate(int argc, char **argv)
 		return cmd_usage_error("record", "--emulate needs a program to run (-- PROG [ARGS]) or -p PID");
 	if (backend && *backend && strcmp(backend, "qemu") && strcmp(backend, "ptrace"))
 		return cmd_usage_error("record", "--emulate=%s: the backends are qemu and ptrace", backend);
-	bool ptrace_only = o.pid || o.dump_insns_path || o.inject_ovf;
+	bool ptrace_only = o.pid || o.dump_insns_path;
 	bool use_qemu;
 	if (backend && !strcmp(backend, "qemu")) {
 		if (ptrace_only)
-			return cmd_usage_error("record", "-p, --dump-insns and --inject-ovf need --emulate=ptrace");
+			return cmd_usage_error("record", "-p and --dump-insns need --emulate=ptrace");
 		use_qemu = true;
 	} else if (backend && !strcmp(backend, "ptrace")) {
 		use_qemu = false;

@@ -73,6 +73,7 @@ struct qcpu {
 	uint64_t now;
 	struct qthr *cur;
 	bool on, itrace_started, idle_out_pending;
+	uint64_t ovf_mark;         /* --inject-ovf: next overflow at this packet count */
 };
 
 struct qemu {
@@ -354,8 +355,8 @@ static int add_map(struct qemu *e, struct qproc *p, const struct rc_qp_map *qm, 
 	p->unannounced = true;
 	if (!p->start && !strcmp(m->path, e->exe)) {
 		const char *sym = e->o->start_sym ? e->o->start_sym : "main";
-		if (*sym)
-			p->start = rc_emu_sym_addr(e->syms, p->maps, p->nmaps, e->exe, sym);
+		if (*sym && !(p->start = rc_emu_sym_addr(e->syms, p->maps, p->nmaps, e->exe, sym)))
+			return qfail(e, -ENOENT, "start symbol '%s' not found in %s", sym, e->o->argv[0]);
 	}
 	return 0;
 }
@@ -823,6 +824,13 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		} else if (retire(e, c, t, x)) {
 			return e->fail;
 		}
+		/* --inject-ovf N: an overflow every N packets, before X */
+		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
+			TRUTH(e, v->now, (int)c, t, "ovf %#" PRIx64, x);
+			if (enc(e, c, rc_ptenc_ovf(v->q.enc, v->now, x), "ovf"))
+				return e->fail;
+			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
+		}
 		/* time slice used and another thread ready: preempted before X */
 		if (t->slice_used >= e->slice && pick_ready(e, true, v->now)) {
 			if (disable_async(e, c, x))
@@ -1040,6 +1048,10 @@ static int step(struct qemu *e, struct qthr *t)
 static int run(struct qemu *e)
 {
 	while (!e->fail && !e->stop) {
+		if (e->o->interrupted && *e->o->interrupted) {
+			e->stop = true;
+			break;
+		}
 		bool progress = false;
 		if (assign_idle(e))
 			break;
@@ -1186,6 +1198,7 @@ static int setup(struct qemu *e)
 		if (!e->cpu[c].q.enc)
 			return qfail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
 		e->cpu[c].now = e->vstart;
+		e->cpu[c].ovf_mark = o->inject_ovf;
 	}
 	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))
 		return qfail(e, -errno, "cannot write %s: %s", o->truth_path, strerror(errno));
@@ -1239,8 +1252,22 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	if (!e->fail)
 		finish(e);
 	free(qemu);
+	if (e->child && (e->fail || (opts->interrupted && *opts->interrupted)))
+		kill(e->child, e->fail ? SIGKILL : SIGTERM);
+	/* tracing stopped (--max-insns, SIGINT): the program runs on untraced;
+	 * its reports are read and dropped (a closed pipe would give the guest
+	 * SIGPIPE) */
+	while (e->fd >= 0 && !e->eof) {
+		int fl = fcntl(e->fd, F_GETFL);
+		fcntl(e->fd, F_SETFL, fl & ~O_NONBLOCK);
+		ssize_t k = read(e->fd, e->rbuf, sizeof(e->rbuf));
+		if (k == 0 || (k < 0 && errno != EINTR))
+			break;
+		if (k < 0 && opts->interrupted && *opts->interrupted)
+			kill(e->child, SIGTERM);
+	}
 	if (e->fd >= 0)
-		close(e->fd);  /* a stopped recording: the guest runs on (EPIPE ends its reports) */
+		close(e->fd);
 	e->st->seconds = (double)(mono() - t0) / 1e9;
 	e->st->insns = e->insns;
 	e->st->aux_bytes = e->sink.bytes;
@@ -1256,9 +1283,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 		snprintf(err, errlen, "cannot write %s", opts->truth_path);
 	}
 	if (e->child) {
-		if (e->fail)
-			kill(e->child, SIGKILL);
-		int status;
+		int status = 0;
 		while (waitpid(e->child, &status, 0) < 0 && errno == EINTR) {
 			if (opts->interrupted && *opts->interrupted)
 				kill(e->child, SIGTERM);

@@ -26,6 +26,16 @@ expect_grep "PTFLAME_QEMU_PLUGIN" "$T/err" "missing plugin names the variable"
 expect_rc 1 "program missing" -- "$PTFLAME" record --emulate=qemu -q -o z.data -- ./no-such-prog
 expect_grep "no such program" "$T/err" "missing program named"
 [ ! -e z.data ] && pass "no output file for a missing program" || fail "z.data left behind"
+expect_rc 1 "start symbol missing" -- "$PTFLAME" record --emulate=qemu -q -o s.data --start no_such_fn -- "$P"
+expect_grep "start symbol 'no_such_fn' not found" "$T/err" "missing start symbol named"
+[ ! -e s.data ] && pass "no output file without the start symbol" || fail "s.data left behind"
+# --max-insns: tracing stops, the program runs on to its end untraced
+# (and is not killed by the plugin's pipe)
+expect_rc 0 "--max-insns" -- "$PTFLAME" record --emulate=qemu -o m.data --truth m.truth \
+	--start '' --max-insns 500 -- /bin/sh -c 'echo done-$((6*7))'
+expect_grep "emulated [5-9][0-9][0-9] instructions" "$T/err" "--max-insns stops near N instructions"
+expect_grep "^done-42$" "$T/out" "--max-insns: the program ran to its end"
+expect_grep " stop$" m.truth "--max-insns: the truth says the trace stopped"
 # the plugin refuses to load without its pipe, with a line saying so
 PLUGIN=$(dirname "$PTFLAME")/../record/libptflame_qemu.so
 "$QEMU" -plugin "$PLUGIN" "$P" >out 2>&1; rc=$?
