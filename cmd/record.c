@@ -30,7 +30,7 @@ int cmd_record(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
-		if (!strcmp(argv[i], "--emulate"))
+		if (!strcmp(argv[i], "--emulate") || !strncmp(argv[i], "--emulate=", 10))
 			return cmd_record_emulate(argc, argv);
 	}
 	return cmd_record_pt(argc, argv);

@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "record/emulate.h"
+#include "record/qemu.h"
 
 /* SIGINT/SIGTERM: stop tracing and still write the file (like perf record);
  * counted, so that a second one while waiting for the program kills it.
@@ -23,8 +24,14 @@ static void on_interrupt(int sig)
 }
 
 static const char emulate_help[] =
-	"usage: ptflame record --emulate [OPTIONS] -- PROG [ARGS...]\n"
-	"       ptflame record --emulate [OPTIONS] -p PID\n"
+	"usage: ptflame record --emulate[=qemu|ptrace] [OPTIONS] -- PROG [ARGS...]\n"
+	"       ptflame record --emulate[=ptrace] [OPTIONS] -p PID\n"
+	"\n"
+	"Backends: qemu (the default for a command when qemu-x86_64 is installed:\n"
+	"PROG runs under qemu-user with ptflame's TCG plugin, tens of millions of\n"
+	"instructions per second) or ptrace (the single-stepper described below;\n"
+	"the only one for -p and --dump-insns). PTFLAME_EMULATE=NAME\n"
+	"in the environment sets the default.\n"
 	"\n"
 	"Record PROG without Intel PT hardware: follow it with ptrace, single-step\n"
 	"its threads from a start symbol on and emit the PT packets the hardware\n"
@@ -83,7 +90,7 @@ static int parse_num(const char *opt, const char *arg, unsigned long long min,
 int cmd_record_emulate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "emulate", no_argument, NULL, OPT_EMULATE },
+		{ "emulate", optional_argument, NULL, OPT_EMULATE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "start", required_argument, NULL, OPT_START },
 		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
@@ -107,6 +114,7 @@ int cmd_record_emulate(int argc, char **argv)
 	struct rc_emu_opts o = { 0 };
 	unsigned long long v;
 	bool quiet = false;
+	const char *backend = getenv("PTFLAME_EMULATE");
 	int c;
 
 	o.output = "perf.data";
@@ -124,6 +132,8 @@ int cmd_record_emulate(int argc, char **argv)
 			fputs(emulate_help, stdout);
 			return 0;
 		case OPT_EMULATE:
+			if (optarg)
+				backend = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -209,6 +219,21 @@ int cmd_record_emulate(int argc, char **argv)
 		return cmd_usage_error("record", "give either -p PID or a program, not both");
 	if (!o.pid && optind >= argc)
 		return cmd_usage_error("record", "--emulate needs a program to run (-- PROG [ARGS]) or -p PID");
+	if (backend && *backend && strcmp(backend, "qemu") && strcmp(backend, "ptrace"))
+		return cmd_usage_error("record", "--emulate=%s: the backends are qemu and ptrace", backend);
+	bool ptrace_only = o.pid || o.dump_insns_path;
+	bool use_qemu;
+	if (backend && !strcmp(backend, "qemu")) {
+		if (ptrace_only)
+			return cmd_usage_error("record", "-p and --dump-insns need --emulate=ptrace");
+		use_qemu = true;
+	} else if (backend && !strcmp(backend, "ptrace")) {
+		use_qemu = false;
+	} else {
+		char *q = ptrace_only ? NULL : rc_qemu_find();
+		use_qemu = q != NULL;
+		free(q);
+	}
 	o.argv = o.pid ? NULL : argv + optind;
 	o.cmdline = (const char *const *)argv;
 	o.cmdline_argc = (size_t)argc;
@@ -222,7 +247,7 @@ int cmd_record_emulate(int argc, char **argv)
 
 	struct rc_emu_stats st;
 	char err[512];
-	int rc = rc_emulate(&o, &st, err, sizeof(err));
+	int rc = use_qemu ? rc_qemu_emulate(&o, &st, err, sizeof(err)) : rc_emulate(&o, &st, err, sizeof(err));
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (rc < 0)

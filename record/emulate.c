@@ -30,12 +30,10 @@
 #include <intel-pt.h>
 
 #include "record/emulate.h"
+#include "record/emu_out.h"
 #include "record/perfwriter.h"
 #include "record/ptenc.h"
 
-#define PT_ID_BASE 0x1000u    /* sample id of the intel_pt event on cpu c */
-#define DUMMY_ID_BASE 0x2000u /* sample id of the sideband event on cpu c */
-#define PMU_TYPE_FALLBACK 10u
 
 enum tstate { TS_NEW, TS_READY, TS_ONCPU, TS_NATIVE, TS_GONE };
 enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
@@ -82,14 +80,12 @@ struct thr {
 };
 
 struct vcpu {
-	struct rc_ptenc *enc;
+	struct rc_emu_auxq q;     /* its encoder and AUX queue */
 	uint64_t now;
 	struct thr *cur;
 	bool on;                  /* encoder tracing (PacketEn) */
 	bool itrace_started;
 	bool idle_out_pending;    /* next switch-in comes from the idle task */
-	bool skip_to_psb;         /* --drop-aux: losing bytes up to the next PSB */
-	uint64_t aux_off;         /* bytes of this queue already handed out */
 	uint64_t ovf_mark;
 };
 
@@ -117,7 +113,8 @@ struct emu {
 	size_t nproc, cproc;
 	struct stash *stash;
 	size_t nstash, cstash;
-	uint64_t seq, insns, chunks, slice, vstart, chunk;
+	struct rc_emu_auxsink sink;
+	uint64_t seq, insns, slice, vstart;
 	uint64_t step_ns;         /* average real cost of one ptrace step */
 	struct wake wakes[NWAKES];
 	unsigned nwakes;          /* ring: total ever recorded */
@@ -183,17 +180,6 @@ static void truth(struct emu *e, uint64_t t, int cpu, const struct thr *th, cons
 
 /* ---- sideband --------------------------------------------------------- */
 
-static struct dc_sample_id sid_of(unsigned cpu, bool pt, pid_t pid, pid_t tid, uint64_t t)
-{
-	struct dc_sample_id s = { 0 };
-	s.pid = (uint32_t)pid;
-	s.tid = (uint32_t)tid;
-	s.time = t;
-	s.cpu = cpu;
-	s.id = (pt ? PT_ID_BASE : DUMMY_ID_BASE) + cpu;
-	return s;
-}
-
 static void read_comm(pid_t tid, char *buf, size_t n)
 {
 	char fn[64];
@@ -214,7 +200,7 @@ static int emit_comm(struct emu *e, struct thr *th, unsigned cpu, uint64_t t, bo
 	char comm[64];
 	read_comm(th->tid, comm, sizeof(comm));
 	truth(e, t, -1, th, "comm %s", comm);
-	struct dc_sample_id s = sid_of(cpu, false, th->proc->pid, th->tid, t);
+	struct dc_sample_id s = rc_emu_sid(cpu, false, th->proc->pid, th->tid, t);
 	return wfail(e, rc_perf_comm(e->w, (uint32_t)th->proc->pid, (uint32_t)th->tid, comm,
 				     exec, &s));
 }
@@ -226,7 +212,7 @@ static int emit_mmap(struct emu *e, struct thr *th, const struct rc_map *m, unsi
 	      m->end - m->start, m->pgoff, m->path);
 	struct dc_rec_mmap r;
 	rc_map_mmap2(m, (uint32_t)th->proc->pid, (uint32_t)th->tid, &r);
-	struct dc_sample_id s = sid_of(cpu, false, th->proc->pid, th->tid, t);
+	struct dc_sample_id s = rc_emu_sid(cpu, false, th->proc->pid, th->tid, t);
 	return wfail(e, rc_perf_mmap2(e->w, &r, &s));
 }
 
@@ -295,78 +281,15 @@ static const struct rc_map *find_map(const struct proc *p, uint64_t addr)
 
 /* ---- AUX chunks --------------------------------------------------------- */
 
-static const uint8_t psb_bytes[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-/* Lose N bytes at the queue's current offset (--drop-aux). */
-static int lose(struct emu *e, unsigned c, size_t n)
-{
-	struct vcpu *v = &e->cpu[c];
-	struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
-				       v->cur ? v->cur->tid : 0, v->now);
-	if (e->truth)
-		fprintf(e->truth, "%" PRIu64 " %u %d %d drop-aux %" PRIu64 " %zu\n", v->now, c,
-			(int)s.pid, (int)s.tid, v->aux_off, n);
-	rc_ptenc_consume(v->enc, n);
-	int rc = rc_perf_aux(e->w, v->aux_off, n, PERF_AUX_FLAG_TRUNCATED, &s);
-	v->aux_off += n;
-	return wfail(e, rc);
-}
-
 /* Hand out the encoded bytes of CPU c as an AUX chunk once there are
- * e->chunk of them (all of them when FINAL). A chunk ends at a packet
- * boundary (perf 6.1 on 64-bit does not join a packet split across
- * AUXTRACE records) and is padded with PAD packets to a multiple of 8, so
- * the queue's offsets stay contiguous with perf's 8-byte padding.
- * --drop-aux: a lost chunk is followed by the loss of everything up to the
- * next PSB, as on hardware, where tracing restarts with a PSB after the
- * buffer overflowed (perf glues AUXTRACE records together, so a trace
- * resuming mid-stream would decode as garbage). */
+ * sink.chunk of them (all of them when FINAL): rc_emu_drain. */
 static int drain(struct emu *e, unsigned c, bool final)
 {
 	struct vcpu *v = &e->cpu[c];
-	size_t avail;
-	const uint8_t *d = rc_ptenc_data(v->enc, &avail);
-	if (avail == 0 || (!final && avail < e->chunk))
-		return 0;
-	if (v->skip_to_psb) {
-		size_t k = 0;
-		while (k + sizeof(psb_bytes) <= avail && memcmp(d + k, psb_bytes, sizeof(psb_bytes)))
-			k++;
-		if (k + sizeof(psb_bytes) > avail)
-			k = avail;
-		else
-			v->skip_to_psb = false;
-		if (k && lose(e, c, k))
-			return e->fail;
-		d = rc_ptenc_data(v->enc, &avail);
-		if (avail == 0)
-			return 0;
-	}
-	e->chunks++;
-	if (e->o->drop_aux && e->chunks % e->o->drop_aux == 0) {
-		v->skip_to_psb = true;
-		e->st->aux_bytes += avail;
-		return lose(e, c, avail);
-	}
-	size_t n = (avail + 7) & ~(size_t)7;
-	uint8_t *buf = malloc(n);
-	if (!buf)
-		return efail(e, -ENOMEM, "out of memory");
-	memcpy(buf, d, avail);
-	memset(buf + avail, 0, n - avail);  /* PAD packets */
-	rc_ptenc_consume(v->enc, avail);
-	e->st->aux_bytes += n;
-	struct dc_sample_id s = sid_of(c, true, v->cur ? v->cur->proc->pid : 0,
-				       v->cur ? v->cur->tid : 0, v->now);
-	uint64_t ref = rc_ptenc_last_tsc(v->enc);
-	int rc = rc_perf_auxtrace(e->w, buf, n, v->aux_off, ref ? ref : 1, c, (uint32_t)-1, c);
-	free(buf);
-	if (rc == 0)
-		rc = rc_perf_aux(e->w, v->aux_off, n, 0, &s);
-	v->aux_off += n;
+	int rc = rc_emu_drain(&e->sink, &v->q, final, v->cur ? v->cur->proc->pid : 0,
+			      v->cur ? v->cur->tid : 0, v->now);
+	if (rc == -ENOMEM)
+		return efail(e, rc, "out of memory");
 	return wfail(e, rc);
 }
 
@@ -409,19 +332,19 @@ static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, p
 	uint64_t now = v->now, rt = now - RC_EMU_SWITCH_NS / 2;
 	pid_t pid = t->proc->pid;
 	if (!v->itrace_started) {
-		struct dc_sample_id s = sid_of(c, true, pid, t->tid, rt);
+		struct dc_sample_id s = rc_emu_sid(c, true, pid, t->tid, rt);
 		if (wfail(e, rc_perf_itrace_start(e->w, (uint32_t)pid, (uint32_t)t->tid, &s)))
 			return e->fail;
 		v->itrace_started = true;
 	}
 	if (v->idle_out_pending) {
-		struct dc_sample_id s = sid_of(c, false, 0, 0, rt);
+		struct dc_sample_id s = rc_emu_sid(c, false, 0, 0, rt);
 		if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)pid,
 						     (uint32_t)t->tid, &s)))
 			return e->fail;
 		v->idle_out_pending = false;
 	}
-	struct dc_sample_id s = sid_of(c, false, pid, t->tid, rt);
+	struct dc_sample_id s = rc_emu_sid(c, false, pid, t->tid, rt);
 	if (wfail(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)prev_pid,
 					     (uint32_t)prev_tid, &s)))
 		return e->fail;
@@ -452,7 +375,7 @@ static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, p
 	t->rs = RS_NONE;
 	t->started = true;
 	v->on = true;
-	return enc_check(e, c, rc_ptenc_enable(v->enc, now, t->ip), "enable");
+	return enc_check(e, c, rc_ptenc_enable(v->q.enc, now, t->ip), "enable");
 }
 
 /* The thread on CPU c leaves it (its trace is already disabled): switch-out
@@ -466,7 +389,7 @@ static int cpu_leave(struct emu *e, unsigned c, bool preempt)
 	v->on = false;
 	struct thr *next = e->stop ? NULL : pick_ready(e, true, v->now);
 	truth(e, v->now, (int)c, t, "switch-out %s", preempt ? "preempt" : "block");
-	struct dc_sample_id s = sid_of(c, false, t->proc->pid, t->tid, v->now);
+	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, v->now);
 	if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, preempt,
 					     next ? (uint32_t)next->proc->pid : 0,
 					     next ? (uint32_t)next->tid : 0, &s)))
@@ -488,7 +411,7 @@ static int cpu_leave(struct emu *e, unsigned c, bool preempt)
 static int disable_async(struct emu *e, unsigned c, uint64_t ip)
 {
 	struct vcpu *v = &e->cpu[c];
-	int rc = enc_check(e, c, rc_ptenc_disable(v->enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
+	int rc = enc_check(e, c, rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
 	v->now += 1;
 	return rc;
 }
@@ -631,7 +554,7 @@ static int thr_gone(struct emu *e, struct thr *t)
 		now = e->cpu[c].now;
 	}
 	truth(e, now, oncpu ? (int)c : -1, t, "exit");
-	struct dc_sample_id s = sid_of(c, false, t->proc->pid, t->tid, now);
+	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, now);
 	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
 			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
 	if (oncpu)
@@ -828,7 +751,7 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 		return efail(e, -ENOMEM, "out of memory");
 	nt->ready_ns = now;
 	nt->to_start = t->state == TS_NATIVE && t->nk == NK_TO_START && p->bp;
-	struct dc_sample_id s = sid_of(0, false, p->pid, ntid, now);
+	struct dc_sample_id s = rc_emu_sid(0, false, p->pid, ntid, now);
 	wfail(e, rc_perf_fork(e->w, (uint32_t)p->pid, (uint32_t)t->proc->pid, (uint32_t)ntid,
 			      (uint32_t)t->tid, now, &s));
 	if (is_thread)
@@ -1074,7 +997,7 @@ static int native_done(struct emu *e, struct thr *t)
 	}
 	t->rs = RS_NONE;
 	v->on = true;
-	return enc_check(e, c, rc_ptenc_enable(v->enc, v->now, t->ip), "enable");
+	return enc_check(e, c, rc_ptenc_enable(v->q.enc, v->now, t->ip), "enable");
 }
 
 /* A stashed event collect() can take now: of a known thread that is
@@ -1190,35 +1113,10 @@ static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d)
 
 static bool may_block(struct thr *t, const struct user_regs_struct *r)
 {
-	long nr = (long)r->rax;
-	switch (nr) {
-	case SYS_futex: {
-		int op = (int)r->rsi & FUTEX_CMD_MASK;
-		return op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_LOCK_PI ||
-		       op == FUTEX_WAIT_REQUEUE_PI || op == 13 /* FUTEX_LOCK_PI2 */;
-	}
-	case SYS_clone:
-		return (r->rdi & CLONE_VFORK) != 0;
-	case SYS_clone3: {
-		uint64_t flags = 0;
+	uint64_t flags = 0;
+	if ((long)r->rax == SYS_clone3)
 		read_mem(t->tid, r->rdi, (uint8_t *)&flags, sizeof(flags));
-		return (flags & CLONE_VFORK) != 0;
-	}
-	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv:
-	case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg: case SYS_accept:
-	case SYS_accept4: case SYS_connect: case SYS_wait4: case SYS_waitid:
-	case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_pause:
-	case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_poll: case SYS_ppoll:
-	case SYS_select: case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait:
-	case SYS_sched_yield: case SYS_msgrcv: case SYS_semop: case SYS_semtimedop:
-	case SYS_flock: case SYS_io_getevents: case SYS_exit: case SYS_exit_group:
-	case SYS_execve: case SYS_execveat: case SYS_vfork:
-		return true;
-	case SYS_fcntl:
-		return r->rsi == F_SETLKW;
-	default:
-		return false;
-	}
+	return rc_emu_may_block((long)r->rax, r->rdi, r->rsi, flags);
 }
 
 static void count_insn(struct emu *e)
@@ -1239,7 +1137,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	truth(e, v->now, (int)c, t, "syscall %ld %#" PRIx64, nr, in->ip);
 	if (e->dump)
 		fprintf(e->dump, "%d %#" PRIx64 "\n", (int)t->tid, in->ip);
-	if (enc_check(e, c, rc_ptenc_insn(v->enc, in, v->now), "syscall"))
+	if (enc_check(e, c, rc_ptenc_insn(v->q.enc, in, v->now), "syscall"))
 		return e->fail;
 	v->on = false;
 	v->now += e->o->ns_per_insn;
@@ -1249,9 +1147,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->sys_arg0 = r->rdi;
 	t->futex_wait = false;
 	if (nr == SYS_futex) {
-		int op = (int)r->rsi & FUTEX_CMD_MASK;
-		if (op == FUTEX_WAKE || op == FUTEX_WAKE_BITSET || op == FUTEX_WAKE_OP ||
-		    op == FUTEX_UNLOCK_PI || op == FUTEX_REQUEUE || op == FUTEX_CMP_REQUEUE)
+		if (rc_emu_futex_wakes((int)r->rsi))
 			note_wake(e, r->rdi, v->now);
 		else
 			t->futex_wait = true;
@@ -1411,17 +1307,17 @@ stepped:
 		default:
 			break;
 		}
-		if (enc_check(e, c, rc_ptenc_insn(v->enc, &in, now), "insn"))
+		if (enc_check(e, c, rc_ptenc_insn(v->q.enc, &in, now), "insn"))
 			return e->fail;
 		v->now += e->o->ns_per_insn;
 		t->slice_used++;
 		t->ip = r.rip;
 		count_insn(e);
-		if (e->o->inject_ovf && rc_ptenc_packets(v->enc) >= v->ovf_mark) {
+		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
 			truth(e, v->now, (int)c, t, "ovf %#" PRIx64, t->ip);
-			if (enc_check(e, c, rc_ptenc_ovf(v->enc, v->now, t->ip), "ovf"))
+			if (enc_check(e, c, rc_ptenc_ovf(v->q.enc, v->now, t->ip), "ovf"))
 				return e->fail;
-			v->ovf_mark = rc_ptenc_packets(v->enc) + e->o->inject_ovf;
+			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
 		}
 	}
 	if (sig == SIGTRAP || sig == 0 || (status >> 16))
@@ -1432,11 +1328,11 @@ stepped:
 		int r2 = deliver_signal(e, t, sig, from);
 		if (r2 < 0)
 			return r2 == -1 ? thr_gone(e, t) : r2;
-		if (enc_check(e, c, rc_ptenc_disable(v->enc, v->now, from, RC_PTENC_OFF_ASYNC), "disable"))
+		if (enc_check(e, c, rc_ptenc_disable(v->q.enc, v->now, from, RC_PTENC_OFF_ASYNC), "disable"))
 			return e->fail;
 		truth(e, v->now, (int)c, t, "signal %d %#" PRIx64 " %#" PRIx64, t->rs_sig, from, t->ip);
 		t->rs = RS_NONE;
-		return enc_check(e, c, rc_ptenc_enable(v->enc, v->now, t->ip), "enable");
+		return enc_check(e, c, rc_ptenc_enable(v->q.enc, v->now, t->ip), "enable");
 	}
 	bool ignored = sig_in_mask(t->tid, "SigIgn:", sig) || default_ignored(sig) ||
 		       sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -1513,91 +1409,9 @@ static int run(struct emu *e)
 
 /* ---- start and end ------------------------------------------------------------- */
 
-static unsigned pmu_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/intel_pt/type", "re");
-	unsigned t = 0;
-	if (f) {
-		if (fscanf(f, "%u", &t) != 1)
-			t = 0;
-		fclose(f);
-	}
-	return t ? t : PMU_TYPE_FALLBACK;
-}
-
 static int write_header(struct emu *e)
 {
-	struct rc_ptenc_perf_info pi;
-	rc_ptenc_perf_info(&e->ecfg, &pi);
-	unsigned type = pmu_type();
-	uint64_t *ids = calloc(e->ncpu, sizeof(*ids));
-	if (!ids)
-		return efail(e, -ENOMEM, "out of memory");
-	struct perf_event_attr a = { 0 };
-	a.type = type;
-	a.config = pi.attr_config;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			PERF_SAMPLE_IDENTIFIER;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.enable_on_exec = 1;
-	a.sample_id_all = 1;
-	for (unsigned c = 0; c < e->ncpu; c++)
-		ids[c] = PT_ID_BASE + c;
-	int rc = rc_perf_add_attr(e->w, &a, ids, e->ncpu);
-	struct perf_event_attr d = { 0 };
-	d.type = PERF_TYPE_SOFTWARE;
-	d.config = PERF_COUNT_SW_DUMMY;
-	d.sample_period = 1;
-	d.sample_type = a.sample_type;
-	d.exclude_kernel = 1;
-	d.exclude_hv = 1;
-	d.mmap = 1;
-	d.mmap2 = 1;
-	d.comm = 1;
-	d.comm_exec = 1;
-	d.task = 1;
-	d.context_switch = 1;
-	d.sample_id_all = 1;
-	for (unsigned c = 0; c < e->ncpu; c++)
-		ids[c] = DUMMY_ID_BASE + c;
-	if (rc == 0)
-		rc = rc_perf_add_attr(e->w, &d, ids, e->ncpu);
-	free(ids);
-	struct dc_pt_info pt = { 0 };
-	pt.pmu_type = type;
-	pt.time_shift = pi.time_shift;
-	pt.time_mult = pi.time_mult;
-	pt.time_zero = pi.time_zero;
-	pt.cap_user_time_zero = pi.cap_user_time_zero;
-	pt.tsc_bit = pi.tsc_bit;
-	pt.noretcomp_bit = pi.noretcomp_bit;
-	pt.have_sched_switch = 3;
-	pt.per_cpu_mmaps = 1;
-	pt.mtc_bit = pi.mtc_bit;
-	pt.mtc_freq_bits = pi.mtc_freq_bits;
-	pt.tsc_ctc_ratio_n = pi.tsc_ctc_ratio_n;
-	pt.tsc_ctc_ratio_d = pi.tsc_ctc_ratio_d;
-	pt.cyc_bit = pi.cyc_bit;
-	pt.max_non_turbo_ratio = pi.max_non_turbo_ratio;
-	pt.filter = "";
-	if (rc == 0)
-		rc = rc_perf_auxtrace_info_pt(e->w, &pt);
-	struct dc_rec_time_conv tc = { 0 };
-	tc.time_shift = pi.time_shift;
-	tc.time_mult = pi.time_mult;
-	tc.time_zero = pi.time_zero;
-	tc.time_mask = ~0ull;
-	tc.cap_user_time_zero = true;
-	if (rc == 0)
-		rc = rc_perf_time_conv(e->w, &tc);
-	if (rc == 0)
-		rc = rc_perf_set_nrcpus(e->w, e->ncpu, e->ncpu);
-	if (rc == 0 && e->o->cmdline)
-		rc = rc_perf_set_cmdline(e->w, e->o->cmdline_argc, e->o->cmdline);
-	return wfail(e, rc);
+	return wfail(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, e->o->cmdline, e->o->cmdline_argc));
 }
 
 /* fork + PTRACE_TRACEME + exec; a pipe reports exec failure. */
@@ -1745,7 +1559,7 @@ static void finish(struct emu *e)
 				cpu_leave(e, c, false);
 		}
 		if (!e->fail) {
-			rc_ptenc_flush(v->enc);
+			rc_ptenc_flush(v->q.enc);
 			drain(e, c, true);
 		}
 	}
@@ -1797,7 +1611,7 @@ static void free_emu(struct emu *e)
 	free(e->stash);
 	if (e->cpu)
 		for (unsigned c = 0; c < e->ncpu; c++)
-			rc_ptenc_free(e->cpu[c].enc);
+			rc_ptenc_free(e->cpu[c].q.enc);
 	free(e->cpu);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)
@@ -1821,7 +1635,8 @@ static int setup(struct emu *e)
 		return efail(e, -EINVAL, "bad emulator options");
 	e->ncpu = o->cpus;
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
-	e->chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
+	e->sink.chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
+	e->sink.drop_aux = o->drop_aux;
 	e->vstart = mono_ns();
 	e->ecfg.psb_period = o->psb_period;
 	e->ecfg.mtc = true;
@@ -1835,8 +1650,9 @@ static int setup(struct emu *e)
 	if (rc_insn_cs_open(&e->cs) < 0)
 		return efail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
 	for (unsigned c = 0; c < e->ncpu; c++) {
-		e->cpu[c].enc = rc_ptenc_new(&e->ecfg, (int)c);
-		if (!e->cpu[c].enc)
+		e->cpu[c].q.enc = rc_ptenc_new(&e->ecfg, (int)c);
+		e->cpu[c].q.cpu = c;
+		if (!e->cpu[c].q.enc)
 			return efail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
 		e->cpu[c].now = e->vstart;
 		e->cpu[c].ovf_mark = o->inject_ovf;
@@ -1846,11 +1662,13 @@ static int setup(struct emu *e)
 	if (e->truth)
 		fprintf(e->truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n",
 			o->ns_per_insn, e->ncpu);
+	e->sink.truth = e->truth;
 	int rc = rc_perf_create(o->output, &e->w, e->err, e->errlen);
 	if (rc < 0) {
 		e->fail = rc;
 		return rc;
 	}
+	e->sink.w = e->w;
 	return write_header(e);
 }
 
@@ -1902,6 +1720,7 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 	finish(&e);
 	e.st->seconds = t0 ? (double)(mono_ns() - t0) / 1e9 : 0;
 	e.st->insns = e.insns;
+	e.st->aux_bytes = e.sink.bytes;
 	int rc = e.fail;
 	if (e.w) {
 		if (rc == 0) {

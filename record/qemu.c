@@ -1,0 +1,1314 @@
+/* ptflame - record/qemu.c: the qemu-user backend of the emulated PT
+ * recorder (see qemu.h for the model, qemu_proto.h for the stream). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/emu_out.h"
+#include "record/qemu.h"
+#include "record/qemu_proto.h"
+
+#ifndef PTFLAME_PLUGIN_DIR
+#define PTFLAME_PLUGIN_DIR "/usr/local/lib/ptflame"
+#endif
+#define PLUGIN_NAME "libptflame_qemu.so"
+
+enum qstate { Q_NATIVE, Q_READY, Q_ONCPU, Q_BLOCKED, Q_GONE };
+enum qresume { QR_NONE, QR_START, QR_SYSRET, QR_SIGRETURN };
+
+struct qdef { bool ok; uint32_t n; uint64_t vaddr; struct rc_insn last; };
+
+struct qproc {
+	pid_t pid;
+	struct rc_map *maps;
+	size_t nmaps;
+	uint64_t start;            /* start symbol address, 0: not known yet */
+	uint64_t handlers[8];      /* installed signal handlers */
+	unsigned nhandlers;
+	bool dying;                /* exit_group issued */
+	bool unannounced;          /* maps reported but not announced yet */
+};
+
+/* A time stamp of one syscall entry, set when the scheduler replays it:
+ * wakes and creations refer to it. */
+struct qstamp { uint64_t uaddr; uint64_t vtime; bool set, traced; int kind; /* 1 wake, 2 clone */ };
+
+struct qthr {
+	pid_t tid;
+	struct qproc *p;
+	enum qstate st;
+	enum qresume rs;
+	long rs_nr;
+	int cpu;
+	uint32_t *w;               /* queued words */
+	size_t head, n, cap;
+	bool traced, started;
+	const struct qdef *pend;   /* block whose last instruction is pending
+				    * (&pend_copy: e->defs moves when it grows) */
+	struct qdef pend_copy;
+	uint64_t pend_t;           /* its retire time */
+	uint64_t ready_ns, seq, slice_used;
+	long sys_nr;               /* syscall in progress */
+	uint64_t sys_t, v0;
+	bool sys_thread;           /* the syscall makes a thread (clone) */
+	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
+	size_t clone_stamp;        /* parse side: of the last clone/fork (+1) */
+	uint64_t sig_from;         /* a signal interrupted the thread here */
+};
+
+struct qcpu {
+	struct rc_emu_auxq q;
+	uint64_t now;
+	struct qthr *cur;
+	bool on, itrace_started, idle_out_pending;
+	uint64_t ovf_mark;         /* --inject-ovf: next overflow at this packet count */
+};
+
+struct qemu {
+	const struct rc_emu_opts *o;
+	char *err;
+	size_t errlen;
+	int fail;
+	struct rc_emu_stats *st;
+	struct rc_ptenc_config ecfg;
+	struct rc_perf_writer *w;
+	struct rc_emu_auxsink sink;
+	FILE *truth;
+	struct rc_emu_syms *syms;
+	csh cs;
+	struct qcpu *cpu;
+	unsigned ncpu;
+	struct qdef *defs;
+	size_t ndefs;
+	struct qthr **thr;
+	size_t nthr;
+	struct qproc **proc;
+	size_t nproc;
+	struct qstamp *stamps;
+	size_t nstamps, cstamps;
+	uint64_t vstart, seq, insns, slice;
+	char exe[PATH_MAX];
+	char comm[16];
+	int fd;
+	bool eof, stop;
+	pid_t child;
+	int child_status;
+	bool child_reaped;
+	uint8_t rbuf[1 << 16];
+	size_t rlen;
+};
+
+static int qfail(struct qemu *e, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int qfail(struct qemu *e, int rc, const char *fmt, ...)
+{
+	if (e->fail)
+		return e->fail;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->err, e->errlen, fmt, ap);
+	va_end(ap);
+	e->fail = rc < 0 ? rc : -EIO;
+	return e->fail;
+}
+
+static int wcheck(struct qemu *e, int rc)
+{
+	if (rc >= 0)
+		return 0;
+	if (rc == -ENOMEM)
+		return qfail(e, rc, "out of memory");
+	return qfail(e, rc, "%s", rc_perf_errmsg(e->w));
+}
+
+#define TRUTH(e, t, cpu, th, ...) rc_emu_truth((e)->truth, t, cpu, (th)->p->pid, (th)->tid, __VA_ARGS__)
+
+/* ---- finding qemu and the plugin ------------------------------------------ */
+
+char *rc_qemu_find(void)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	char buf[PATH_MAX];
+	while (*path) {
+		size_t l = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/qemu-x86_64", (int)l, path);
+		if (access(buf, X_OK) == 0)
+			return strdup(buf);
+		path += l + (path[l] == ':');
+	}
+	return NULL;
+}
+
+/* PTFLAME_QEMU_PLUGIN, else next to the build tree's ptflame
+ * (build/cmd/ptflame -> build/record/), else the install directory. */
+static int find_plugin(char *out, size_t n)
+{
+	const char *env = getenv("PTFLAME_QEMU_PLUGIN");
+	if (env && *env) {
+		snprintf(out, n, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -ENOENT;
+	}
+	char self[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (k > 0) {
+		self[k] = 0;
+		char *s = strrchr(self, '/');
+		if (s) {
+			*s = 0;
+			int k2 = snprintf(out, n, "%s/../record/%s", self, PLUGIN_NAME);
+			if (k2 > 0 && (size_t)k2 < n && access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, n, "%s/%s", PTFLAME_PLUGIN_DIR, PLUGIN_NAME);
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+static int resolve_exe(const char *prog, char *out, size_t n)
+{
+	char buf[PATH_MAX];
+	if (strchr(prog, '/')) {
+		snprintf(buf, sizeof(buf), "%s", prog);
+	} else {
+		const char *path = getenv("PATH");
+		buf[0] = 0;
+		while (path && *path) {
+			size_t l = strcspn(path, ":");
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, path, prog);
+			if (access(buf, X_OK) == 0)
+				break;
+			buf[0] = 0;
+			path += l + (path[l] == ':');
+		}
+		if (!buf[0])
+			return -ENOENT;
+	}
+	if (!realpath(buf, out) || access(out, X_OK) != 0)
+		return -errno;
+	(void)n;
+	return 0;
+}
+
+/* ---- threads, processes, stamps ------------------------------------------- */
+
+static struct qproc *find_proc(struct qemu *e, pid_t pid)
+{
+	for (size_t i = 0; i < e->nproc; i++)
+		if (e->proc[i]->pid == pid)
+			return e->proc[i];
+	return NULL;
+}
+
+static struct qproc *new_proc(struct qemu *e, pid_t pid)
+{
+	struct qproc **np = realloc(e->proc, (e->nproc + 1) * sizeof(*np));
+	struct qproc *p = calloc(1, sizeof(*p));
+	if (!np || !p) {
+		free(p);
+		if (np)
+			e->proc = np;
+		qfail(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	e->proc = np;
+	p->pid = pid;
+	e->proc[e->nproc++] = p;
+	return p;
+}
+
+static struct qthr *find_thr(struct qemu *e, pid_t tid)
+{
+	for (size_t i = 0; i < e->nthr; i++)
+		if (e->thr[i]->tid == tid && e->thr[i]->st != Q_GONE)
+			return e->thr[i];
+	return NULL;
+}
+
+static struct qthr *new_thr(struct qemu *e, pid_t tid, struct qproc *p)
+{
+	struct qthr **nt = realloc(e->thr, (e->nthr + 1) * sizeof(*nt));
+	struct qthr *t = calloc(1, sizeof(*t));
+	if (!nt || !t) {
+		free(t);
+		if (nt)
+			e->thr = nt;
+		qfail(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	e->thr = nt;
+	t->tid = tid;
+	t->p = p;
+	t->cpu = -1;
+	t->st = Q_NATIVE;
+	e->thr[e->nthr++] = t;
+	e->st->threads++;
+	return t;
+}
+
+static size_t new_stamp(struct qemu *e, int kind, uint64_t uaddr)
+{
+	if (e->nstamps == e->cstamps) {
+		size_t nc = e->cstamps ? e->cstamps * 2 : 256;
+		struct qstamp *ns = realloc(e->stamps, nc * sizeof(*ns));
+		if (!ns) {
+			qfail(e, -ENOMEM, "out of memory");
+			return 0;
+		}
+		e->stamps = ns;
+		e->cstamps = nc;
+	}
+	struct qstamp *s = &e->stamps[e->nstamps];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->uaddr = uaddr;
+	return ++e->nstamps;  /* 1-based: 0 is none */
+}
+
+static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
+{
+	if (t->head && t->head == t->n) {
+		t->head = t->n = 0;
+	}
+	if (t->n + n > t->cap) {
+		if (t->head) {
+			memmove(t->w, t->w + t->head, (t->n - t->head) * 4);
+			t->n -= t->head;
+			t->head = 0;
+		}
+		if (t->n + n > t->cap) {
+			size_t nc = t->cap ? t->cap * 2 : 4096;
+			while (nc < t->n + n)
+				nc *= 2;
+			uint32_t *nw = realloc(t->w, nc * 4);
+			if (!nw)
+				return qfail(e, -ENOMEM, "out of memory");
+			t->w = nw;
+			t->cap = nc;
+		}
+	}
+	memcpy(t->w + t->n, w, n * 4);
+	t->n += n;
+	return 0;
+}
+
+/* ---- sideband -------------------------------------------------------------- */
+
+static int emit_comm(struct qemu *e, struct qthr *t, unsigned cpu, uint64_t ts)
+{
+	TRUTH(e, ts, -1, t, "comm %s", e->comm);
+	struct dc_sample_id s = rc_emu_sid(cpu, false, t->p->pid, t->tid, ts);
+	return wcheck(e, rc_perf_comm(e->w, (uint32_t)t->p->pid, (uint32_t)t->tid, e->comm, false,
+				      &s));
+}
+
+static int emit_mmap(struct qemu *e, struct qthr *t, struct rc_map *m, unsigned cpu, uint64_t ts)
+{
+	TRUTH(e, ts, -1, t, "mmap %#" PRIx64 " %#" PRIx64 " %#" PRIx64 " %s", m->start,
+	      m->end - m->start, m->pgoff, m->path);
+	struct dc_rec_mmap r;
+	rc_map_mmap2(m, (uint32_t)t->p->pid, (uint32_t)t->tid, &r);
+	struct dc_sample_id s = rc_emu_sid(cpu, false, t->p->pid, t->tid, ts);
+	m->announced = ts;
+	return wcheck(e, rc_perf_mmap2(e->w, &r, &s));
+}
+
+static int add_map(struct qemu *e, struct qproc *p, const struct rc_qp_map *qm, const char *path,
+		   size_t len)
+{
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct rc_map *m = &p->maps[i];
+		if (m->start == qm->start && m->end == qm->end && m->pgoff == qm->pgoff &&
+		    strlen(m->path) == len && !memcmp(m->path, path, len))
+			return 0;
+	}
+	struct rc_map *nm = realloc(p->maps, (p->nmaps + 1) * sizeof(*nm));
+	if (!nm)
+		return qfail(e, -ENOMEM, "out of memory");
+	p->maps = nm;
+	struct rc_map *m = &p->maps[p->nmaps];
+	memset(m, 0, sizeof(*m));
+	m->start = qm->start;
+	m->end = qm->end;
+	m->pgoff = qm->pgoff;
+	m->maj = qm->maj;
+	m->min = qm->min;
+	m->ino = qm->ino;
+	m->prot = 5;  /* PROT_READ | PROT_EXEC: qemu maps guest code non-executable */
+	m->flags = 2; /* MAP_PRIVATE */
+	m->path = strndup(path, len);
+	if (!m->path)
+		return qfail(e, -ENOMEM, "out of memory");
+	p->nmaps++;
+	p->unannounced = true;
+	if (!p->start && !strcmp(m->path, e->exe)) {
+		const char *sym = e->o->start_sym ? e->o->start_sym : "main";
+		if (*sym && !(p->start = rc_emu_sym_addr(e->syms, p->maps, p->nmaps, e->exe, sym)))
+			return qfail(e, -ENOENT, "start symbol '%s' not found in %s", sym, e->o->argv[0]);
+	}
+	return 0;
+}
+
+/* Announce P's mappings not yet announced (or announced after TS) at TS. */
+static int maps_at(struct qemu *e, struct qthr *t, unsigned cpu, uint64_t ts)
+{
+	for (size_t i = 0; i < t->p->nmaps && !e->fail; i++)
+		if (!t->p->maps[i].announced || t->p->maps[i].announced > ts)
+			emit_mmap(e, t, &t->p->maps[i], cpu, ts);
+	return e->fail;
+}
+
+static const struct rc_map *find_map(const struct qproc *p, uint64_t a)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (a >= p->maps[i].start && a < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+/* ---- virtual CPUs ------------------------------------------------------------ */
+
+static int drain(struct qemu *e, unsigned c, bool final)
+{
+	struct qcpu *v = &e->cpu[c];
+	return wcheck(e, rc_emu_drain(&e->sink, &v->q, final, v->cur ? v->cur->p->pid : 0,
+				      v->cur ? v->cur->tid : 0, v->now));
+}
+
+static int enc(struct qemu *e, unsigned c, int rc, const char *what)
+{
+	if (rc < 0)
+		return qfail(e, rc, "PT encoder (cpu %u, %s): %s", c, what, strerror(-rc));
+	return drain(e, c, false);
+}
+
+static void make_ready(struct qemu *e, struct qthr *t, uint64_t when)
+{
+	t->st = Q_READY;
+	t->ready_ns = when;
+	t->seq = ++e->seq;
+	t->cpu = -1;
+}
+
+static struct qthr *pick_ready(struct qemu *e, bool limit, uint64_t now)
+{
+	struct qthr *best = NULL;
+	for (size_t i = 0; i < e->nthr; i++) {
+		struct qthr *t = e->thr[i];
+		if (t->st != Q_READY || (limit && t->ready_ns > now))
+			continue;
+		if (!best || t->ready_ns < best->ready_ns ||
+		    (t->ready_ns == best->ready_ns && t->seq < best->seq))
+			best = t;
+	}
+	return best;
+}
+
+/* T goes on CPU c at its clock (the PGE comes with T's next block). */
+static int switch_in(struct qemu *e, unsigned c, struct qthr *t, pid_t ppid, pid_t ptid)
+{
+	struct qcpu *v = &e->cpu[c];
+	uint64_t rt = v->now - RC_EMU_SWITCH_NS / 2;
+	if (!v->itrace_started) {
+		struct dc_sample_id s = rc_emu_sid(c, true, t->p->pid, t->tid, rt);
+		if (wcheck(e, rc_perf_itrace_start(e->w, (uint32_t)t->p->pid, (uint32_t)t->tid, &s)))
+			return e->fail;
+		v->itrace_started = true;
+	}
+	if (v->idle_out_pending) {
+		struct dc_sample_id s = rc_emu_sid(c, false, 0, 0, rt);
+		if (wcheck(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)t->p->pid,
+						      (uint32_t)t->tid, &s)))
+			return e->fail;
+		v->idle_out_pending = false;
+	}
+	struct dc_sample_id s = rc_emu_sid(c, false, t->p->pid, t->tid, rt);
+	if (wcheck(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)ppid, (uint32_t)ptid,
+					      &s)))
+		return e->fail;
+	t->st = Q_ONCPU;
+	t->cpu = (int)c;
+	t->slice_used = 0;
+	v->cur = t;
+	TRUTH(e, rt, (int)c, t, "switch-in");
+	return maps_at(e, t, c, rt);
+}
+
+static int cpu_leave(struct qemu *e, unsigned c, bool preempt)
+{
+	struct qcpu *v = &e->cpu[c];
+	struct qthr *t = v->cur;
+	v->cur = NULL;
+	v->on = false;
+	struct qthr *next = pick_ready(e, true, v->now);
+	TRUTH(e, v->now, (int)c, t, "switch-out %s", preempt ? "preempt" : "block");
+	struct dc_sample_id s = rc_emu_sid(c, false, t->p->pid, t->tid, v->now);
+	if (wcheck(e, rc_perf_switch_cpu_wide(e->w, true, preempt,
+					      next ? (uint32_t)next->p->pid : 0,
+					      next ? (uint32_t)next->tid : 0, &s)))
+		return e->fail;
+	if (!next) {
+		v->idle_out_pending = true;
+		return drain(e, c, false);
+	}
+	v->now += RC_EMU_SWITCH_NS;
+	return switch_in(e, c, next, t->p->pid, t->tid);
+}
+
+static int assign_idle(struct qemu *e)
+{
+	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
+		struct qcpu *v = &e->cpu[c];
+		if (v->cur)
+			continue;
+		struct qthr *t = pick_ready(e, false, 0);
+		if (!t)
+			return 0;
+		v->now += RC_EMU_SWITCH_NS;
+		if (t->ready_ns > v->now)
+			v->now = t->ready_ns;
+		v->idle_out_pending = true;
+		switch_in(e, c, t, 0, 0);
+	}
+	return e->fail;
+}
+
+static uint64_t latest_now(const struct qemu *e)
+{
+	uint64_t m = e->vstart;
+	for (unsigned c = 0; c < e->ncpu; c++)
+		if (e->cpu[c].now > m)
+			m = e->cpu[c].now;
+	return m;
+}
+
+/* Asynchronous TIP.PGD at IP; the clock moves on 1 ns (emulate.c). */
+static int disable_async(struct qemu *e, unsigned c, uint64_t ip)
+{
+	struct qcpu *v = &e->cpu[c];
+	int rc = enc(e, c, rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
+	v->now += 1;
+	v->on = false;
+	return rc;
+}
+
+static int thr_exit(struct qemu *e, struct qthr *t, uint64_t now)
+{
+	TRUTH(e, now, -1, t, "exit");
+	struct dc_sample_id s = rc_emu_sid(0, false, t->p->pid, t->tid, now);
+	t->st = Q_GONE;
+	return wcheck(e, rc_perf_exit(e->w, (uint32_t)t->p->pid, (uint32_t)t->p->pid,
+				      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
+}
+
+/* ---- the pipe ------------------------------------------------------------------- */
+
+/* Parse one chunk: words go to their thread's queue; maps, definitions,
+ * stamps and births are handled here, in pipe order. */
+static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32_t *w, size_t nw)
+{
+	struct qproc *p = find_proc(e, h->pid);
+	struct qthr *t = find_thr(e, h->tid);
+	size_t i = 0;
+	if (!p && nw && w[0] == RC_QP_BIRTH && nw >= 1 + RC_QP_WORDS(struct rc_qp_birth)) {
+		struct rc_qp_birth b;
+		memcpy(&b, w + 1, sizeof(b));
+		struct qproc *pp = find_proc(e, b.ppid);
+		if (!e->o->follow_fork || !pp)
+			return 0;  /* a child process we do not follow */
+		if (!(p = new_proc(e, h->pid)))
+			return e->fail;
+		for (size_t k = 0; k < pp->nmaps; k++) {
+			struct rc_qp_map m = { .start = pp->maps[k].start, .end = pp->maps[k].end,
+					       .pgoff = pp->maps[k].pgoff, .ino = pp->maps[k].ino,
+					       .maj = pp->maps[k].maj, .min = pp->maps[k].min };
+			if (add_map(e, p, &m, pp->maps[k].path, strlen(pp->maps[k].path)))
+				return e->fail;
+		}
+		p->start = pp->start;
+		memcpy(p->handlers, pp->handlers, sizeof(p->handlers));
+		p->nhandlers = pp->nhandlers;
+	}
+	if (!p) {
+		if (e->nproc)
+			return 0;  /* an unfollowed process */
+		if (!(p = new_proc(e, h->pid)))
+			return e->fail;
+	}
+	while (i < nw && !e->fail) {
+		uint32_t m = w[i];
+		if (m < RC_QP_MARK) {
+			size_t j = i;
+			while (j < nw && w[j] < RC_QP_MARK)
+				j++;
+			if (!t && !(t = new_thr(e, h->tid, p)))
+				return e->fail;
+			if (push(e, t, w + i, j - i))
+				return e->fail;
+			i = j;
+			continue;
+		}
+		i++;
+		if (m == RC_QP_DEF) {
+			struct rc_qp_def d;
+			if (i + RC_QP_WORDS(d) > nw)
+				break;
+			memcpy(&d, w + i, sizeof(d));
+			i += RC_QP_WORDS(d);
+			if (d.id >= e->ndefs) {
+				size_t nn = e->ndefs ? e->ndefs : 4096;
+				while (nn <= d.id)
+					nn *= 2;
+				struct qdef *nd = realloc(e->defs, nn * sizeof(*nd));
+				if (!nd)
+					return qfail(e, -ENOMEM, "out of memory");
+				memset(nd + e->ndefs, 0, (nn - e->ndefs) * sizeof(*nd));
+				e->defs = nd;
+				e->ndefs = nn;
+			}
+			struct qdef *q = &e->defs[d.id];
+			q->ok = true;
+			q->n = d.ninsns;
+			q->vaddr = d.vaddr;
+			if (rc_insn_classify(e->cs, d.last, d.last_len, d.last_ip, &q->last) < 0) {
+				memset(&q->last, 0, sizeof(q->last));
+				q->last.ip = d.last_ip;
+				q->last.len = (uint8_t)d.last_len;
+				q->last.cls = RC_INSN_OTHER;
+			}
+		} else if (m == RC_QP_MAP) {
+			struct rc_qp_map mp;
+			if (i + RC_QP_WORDS(mp) > nw)
+				break;
+			memcpy(&mp, w + i, sizeof(mp));
+			i += RC_QP_WORDS(mp);
+			size_t pw = (mp.pathlen + 3) / 4;
+			if (i + pw > nw)
+				break;
+			if (add_map(e, p, &mp, (const char *)(w + i), mp.pathlen))
+				return e->fail;
+			i += pw;
+		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH) {
+			if (!t && !(t = new_thr(e, h->tid, p)))
+				return e->fail;
+			uint32_t words = m == RC_QP_SYS ? RC_QP_WORDS(struct rc_qp_sys) :
+					 m == RC_QP_RET ? RC_QP_WORDS(struct rc_qp_ret) :
+					 RC_QP_WORDS(struct rc_qp_birth);
+			if (i + words > nw)
+				break;
+			/* the record, then one word: the stamp it sets or waits for */
+			uint32_t rec[1 + 16];
+			rec[0] = m;
+			memcpy(rec + 1, w + i, words * 4);
+			uint32_t stamp = 0;
+			if (m == RC_QP_SYS) {
+				struct rc_qp_sys s;
+				memcpy(&s, w + i, sizeof(s));
+				bool wake = (s.nr == SYS_futex && rc_emu_futex_wakes((int)s.a2)) ||
+					    s.nr == SYS_exit;
+				bool clone = s.nr == SYS_clone || s.nr == SYS_clone3 ||
+					     s.nr == SYS_fork || s.nr == SYS_vfork;
+				stamp = (uint32_t)new_stamp(e, wake ? 1 : clone ? 2 : 0,
+							    s.nr == SYS_futex ? s.a1 : 0);
+				t->sys_stamp = stamp;
+				if (clone)
+					t->clone_stamp = stamp;
+			} else if (m == RC_QP_RET) {
+				struct rc_qp_ret r;
+				memcpy(&r, w + i, sizeof(r));
+				/* a futex wait ends at the latest wake of its futex
+				 * (or a thread exit) between its entry and return */
+				if (r.nr == SYS_futex && t->sys_stamp) {
+					uint64_t ua = e->stamps[t->sys_stamp - 1].uaddr;
+					for (size_t k = e->nstamps; k > t->sys_stamp; k--) {
+						const struct qstamp *q = &e->stamps[k - 1];
+						if (q->kind == 1 && (q->uaddr == ua || q->uaddr == 0)) {
+							stamp = (uint32_t)k;
+							break;
+						}
+					}
+				}
+			} else {
+				struct rc_qp_birth b;
+				memcpy(&b, w + i, sizeof(b));
+				struct qthr *pt = find_thr(e, b.ptid);
+				if (pt)
+					stamp = (uint32_t)pt->clone_stamp;
+			}
+			rec[1 + words] = stamp;
+			if (push(e, t, rec, 2 + words))
+				return e->fail;
+			i += words;
+		} else {
+			return qfail(e, -EPROTO, "bad data from the qemu plugin (word %#x)", m);
+		}
+	}
+	return e->fail;
+}
+
+/* Read what the pipe has (BLOCK: wait for some); parse whole chunks. */
+static int read_pipe(struct qemu *e, bool block)
+{
+	if (e->eof)
+		return 0;
+	int fl = fcntl(e->fd, F_GETFL);
+	fcntl(e->fd, F_SETFL, block ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
+	ssize_t k = read(e->fd, e->rbuf + e->rlen, sizeof(e->rbuf) - e->rlen);
+	if (k == 0) {
+		e->eof = true;
+		return 0;
+	}
+	if (k < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : qfail(e, -errno, "pipe: %s", strerror(errno));
+	e->rlen += (size_t)k;
+	size_t off = 0;
+	while (e->rlen - off >= sizeof(struct rc_qp_chunk) && !e->fail) {
+		struct rc_qp_chunk h;
+		memcpy(&h, e->rbuf + off, sizeof(h));
+		if (h.size % 4 || h.size > RC_QP_CHUNK_MAX)
+			return qfail(e, -EPROTO, "bad data from the qemu plugin (chunk of %u bytes)", h.size);
+		if (e->rlen - off < sizeof(h) + h.size)
+			break;
+		uint32_t w[RC_QP_CHUNK_MAX / 4];
+		memcpy(w, e->rbuf + off + sizeof(h), h.size);
+		parse_chunk(e, &h, w, h.size / 4);
+		off += sizeof(h) + h.size;
+	}
+	memmove(e->rbuf, e->rbuf + off, e->rlen - off);
+	e->rlen -= off;
+	return e->fail;
+}
+
+/* ---- replay ----------------------------------------------------------------------- */
+
+static uint64_t u64at(const uint32_t *w)
+{
+	uint64_t v;
+	memcpy(&v, w, 8);
+	return v;
+}
+
+static bool is_handler(const struct qproc *p, uint64_t a)
+{
+	for (unsigned i = 0; i < p->nhandlers; i++)
+		if (p->handlers[i] == a)
+			return true;
+	return false;
+}
+
+/* Emit T's pending last instruction L, which went to NEXT. */
+static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
+{
+	struct qcpu *v = &e->cpu[c];
+	struct rc_insn in = t->pend->last;
+	in.next_ip = next;
+	uint64_t now = t->pend_t;
+	switch (in.cls) {
+	case RC_INSN_CALL: case RC_INSN_CALL_IND:
+		TRUTH(e, now, (int)c, t, "call %#" PRIx64 " %#" PRIx64, in.ip, next);
+		break;
+	case RC_INSN_RET:
+		TRUTH(e, now, (int)c, t, "ret %#" PRIx64 " %#" PRIx64, in.ip, next);
+		break;
+	case RC_INSN_JMP: case RC_INSN_JMP_IND:
+		if (rc_emu_func_key(e->syms, find_map(t->p, in.ip), in.ip) !=
+		    rc_emu_func_key(e->syms, find_map(t->p, next), next))
+			TRUTH(e, now, (int)c, t, "jump %#" PRIx64 " %#" PRIx64, in.ip, next);
+		break;
+	default:
+		break;
+	}
+	t->pend = NULL;
+	return enc(e, c, rc_ptenc_insn(v->q.enc, &in, now), "insn");
+}
+
+/* Where a conditional branch before a signal went: the address at which
+ * the handler's rt_sigreturn resumes (read ahead in T's queue). 0: not
+ * there yet. */
+static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t)
+{
+	int depth = 0;
+	size_t i = t->head;
+	bool after_ret = false;
+	while (i < t->n) {
+		uint32_t m = t->w[i];
+		if (m < RC_QP_MARK) {
+			if (after_ret && depth == 0)
+				return m < e->ndefs ? e->defs[m].vaddr : 0;
+			after_ret = false;
+			if (m < e->ndefs && e->defs[m].ok && is_handler(t->p, e->defs[m].vaddr) && i != t->head)
+				depth++;
+			i++;
+			continue;
+		}
+		if (m == RC_QP_RET) {
+			int64_t nr = (int64_t)u64at(t->w + i + 1);
+			if (nr == SYS_rt_sigreturn) {
+				if (depth == 0)
+					after_ret = true;
+				else
+					depth--;
+			}
+			i += 2 + RC_QP_WORDS(struct rc_qp_ret);
+		} else if (m == RC_QP_SYS) {
+			i += 2 + RC_QP_WORDS(struct rc_qp_sys);
+		} else {
+			i += 2 + RC_QP_WORDS(struct rc_qp_birth);
+		}
+	}
+	return 0;
+}
+
+static void count(struct qemu *e, uint64_t n)
+{
+	e->insns += n;
+	if (e->o->max_insns && e->insns >= e->o->max_insns)
+		e->stop = true;
+}
+
+/* One block of T on CPU c. 1 done, 2 T was preempted before it, 0 must
+ * wait for more data. */
+static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qdef *d)
+{
+	struct qcpu *v = &e->cpu[c];
+	uint64_t x = d->vaddr;
+	/* code mappings reported since: announced now, before their use */
+	if (t->p->unannounced) {
+		t->p->unannounced = false;
+		if (maps_at(e, t, c, v->now))
+			return e->fail;
+	}
+	if (t->pend) {
+		const struct rc_insn *l = &t->pend->last;
+		uint64_t fall = l->ip + l->len;
+		if (x == l->ip && l->cls == RC_INSN_OTHER)
+			return 1;  /* qemu repeats a rep-string instruction */
+		bool explained;
+		switch (l->cls) {
+		case RC_INSN_JCC: explained = x == fall || x == l->target; break;
+		case RC_INSN_JMP: case RC_INSN_CALL: explained = x == l->target; break;
+		case RC_INSN_OTHER: explained = x == fall; break;
+		default: explained = true; break;
+		}
+		if (!explained && is_handler(t->p, x)) {
+			/* a signal: L went its way, then the handler */
+			uint64_t to = l->cls == RC_INSN_JMP || l->cls == RC_INSN_CALL ? l->target : fall;
+			if (l->cls == RC_INSN_JCC) {
+				to = resume_after_signal(e, t);
+				if (!to && !e->eof)
+					return 0;
+				if (!to)
+					to = fall;
+			}
+			/* as the stepper: the handler starts at the interrupted
+			 * instruction's time (FUP + TIP.PGD, then TIP.PGE) */
+			if (retire(e, c, t, to) ||
+			    enc(e, c, rc_ptenc_disable(v->q.enc, v->now, to, RC_PTENC_OFF_ASYNC), "disable"))
+				return e->fail;
+			TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64, to, x);
+			v->on = true;
+			if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
+				return e->fail;
+		} else if (retire(e, c, t, x)) {
+			return e->fail;
+		}
+		/* --inject-ovf N: an overflow every N packets, before X */
+		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
+			TRUTH(e, v->now, (int)c, t, "ovf %#" PRIx64, x);
+			if (enc(e, c, rc_ptenc_ovf(v->q.enc, v->now, x), "ovf"))
+				return e->fail;
+			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
+		}
+		/* time slice used and another thread ready: preempted before X */
+		if (t->slice_used >= e->slice && pick_ready(e, true, v->now)) {
+			if (disable_async(e, c, x))
+				return e->fail;
+			make_ready(e, t, v->now);
+			return cpu_leave(e, c, true) ? e->fail : 2;
+		}
+	}
+	if (!v->on) {
+		/* trace (re)starts here */
+		switch (t->rs) {
+		case QR_START:
+			TRUTH(e, v->now, (int)c, t, "start %#" PRIx64, x);
+			break;
+		case QR_SIGRETURN:
+			TRUTH(e, v->now, (int)c, t, "sigreturn %#" PRIx64, x);
+			break;
+		case QR_SYSRET:
+			/* a handler right at the return: the signal came with it */
+			if (x != t->sig_from && is_handler(t->p, x))
+				TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64,
+				      t->sig_from, x);
+			else
+				TRUTH(e, v->now, (int)c, t, "sysret %ld %#" PRIx64, t->rs_nr, x);
+			break;
+		case QR_NONE:
+			break;
+		}
+		t->rs = QR_NONE;
+		t->started = true;
+		v->on = true;
+		if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
+			return e->fail;
+	}
+	t->pend_copy = *d;
+	t->pend = &t->pend_copy;
+	t->pend_t = v->now + (uint64_t)(d->n - 1) * e->o->ns_per_insn;
+	v->now += (uint64_t)d->n * e->o->ns_per_insn;
+	t->slice_used += d->n;
+	count(e, d->n);
+	return 1;
+}
+
+static uint64_t measured(struct qemu *e, uint64_t t0, uint64_t t1)
+{
+	uint64_t d = t1 > t0 ? t1 - t0 : 0;
+	return d > e->o->ns_per_insn ? d : e->o->ns_per_insn;
+}
+
+/* The next event of thread T (not necessarily on a CPU). 1 consumed, 0
+ * waiting (for data or for another thread). */
+static int step(struct qemu *e, struct qthr *t);
+static int step(struct qemu *e, struct qthr *t)
+{
+	if (t->head >= t->n)
+		return 0;
+	uint32_t m = t->w[t->head];
+	unsigned c = t->cpu >= 0 ? (unsigned)t->cpu : 0;
+	struct qcpu *v = t->st == Q_ONCPU ? &e->cpu[c] : NULL;
+	if (m < RC_QP_MARK) {
+		const struct qdef *d = m < e->ndefs && e->defs[m].ok ? &e->defs[m] : NULL;
+		if (!d)
+			return qfail(e, -EPROTO, "bad data from the qemu plugin (block %u)", m);
+		if (!t->traced) {
+			const char *sym = e->o->start_sym ? e->o->start_sym : "main";
+			if (t->st == Q_NATIVE && ((!*sym && e->nthr == 1) ||
+						  (t->p->start && d->vaddr == t->p->start))) {
+				t->traced = true;
+				t->rs = QR_START;
+				make_ready(e, t, latest_now(e));
+				if (!t->started)
+					emit_comm(e, t, 0, t->ready_ns);
+				return 1;  /* the block runs on a CPU */
+			}
+			t->head++;
+			return 1;
+		}
+		if (!v)
+			return 0;
+		int r = run_block(e, c, t, d);
+		if (r == 1)
+			t->head++;
+		return r > 0;
+	}
+	const uint32_t *rec = t->w + t->head + 1;
+	if (m == RC_QP_SYS) {
+		struct rc_qp_sys s;
+		memcpy(&s, rec, sizeof(s));
+		uint32_t stamp = rec[RC_QP_WORDS(s)];
+		size_t len = 2 + RC_QP_WORDS(s);
+		if (s.nr == SYS_rt_sigaction && s.extra > 1 && s.extra != ~0ull &&
+		    t->p->nhandlers < 8 && !is_handler(t->p, s.extra))
+			t->p->handlers[t->p->nhandlers++] = s.extra;
+		if (s.nr == SYS_exit_group)
+			t->p->dying = true;
+		if (!t->traced || !v) {
+			if (t->traced && t->st != Q_ONCPU)
+				return 0;
+			if (stamp) {
+				e->stamps[stamp - 1].vtime = latest_now(e);
+				e->stamps[stamp - 1].traced = false;
+				e->stamps[stamp - 1].set = true;
+			}
+			t->head += len;
+			if (s.nr == SYS_exit || s.nr == SYS_exit_group)
+				t->st = Q_GONE;
+			return 1;
+		}
+		if (!t->pend || t->pend->last.cls != RC_INSN_SYSCALL) {
+			/* no syscall instruction last: end the block's trace here */
+			uint64_t ip = t->pend ? t->pend->last.ip + t->pend->last.len : 0;
+			if ((t->pend && retire(e, c, t, ip)) || disable_async(e, c, ip))
+				return e->fail;
+		} else {
+			uint64_t ip = t->pend->last.ip, fall = ip + t->pend->last.len;
+			TRUTH(e, t->pend_t, (int)c, t, "syscall %" PRId64 " %#" PRIx64, s.nr, ip);
+			if (retire(e, c, t, fall))
+				return e->fail;
+			t->sig_from = fall;
+		}
+		v->on = false;
+		if (stamp) {
+			e->stamps[stamp - 1].vtime = v->now;
+			e->stamps[stamp - 1].traced = true;
+			e->stamps[stamp - 1].set = true;
+		}
+		t->sys_nr = (long)s.nr;
+		t->sys_t = s.t_ns;
+		t->sys_thread = (s.nr == SYS_clone && (s.a1 & CLONE_THREAD)) ||
+				(s.nr == SYS_clone3 && (s.extra & CLONE_THREAD));
+		t->v0 = v->now;
+		t->head += len;
+		if (s.nr == SYS_exit || s.nr == SYS_exit_group || s.nr == SYS_execve ||
+		    s.nr == SYS_execveat) {
+			if (cpu_leave(e, c, false))
+				return e->fail;
+			if (s.nr == SYS_execve || s.nr == SYS_execveat)
+				t->st = Q_BLOCKED;  /* returns only if it failed */
+			else
+				thr_exit(e, t, t->v0);
+			return 1;
+		}
+		if (rc_emu_may_block((long)s.nr, s.a1, s.a2, s.extra)) {
+			t->st = Q_BLOCKED;
+			return cpu_leave(e, c, false) ? e->fail : 1;
+		}
+		return 1;  /* stays on its CPU until the return */
+	}
+	if (m == RC_QP_RET) {
+		struct rc_qp_ret r;
+		memcpy(&r, rec, sizeof(r));
+		uint32_t stamp = rec[RC_QP_WORDS(r)];
+		size_t len = 2 + RC_QP_WORDS(r);
+		if (!t->traced) {
+			t->head += len;
+			return 1;
+		}
+		uint64_t d = measured(e, t->sys_t, r.t_ns);
+		if (stamp && t->sys_nr == SYS_futex) {
+			const struct qstamp *q = &e->stamps[stamp - 1];
+			if (!q->set)
+				return 0;  /* the waker has not got there yet */
+			if (q->traced)
+				d = q->vtime > t->v0 ? q->vtime - t->v0 + e->o->ns_per_insn
+						     : e->o->ns_per_insn;
+		}
+		if (r.ret > 0 && (t->sys_thread || (e->o->follow_fork && (r.nr == SYS_clone ||
+		    r.nr == SYS_clone3 || r.nr == SYS_fork || r.nr == SYS_vfork)))) {
+			/* the new thread is ready from the clone on, whenever qemu
+			 * reports its first words: wait for them, so that the
+			 * schedule does not depend on when they come */
+			struct qthr *nt = find_thr(e, (pid_t)r.ret);
+			if (!nt && !e->eof)
+				return 0;
+			if (nt && nt->head < nt->n && nt->w[nt->head] == RC_QP_BIRTH && step(e, nt) <= 0)
+				return 0;
+		}
+		t->rs = r.nr == SYS_rt_sigreturn ? QR_SIGRETURN : QR_SYSRET;
+		t->rs_nr = (long)r.nr;
+		t->head += len;
+		if (t->st == Q_ONCPU) {
+			v->now += d;
+			return 1;
+		}
+		make_ready(e, t, t->v0 + d);
+		return 1;
+	}
+	/* BIRTH */
+	struct rc_qp_birth b;
+	memcpy(&b, rec, sizeof(b));
+	uint32_t stamp = rec[RC_QP_WORDS(b)];
+	const struct qstamp *q = stamp ? &e->stamps[stamp - 1] : NULL;
+	if (q && !q->set)
+		return 0;
+	uint64_t now = q ? q->vtime : latest_now(e);
+	t->head += 2 + RC_QP_WORDS(b);
+	struct dc_sample_id s = rc_emu_sid(0, false, t->p->pid, t->tid, now);
+	if (wcheck(e, rc_perf_fork(e->w, (uint32_t)t->p->pid, (uint32_t)b.ppid, (uint32_t)t->tid,
+				   (uint32_t)b.ptid, now, &s)))
+		return e->fail;
+	if (b.fork)
+		TRUTH(e, now, -1, t, "fork %d %d", (int)b.ppid, (int)b.ptid);
+	else
+		TRUTH(e, now, -1, t, "clone %d", (int)b.ptid);
+	TRUTH(e, now, -1, t, "comm %s", e->comm);
+	if (q && q->traced) {
+		t->traced = true;
+		t->rs = QR_START;
+		t->started = true;
+		make_ready(e, t, now);
+	}
+	return 1;
+}
+
+static int run(struct qemu *e)
+{
+	while (!e->fail && !e->stop) {
+		if (e->o->interrupted && *e->o->interrupted) {
+			e->stop = true;
+			break;
+		}
+		bool progress = false;
+		if (assign_idle(e))
+			break;
+		for (size_t i = 0; i < e->nthr && !e->fail && !e->stop; i++) {
+			struct qthr *t = e->thr[i];
+			if (t->st == Q_GONE || t->st == Q_READY)
+				continue;
+			for (int k = 0; k < 4096 && !e->stop; k++) {
+				int r = step(e, t);
+				if (r <= 0)
+					break;
+				progress = true;
+				if (t->st != Q_ONCPU && t->st != Q_NATIVE)
+					break;
+			}
+		}
+		if (e->fail || e->stop)
+			break;
+		if (progress) {
+			read_pipe(e, false);
+			continue;
+		}
+		bool ready = false;
+		for (size_t i = 0; i < e->nthr; i++)
+			ready |= e->thr[i]->st == Q_READY;
+		if (ready && assign_idle(e) == 0) {
+			bool idle = false;
+			for (unsigned c = 0; c < e->ncpu; c++)
+				idle |= !e->cpu[c].cur;
+			if (idle)
+				continue;
+		}
+		if (e->eof)
+			break;
+		read_pipe(e, true);
+	}
+	return e->fail;
+}
+
+/* End: every thread still on a CPU stops (or exits, when its process did). */
+static void finish(struct qemu *e)
+{
+	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
+		struct qcpu *v = &e->cpu[c];
+		struct qthr *t = v->cur;
+		if (t) {
+			if (v->on) {
+				uint64_t ip = t->pend ? t->pend->last.ip : 0;
+				disable_async(e, c, ip);
+			}
+			bool gone = t->p->dying || e->eof;
+			if (!gone)
+				TRUTH(e, v->now, (int)c, t, "stop");
+			cpu_leave(e, c, false);
+			if (gone)
+				thr_exit(e, t, v->now);
+		}
+	}
+	for (size_t i = 0; i < e->nthr && !e->fail; i++) {
+		struct qthr *t = e->thr[i];
+		if (t->st != Q_GONE && t->traced && e->eof)
+			thr_exit(e, t, latest_now(e));
+	}
+	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
+		rc_ptenc_flush(e->cpu[c].q.enc);
+		drain(e, c, true);
+	}
+}
+
+/* ---- start ---------------------------------------------------------------------- */
+
+static int launch(struct qemu *e, const char *qemu, const char *plugin)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return qfail(e, -errno, "pipe: %s", strerror(errno));
+	fcntl(pfd[0], F_SETPIPE_SZ, 1 << 20);
+	size_t argc = 0;
+	while (e->o->argv[argc])
+		argc++;
+	char **av = calloc(argc + 6, sizeof(*av));
+	char parg[PATH_MAX + 32];
+	if (!av)
+		return qfail(e, -ENOMEM, "out of memory");
+	snprintf(parg, sizeof(parg), "%s,fd=%d", plugin, pfd[1]);
+	av[0] = (char *)qemu;
+	av[1] = (char *)"-plugin";
+	av[2] = parg;
+	av[3] = e->exe;
+	for (size_t i = 1; i < argc; i++)
+		av[3 + i] = e->o->argv[i];
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		free(av);
+		return qfail(e, -errno, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fcntl(pfd[1], F_SETFD, 0);
+		execv(qemu, av);
+		_exit(127);
+	}
+	free(av);
+	close(pfd[1]);
+	e->fd = pfd[0];
+	e->child = pid;
+	return 0;
+}
+
+static int setup(struct qemu *e)
+{
+	const struct rc_emu_opts *o = e->o;
+	if (!o->output || o->cpus < 1 || o->ns_per_insn < 1 || !o->argv || !o->argv[0])
+		return qfail(e, -EINVAL, "bad emulator options");
+	if (resolve_exe(o->argv[0], e->exe, sizeof(e->exe)) < 0)
+		return qfail(e, -ENOENT, "cannot run %s: no such program", o->argv[0]);
+	const char *base = strrchr(e->exe, '/');
+	base = base ? base + 1 : e->exe;
+	size_t bl = strnlen(base, sizeof(e->comm) - 1);
+	memcpy(e->comm, base, bl);
+	e->comm[bl] = 0;
+	e->ncpu = o->cpus;
+	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
+	e->sink.chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
+	e->sink.drop_aux = o->drop_aux;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	e->vstart = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	e->ecfg.psb_period = o->psb_period;
+	e->ecfg.mtc = true;
+	e->ecfg.mtc_freq = 3;
+	e->ecfg.cyc = o->cyc;
+	e->ecfg.time_zero = e->vstart;
+	e->syms = rc_emu_syms_new();
+	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
+	if (!e->syms || !e->cpu)
+		return qfail(e, -ENOMEM, "out of memory");
+	if (rc_insn_cs_open(&e->cs) < 0)
+		return qfail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
+	for (unsigned c = 0; c < e->ncpu; c++) {
+		e->cpu[c].q.enc = rc_ptenc_new(&e->ecfg, (int)c);
+		e->cpu[c].q.cpu = c;
+		if (!e->cpu[c].q.enc)
+			return qfail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
+		e->cpu[c].now = e->vstart;
+		e->cpu[c].ovf_mark = o->inject_ovf;
+	}
+	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))
+		return qfail(e, -errno, "cannot write %s: %s", o->truth_path, strerror(errno));
+	if (e->truth)
+		fprintf(e->truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n",
+			o->ns_per_insn, e->ncpu);
+	e->sink.truth = e->truth;
+	int rc = rc_perf_create(o->output, &e->w, e->err, e->errlen);
+	if (rc < 0) {
+		e->fail = rc;
+		return rc;
+	}
+	e->sink.w = e->w;
+	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc));
+}
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
+		    size_t errlen)
+{
+	struct qemu *e = calloc(1, sizeof(*e));
+	struct rc_emu_stats dummy;
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e->o = opts;
+	e->err = err;
+	e->errlen = errlen;
+	e->fd = -1;
+	e->st = stats ? stats : &dummy;
+	memset(e->st, 0, sizeof(*e->st));
+	e->st->exit_status = -1;
+	err[0] = 0;
+	char plugin[PATH_MAX];
+	char *qemu = rc_qemu_find();
+	uint64_t t0 = mono();
+	if (!qemu)
+		qfail(e, -ENOENT, "--emulate=qemu needs qemu-x86_64: install qemu-user "
+		      "(apt-get install qemu-user), or use --emulate=ptrace");
+	else if (find_plugin(plugin, sizeof(plugin)) < 0)
+		qfail(e, -ENOENT, "cannot find the qemu plugin %s (set PTFLAME_QEMU_PLUGIN)", PLUGIN_NAME);
+	else if (setup(e) == 0 && launch(e, qemu, plugin) == 0)
+		run(e);
+	if (!e->fail)
+		finish(e);
+	free(qemu);
+	if (e->child && (e->fail || (opts->interrupted && *opts->interrupted)))
+		kill(e->child, e->fail ? SIGKILL : SIGTERM);
+	/* tracing stopped (--max-insns, SIGINT): the program runs on untraced;
+	 * its reports are read and dropped (a closed pipe would give the guest
+	 * SIGPIPE) */
+	while (e->fd >= 0 && !e->eof) {
+		int fl = fcntl(e->fd, F_GETFL);
+		fcntl(e->fd, F_SETFL, fl & ~O_NONBLOCK);
+		ssize_t k = read(e->fd, e->rbuf, sizeof(e->rbuf));
+		if (k == 0 || (k < 0 && errno != EINTR))
+			break;
+		if (k < 0 && opts->interrupted && *opts->interrupted)
+			kill(e->child, SIGTERM);
+	}
+	if (e->fd >= 0)
+		close(e->fd);
+	e->st->seconds = (double)(mono() - t0) / 1e9;
+	e->st->insns = e->insns;
+	e->st->aux_bytes = e->sink.bytes;
+	int rc = e->fail;
+	if (e->w) {
+		if (rc == 0)
+			rc = rc_perf_finish(e->w, err, errlen);
+		else
+			rc_perf_abort(e->w);
+	}
+	if (e->truth && fclose(e->truth) != 0 && rc == 0) {
+		rc = -EIO;
+		snprintf(err, errlen, "cannot write %s", opts->truth_path);
+	}
+	if (e->child) {
+		int status = 0;
+		while (waitpid(e->child, &status, 0) < 0 && errno == EINTR) {
+			if (opts->interrupted && *opts->interrupted)
+				kill(e->child, SIGTERM);
+		}
+		e->st->exit_status = status;
+	}
+	for (size_t i = 0; i < e->nthr; i++) {
+		free(e->thr[i]->w);
+		free(e->thr[i]);
+	}
+	free(e->thr);
+	for (size_t i = 0; i < e->nproc; i++) {
+		rc_maps_free(e->proc[i]->maps, e->proc[i]->nmaps);
+		free(e->proc[i]);
+	}
+	free(e->proc);
+	free(e->defs);
+	free(e->stamps);
+	if (e->cpu)
+		for (unsigned c = 0; c < e->ncpu; c++)
+			rc_ptenc_free(e->cpu[c].q.enc);
+	free(e->cpu);
+	rc_emu_syms_free(e->syms);
+	if (e->cs)
+		cs_close(&e->cs);
+	free(e);
+	return rc;
+}

@@ -1,0 +1,52 @@
+/* ptflame - record/qemu.h: the qemu-user backend of `ptflame record
+ * --emulate` (internal header of the record room; cmd/ calls it).
+ *
+ * PROG runs under qemu-x86_64 with our TCG plugin (record/qemu_plugin.c),
+ * which streams the guest's executed blocks, syscalls, new threads and
+ * processes and code mappings over a pipe (record/qemu_proto.h). This side
+ * replays the stream per guest thread on virtual CPUs, with the stepper's
+ * output layer (record/emu_out.h, record/ptenc.h): PT packets, sideband,
+ * truth log, perf.data, as `ptflame record --emulate=ptrace` writes them.
+ *
+ * Model (what a decoder and the truth log see):
+ *  - a block's instructions retire one per ns_per_insn; only its last
+ *    instruction can branch (x86 TCG ends blocks at every control
+ *    transfer), and where it went is the next block's address;
+ *  - a rep-string instruction repeated by qemu (its block starts again at
+ *    the same address) retires once;
+ *  - a transfer the last instruction does not explain (after a syscall, a
+ *    non-branch or a direct branch) is a signal delivery to a handler the
+ *    guest installed (rt_sigaction): FUP + TIP.PGD at the interrupted
+ *    instruction, TIP.PGE at the handler; a conditional branch before it
+ *    went where the handler's rt_sigreturn resumes (read ahead);
+ *  - virtual time: per virtual CPU as in the stepper (emulate.h); guest
+ *    threads run in parallel under qemu, so each thread's events are
+ *    replayed in its own order, and threads meet only where they synchronise:
+ *    a new thread or process is ready at its creator's clone/fork time, a
+ *    futex wait that a traced wake (or thread exit) ended is ready at that
+ *    wake's virtual time (the latest wake of the same futex that entered the
+ *    pipe between the wait's entry and its return), any other blocking
+ *    syscall lasts its measured duration; syscalls that do not block stay
+ *    on the CPU for their measured duration;
+ *  - threads run natively (their blocks are dropped) until their first
+ *    arrival at the start symbol; threads created by a traced thread are
+ *    traced from their first block; forked processes only with
+ *    --follow-fork; execve leaves qemu (the new program runs untraced:
+ *    the thread's trace stops at the syscall).
+ */
+#ifndef PTFLAME_RECORD_QEMU_H
+#define PTFLAME_RECORD_QEMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "record/emulate.h"
+
+/* The qemu-x86_64 to run (PATH lookup) or NULL when none is installed. */
+char *rc_qemu_find(void);
+
+/* Record OPTS->argv under qemu-user (opts->pid must be 0). As rc_emulate. */
+int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
+		    size_t errlen);
+
+#endif

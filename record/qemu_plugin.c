@@ -1,0 +1,358 @@
+/* ptflame - record/qemu_plugin.c: the TCG plugin of `ptflame record
+ * --emulate=qemu`, loaded by qemu-x86_64 (-plugin FILE,fd=N). It only
+ * reports what the guest executes, as the stream of record/qemu_proto.h on
+ * pipe N: every translated block (address, instruction count, bytes of its
+ * last instruction: x86 TCG ends a block at every control transfer), every
+ * execution of a block, syscall entries and exits, new threads and forked
+ * processes, and the mapping that holds each new block's code. record/qemu.c
+ * turns it into PT packets, sideband, virtual time and the truth log.
+ *
+ * Per guest thread (= host thread of qemu-user, vCPU index) a buffer of
+ * words is written as one chunk when full and at every syscall entry and
+ * exit, so that in the pipe a syscall's entry precedes everything it causes
+ * in other threads (a futex wake precedes the waiter's return). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/qemu_plugin_api.h"
+#include "record/qemu_proto.h"
+
+QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
+
+#define MAX_VCPUS 4096
+#define BUF_WORDS ((RC_QP_CHUNK_MAX - sizeof(struct rc_qp_chunk)) / 4)
+
+struct tbuf {
+	struct rc_qp_chunk h;
+	uint32_t w[BUF_WORDS];
+	uint32_t n;
+	int32_t ptid;     /* the thread that created this vCPU */
+	unsigned gen;     /* fork generation of tid */
+	int born;
+};
+
+static int out_fd = -1;
+static int dead;
+static pid_t my_pid;
+static unsigned fork_gen;
+static struct tbuf *bufs[MAX_VCPUS];
+static _Atomic uint32_t *next_id;  /* shared with forked children */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t start, end; } *known;
+static size_t nknown, cknown;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void write_all(const void *p, size_t n)
+{
+	const char *c = p;
+	while (n && !dead) {
+		ssize_t k = write(out_fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			dead = 1;
+			return;
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+static void flush(struct tbuf *b)
+{
+	if (!b->n)
+		return;
+	b->h.size = b->n * 4;
+	write_all(&b->h, sizeof(b->h) + b->h.size);
+	b->n = 0;
+}
+
+static void put(struct tbuf *b, const void *rec, uint32_t words)
+{
+	if (b->n + words > BUF_WORDS)
+		flush(b);
+	memcpy(b->w + b->n, rec, words * 4);
+	b->n += words;
+}
+
+static void put_rec(struct tbuf *b, uint32_t mark, const void *rec, uint32_t words)
+{
+	if (b->n + 1 + words > BUF_WORDS)
+		flush(b);
+	b->w[b->n++] = mark;
+	put(b, rec, words);
+}
+
+/* The buffer of the running thread; a new thread (or the thread of a new
+ * process) first says who made it. */
+static struct tbuf *self(unsigned vcpu)
+{
+	struct tbuf *b = vcpu < MAX_VCPUS ? bufs[vcpu] : NULL;
+	if (!b)
+		return NULL;
+	if (b->born && b->gen == fork_gen)
+		return b;
+	struct rc_qp_birth br = { 0 };
+	if (b->born) {        /* the thread of a forked child */
+		br.ptid = b->h.tid;
+		br.ppid = b->h.pid;
+		br.fork = 1;
+		b->n = 0;     /* the parent's words, the parent writes them */
+	} else {
+		br.ptid = b->ptid;
+		br.ppid = my_pid;
+	}
+	b->h.pid = my_pid;
+	b->h.tid = gettid_();
+	b->h.vcpu = vcpu;
+	b->gen = fork_gen;
+	b->born = 1;
+	if (br.ptid && br.ptid != b->h.tid)
+		put_rec(b, RC_QP_BIRTH, &br, RC_QP_WORDS(br));
+	return b;
+}
+
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu)
+{
+	(void)id;
+	if (vcpu >= MAX_VCPUS)
+		return;
+	if (!bufs[vcpu])
+		bufs[vcpu] = calloc(1, sizeof(struct tbuf));
+	struct tbuf *b = bufs[vcpu];
+	if (!b)
+		return;
+	b->n = 0;
+	b->born = 0;
+	b->ptid = gettid_();  /* runs in the creating thread */
+}
+
+static void on_tb_exec(unsigned vcpu, void *ud)
+{
+	struct tbuf *b = self(vcpu);
+	if (!b)
+		return;
+	if (b->n == BUF_WORDS)
+		flush(b);
+	b->w[b->n++] = (uint32_t)(uintptr_t)ud;
+}
+
+/* The host mapping holding host address A, announced in guest addresses
+ * (guest = host - delta) as a MAP record in OUT (room for RC_QP_CHUNK_MAX
+ * bytes). Returns the words written, 0 if A is in a known range. */
+static uint32_t map_of(uint64_t a, uint64_t delta, uint32_t *out)
+{
+	for (size_t i = 0; i < nknown; i++)
+		if (a >= known[i].start && a < known[i].end)
+			return 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return 0;
+	char line[4096 + 128];
+	uint32_t words = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off, ino;
+		unsigned maj, min;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &s, &e, &off, &maj, &min, &ino,
+			   &pos) < 6 || a < s || a >= e)
+			continue;
+		const char *path = line + pos;
+		size_t len = strcspn(path, "\n");
+		if (!len) {
+			path = "//anon";
+			len = 6;
+		}
+		if (len > 1024)
+			len = 1024;
+		struct rc_qp_map m = { 0 };
+		m.start = s - delta;
+		m.end = e - delta;
+		m.pgoff = off;
+		m.ino = ino;
+		m.maj = maj;
+		m.min = min;
+		m.pathlen = (uint32_t)len;
+		out[0] = RC_QP_MAP;
+		memcpy(out + 1, &m, sizeof(m));
+		char *p = (char *)(out + 1 + RC_QP_WORDS(m));
+		memset(p, 0, (len + 3) & ~(size_t)3);
+		memcpy(p, path, len);
+		words = 1 + RC_QP_WORDS(m) + (uint32_t)((len + 3) / 4);
+		if (nknown == cknown) {
+			size_t nc = cknown ? cknown * 2 : 32;
+			void *nk = realloc(known, nc * sizeof(*known));
+			if (!nk)
+				break;
+			known = nk;
+			cknown = nc;
+		}
+		known[nknown].start = s;
+		known[nknown].end = e;
+		nknown++;
+		break;
+	}
+	fclose(f);
+	return words;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	if (!n || dead)
+		return;
+	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
+	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+	struct rc_qp_def d = { 0 };
+	d.id = atomic_fetch_add(next_id, 1);
+	if (d.id >= RC_QP_MARK)
+		return;  /* out of ids: nothing more is reported */
+	d.ninsns = (uint32_t)n;
+	d.vaddr = qemu_plugin_tb_vaddr(tb);
+	d.last_ip = qemu_plugin_insn_vaddr(last);
+	size_t len = qemu_plugin_insn_size(last);
+	d.last_len = (uint32_t)(len > 16 ? 16 : len);
+	memcpy(d.last, qemu_plugin_insn_data(last), d.last_len);
+	uint64_t delta = (uint64_t)(uintptr_t)qemu_plugin_insn_haddr(first) -
+			 qemu_plugin_insn_vaddr(first);
+
+	struct { struct rc_qp_chunk h; uint32_t w[BUF_WORDS]; } c;
+	uint32_t nw = 0;
+	pthread_mutex_lock(&map_lock);
+	nw += map_of(d.vaddr + delta, delta, c.w);
+	/* a block may cross into the next mapping (paths <= 1 KiB: both fit) */
+	nw += map_of(d.last_ip + d.last_len - 1 + delta, delta, c.w + nw);
+	pthread_mutex_unlock(&map_lock);
+	c.w[nw++] = RC_QP_DEF;
+	memcpy(c.w + nw, &d, sizeof(d));
+	nw += RC_QP_WORDS(d);
+	c.h.size = nw * 4;
+	c.h.pid = my_pid;
+	c.h.tid = gettid_();
+	c.h.vcpu = 0;
+	write_all(&c, sizeof(c.h) + c.h.size);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)d.id);
+}
+
+static uint64_t guest_u64(uint64_t addr)
+{
+	/* guest_base is 0 for x86-64 on x86-64 (checked at translation: the
+	 * host address of code equals its guest address) */
+	uint64_t v = 0;
+	if (addr)
+		memcpy(&v, (const void *)(uintptr_t)addr, sizeof(v));
+	return v;
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1,
+		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+		       uint64_t a7, uint64_t a8)
+{
+	(void)id; (void)a4; (void)a5; (void)a6; (void)a7; (void)a8;
+	struct tbuf *b = self(vcpu);
+	if (!b)
+		return;
+	struct rc_qp_sys s = { 0 };
+	s.nr = num;
+	s.a1 = a1;
+	s.a2 = a2;
+	s.a3 = a3;
+	if (num == SYS_rt_sigaction)
+		s.extra = a2 ? guest_u64(a2) : ~0ull;
+	else if (num == SYS_clone3)
+		s.extra = guest_u64(a1);
+	s.t_ns = now_ns();
+	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
+	flush(b);
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
+{
+	(void)id;
+	struct tbuf *b = self(vcpu);
+	if (!b)
+		return;
+	struct rc_qp_ret r = { num, ret, now_ns() };
+	put_rec(b, RC_QP_RET, &r, RC_QP_WORDS(r));
+	flush(b);
+	if (num == SYS_mmap || num == SYS_munmap || num == SYS_mprotect || num == SYS_mremap) {
+		pthread_mutex_lock(&map_lock);
+		nknown = 0;  /* mappings changed: look again at the next new block */
+		pthread_mutex_unlock(&map_lock);
+	}
+}
+
+/* exit_group: QEMU has stopped the other vCPUs; write what they hold. */
+static void on_atexit(qemu_plugin_id_t id, void *ud)
+{
+	(void)id; (void)ud;
+	for (unsigned v = 0; v < MAX_VCPUS; v++)
+		if (bufs[v] && bufs[v]->born && bufs[v]->gen == fork_gen)
+			flush(bufs[v]);
+}
+
+static void after_fork(void)
+{
+	my_pid = getpid();
+	fork_gen++;
+	nknown = 0;
+	pthread_mutex_init(&map_lock, NULL);
+}
+
+QP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+				  char **argv)
+{
+	char msg[256];
+	if (info->version.cur < QP_API_VERSION || info->version.min > QP_API_VERSION) {
+		snprintf(msg, sizeof(msg), "ptflame plugin: QEMU offers plugin API versions %d..%d, "
+			 "this plugin speaks %d: use a matching qemu-user or rebuild ptflame\n",
+			 info->version.min, info->version.cur, QP_API_VERSION);
+		fputs(msg, stderr);
+		return -1;
+	}
+	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fputs("ptflame plugin: only qemu-x86_64 (user mode) is supported\n", stderr);
+		return -1;
+	}
+	for (int i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "fd=", 3))
+			out_fd = atoi(argv[i] + 3);
+	if (out_fd < 0 || fcntl(out_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fputs("ptflame plugin: wants fd=N, an open pipe to ptflame\n", stderr);
+		return -1;
+	}
+	next_id = mmap(NULL, sizeof(*next_id), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (next_id == MAP_FAILED)
+		return -1;
+	my_pid = getpid();
+	pthread_atfork(NULL, NULL, after_fork);
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	return 0;
+}

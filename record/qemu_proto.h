@@ -1,0 +1,75 @@
+/* ptflame - record/qemu_proto.h: the stream from the qemu-user TCG plugin
+ * (record/qemu_plugin.c, loaded into qemu-x86_64) to `ptflame record
+ * --emulate=qemu` (record/qemu.c). Internal header of the record room,
+ * shared by the two sides only; plain C, no project includes.
+ *
+ * The plugin writes chunks to a pipe: a struct rc_qp_chunk header then
+ * `size` bytes of 32-bit words. A chunk is at most RC_QP_CHUNK_MAX bytes
+ * (<= PIPE_BUF), so chunks of concurrent guest threads never interleave.
+ * Per guest thread the words are in execution order:
+ *   id < RC_QP_MARK       the translated block `id` (see DEF) ran
+ *   RC_QP_DEF + struct rc_qp_def         a block was translated (ids are
+ *                         unique over all processes of the recording)
+ *   RC_QP_MAP + struct rc_qp_map + path  the host mapping that holds code
+ *                         of a new block (the guest's own address space:
+ *                         qemu-x86_64 on x86-64 runs with guest_base 0)
+ *   RC_QP_SYS + struct rc_qp_sys         syscall entry (flushed at once)
+ *   RC_QP_RET + struct rc_qp_ret         syscall exit (flushed at once)
+ *   RC_QP_BIRTH + struct rc_qp_birth     first words of a new thread or of
+ *                         a forked process's thread
+ * 64-bit fields are stored as two words, low first (memcpy on x86-64). */
+#ifndef PTFLAME_RECORD_QEMU_PROTO_H
+#define PTFLAME_RECORD_QEMU_PROTO_H
+
+#include <stdint.h>
+
+#define RC_QP_CHUNK_MAX 4096u
+#define RC_QP_MARK 0xffffff00u
+#define RC_QP_DEF (RC_QP_MARK + 1)
+#define RC_QP_MAP (RC_QP_MARK + 2)
+#define RC_QP_SYS (RC_QP_MARK + 3)
+#define RC_QP_RET (RC_QP_MARK + 4)
+#define RC_QP_BIRTH (RC_QP_MARK + 5)
+
+struct rc_qp_chunk {
+	uint32_t size;   /* payload bytes (a multiple of 4) */
+	int32_t pid, tid;
+	uint32_t vcpu;
+};
+
+struct rc_qp_def {
+	uint32_t id, ninsns;
+	uint64_t vaddr;       /* first instruction */
+	uint64_t last_ip;     /* last instruction: the only one that may branch */
+	uint32_t last_len;
+	uint8_t last[16];     /* its bytes */
+};
+
+struct rc_qp_map {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min, pathlen, pad;  /* then pathlen bytes, padded to 4 */
+};
+
+struct rc_qp_sys {
+	int64_t nr;
+	uint64_t a1, a2, a3;
+	uint64_t extra;       /* rt_sigaction: the new handler (~0: none);
+			       * clone3: the flags */
+	uint64_t t_ns;        /* CLOCK_MONOTONIC at entry */
+};
+
+struct rc_qp_ret {
+	int64_t nr, ret;
+	uint64_t t_ns;        /* CLOCK_MONOTONIC at exit */
+};
+
+struct rc_qp_birth {
+	int32_t ptid;         /* the creating thread */
+	int32_t ppid;         /* its process */
+	uint32_t fork;        /* 1: a new process (fork), 0: a thread */
+	uint32_t pad;
+};
+
+#define RC_QP_WORDS(type) ((uint32_t)((sizeof(type) + 3) / 4))
+
+#endif

@@ -1,0 +1,44 @@
+#!/bin/bash
+# record --emulate backend selection and the qemu backend's errors: one
+# line naming the problem and what to do, exit status 1/2, no file left.
+. "$E2E_LIB"
+command -v qemu-x86_64 >/dev/null ||
+	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
+QEMU=$(command -v qemu-x86_64)
+P="$TESTDATA/emu_nested"
+expect_rc 2 "unknown backend" -- "$PTFLAME" record --emulate=bochs -o x.data -- "$P"
+expect_grep "backends are qemu and ptrace" "$T/err" "unknown backend names the choices"
+expect_rc 2 "qemu cannot attach" -- "$PTFLAME" record --emulate=qemu -p $$ -o x.data
+expect_grep "need --emulate=ptrace" "$T/err" "attach says which backend can"
+# no qemu-x86_64 on PATH: --emulate=qemu says how to install it; the
+# default falls back to the stepper
+mkdir nobin
+PATH="$T/nobin" expect_rc 1 "qemu not installed" -- "$PTFLAME" record --emulate=qemu -q -o x.data -- "$P"
+expect_grep "install qemu-user" "$T/err" "missing qemu says how to install it"
+[ ! -e x.data ] && pass "no output file after an error" || fail "x.data left behind"
+PTFLAME_EMULATE= PATH="$T/nobin" expect_rc 0 "default without qemu: the stepper" -- \
+	"$PTFLAME" record --emulate -q -o x.data --truth x.truth -- "$P"
+PTFLAME_EMULATE= expect_rc 0 "default with qemu" -- "$PTFLAME" record --emulate -o y.data -- "$P"
+expect_grep "insns/s" "$T/err" "qemu run prints its summary"
+PTFLAME_QEMU_PLUGIN=/nonexistent/plugin.so expect_rc 1 "plugin missing" -- \
+	"$PTFLAME" record --emulate=qemu -q -o x.data -- "$P"
+expect_grep "PTFLAME_QEMU_PLUGIN" "$T/err" "missing plugin names the variable"
+expect_rc 1 "program missing" -- "$PTFLAME" record --emulate=qemu -q -o z.data -- ./no-such-prog
+expect_grep "no such program" "$T/err" "missing program named"
+[ ! -e z.data ] && pass "no output file for a missing program" || fail "z.data left behind"
+expect_rc 1 "start symbol missing" -- "$PTFLAME" record --emulate=qemu -q -o s.data --start no_such_fn -- "$P"
+expect_grep "start symbol 'no_such_fn' not found" "$T/err" "missing start symbol named"
+[ ! -e s.data ] && pass "no output file without the start symbol" || fail "s.data left behind"
+# --max-insns: tracing stops, the program runs on to its end untraced
+# (and is not killed by the plugin's pipe)
+expect_rc 0 "--max-insns" -- "$PTFLAME" record --emulate=qemu -o m.data --truth m.truth \
+	--start '' --max-insns 500 -- /bin/sh -c 'echo done-$((6*7))'
+expect_grep "emulated [5-9][0-9][0-9] instructions" "$T/err" "--max-insns stops near N instructions"
+expect_grep "^done-42$" "$T/out" "--max-insns: the program ran to its end"
+expect_grep " stop$" m.truth "--max-insns: the truth says the trace stopped"
+# the plugin refuses to load without its pipe, with a line saying so
+PLUGIN=$(dirname "$PTFLAME")/../record/libptflame_qemu.so
+"$QEMU" -plugin "$PLUGIN" "$P" >out 2>&1; rc=$?
+[ "$rc" -ne 0 ] && grep -q "wants fd=N" out && pass "plugin without fd= refuses to load" ||
+	fail "plugin without fd=: exit $rc, $(head -c 300 out)"
+finish
