@@ -576,10 +576,27 @@ class Model:
         return root
 
 
+def check_switch_order(line, out_at):
+    """A thread can only be switched in after it was switched out: a
+    migrating thread's switch-in on another CPU never precedes its
+    switch-out (the emulators' schedulers must keep that)."""
+    f = line.split()
+    if len(f) < 5 or not f[0].isdigit():
+        return
+    t, tid, ev = int(f[0]), f[3], f[4]
+    if ev == "switch-out":
+        out_at[tid] = t
+    elif ev == "switch-in" and tid in out_at and t < out_at[tid]:
+        raise SystemExit("truth: tid %s switched in at %d, before its switch-out at %d"
+                         % (tid, t, out_at[tid]))
+
+
 def load(path):
     m = Model()
+    out_at = {}
     with open(path) as fh:
         for line in fh:
+            check_switch_order(line, out_at)
             m.feed(line.rstrip("\n"))
     m.finish()
     return m
