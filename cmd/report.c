@@ -30,7 +30,8 @@ const char cmd_report_help[] =
 	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
 	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
-	"      --svg FILE      also draw an SVG flame graph into FILE\n"
+	"      --svg FILE      draw an SVG flame graph into FILE (the folded stacks\n"
+	"                      too only with -o, the table with --table)\n"
 	"      --title TEXT    the SVG's title\n"
 	"      --width PX      the SVG's width (default 1200)\n"
 	"      --minwidth PX   omit frames narrower than PX (default 0.1; 0: none)\n"
@@ -48,7 +49,7 @@ const char cmd_report_help[] =
 	"\n"
 	"examples:\n"
 	"  ptflame report > out.folded && flamegraph.pl out.folded > out.svg\n"
-	"  ptflame report --svg out.svg --offcpu --per-thread > /dev/null\n"
+	"  ptflame report --svg out.svg --offcpu --per-thread\n"
 	"  ptflame report --table --sort p99 --top 20\n";
 
 enum {
@@ -294,6 +295,10 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
+	/* With --svg, the folded stacks go to stdout only when asked (-o); a
+	 * table is asked for by --table itself. */
+	if (a.svg && !a.output && !a.table)
+		goto out;
 	if ((ret = write_main(&a, r, err, sizeof(err))))
 		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
