@@ -746,6 +746,9 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 	case REPORT_OPT_PER_THREAD:
 		sr->per_thread = true;
 		return 1;
+	case REPORT_OPT_SHOW_PLT:
+		sr->show_plt = true;
+		return 1;
 	default:
 		return 0;
 	}

@@ -207,7 +207,9 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 			return -ENOMEM;
 		h = fg_fnv(plen ? fg_fnv(h, ";", 1) : h, name, len);
 	}
-	if (n->kind != SR_NODE_THREAD) {
+	/* (a node with no call, no time and nothing under it has no row: a
+	 * PLT stub folded into its target leaves one behind) */
+	if (n->kind != SR_NODE_THREAD && (n->calls || n->total_ns || n->first_child)) {
 		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, fg_fnv_end(h))
 				       : row_get(st, name, len);
 		if (ri == SIZE_MAX)

@@ -318,8 +318,8 @@ struct sr_options {
 	 * the frame further down that holds the function); out of any other
 	 * frame a tail call or a PLT stub's jump (the function replaces the top
 	 * frame, even when it is further down as well: recursion). Without it:
-	 * SR_FUNC_STUB for names ending in "@plt" or starting with
-	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
+	 * SR_FUNC_STUB for names ending in "@plt", "_init" (perf script's
+	 * name of .plt.sec slots) or starting with "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
 	 * or starting with "_Unwind_", SR_FUNC_SWITCH for "gogo"
 	 * and "runtime.gogo". Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
@@ -331,6 +331,11 @@ struct sr_options {
 	 * "[truncated]" frame under the last kept one, so no input makes the
 	 * tree or the folded output grow with depth beyond it. */
 	uint32_t max_stack;
+	/* Keep PLT stubs as frames of their own. Default (false): a stub
+	 * (SR_FUNC_STUB: "foo@plt", the lazy resolver, and the unnamed PLT
+	 * header between them) that jumps on to its target is the same call:
+	 * its frame becomes the target's, keeping its start and its time. */
+	bool show_plt;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */

@@ -25,6 +25,21 @@ run() {  # NAME PROG [record options]
 for p in ${TRUTH_PROGRAMS:-$EMU_PROGRAMS}; do
 	run "$p" "$p"
 done
+# PLT stubs (issue 15.4): folded into their targets by default (no x@plt
+# frame left), frames of their own with --show-plt, both exact against the
+# truth model's same rule
+if [ -s demo.data ] && [ -s demo.out ]; then
+	if grep -q '@plt[:;]' demo.out; then fail "demo: a PLT stub frame without --show-plt"
+	else pass "demo: no PLT stub frame by default"; fi
+	if report demo.plt -i demo.data --show-plt; then
+		grep -q '@plt[:;]' demo.plt || fail "demo --show-plt: no PLT stub frame"
+		if $TP compare demo.truth demo.plt --show-plt >demo.cmp.plt 2>&1; then
+			pass "demo --show-plt: $(tail -1 demo.cmp.plt)"
+		else
+			fail "demo --show-plt: $(cat demo.cmp.plt)"
+		fi
+	fi
+fi
 if [ -z "${TRUTH_PROGRAMS:-}" ]; then
 	for p in threads demo; do
 		run "$p.preempt" "$p" --cpus 2 --time-slice 300
