@@ -31,6 +31,9 @@ done
 if [ -s demo.data ] && [ -s demo.out ]; then
 	if grep -q '@plt[:;]' demo.out; then fail "demo: a PLT stub frame without --show-plt"
 	else pass "demo: no PLT stub frame by default"; fi
+	"$PTFLAME" report -q -i demo.data --table --raw >demo.tab 2>&1 || fail "demo --table: $(head -c 300 demo.tab)"
+	if grep -qE '@plt$|\[\.plt\]$' demo.tab; then fail "demo --table: a row for a folded stub: $(grep -E 'plt\]?$' demo.tab)"
+	else pass "demo --table: no row for a folded stub"; fi
 	if report demo.plt -i demo.data --show-plt; then
 		grep -q '@plt[:;]' demo.plt || fail "demo --show-plt: no PLT stub frame"
 		if $TP compare demo.truth demo.plt --show-plt >demo.cmp.plt 2>&1; then
