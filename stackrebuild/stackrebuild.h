@@ -41,6 +41,9 @@ struct sr_symbolizer {
 	 * 0 when unknown. Lets a JUMP to a function's entry be told from a
 	 * longjmp into the middle of a function lower on the stack. */
 	uint64_t (*func_start)(void *ctx, uint32_t pid, uint64_t ip);
+	/* Optional: "file:line" of a key's function (report --srcline),
+	 * NULL when unknown; valid as long as the symbolizer lives. */
+	const char *(*srcline)(void *ctx, uint64_t key);
 };
 
 /* ------------------------------------------------------------------------
