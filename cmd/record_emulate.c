@@ -41,6 +41,7 @@ static const char emulate_help[] =
 	"\n"
 	"  -o, --output FILE     perf.data file to write (default ./perf.data)\n"
 	"      --start SYMBOL    run natively up to SYMBOL of PROG, trace from there\n"
+	"                        (a C++ name may be demangled: 'ns::f(int)' or 'ns::f')\n"
 	"                        (default main; '' traces from exec). Each thread is\n"
 	"                        traced from its own first arrival at SYMBOL, with\n"
 	"                        the threads it creates from then on; threads that\n"

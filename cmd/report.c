@@ -30,7 +30,8 @@ const char cmd_report_help[] =
 	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
 	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
-	"      --svg FILE      also draw an SVG flame graph into FILE\n"
+	"      --svg FILE      draw an SVG flame graph into FILE (the folded stacks\n"
+	"                      too only with -o, the table with --table)\n"
 	"      --title TEXT    the SVG's title\n"
 	"      --width PX      the SVG's width (default 1200)\n"
 	"      --minwidth PX   omit frames narrower than PX (default 0.1; 0: none)\n"
@@ -40,6 +41,7 @@ const char cmd_report_help[] =
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
 	"      --top N         table: first N rows only\n"
 	"      --raw           table: plain nanoseconds\n"
+	"      --srcline       table: each function's file:line (DWARF line table)\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
 	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
 	"                      read from the code before it (most, not all, syscalls)\n"
@@ -48,13 +50,13 @@ const char cmd_report_help[] =
 	"\n"
 	"examples:\n"
 	"  ptflame report > out.folded && flamegraph.pl out.folded > out.svg\n"
-	"  ptflame report --svg out.svg --offcpu --per-thread > /dev/null\n"
+	"  ptflame report --svg out.svg --offcpu --per-thread\n"
 	"  ptflame report --table --sort p99 --top 20\n";
 
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
-	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED,
+	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE,
 };
 
 struct report_args {
@@ -90,6 +92,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -118,6 +121,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_TABLE: a->table = true; break;
 		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
 		case OPT_RAW: a->tab.raw = true; break;
+		case OPT_SRCLINE: a->tab.srcline = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
 		case OPT_SYSCALL_NAMES: a->run.syscall_names = true; break;
 		case OPT_TITLE: a->svgo.title = optarg; break;
@@ -256,7 +260,11 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	if (ret)
 		return ret;
 	if (a->table) {
-		ret = fg_stats_from_cct(report_cct(r), report_symbolizer(r), a->by, &st);
+		struct sr_symbolizer sym = *report_symbolizer(r);
+
+		if (!a->tab.srcline)
+			sym.srcline = NULL;  /* no DWARF read unless asked */
+		ret = fg_stats_from_cct(report_cct(r), &sym, a->by, &st);
 		if (!ret)
 			ret = fg_table_write(o.f, st, NULL, &a->tab);
 		fg_stats_free(st);
@@ -294,6 +302,10 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
+	/* With --svg, the folded stacks go to stdout only when asked (-o); a
+	 * table is asked for by --table itself. */
+	if (a.svg && !a.output && !a.table)
+		goto out;
 	if ((ret = write_main(&a, r, err, sizeof(err))))
 		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:

@@ -295,6 +295,11 @@ static const char *sym_name(void *ctx, uint64_t key)
 	return dc_sym_name(ctx, key);
 }
 
+static const char *sym_srcline(void *ctx, uint64_t key)
+{
+	return dc_sym_srcline(ctx, key);
+}
+
 static uint64_t sym_func_start(void *ctx, uint32_t pid, uint64_t ip)
 {
 	return dc_sym_func_start(ctx, pid, ip);
@@ -376,6 +381,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.func_key = sym_func_key,
 		.name = sym_name,
 		.func_start = sym_func_start,
+		.srcline = sym_srcline,
 	};
 	ret = machine_new(r, opt);
 	if (ret)
@@ -748,6 +754,9 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 		return 1;
 	case REPORT_OPT_PER_THREAD:
 		sr->per_thread = true;
+		return 1;
+	case REPORT_OPT_SHOW_PLT:
+		sr->show_plt = true;
 		return 1;
 	default:
 		return 0;

@@ -113,7 +113,7 @@ int report_parse_time(const char *s, uint64_t *start, uint64_t *end);
  * usage error. *tids_owner receives the --tid array (caller frees). */
 enum {
 	REPORT_OPT_TID = 0x100, REPORT_OPT_COMM, REPORT_OPT_ROOT, REPORT_OPT_TIME,
-	REPORT_OPT_ONCPU, REPORT_OPT_OFFCPU, REPORT_OPT_PER_THREAD,
+	REPORT_OPT_ONCPU, REPORT_OPT_OFFCPU, REPORT_OPT_PER_THREAD, REPORT_OPT_SHOW_PLT,
 	REPORT_OPT_NEXT,          /* first free code for the command's own */
 };
 #define REPORT_FILTER_LONGOPTS \
@@ -123,7 +123,8 @@ enum {
 	{ "time", required_argument, NULL, REPORT_OPT_TIME }, \
 	{ "oncpu", no_argument, NULL, REPORT_OPT_ONCPU }, \
 	{ "offcpu", no_argument, NULL, REPORT_OPT_OFFCPU }, \
-	{ "per-thread", no_argument, NULL, REPORT_OPT_PER_THREAD }
+	{ "per-thread", no_argument, NULL, REPORT_OPT_PER_THREAD }, \
+	{ "show-plt", no_argument, NULL, REPORT_OPT_SHOW_PLT }
 #define REPORT_FILTER_HELP \
 	"  --per-thread        a comm-tid root frame per thread\n" \
 	"  --tid LIST          only these threads (comma separated)\n" \
@@ -131,7 +132,9 @@ enum {
 	"  --root FUNC         only time under FUNC, re-rooted there\n" \
 	"  --time START,END    only this window of the perf clock (seconds as perf\n" \
 	"                      prints them, or with a unit: 1500ms, 20us, 7ns)\n" \
-	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time\n"
+	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time\n" \
+	"  --show-plt          PLT stubs as frames of their own (foo@plt); by\n" \
+	"                      default a stub's call shows as its target's\n"
 int report_filter_option(const char *cmd, int c, const char *arg, struct sr_options *sr,
 			 uint32_t **tids_owner);
 /* A time or duration: "1.5" (seconds, as perf prints them), or with a unit

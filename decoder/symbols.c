@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <libiberty/demangle.h>
+#include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
 #include "decoder/sideband.h"
@@ -45,6 +46,11 @@ struct dso {
 	size_t nsyms;
 	char *names;
 	size_t names_len, names_cap;
+	char *dbg_file;         /* separate debuginfo, NULL when none      */
+	bool dw_tried;          /* DWARF opened for srclines (or failed)   */
+	int dw_fd;
+	Elf *dw_elf;
+	Dwarf *dw;
 };
 
 struct cache_ent {
@@ -60,6 +66,9 @@ struct dc_symbols {
 	struct dso **dsos;
 	size_t ndsos, cap_dsos;
 	struct dc_hash dso_by_name;     /* hash of path -> candidate index chain */
+	struct dc_hash srcline_idx;     /* key -> index+1 in srclines (0: none) */
+	char **srclines;
+	size_t nsrclines;
 	char **missing;
 	size_t nmissing;
 	struct dc_hash cache_idx;       /* mixed (pid, ip) -> index in cache */
@@ -796,7 +805,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 			elf_close(&h);
 		}
 	}
-	free(dbg);
+	d->dbg_file = dbg;
 	elf_close(&code);
 	if (!ret)
 		finish_syms(d, &sv);
@@ -839,6 +848,13 @@ void dc_symbols_free(struct dc_symbols *s)
 	for (size_t i = 0; i < s->ndsos; i++) {
 		struct dso *d = s->dsos[i];
 
+		if (d->dw)
+			dwarf_end(d->dw);
+		if (d->dw_elf)
+			elf_end(d->dw_elf);
+		if (d->dw_tried && d->dw_fd >= 0)
+			close(d->dw_fd);
+		free(d->dbg_file);
 		free(d->path);
 		free(d->code_file);
 		free(d->unknown_name);
@@ -851,6 +867,10 @@ void dc_symbols_free(struct dc_symbols *s)
 	for (size_t i = 0; i < s->nmissing; i++)
 		free(s->missing[i]);
 	free(s->missing);
+	for (size_t i = 0; i < s->nsrclines; i++)
+		free(s->srclines[i]);
+	free(s->srclines);
+	dc_hash_free(&s->srcline_idx);
 	free(s->cache);
 	dc_hash_free(&s->cache_idx);
 	dc_hash_free(&s->dso_by_name);
@@ -999,6 +1019,68 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 	if (si > d->nsyms)
 		return NULL;
 	return d->names + d->syms[si - 1].name;
+}
+
+/* The DWARF of a DSO (its debuginfo file, else its code file), opened once. */
+static Dwarf *dso_dwarf(struct dso *d)
+{
+	const char *files[2] = { d->dbg_file, d->code_file };
+
+	if (d->dw_tried)
+		return d->dw;
+	d->dw_tried = true;
+	d->dw_fd = -1;
+	for (int i = 0; i < 2 && !d->dw; i++) {
+		if (!files[i] || (d->dw_fd = open(files[i], O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		d->dw_elf = elf_begin(d->dw_fd, ELF_C_READ_MMAP, NULL);
+		d->dw = d->dw_elf ? dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL) : NULL;
+		if (!d->dw) {
+			if (d->dw_elf)
+				elf_end(d->dw_elf);
+			d->dw_elf = NULL;
+			close(d->dw_fd);
+			d->dw_fd = -1;
+		}
+	}
+	return d->dw;
+}
+
+const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key)
+{
+	uint64_t di = key >> 32, si = key & 0xffffffffu, v;
+	char *str = NULL, **nv;
+	Dwarf_Die cu;
+	Dwarf_Line *line;
+	Dwarf *dw;
+	struct dso *d;
+	int ln;
+
+	if (!di || di > s->ndsos || !si || si > s->dsos[di - 1]->nsyms)
+		return NULL;
+	if (dc_hash_get(&s->srcline_idx, key, &v))
+		return v ? s->srclines[v - 1] : NULL;
+	d = s->dsos[di - 1];
+	dw = dso_dwarf(d);
+	if (dw && dwarf_addrdie(dw, d->syms[si - 1].start, &cu) &&
+	    (line = dwarf_getsrc_die(&cu, d->syms[si - 1].start)) && !dwarf_lineno(line, &ln)) {
+		const char *src = dwarf_linesrc(line, NULL, NULL);
+		const char *base = src ? strrchr(src, '/') : NULL;
+
+		if (src && asprintf(&str, "%s:%d", base ? base + 1 : src, ln) < 0)
+			str = NULL;
+	}
+	if (str) {
+		nv = realloc(s->srclines, (s->nsrclines + 1) * sizeof(*nv));
+		if (!nv) {
+			free(str);
+			return NULL;
+		}
+		s->srclines = nv;
+		s->srclines[s->nsrclines++] = str;
+	}
+	dc_hash_put(&s->srcline_idx, key, str ? s->nsrclines : 0);  /* a cache */
+	return str;
 }
 
 /* ---- process-level lookups ---------------------------------------------- */

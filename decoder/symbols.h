@@ -73,6 +73,10 @@ uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 			   uint64_t *lo, uint64_t *hi);
 /* Display name of a key; NULL for an unknown key. Valid while s lives. */
 const char *dc_sym_name(struct dc_symbols *s, uint64_t key);
+/* "file.c:LINE" of the function key's first instruction from the DWARF line
+ * table of its debuginfo (else its code file), libdw; NULL when unknown.
+ * Valid while s lives. */
+const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key);
 
 /* Binaries that could not be found, in the order first met. */
 size_t dc_sym_nr_missing(const struct dc_symbols *s);

@@ -207,7 +207,9 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 			return -ENOMEM;
 		h = fg_fnv(plen ? fg_fnv(h, ";", 1) : h, name, len);
 	}
-	if (n->kind != SR_NODE_THREAD) {
+	/* (a node with no call, no time and nothing under it has no row: a
+	 * PLT stub folded into its target leaves one behind) */
+	if (n->kind != SR_NODE_THREAD && (n->calls || n->total_ns || n->first_child)) {
 		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, fg_fnv_end(h))
 				       : row_get(st, name, len);
 		if (ri == SIZE_MAX)
@@ -219,6 +221,8 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 		r->r.self_ns += n->self_ns;
 		r->r.calls += n->calls;
 		r->r.inferred += n->calls_inferred;
+		if (!r->r.srcline && n->kind == SR_NODE_FUNC && sym && sym->srcline)
+			r->r.srcline = sym->srcline(sym->ctx, n->key);
 		if (sr_hist_merge(&r->hist, &n->lat))
 			return -ENOMEM;
 	}
@@ -683,7 +687,7 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 		pad(out, w[c] - strlen(t));
 		fputs(t, out);
 	}
-	fputs("  Function\n", out);
+	fputs(opt->srcline && !b ? "  Function  Source\n" : "  Function\n", out);
 	for (size_t c = 0; c < ncol; c++) {
 		fputs(!b || c == 0 || cols[c].m != cols[c - 1].m ? "  " : " ", out);
 		for (size_t k = 0; k < w[c]; k++)
@@ -698,7 +702,10 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 			pad(out, w[c] - width(cell));
 			fputs(cell, out);
 		}
-		fprintf(out, "  %s\n", rows[i].name);
+		if (opt->srcline && !b && rows[i].a && rows[i].a->srcline)
+			fprintf(out, "  %s  %s\n", rows[i].name, rows[i].a->srcline);
+		else
+			fprintf(out, "  %s\n", rows[i].name);
 	}
 	if (nohist_a || nohist_b)
 		fprintf(out, "# p50/p90/p99/max need per-call latencies: %s from a folded file, "

@@ -87,6 +87,8 @@ struct fg_row {
 	uint64_t avg_ns;         /* mean over complete calls, rounded       */
 	bool has_hist;           /* percentiles and max known               */
 	const struct sr_hist *hist;  /* when has_hist                       */
+	const char *srcline;     /* "file:line" when the symbolizer gives one
+	                            (sr_symbolizer.srcline), else NULL      */
 };
 
 size_t fg_stats_count(const struct fg_stats *st);
@@ -118,6 +120,7 @@ struct fg_table_options {
 	                            largest absolute change first           */
 	size_t top;              /* print at most this many rows (0: all)   */
 	bool raw;                /* plain ns instead of ns/µs/ms/s          */
+	bool srcline;            /* one run: each row's file:line after it  */
 };
 
 /* 0, -ENOMEM, or -EIO when writing failed. */

@@ -143,7 +143,8 @@ void rc_emu_syms_free(struct rc_emu_syms *s);
 uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 			 uint64_t addr);
 /* Runtime address of SYM in the file mapped by MAPS (path PATH); 0 if
- * absent. */
+ * absent. SYM is a symbol name, or a demangled C++/Rust name: whole
+ * ("ns::f(int)") or up to its '(' ("ns::f": the first such overload). */
 uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 			 size_t n, const char *path, const char *sym);
 

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "decoder/symbols.h"   /* dc_sym_demangle */
 #include "record/emulate.h"
 
 /* ---- ELF function ranges ------------------------------------------------- */
@@ -288,6 +289,19 @@ uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 	for (size_t i = 0; i < f->nnames && !vaddr; i++)
 		if (!strcmp(f->names[i].name, sym))
 			vaddr = f->names[i].vaddr;
+	/* A C++ (or Rust) name as report prints it: the whole demangled name
+	 * ("ns::f(int)") or, as --root takes it, up to its '(' ("ns::f"). */
+	for (int whole = 1; whole >= 0 && !vaddr; whole--) {
+		size_t len = strlen(sym);
+
+		for (size_t i = 0; i < f->nnames && !vaddr; i++) {
+			char *dm = dc_sym_demangle(f->names[i].name);
+
+			if (dm && !strncmp(dm, sym, len) && (whole ? !dm[len] : dm[len] == '('))
+				vaddr = f->names[i].vaddr;
+			free(dm);
+		}
+	}
 	if (!vaddr || !vaddr_to_off(f, vaddr, &off))
 		return 0;
 	for (size_t i = 0; i < n; i++)

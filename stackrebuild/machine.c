@@ -23,7 +23,7 @@
 
 #include "stackrebuild/cct_internal.h"
 
-enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4 };
+enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8 };
 enum { MAX_PSEUDO = 8, CHILD_CACHE = 64 };
 enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
@@ -35,7 +35,9 @@ struct frame {
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
 	                              signal handler (and what replaced it);
 	                              F_TRAMP: what a handler returned into,
-	                              the sigreturn trampoline               */
+	                              the sigreturn trampoline; F_STUB: a
+	                              PLT stub's call going on in the PLT
+	                              header or the lazy resolver            */
 };
 
 struct pseudo {
@@ -649,7 +651,9 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 	if (!name)
 		return 0;
 	len = strlen(name);
-	if ((len > 4 && !strcmp(name + len - 4, "@plt")) ||
+	/* (perf script names .plt.sec / .plt.got slots "_init+0x..": _init
+	 * itself never jumps to another function) */
+	if ((len >= 4 && !strcmp(name + len - 4, "@plt")) || !strcmp(name, "_init") ||
 	    !strncmp(name, "_dl_runtime_resolve", 19))
 		return SR_FUNC_STUB;
 	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
@@ -691,6 +695,38 @@ static bool is_sigreturn(const struct sr_machine *m, const struct thread *t, uin
 	return (top->flags & F_TRAMP) || (func_flags(m, top->node) & SR_FUNC_SIGRETURN);
 }
 
+/* The top frame is a PLT stub (or the lazy resolver, or unnamed code: the
+ * PLT header a stub jumps to, a slot perf script cannot name) and jumps on
+ * to key: unless show_plt, it is the
+ * same call going on in key, as perf shows it. The frame takes key's node
+ * under the same parent, keeps its start (so the call's latency covers the
+ * stub), and the stub's self time moves with it. A stub that made calls
+ * (the lazy resolver binding the symbol: _dl_fixup) stays a frame of its
+ * own, so that every frame with callees has calls. Returns 1 when folded. */
+static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
+{
+	struct frame *top = &t->frames[t->nframes - 1];
+	struct sr_node *stub = top->node, *n;
+
+	if (m->opt.show_plt || stub->kind != SR_NODE_FUNC || stub->first_child ||
+	    (!(top->flags & F_STUB) && !unnamed(m, stub->key) &&
+	     !(func_flags(m, stub) & SR_FUNC_STUB)))
+		return 0;
+	n = seg_child(t, stub->parent, SR_NODE_FUNC, key);
+	if (!n)
+		return -ENOMEM;
+	for (int k = 0; k < SR_TIME_NKINDS; k++) {
+		n->self_by[k] += stub->self_by[k];
+		stub->self_by[k] = 0;
+	}
+	top->node = n;
+	top->alias = 0;
+	top->flags &= (uint8_t)~F_STUB;
+	if (unnamed(m, key) || (key_flags(m, key) & SR_FUNC_STUB))
+		top->flags |= F_STUB;
+	return 1;
+}
+
 /* The thread is executing in function key (a branch's source), and it is
  * not the top frame: a jump went unseen (`perf script --itrace=cr` shows
  * none). Out of a longjmp or an exception unwinder, it went into a frame
@@ -719,6 +755,8 @@ static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64
 	m->st.repairs++;
 	if ((func_flags(m, top->node) & SR_FUNC_UNWIND) && (i = find_below(t, key)) >= 0)
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
+	if ((ret = fold_stub(m, t, key)))
+		return ret < 0 ? ret : 0;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);
 }
@@ -981,6 +1019,8 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 		if ((top_flags & SR_FUNC_UNWIND) && !unnamed(m, key))
 			return underflow(m, t, key, now, true);
 	}
+	if ((ret = fold_stub(m, t, key)))
+		return ret < 0 ? ret : 0;
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : push_frame(m, t, key, now, flags);

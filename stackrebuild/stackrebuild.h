@@ -41,6 +41,9 @@ struct sr_symbolizer {
 	 * 0 when unknown. Lets a JUMP to a function's entry be told from a
 	 * longjmp into the middle of a function lower on the stack. */
 	uint64_t (*func_start)(void *ctx, uint32_t pid, uint64_t ip);
+	/* Optional: "file:line" of a key's function (report --srcline),
+	 * NULL when unknown; valid as long as the symbolizer lives. */
+	const char *(*srcline)(void *ctx, uint64_t key);
 };
 
 /* ------------------------------------------------------------------------
@@ -318,8 +321,8 @@ struct sr_options {
 	 * the frame further down that holds the function); out of any other
 	 * frame a tail call or a PLT stub's jump (the function replaces the top
 	 * frame, even when it is further down as well: recursion). Without it:
-	 * SR_FUNC_STUB for names ending in "@plt" or starting with
-	 * "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
+	 * SR_FUNC_STUB for names ending in "@plt", "_init" (perf script's
+	 * name of .plt.sec slots) or starting with "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
 	 * or starting with "_Unwind_", SR_FUNC_SWITCH for "gogo"
 	 * and "runtime.gogo". Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
@@ -331,6 +334,11 @@ struct sr_options {
 	 * "[truncated]" frame under the last kept one, so no input makes the
 	 * tree or the folded output grow with depth beyond it. */
 	uint32_t max_stack;
+	/* Keep PLT stubs as frames of their own. Default (false): a stub
+	 * (SR_FUNC_STUB: "foo@plt", the lazy resolver, and the unnamed PLT
+	 * header between them) that jumps on to its target is the same call:
+	 * its frame becomes the target's, keeping its start and its time. */
+	bool show_plt;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */

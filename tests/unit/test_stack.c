@@ -136,7 +136,8 @@ static void test_recursion(void **state)
 
 static void test_tail_call_and_plt(void **state)
 {
-	struct sr_machine *m = new_machine(NULL);
+	struct sr_options o = { .show_plt = true };
+	struct sr_machine *m = new_machine(&o);
 	struct sr_cct *cct;
 
 	(void)state;
@@ -155,6 +156,62 @@ static void test_tail_call_and_plt(void **state)
 	expect_calls(cct, "main;b", 2, 0);
 	expect_calls(cct, "main;b@plt", 1, 0);
 	assert_int_equal(node_at(cct, "main;b")->lat.sum, 20 + 10);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Without show_plt (the default) a PLT stub that jumps on is the same call
+ * in its target: one frame, the stub's time and start kept (latency from
+ * the call of the stub), also through the unnamed PLT header and when the
+ * jump is unseen; a stub that made a call (the lazy resolver) stays. */
+static void test_plt_folded(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_PLT_B);
+	JMP(m, 1, 2, F_PLT_B, ENTRY(F_B));
+	RET(m, 1, 12, F_B, F_MAIN);
+	CALL(m, 1, 20, F_MAIN, F_PLT_B);       /* its jmp unseen: b calls c */
+	CALL(m, 1, 23, F_B, F_C);
+	RET(m, 1, 30, F_C, F_B);
+	RET(m, 1, 35, F_B, F_MAIN);
+	END(m, 1, 40, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 13\nmain;b 20\nmain;b;c 7\n");
+	expect_calls(cct, "main;b", 2, 0);
+	assert_int_equal(node_at(cct, "main;b")->lat.sum, 12 + 15);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* through the unnamed PLT header (functions starts unknown) */
+	m = sr_machine_new(&fake_sym_nostart, NULL);
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_PLT_B);
+	feed_ev(m, 1, 12, DC_EV_JUMP, 0, IP(F_PLT_B), 0x10, 0, 0);
+	feed_ev(m, 1, 14, DC_EV_JUMP, 0, 0x18, ENTRY(F_B), 0, 0);
+	RET(m, 1, 20, F_B, F_F);
+	RET(m, 1, 25, F_F, F_MAIN);
+	END(m, 1, 30, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 5\nmain;f 15\nmain;f;b 10\n");
+	expect_calls(cct, "main;f;b", 1, 0);
+	assert_int_equal(node_at(cct, "main;f;b")->lat.sum, 10);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* a stub that calls (lazy binding) stays a frame of its own */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_PLT_B);
+	CALL(m, 1, 2, F_PLT_B, F_C);
+	RET(m, 1, 8, F_C, F_PLT_B);
+	JMP(m, 1, 10, F_PLT_B, ENTRY(F_B));
+	RET(m, 1, 15, F_B, F_MAIN);
+	END(m, 1, 20, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 5\nmain;b 5\nmain;b@plt 4\nmain;b@plt;c 6\n");
+	expect_calls(cct, "main;b@plt", 1, 0);
 	expect_identity(cct);
 	sr_cct_free(cct);
 }
@@ -201,7 +258,7 @@ static void test_jump_down_without_starts(void **state)
 
 	/* unnamed code (key [unknown]) calls f, whose PLT stub jumps to the
 	 * unnamed PLT header: a new [unknown] frame, not a return to the old */
-	m = sr_machine_new(&fake_sym_nostart, NULL);
+	m = sr_machine_new(&fake_sym_nostart, &(struct sr_options){ .show_plt = true });
 	feed_ev(m, 1, 0, DC_EV_CALL, 0, IP(F_MAIN), 0x20, 0, 0);
 	feed_ev(m, 1, 5, DC_EV_CALL, 0, 0x28, ENTRY(F_F), 0, 0);
 	CALL(m, 1, 10, F_F, F_PLT_B);
@@ -650,7 +707,8 @@ static void test_start_at_entry(void **state)
  * that is not the caller replaces the caller, never what lies below. */
 static void test_unseen_jumps_repaired(void **state)
 {
-	struct sr_machine *m = new_machine(NULL);
+	struct sr_options o = { .show_plt = true };
+	struct sr_machine *m = new_machine(&o);
 	struct sr_machine_stats st;
 	struct sr_cct *cct;
 
@@ -678,7 +736,8 @@ static void test_unseen_jumps_repaired(void **state)
  * frame becomes the inner f; the outer f stays. */
 static void test_recursion_through_unseen_plt(void **state)
 {
-	struct sr_machine *m = new_machine(NULL);
+	struct sr_options o = { .show_plt = true };
+	struct sr_machine *m = new_machine(&o);
 	struct sr_cct *cct;
 
 	(void)state;
@@ -1590,6 +1649,7 @@ int main(void)
 		cmocka_unit_test(test_nested_calls),
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_tail_call_and_plt),
+		cmocka_unit_test(test_plt_folded),
 		cmocka_unit_test(test_mutual_tail_recursion),
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),

@@ -28,7 +28,7 @@ static const char *t_name(void *ctx, uint64_t key)
 	return key < sizeof(names) / sizeof(names[0]) ? names[key] : NULL;
 }
 
-static const struct sr_symbolizer sym = { NULL, t_key, t_name, NULL };
+static const struct sr_symbolizer sym = { .func_key = t_key, .name = t_name };
 
 static struct sr_node *child(struct sr_cct *c, struct sr_node *p, uint64_t key)
 {

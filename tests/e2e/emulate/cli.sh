@@ -38,6 +38,22 @@ fi
 "$EMU_CHECK" mid.data mid.dump >chk 2>&1 && pass "--start middle: trace decodes exactly" ||
 	fail "--start middle: $(head -c 400 chk)"
 
+# --start with a demangled C++ name, whole or without its parameters, as
+# report prints it (issue 15.4): the first traced ip is the function's
+sym=$(nm "$TESTDATA/emu_except" | awk '$3 == "_ZL6level2i" {print $1}')
+for st in 'level2(int)' level2; do
+	"${E[@]}" -q -o cxx.data --start "$st" --truth cxx.truth -- "$TESTDATA/emu_except" 2>err ||
+		{ fail "--start '$st': $(head -c 300 err)"; continue; }
+	first=$(awk '$5 == "start" {print $6; exit}' cxx.truth)
+	map=$(awk '$5 == "mmap" && $9 ~ /emu_except$/ && $8 == "0x1000" {print $6; exit}' cxx.truth)
+	if [ -n "$first" ] && [ -n "$sym" ] && [ -n "$map" ] &&
+		[ $((first - map + 0x1000)) -eq $((0x$sym)) ]; then
+		pass "--start '$st': tracing starts at level2(int)"
+	else
+		fail "--start '$st': first traced ip $first, level2 at 0x$sym, text mapped at $map"
+	fi
+done
+
 # --max-insns with --start '': trace from exec, detach after 300
 # instructions; the program must run on and finish by itself.
 "${E[@]}" -q -o max.data --start '' --max-insns 300 --truth max.truth --dump-insns max.dump \

@@ -25,6 +25,40 @@ run() {  # NAME PROG [record options]
 for p in ${TRUTH_PROGRAMS:-$EMU_PROGRAMS}; do
 	run "$p" "$p"
 done
+# PLT stubs (issue 15.4): folded into their targets by default (no x@plt
+# frame left), frames of their own with --show-plt, both exact against the
+# truth model's same rule
+if [ -s demo.data ] && [ -s demo.out ]; then
+	if grep -q '@plt[:;]' demo.out; then fail "demo: a PLT stub frame without --show-plt"
+	else pass "demo: no PLT stub frame by default"; fi
+	"$PTFLAME" report -q -i demo.data --table --raw >demo.tab 2>&1 || fail "demo --table: $(head -c 300 demo.tab)"
+	if grep -qE '@plt$|\[\.plt\]$' demo.tab; then fail "demo --table: a row for a folded stub: $(grep -E 'plt\]?$' demo.tab)"
+	else pass "demo --table: no row for a folded stub"; fi
+	# --srcline (issue 15.4): each of the program's functions has its
+	# file:line, and the source there (or the line before: the brace) is
+	# where that function is defined
+	if "$PTFLAME" report -q -i demo.data --table --srcline >demo.src 2>&1; then
+		bad=0 seen=0
+		while read -r fn src; do
+			n=${src#emu_demo.c:}
+			seen=$((seen + 1))
+			sed -n "$((n - 1)),${n}p" "$SRCDIR/testdata/emu_demo.c" 2>/dev/null |
+				grep -q "[ *]$fn(" || { bad=$((bad + 1)); echo "  $fn at $src" >&2; }
+		done < <(awk '$NF ~ /^emu_demo\.c:[0-9]+$/ {print $(NF-1), $NF}' demo.src)
+		if [ "$seen" -ge 5 ] && [ "$bad" -eq 0 ]; then pass "demo --srcline: $seen functions at their definitions"
+		else fail "demo --srcline: $seen functions with emu_demo.c:LINE, $bad not at their definition"; fi
+	else
+		fail "demo --table --srcline: $(head -c 300 demo.src)"
+	fi
+	if report demo.plt -i demo.data --show-plt; then
+		grep -q '@plt[:;]' demo.plt || fail "demo --show-plt: no PLT stub frame"
+		if $TP compare demo.truth demo.plt --show-plt >demo.cmp.plt 2>&1; then
+			pass "demo --show-plt: $(tail -1 demo.cmp.plt)"
+		else
+			fail "demo --show-plt: $(cat demo.cmp.plt)"
+		fi
+	fi
+fi
 if [ -z "${TRUTH_PROGRAMS:-}" ]; then
 	for p in threads demo; do
 		run "$p.preempt" "$p" --cpus 2 --time-slice 300

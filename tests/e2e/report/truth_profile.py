@@ -4,6 +4,7 @@
 usage: truth_profile.py expect TRUTH [--per-thread]
        truth_profile.py compare TRUTH FOLDED [--per-thread] [--no-time]
                         [--no-comm] [--slack-ns N] [--only-tids LIST]
+                        [--show-plt]
        truth_profile.py same TRUTH FOLDED_A FOLDED_B [--slack-ns N]
                         [--jump-only-ok]
        truth_profile.py walltime TRUTH [--perf-data FILE]
@@ -58,7 +59,10 @@ is above the root: all frames end and it becomes their inferred caller, as
 a ret from the root makes one; any other jump to another
 function (its entry: tail call, PLT; or its middle: shared code such as
 mempcpy entering memmove) replaces the top frame and starts a call of the
-new one. Calls are "complete" when both their start and their end were seen.
+new one, except that a PLT stub's jump (x@plt, the PLT header, the lazy
+resolver when it made no call) goes on as the same call in its target
+(report's default; --show-plt here models report --show-plt). Calls are
+"complete" when both their start and their end were seen.
 
 Time tolerance. compare: each line's self time within 0.1 % of the truth
 (criterion 1, literally: --slack-ns defaults to 0). The emulator's PT
@@ -241,12 +245,18 @@ class Symbolizer:
 # ---------------------------------------------------------------- the tree
 
 
+# every key's names, also of nodes a folded PLT stub left empty (removed)
+KEYNAMES = {}
+
+
 class Node:
     __slots__ = ("key", "names", "parent", "kids", "calls", "complete",
                  "self_ns", "entries")
 
     def __init__(self, key, names, parent):
         self.key, self.names, self.parent = key, names, parent
+        if names:
+            KEYNAMES.setdefault(key, set()).update(names)
         self.kids = {}
         self.calls = self.complete = self.self_ns = self.entries = 0
 
@@ -274,11 +284,24 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 
 class Frame:
-    __slots__ = ("node", "key", "pseudo", "started", "handler")
+    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False):
         self.node, self.key, self.pseudo = node, key, pseudo
         self.started, self.handler = started, handler
+        self.stub = False
+
+
+# report --show-plt: PLT stubs stay frames of their own
+SHOW_PLT = False
+
+
+def is_stub(names):
+    return any(n.endswith("@plt") or n.startswith("_dl_runtime_resolve") for n in names)
+
+
+def unnamed(names):
+    return not names or any(n.startswith("[") for n in names)
 
 
 class Thread:
@@ -310,6 +333,33 @@ class Thread:
         n.entries += 1
         self.stack.append(Frame(n, key, pseudo, started, handler))
         self.note_path()
+
+    def replace(self, key, names):
+        """The top frame's function jumps on to key's (a tail call, a PLT
+        stub's jump). Without --show-plt a stub (x@plt, the lazy resolver,
+        the unnamed PLT header between them) that made no calls is the same
+        call going on in key: the frame takes key's node, its self time
+        moves along, one call of the stub's context becomes one of key's."""
+        top = self.stack[-1]
+        old = top.node
+        if not SHOW_PLT and top.pseudo is None and not old.kids and \
+                (top.stub or is_stub(old.names) or unnamed(old.names)):
+            n = old.parent.child(key, names)
+            n.self_ns += old.self_ns
+            old.self_ns = 0
+            old.calls -= 1
+            old.entries -= 1
+            n.calls += 1
+            n.entries += 1
+            if not old.calls and not old.kids:
+                del old.parent.kids[old.key]
+            top.node, top.key = n, key
+            top.stub = is_stub(names) or unnamed(names)
+            self.note_path()
+            return
+        handler = top.handler
+        self.pop()
+        self.push(key, names, handler=handler)
 
     def pop(self, complete=True):
         fr = self.stack.pop()
@@ -438,9 +488,7 @@ class Model:
             return
         key, start, names = self.f(th.pid, src)
         if th.stack[-1].key != key:
-            handler = th.stack[-1].handler
-            th.pop()
-            th.push(key, names, handler=handler)
+            th.replace(key, names)
 
     def ev_call(self, th, t, args):
         self.repair(th, int(args[0], 16))
@@ -474,9 +522,7 @@ class Model:
         if start is None:
             # no symbol there (a lazy PLT's header jumping to the resolver,
             # a stub): a new function of its own, entered here
-            handler = th.stack[-1].handler
-            th.pop()
-            th.push(key, names, handler=handler)
+            th.replace(key, names)
         elif i is None and start != to and th.stack[-1].pseudo is None and any(
                 "longjmp" in n or n.startswith("_Unwind_") for n in th.stack[-1].node.names):
             # an unwinder jumping into a function not on the stack: a frame
@@ -489,9 +535,7 @@ class Model:
             # a tail call; into the middle of a function not on the stack
             # too (ld.so's mempcpy jumps into memmove's body): the frame's
             # whole life is seen from here, so it is a complete call
-            handler = th.stack[-1].handler
-            th.pop()
-            th.push(key, names, handler=handler)
+            th.replace(key, names)
         else:
             th.pop_to(i)
 
@@ -853,7 +897,7 @@ def cmd_paths(truth, folded):
     for th in m.threads.values():
         paths |= th.paths
     # name sequences: a path is a tuple of keys; keep the names of each key
-    keynames = {}
+    keynames = {k: set(v) for k, v in KEYNAMES.items()}
     for th in m.threads.values():
         def visit(n):
             for k in n.kids.values():
@@ -1002,8 +1046,10 @@ def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
+    global SHOW_PLT
     cmd, truth = argv[1], argv[2]
     per_thread = "--per-thread" in argv
+    SHOW_PLT = "--show-plt" in argv
     if cmd == "expect":
         cmd_expect(truth, per_thread)
         return 0

@@ -26,6 +26,18 @@ fi
 python3 "$CHECK_SVG" inv.svg a2.folded --minwidth 0 --inverted || fail "report --svg --inverted: the SVG (above)"
 grep -q '>Icicle Graph<' inv.svg 2>/dev/null || grep -q 'ptflame: wall-clock' inv.svg ||
 	fail "--inverted: no title"
+# report --svg without -o: the SVG only, no folded stacks on stdout (issue 15.3);
+# with --table the table that was asked for
+if "$PTFLAME" report -q -i a.data --svg only.svg >only.out 2>err; then
+	if [ -s only.out ]; then fail "report --svg without -o also printed $(wc -l <only.out) lines"
+	elif ! grep -q '<g class="f"' only.svg; then fail "report --svg without -o: no frames in the SVG"
+	else pass "report --svg without -o: only the SVG"; fi
+else
+	fail "report --svg without -o: $(head -c 300 err)"
+fi
+"$PTFLAME" report -q -i a.data --svg only.svg --table >tab.out 2>err ||
+	fail "report --svg --table: $(head -c 300 err)"
+grep -q 'extra_work\|main' tab.out || fail "report --svg --table: no table on stdout"
 # --minwidth drops narrow frames
 "$PTFLAME" report -q -i a.data --svg wide.svg --minwidth 50 -o /dev/null 2>err ||
 	fail "report --minwidth 50: $(head -c 300 err)"
