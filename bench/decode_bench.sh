@@ -12,7 +12,7 @@ OUT=${OUT:-/tmp/decode-bench}
 mkdir -p "$OUT"
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/include/capstone \
 	-o "$OUT/ptenc_bench" "$SRC/bench/ptenc_bench.c" "$SRC/record/ptenc.c" \
-	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/perfdata.c" \
+	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/outfile.c" "$SRC/decoder/perfdata.c" \
 	-lipt -lcapstone
 "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/b.bin" -p "$OUT/b.data" | grep -E 'expected_calls|libipt'
 echo "== decoder/ (dc_events --bench)"

@@ -13,7 +13,7 @@ OUT=${OUT:-/tmp/ptenc-bench}
 mkdir -p "$OUT"
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/include/capstone \
 	-o "$OUT/ptenc_bench" "$SRC/bench/ptenc_bench.c" "$SRC/record/ptenc.c" \
-	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/perfdata.c" \
+	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/outfile.c" "$SRC/decoder/perfdata.c" \
 	-lipt -lcapstone
 SIZE=${1:-1024}
 echo "== $SIZE MiB of PT into a perf.data, then libipt decodes all of it"
