@@ -118,6 +118,15 @@ struct rc_emu_opts {
  * threads' trace by time. */
 #define RC_EMU_SWITCH_NS 1000u
 
+/* The clock of an idle virtual CPU (at NOW) that switches in a thread ready
+ * since READY_NS: a whole switch after both, so that a thread preempted on
+ * another CPU is never switched in here (its switch-in record is stamped
+ * half a switch back) before its switch-out there. Both emulators use it. */
+static inline uint64_t rc_emu_idle_switch_in(uint64_t now, uint64_t ready_ns)
+{
+	return (now > ready_ns ? now : ready_ns) + RC_EMU_SWITCH_NS;
+}
+
 struct rc_emu_stats {
 	uint64_t insns;            /* instructions stepped */
 	uint64_t threads;          /* threads traced */

@@ -476,13 +476,7 @@ static int assign_idle(struct qemu *e)
 		struct qthr *t = pick_ready(e, false, 0);
 		if (!t)
 			return 0;
-		/* a switch takes RC_EMU_SWITCH_NS from the moment the thread is
-		 * ready: a thread preempted on another CPU must not be switched
-		 * in here (its switch-in record is half a switch back) before
-		 * its switch-out there */
-		v->now += RC_EMU_SWITCH_NS;
-		if (t->ready_ns + RC_EMU_SWITCH_NS > v->now)
-			v->now = t->ready_ns + RC_EMU_SWITCH_NS;
+		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
 		v->idle_out_pending = true;
 		switch_in(e, c, t, 0, 0);
 	}
