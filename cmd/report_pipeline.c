@@ -358,6 +358,9 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.on_warning = on_warning,
 		.on_exec = on_exec,
 		.syscall_numbers = opt->syscall_names,
+		.vmlinux = opt->vmlinux,
+		.kcore_dir = opt->kcore_dir,
+		.kallsyms = opt->kallsyms,
 		.ctx = r,
 	};
 	struct dc_session_stats st;

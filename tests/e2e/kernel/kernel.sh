@@ -1,0 +1,81 @@
+#!/bin/bash
+# report --vmlinux / --kcore / --kallsyms (issue 10 item 6, issue 11 item 3):
+# the kernel code of a user+kernel trace decoded from the image the user
+# passes, as frames under [kernel] with exact calls and times; without an
+# image (or with one that is not the recording's kernel) [kernel] as before,
+# never [lost]. kgen writes the recording (a fake kernel's code run by
+# three syscalls, its text map moved as KASLR does) and the profile its own
+# walk gives.
+. "$E2E_LIB"
+: "${KGEN:?}" "${KVMLINUX:?}" "${KKCORE:?}" "${KCHECK:?}"
+CHECK="python3 $KCHECK"
+SHIFT=2a00000   # kkcore is linked there (tests/e2e/kernel/meson.build)
+
+"$KGEN" "$KVMLINUX" k.perf exp.txt --shift $SHIFT --kallsyms ks.txt || { fail "kgen"; finish; }
+total=$(awk '$1 != "calls" {s += $NF} END {print s}' exp.txt)
+
+# --vmlinux: every stack and self time as the walk says; the calls too
+"$PTFLAME" report -i k.perf --plain -k "$KVMLINUX" > vm.folded 2> vm.err
+rc=$?
+[ $rc -eq 0 ] && pass "--vmlinux: exit 0" || fail "--vmlinux: exit $rc: $(cat vm.err)"
+$CHECK folded exp.txt vm.folded > d.txt && pass "--vmlinux: kernel frames, exact times ($total ns)" ||
+	fail "--vmlinux: stacks differ: $(head -5 d.txt)"
+grep -q warning vm.err && fail "--vmlinux: a warning: $(cat vm.err)" || pass "--vmlinux: no warning"
+"$PTFLAME" report -i k.perf --vmlinux "$KVMLINUX" --table --raw > vm.table 2>/dev/null
+$CHECK calls exp.txt vm.table > d.txt && pass "--vmlinux: exact call counts (tail call included)" ||
+	fail "--vmlinux: calls differ: $(head -5 d.txt)"
+
+# no image: [kernel] holds the kernel's time, the same total, no [lost]
+"$PTFLAME" report -i k.perf --plain > none.folded 2> none.err || fail "no image: $(cat none.err)"
+$CHECK total exp.txt none.folded > /dev/null && pass "no image: the same total" ||
+	fail "no image: total $($CHECK total exp.txt none.folded), want $total"
+expect_grep '^ku_main;ku_sys;\[kernel\] [0-9]+$' none.folded "no image: [kernel] on the syscall's stack"
+grep -Eq 'k_|\[lost\]' none.folded && fail "no image: $(grep -E 'k_|\[lost\]' none.folded)" ||
+	pass "no image: no kernel names, no [lost]"
+
+# --kallsyms: names without code: the function a syscall entered
+"$PTFLAME" report -i k.perf --plain --kallsyms ks.txt > ks.folded 2> ks.err || fail "--kallsyms: $(cat ks.err)"
+$CHECK total exp.txt ks.folded > /dev/null && pass "--kallsyms: the same total" || fail "--kallsyms: another total"
+expect_grep '^ku_main;ku_sys;\[kernel\];k_entry [0-9]+$' ks.folded "--kallsyms: the kernel entry named under [kernel]"
+
+# --kcore DIR: kcore (the code at its run-time address) + kallsyms
+mkdir kc && cp "$KKCORE" kc/kcore && cp ks.txt kc/kallsyms
+"$PTFLAME" report -i k.perf --plain --kcore kc > kc.folded 2> kc.err || fail "--kcore: $(cat kc.err)"
+$CHECK folded exp.txt kc.folded > d.txt && pass "--kcore: the same frames and times" ||
+	fail "--kcore: stacks differ: $(head -5 d.txt)"
+
+# a vmlinux that is not the recording's kernel (build-id): one warning, [kernel]
+"$KGEN" "$KVMLINUX" bad.perf exp_bad.txt --shift $SHIFT --bad-build-id || fail "kgen --bad-build-id"
+"$PTFLAME" report -i bad.perf --plain -k "$KVMLINUX" > bad.folded 2> bad.err || fail "bad build-id: $(cat bad.err)"
+n=$(grep -c 'warning: .*build-id.*not used' bad.err)
+[ "$n" -eq 1 ] && pass "bad build-id: one warning" || fail "bad build-id: $n warnings: $(cat bad.err)"
+"$PTFLAME" report -i bad.perf --plain > bad_none.folded 2>/dev/null
+cmp -s bad.folded bad_none.folded && pass "bad build-id: the profile of no image" ||
+	fail "bad build-id: decoded anyway: $(head -3 bad.folded)"
+# no build-id in the recording: nothing to check against, the image is used
+"$KGEN" "$KVMLINUX" nob.perf exp_nob.txt --shift $SHIFT --no-build-id || fail "kgen --no-build-id"
+"$PTFLAME" report -i nob.perf --plain -k "$KVMLINUX" > nob.folded 2>/dev/null
+$CHECK folded exp_nob.txt nob.folded > d.txt && pass "no build-id recorded: decoded" || fail "no build-id: $(head -3 d.txt)"
+# a kcore of another boot (the kernel ran elsewhere: no shift): one warning
+"$KGEN" "$KVMLINUX" s0.perf exp0.txt || fail "kgen (no shift)"
+"$PTFLAME" report -i s0.perf --plain --kcore kc > s0.folded 2> s0.err || fail "kcore mismatch: $(cat s0.err)"
+expect_grep 'warning: .*another boot' s0.err "kcore of another boot: a warning"
+grep -q 'k_' s0.folded && fail "kcore of another boot: decoded: $(head -3 s0.folded)" ||
+	pass "kcore of another boot: [kernel] only"
+# the image linked where it ran (no shift) is used as is
+"$PTFLAME" report -i s0.perf --plain -k "$KVMLINUX" > s0vm.folded 2>/dev/null
+$CHECK folded exp0.txt s0vm.folded > d.txt && pass "--vmlinux without KASLR" || fail "no shift: $(head -3 d.txt)"
+
+# bad input: one line, non-zero exit, no output file
+expect_rc 1 "--vmlinux missing file" -- "$PTFLAME" report -i k.perf -k nosuch -o out.folded
+expect_grep 'cannot open nosuch' "$T/err" "--vmlinux missing file: named"
+[ ! -e out.folded ] && pass "no output written on error" || fail "out.folded written"
+echo "not kallsyms" > junk.txt
+expect_rc 1 "--kallsyms of another file" -- "$PTFLAME" report -i k.perf --kallsyms junk.txt
+expect_grep 'junk.txt: no symbols' "$T/err" "--kallsyms: the problem named"
+expect_rc 1 "--vmlinux not ELF" -- "$PTFLAME" report -i k.perf -k junk.txt
+expect_grep 'junk.txt: not a 64-bit ELF' "$T/err" "--vmlinux not ELF: named"
+expect_rc 1 "--kcore without kcore" -- "$PTFLAME" report -i k.perf --kcore .
+expect_rc 1 "--kcore and --kallsyms" -- "$PTFLAME" report -i k.perf --kcore kc --kallsyms ks.txt
+for f in "$T/err"; do [ "$(wc -l < "$f")" -eq 1 ] && pass "one-line error" || fail "error: $(cat "$f")"; done
+finish
