@@ -482,8 +482,11 @@ static int far_branch(struct dc_ptq *q, const struct pending *p, uint64_t to)
 
 /* The far transfer a block without its class (ptic_error: libipt's block
  * cache) ends with, from its bytes: syscall, sysenter, int n -> far call;
- * iret, sysret -> far return; else ptic_error. */
-static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending *p)
+ * iret, sysret, sysexit -> far return. Bytes not at hand, a branch between user and
+ * kernel code is one all the same (no near branch crosses). Else
+ * ptic_error. */
+static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending *p,
+				    uint64_t to)
 {
 	uint8_t b[4];
 	int n = 0, i = 0;
@@ -496,8 +499,10 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
 		return b[i] == 0xcf ? ptic_far_return : ptic_far_call;
 	if (i + 1 < n && b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34))
 		return ptic_far_call;
-	if (i + 1 < n && b[i] == 0x0f && b[i + 1] == 0x07)
+	if (i + 1 < n && b[i] == 0x0f && (b[i + 1] == 0x07 || b[i + 1] == 0x35))
 		return ptic_far_return;
+	if (!n && kernel_ip(p->end_ip) != kernel_ip(to))
+		return kernel_ip(p->end_ip) ? ptic_far_return : ptic_far_call;
 	return ptic_error;
 }
 
@@ -533,7 +538,7 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		/* (only kernel code: a user-only trace's far branches end
 		 * in TIP.PGD, never here) */
 		if ((kernel_ip(p.end_ip) || kernel_ip(to)) &&
-		    (p.iclass = far_class(q, &p)) != ptic_error)
+		    (p.iclass = far_class(q, &p, to)) != ptic_error)
 			return far_branch(q, &p, to);
 		/* fall through */
 	default:
