@@ -42,7 +42,8 @@
 
 struct kmap {
 	uint64_t start, end, pgoff;
-	char *name;                /* "[kernel.kallsyms]_text", "[mod]"     */
+	char *name;                /* "[kernel.kallsyms]_text", a module's
+	                              "[mod]" or its .ko path (older perf) */
 };
 
 struct ksym {
@@ -125,8 +126,8 @@ int dc_kernel_map(struct dc_kernel *k, uint64_t start, uint64_t len, uint64_t pg
 {
 	struct kmap *n;
 
-	if (!name || name[0] != '[')
-		return 0;           /* a module file path: its "[name]" map is the one */
+	if (!name)
+		return 0;
 	n = realloc(k->maps, (k->nmaps + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -436,9 +437,6 @@ static int kcore_clip(struct dc_kernel *k, struct pt_image_section_cache *isc, c
 static int load_kcore(struct dc_kernel *k, struct pt_image_section_cache *isc, char *err,
 		      size_t errlen)
 {
-	const struct kmap *tm = text_map(k);
-	const char *ref = ref_name(tm);
-	uint64_t at = !strcmp(ref, "_stext") ? k->ks_stext : k->ks_text;
 	char path[PATH_MAX];
 	struct elff e;
 	size_t nph = 0;
@@ -447,13 +445,6 @@ static int load_kcore(struct dc_kernel *k, struct pt_image_section_cache *isc, c
 	snprintf(path, sizeof(path), "%s/kcore", k->o.kcore_dir);
 	if ((ret = elf_open_path(path, &e, err, errlen)))
 		return ret;
-	if (tm && at != tm->pgoff) {
-		warnf(k, "%s/kallsyms puts %s at %#" PRIx64 ", the recording's kernel ran it at "
-		      "%#" PRIx64 " (another boot): kcore not used, kernel code shows as [kernel]",
-		      k->o.kcore_dir, ref, at, tm->pgoff);
-		elf_close_f(&e);
-		return 0;
-	}
 	if (elf_getphdrnum(e.elf, &nph))
 		nph = 0;
 	for (size_t i = 0; i < nph && !ret; i++) {
@@ -476,6 +467,24 @@ static int load_kcore(struct dc_kernel *k, struct pt_image_section_cache *isc, c
 	return ret;
 }
 
+/* Is the kallsyms of the recording's boot: its address of the text map's
+ * symbol the map's pgoff (when both are known)? Else one warning and its
+ * symbols go (what names and kcore it came with is not used). */
+static bool kallsyms_matches(struct dc_kernel *k, const char *path)
+{
+	const struct kmap *tm = text_map(k);
+	const char *ref = ref_name(tm);
+	uint64_t at = !strcmp(ref, "_stext") ? k->ks_stext : k->ks_text;
+
+	if (!tm || !at || at == tm->pgoff)
+		return true;
+	warnf(k, "%s puts %s at %#" PRIx64 ", the recording's kernel ran it at %#" PRIx64
+	      " (another boot or machine): not used, kernel code shows as [kernel]", path, ref, at,
+	      tm->pgoff);
+	k->nsyms = 0;
+	return false;
+}
+
 int dc_kernel_load(struct dc_kernel *k, const struct dc_perf_file *pf, struct dc_symbols *sym,
 		   struct pt_image_section_cache *isc, char *err, size_t errlen)
 {
@@ -487,14 +496,14 @@ int dc_kernel_load(struct dc_kernel *k, const struct dc_perf_file *pf, struct dc
 			 "not both");
 		return -EINVAL;
 	}
-	if (k->o.kallsyms)
-		ret = load_kallsyms(k, k->o.kallsyms, err, errlen);
+	if (k->o.kallsyms && !(ret = load_kallsyms(k, k->o.kallsyms, err, errlen)))
+		kallsyms_matches(k, k->o.kallsyms);
 	if (!ret && k->o.kcore_dir) {
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/kallsyms", k->o.kcore_dir);
 		ret = load_kallsyms(k, path, err, errlen);
-		if (!ret && !k->o.vmlinux)
+		if (!ret && kallsyms_matches(k, path) && !k->o.vmlinux)
 			ret = load_kcore(k, isc, err, errlen);
 	}
 	if (!ret && k->o.vmlinux)

@@ -62,9 +62,32 @@ $CHECK folded exp_nob.txt nob.folded > d.txt && pass "no build-id recorded: deco
 expect_grep 'warning: .*another boot' s0.err "kcore of another boot: a warning"
 grep -q 'k_' s0.folded && fail "kcore of another boot: decoded: $(head -3 s0.folded)" ||
 	pass "kcore of another boot: [kernel] only"
+# kallsyms of another boot: one warning, its names not used
+"$PTFLAME" report -i s0.perf --plain --kallsyms ks.txt > s0ks.folded 2> s0ks.err || fail "kallsyms mismatch: $(cat s0ks.err)"
+expect_grep 'warning: ks.txt puts _text at .*another boot' s0ks.err "kallsyms of another boot: a warning"
+grep -q 'k_' s0ks.folded && fail "kallsyms of another boot: named: $(head -3 s0ks.folded)" ||
+	pass "kallsyms of another boot: no names"
 # the image linked where it ran (no shift) is used as is
 "$PTFLAME" report -i s0.perf --plain -k "$KVMLINUX" > s0vm.folded 2>/dev/null
 $CHECK folded exp0.txt s0vm.folded > d.txt && pass "--vmlinux without KASLR" || fail "no shift: $(head -3 d.txt)"
+
+# a real user+kernel recording (kernel 4.14, modules mapped by their .ko
+# paths) whose user binaries are missing: kallsyms of its boot changes
+# nothing where no kernel entry is seen (the user code is not decoded)
+R="$SRCDIR/../shared/realtraces/skylake-echo.intel_pt.data"
+if [ -f "$R" ]; then
+	python3 -c "
+print('ffffffffb9600000 T _text')
+for i in range(109): print('%016x t ksym_%d' % (0xffffffffb9600000 + i * 0x100000, i))" > sky.ks
+	"$PTFLAME" report -i "$R" --per-thread --plain > sky.folded 2>/dev/null
+	"$PTFLAME" report -i "$R" --per-thread --plain --kallsyms sky.ks > skyks.folded 2> skyks.err
+	rc=$?
+	[ $rc -eq 0 ] && cmp -s sky.folded skyks.folded && ! grep -q 'warning: .*sky.ks' skyks.err &&
+		pass "skylake-echo: --kallsyms of its boot accepted, the profile unchanged" ||
+		fail "skylake-echo --kallsyms: exit $rc, $(diff sky.folded skyks.folded | head -3) $(grep sky.ks skyks.err)"
+else
+	echo "skip: $R absent (real traces)"
+fi
 
 # bad input: one line, non-zero exit, no output file
 expect_rc 1 "--vmlinux missing file" -- "$PTFLAME" report -i k.perf -k nosuch -o out.folded
