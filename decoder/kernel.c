@@ -437,11 +437,15 @@ static int kcore_clip(struct dc_kernel *k, struct pt_image_section_cache *isc, c
 static int load_kcore(struct dc_kernel *k, struct pt_image_section_cache *isc, char *err,
 		      size_t errlen)
 {
+	const struct kmap *tm = text_map(k);
 	char path[PATH_MAX];
 	struct elff e;
-	size_t nph = 0;
+	size_t nph = 0, before = k->ncode;
 	int ret;
 
+	/* with a vmlinux, the modules' code only */
+	if (k->o.vmlinux && (!k->nmaps || (k->nmaps == 1 && tm)))
+		return 0;
 	snprintf(path, sizeof(path), "%s/kcore", k->o.kcore_dir);
 	if ((ret = elf_open_path(path, &e, err, errlen)))
 		return ret;
@@ -459,10 +463,12 @@ static int load_kcore(struct dc_kernel *k, struct pt_image_section_cache *isc, c
 			continue;
 		}
 		for (size_t m = 0; m < k->nmaps && !ret; m++)
-			ret = kcore_clip(k, isc, path, &ph, k->maps[m].start, k->maps[m].end);
+			if (!k->o.vmlinux || &k->maps[m] != tm)
+				ret = kcore_clip(k, isc, path, &ph, k->maps[m].start,
+						 k->maps[m].end);
 	}
 	elf_close_f(&e);
-	if (!ret && !k->ncode)
+	if (!ret && k->ncode == before)
 		warnf(k, "%s holds no code of the recording's kernel maps", path);
 	return ret;
 }
@@ -503,7 +509,7 @@ int dc_kernel_load(struct dc_kernel *k, const struct dc_perf_file *pf, struct dc
 
 		snprintf(path, sizeof(path), "%s/kallsyms", k->o.kcore_dir);
 		ret = load_kallsyms(k, path, err, errlen);
-		if (!ret && kallsyms_matches(k, path) && !k->o.vmlinux)
+		if (!ret && kallsyms_matches(k, path))
 			ret = load_kcore(k, isc, err, errlen);
 	}
 	if (!ret && k->o.vmlinux)

@@ -223,6 +223,13 @@ static struct rc_perf_writer *perf_open(const char *path,
 		ksid.pid = (uint32_t)-1;
 		ksid.tid = 0;
 		ret = ret ?: rc_perf_mmap2(w, &km, &ksid);
+		if (kernel->mod_name) {
+			km.start = kernel->mod_start;
+			km.len = kernel->mod_len;
+			km.pgoff = 0;
+			km.filename = kernel->mod_name;
+			ret = ret ?: rc_perf_mmap2(w, &km, &ksid);
+		}
 		if (kernel->build_id_size)
 			ret = ret ?: rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_KERNEL,
 							  kernel->build_id,

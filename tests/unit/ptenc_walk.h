@@ -75,12 +75,14 @@ int pw_perf_open(struct pw_perf **out, const char *path,
 		 const struct rc_ptenc_config *cfg, uint64_t t0);
 /* The same for a user+kernel trace (the PT attr without exclude_kernel):
  * the kernel's text map as perf writes it (MMAP2 of pid -1,
- * "[kernel.kallsyms]_text", pgoff the run-time _text) and, with
- * build_id_size, its BUILD_ID feature entry "[kernel.kallsyms]". */
+ * "[kernel.kallsyms]_text", pgoff the run-time _text), a module's map
+ * and, with build_id_size, its BUILD_ID feature entry "[kernel.kallsyms]". */
 struct pw_perf_kernel {
 	uint64_t start, len, pgoff;
 	const uint8_t *build_id;
 	size_t build_id_size;
+	const char *mod_name;      /* a module's map ("[name]"), or NULL */
+	uint64_t mod_start, mod_len;
 };
 int pw_perf_open_kernel(struct pw_perf **out, const char *path,
 			const struct rc_ptenc_config *cfg, uint64_t t0,

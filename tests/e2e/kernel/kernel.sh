@@ -4,26 +4,37 @@
 # passes, as frames under [kernel] with exact calls and times; without an
 # image (or with one that is not the recording's kernel) [kernel] as before,
 # never [lost]. kgen writes the recording (a fake kernel's code run by
-# three syscalls, its text map moved as KASLR does) and the profile its own
-# walk gives.
+# three syscalls, calling into a module, its text map moved as KASLR does)
+# and the profile its own walk gives.
 . "$E2E_LIB"
-: "${KGEN:?}" "${KVMLINUX:?}" "${KKCORE:?}" "${KCHECK:?}"
+: "${KGEN:?}" "${KVMLINUX:?}" "${KRUN:?}" "${KRUN0:?}" "${KCHECK:?}"
 CHECK="python3 $KCHECK"
-SHIFT=2a00000   # kkcore is linked there (tests/e2e/kernel/meson.build)
+SHIFT=2a00000   # where krun has the kernel (tests/e2e/kernel/meson.build)
 
-"$KGEN" "$KVMLINUX" k.perf exp.txt --shift $SHIFT --kallsyms ks.txt || { fail "kgen"; finish; }
+"$KGEN" "$KVMLINUX" "$KRUN" k.perf exp.txt --shift $SHIFT --kallsyms ks.txt || { fail "kgen"; finish; }
+mkdir kc && cp "$KRUN" kc/kcore && cp ks.txt kc/kallsyms
 total=$(awk '$1 != "calls" {s += $NF} END {print s}' exp.txt)
 
-# --vmlinux: every stack and self time as the walk says; the calls too
-"$PTFLAME" report -i k.perf --plain -k "$KVMLINUX" > vm.folded 2> vm.err
+# --vmlinux (the kernel's code) with --kcore (the module's): every stack
+# and self time as the walk says; the calls too
+"$PTFLAME" report -i k.perf --plain -k "$KVMLINUX" --kcore kc > vm.folded 2> vm.err
 rc=$?
 [ $rc -eq 0 ] && pass "--vmlinux: exit 0" || fail "--vmlinux: exit $rc: $(cat vm.err)"
-$CHECK folded exp.txt vm.folded > d.txt && pass "--vmlinux: kernel frames, exact times ($total ns)" ||
-	fail "--vmlinux: stacks differ: $(head -5 d.txt)"
+$CHECK folded exp.txt vm.folded > d.txt && pass "--vmlinux --kcore: kernel and module frames, exact times ($total ns)" ||
+	fail "--vmlinux --kcore: stacks differ: $(head -5 d.txt)"
 grep -q warning vm.err && fail "--vmlinux: a warning: $(cat vm.err)" || pass "--vmlinux: no warning"
-"$PTFLAME" report -i k.perf --vmlinux "$KVMLINUX" --table --raw > vm.table 2>/dev/null
-$CHECK calls exp.txt vm.table > d.txt && pass "--vmlinux: exact call counts (tail call included)" ||
-	fail "--vmlinux: calls differ: $(head -5 d.txt)"
+"$PTFLAME" report -i k.perf --vmlinux "$KVMLINUX" --kcore kc --table --raw > vm.table 2>/dev/null
+$CHECK calls exp.txt vm.table > d.txt && pass "--vmlinux --kcore: exact call counts (tail call included)" ||
+	fail "--vmlinux --kcore: calls differ: $(head -5 d.txt)"
+# --vmlinux alone: the module's code is not there: kernel frames, no [lost]
+"$PTFLAME" report -i k.perf --plain -k "$KVMLINUX" > vmo.folded 2> vmo.err || fail "--vmlinux alone: $(cat vmo.err)"
+$CHECK total exp.txt vmo.folded > /dev/null && pass "--vmlinux alone: the same total" || fail "--vmlinux alone: another total"
+expect_grep '^ku_main;ku_sys;\[kernel\];k_entry;k_do_syscall;k_work [0-9]+$' vmo.folded "--vmlinux alone: kernel frames"
+grep -Eq 'm_func|\[lost\]' vmo.folded && fail "--vmlinux alone: $(grep -E 'm_func|\[lost\]' vmo.folded)" ||
+	pass "--vmlinux alone: no module name, no [lost]"
+# ... with --kallsyms: the module's function it called is named
+"$PTFLAME" report -i k.perf --plain -k "$KVMLINUX" --kallsyms ks.txt > vmk.folded 2>/dev/null
+expect_grep '^ku_main;ku_sys;\[kernel\];k_entry;k_do_syscall;m_func [0-9]+$' vmk.folded "--vmlinux --kallsyms: the module's function named"
 
 # no image: [kernel] holds the kernel's time, the same total, no [lost]
 "$PTFLAME" report -i k.perf --plain > none.folded 2> none.err || fail "no image: $(cat none.err)"
@@ -39,13 +50,12 @@ $CHECK total exp.txt ks.folded > /dev/null && pass "--kallsyms: the same total" 
 expect_grep '^ku_main;ku_sys;\[kernel\];k_entry [0-9]+$' ks.folded "--kallsyms: the kernel entry named under [kernel]"
 
 # --kcore DIR: kcore (the code at its run-time address) + kallsyms
-mkdir kc && cp "$KKCORE" kc/kcore && cp ks.txt kc/kallsyms
 "$PTFLAME" report -i k.perf --plain --kcore kc > kc.folded 2> kc.err || fail "--kcore: $(cat kc.err)"
 $CHECK folded exp.txt kc.folded > d.txt && pass "--kcore: the same frames and times" ||
 	fail "--kcore: stacks differ: $(head -5 d.txt)"
 
 # a vmlinux that is not the recording's kernel (build-id): one warning, [kernel]
-"$KGEN" "$KVMLINUX" bad.perf exp_bad.txt --shift $SHIFT --bad-build-id || fail "kgen --bad-build-id"
+"$KGEN" "$KVMLINUX" "$KRUN" bad.perf exp_bad.txt --shift $SHIFT --bad-build-id || fail "kgen --bad-build-id"
 "$PTFLAME" report -i bad.perf --plain -k "$KVMLINUX" > bad.folded 2> bad.err || fail "bad build-id: $(cat bad.err)"
 n=$(grep -c 'warning: .*build-id.*not used' bad.err)
 [ "$n" -eq 1 ] && pass "bad build-id: one warning" || fail "bad build-id: $n warnings: $(cat bad.err)"
@@ -53,11 +63,11 @@ n=$(grep -c 'warning: .*build-id.*not used' bad.err)
 cmp -s bad.folded bad_none.folded && pass "bad build-id: the profile of no image" ||
 	fail "bad build-id: decoded anyway: $(head -3 bad.folded)"
 # no build-id in the recording: nothing to check against, the image is used
-"$KGEN" "$KVMLINUX" nob.perf exp_nob.txt --shift $SHIFT --no-build-id || fail "kgen --no-build-id"
-"$PTFLAME" report -i nob.perf --plain -k "$KVMLINUX" > nob.folded 2>/dev/null
+"$KGEN" "$KVMLINUX" "$KRUN" nob.perf exp_nob.txt --shift $SHIFT --no-build-id || fail "kgen --no-build-id"
+"$PTFLAME" report -i nob.perf --plain -k "$KVMLINUX" --kcore kc > nob.folded 2>/dev/null
 $CHECK folded exp_nob.txt nob.folded > d.txt && pass "no build-id recorded: decoded" || fail "no build-id: $(head -3 d.txt)"
 # a kcore of another boot (the kernel ran elsewhere: no shift): one warning
-"$KGEN" "$KVMLINUX" s0.perf exp0.txt || fail "kgen (no shift)"
+"$KGEN" "$KVMLINUX" "$KRUN0" s0.perf exp0.txt --kallsyms ks0.txt || fail "kgen (no shift)"
 "$PTFLAME" report -i s0.perf --plain --kcore kc > s0.folded 2> s0.err || fail "kcore mismatch: $(cat s0.err)"
 expect_grep 'warning: .*another boot' s0.err "kcore of another boot: a warning"
 grep -q 'k_' s0.folded && fail "kcore of another boot: decoded: $(head -3 s0.folded)" ||
@@ -68,7 +78,8 @@ expect_grep 'warning: ks.txt puts _text at .*another boot' s0ks.err "kallsyms of
 grep -q 'k_' s0ks.folded && fail "kallsyms of another boot: named: $(head -3 s0ks.folded)" ||
 	pass "kallsyms of another boot: no names"
 # the image linked where it ran (no shift) is used as is
-"$PTFLAME" report -i s0.perf --plain -k "$KVMLINUX" > s0vm.folded 2>/dev/null
+mkdir kc0 && cp "$KRUN0" kc0/kcore && cp ks0.txt kc0/kallsyms
+"$PTFLAME" report -i s0.perf --plain -k "$KVMLINUX" --kcore kc0 > s0vm.folded 2>/dev/null
 $CHECK folded exp0.txt s0vm.folded > d.txt && pass "--vmlinux without KASLR" || fail "no shift: $(head -3 d.txt)"
 
 # a real user+kernel recording (kernel 4.14, modules mapped by their .ko

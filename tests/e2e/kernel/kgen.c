@@ -3,23 +3,25 @@
  * address), for report --vmlinux / --kcore / --kallsyms.
  *
  * The user part is this program's own code (ku_main calls ku_sys, which
- * makes a syscall, NSYS times); each syscall enters the image's k_entry
- * and goes back with its iretq. The instruction stream is walked with
- * capstone (tests/unit/ptenc_walk.c, reading the image's bytes for kernel
- * addresses) and encoded by record/ptenc.c as a user+kernel trace does it
- * (the syscall and the iretq are far transfers with a TIP each), one
- * instruction every NS_PER_INSN ns, and written as a per-thread perf.data
- * with the kernel's text map at the image's address moved by --shift (as
- * KASLR does) and, unless --no-build-id, the image's build-id (or a wrong
- * one: --bad-build-id).
+ * makes a syscall, NSYS times); each syscall enters the kernel's k_entry
+ * and goes back with its iretq. CODE is the code as it ran (a kcore:
+ * kernel text and the module kmod at their run-time addresses); the
+ * instruction stream is walked over it with capstone
+ * (tests/unit/ptenc_walk.c) and encoded by record/ptenc.c as a user+kernel
+ * trace does it (the syscall and the iretq are far transfers with a TIP
+ * each), one instruction every NS_PER_INSN ns, and written as a per-thread
+ * perf.data with the kernel's text map where IMAGE's _text ran (its own
+ * address moved by --shift, as KASLR does; CODE must be linked there), the
+ * module's map "[kmod]" and, unless --no-build-id, IMAGE's build-id (or a
+ * wrong one: --bad-build-id).
  *
  * What a report must show is computed here from the walk, independently
  * of the decoder: EXPECTED gets one folded line per stack with its self
  * time ("ku_main;ku_sys;[kernel];k_entry;k_do_syscall;k_work NS"), then
  * "calls NAME N" lines: the calls (and tail calls) each function got.
  *
- * usage: kgen IMAGE OUT.perf EXPECTED [--shift HEX] [--bad-build-id]
- *             [--no-build-id] [--kallsyms FILE]
+ * usage: kgen IMAGE CODE OUT.perf EXPECTED [--shift HEX] [--bad-build-id]
+ *             [--no-build-id] [--kallsyms FILE]   (FILE: CODE's names)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +73,14 @@ struct ksym {
 	uint64_t addr, size;    /* run-time address */
 };
 
-struct image {
+struct region {
 	uint8_t *code;
 	uint64_t vaddr, size;   /* run-time address of the code */
+};
+
+struct image {
+	struct region r[4];
+	size_t nr;
 	uint8_t bid[20];
 	size_t bid_size;
 	struct ksym syms[64];
@@ -81,6 +88,7 @@ struct image {
 	uint64_t text;          /* run-time _text */
 };
 
+/* An ELF's build-id, _text (+ shift), executable segments and functions. */
 static int load_image(const char *path, uint64_t shift, struct image *im)
 {
 	int fd = open(path, O_RDONLY);
@@ -99,14 +107,18 @@ static int load_image(const char *path, uint64_t shift, struct image *im)
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+		struct region *r = &im->r[im->nr];
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    im->nr == 4)
 			continue;
-		im->code = malloc(ph.p_filesz);
-		if (!im->code || pread(fd, im->code, ph.p_filesz, (off_t)ph.p_offset) !=
-				 (ssize_t)ph.p_filesz)
+		r->code = malloc(ph.p_filesz);
+		if (!r->code || pread(fd, r->code, ph.p_filesz, (off_t)ph.p_offset) !=
+				(ssize_t)ph.p_filesz)
 			return -EIO;
-		im->vaddr = ph.p_vaddr + shift;
-		im->size = ph.p_filesz;
+		r->vaddr = ph.p_vaddr + shift;
+		r->size = ph.p_filesz;
+		im->nr++;
 	}
 	n = dwelf_elf_gnu_build_id(elf, &bid);
 	if (n > 0 && n <= 20) {
@@ -138,7 +150,7 @@ static int load_image(const char *path, uint64_t shift, struct image *im)
 	}
 	elf_end(elf);
 	close(fd);
-	return im->code && im->text && im->nsyms ? 0 : -EINVAL;
+	return im->nr && im->text && im->nsyms ? 0 : -EINVAL;
 }
 
 static const struct ksym *ksym_at(const struct image *im, uint64_t ip)
@@ -179,6 +191,9 @@ static void decide(void *ctx, const struct rc_insn *insn, uint64_t *next)
 	case RC_INSN_FAR:       /* iretq */
 		*next = w->ret_to;
 		w->sys++;
+		break;
+	case RC_INSN_CALL_IND:  /* k_do_syscall's call into the module */
+		*next = kaddr(w->im, "m_func");
 		break;
 	case RC_INSN_JCC:
 		if (insn->ip == w->work_jnz)
@@ -264,22 +279,23 @@ int main(int argc, char **argv)
 	uint64_t shift = 0, t0 = cfg.time_zero + 1000000, ns, last;
 	bool bad_bid = false, no_bid = false;
 	const char *kallsyms = NULL;
-	struct image im = { 0 };
+	struct image im = { 0 }, vm = { 0 };
+	struct pw_code code[4];
+	const struct region *text = NULL, *mod = NULL;
 	struct pw_trace tr = { 0 };
 	struct walk w = { .im = &im };
 	struct pw_perf *perf;
 	struct rc_ptenc *enc;
-	struct pw_code code;
 	csh cs;
 	FILE *ex;
 	int err;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: kgen IMAGE OUT.perf EXPECTED [--shift HEX] [--bad-build-id] "
-			"[--no-build-id] [--kallsyms FILE]\n");
+	if (argc < 5) {
+		fprintf(stderr, "usage: kgen IMAGE CODE OUT.perf EXPECTED [--shift HEX] "
+			"[--bad-build-id] [--no-build-id] [--kallsyms FILE]\n");
 		return 2;
 	}
-	for (int i = 4; i < argc; i++) {
+	for (int i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "--shift") && i + 1 < argc)
 			shift = strtoull(argv[++i], NULL, 16);
 		else if (!strcmp(argv[i], "--bad-build-id"))
@@ -291,13 +307,30 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if ((err = load_image(argv[1], shift, &im))) {
-		fprintf(stderr, "kgen: %s: %s\n", argv[1], strerror(-err));
+	if ((err = load_image(argv[1], shift, &vm)) || (err = load_image(argv[2], 0, &im))) {
+		fprintf(stderr, "kgen: %s: %s\n", argv[err ? 2 : 1], strerror(-err));
+		return 1;
+	}
+	if (vm.text != im.text) {
+		fprintf(stderr, "kgen: %s is not linked where %s ran\n", argv[2], argv[1]);
+		return 1;
+	}
+	memcpy(im.bid, vm.bid, sizeof(im.bid));
+	im.bid_size = vm.bid_size;
+	for (size_t i = 0; i < im.nr; i++) {
+		code[i] = (struct pw_code){ im.r[i].vaddr, im.r[i].code, im.r[i].size };
+		if (im.text >= im.r[i].vaddr && im.text < im.r[i].vaddr + im.r[i].size)
+			text = &im.r[i];
+		else
+			mod = &im.r[i];
+	}
+	if (!text || !mod) {
+		fprintf(stderr, "kgen: %s has no kernel text or no module\n", argv[2]);
 		return 1;
 	}
 	w.work_jnz = kaddr(&im, "k_work") + 6;   /* add(4) dec(2) jnz */
-	code = (struct pw_code){ im.vaddr, im.code, im.size };
-	if (rc_insn_cs_open(&cs) || pw_walk_code(cs, A(ku_main), 100000, decide, &w, &code, 1, &tr)) {
+	if (rc_insn_cs_open(&cs) ||
+	    pw_walk_code(cs, A(ku_main), 100000, decide, &w, code, im.nr, &tr)) {
 		fprintf(stderr, "kgen: cannot walk the code\n");
 		return 1;
 	}
@@ -311,13 +344,14 @@ int main(int argc, char **argv)
 	enc = rc_ptenc_new(&cfg, 0);
 	{
 		struct pw_perf_kernel k = {
-			.start = im.text, .len = im.vaddr + im.size - im.text, .pgoff = im.text,
+			.start = im.text, .len = text->vaddr + text->size - im.text, .pgoff = im.text,
 			.build_id = im.bid, .build_id_size = no_bid ? 0 : im.bid_size,
+			.mod_name = "[kmod]", .mod_start = mod->vaddr, .mod_len = mod->size,
 		};
 
 		if (bad_bid)
 			im.bid[0] ^= 0xff, im.bid[7] ^= 0x5a;
-		if (!enc || pw_perf_open_kernel(&perf, argv[2], &cfg, t0 - 1000, &k))
+		if (!enc || pw_perf_open_kernel(&perf, argv[3], &cfg, t0 - 1000, &k))
 			return 1;
 	}
 	/* the first instruction retires when tracing starts (a decoder
@@ -393,7 +427,7 @@ int main(int argc, char **argv)
 		}
 	}
 	charge(last - ns);
-	if (!(ex = fopen(argv[3], "w")))
+	if (!(ex = fopen(argv[4], "w")))
 		return 1;
 	for (size_t i = 0; i < nlines; i++)
 		fprintf(ex, "%s %llu\n", lines[i].stack, (unsigned long long)lines[i].ns);
@@ -407,12 +441,20 @@ int main(int argc, char **argv)
 		if (!f)
 			return 1;
 		fprintf(f, "%016llx T _text\n", (unsigned long long)im.text);
-		for (size_t i = 0; i < im.nsyms; i++)
-			fprintf(f, "%016llx T %s\n", (unsigned long long)im.syms[i].addr,
-				im.syms[i].name);
+		for (size_t i = 0; i < im.nsyms; i++) {
+			uint64_t a = im.syms[i].addr;
+			bool in_mod = a >= mod->vaddr && a < mod->vaddr + mod->size;
+
+			/* as /proc/kallsyms: a module's symbols name it */
+			fprintf(f, "%016llx %c %s%s\n", (unsigned long long)a, in_mod ? 't' : 'T',
+				im.syms[i].name, in_mod ? "\t[kmod]" : "");
+		}
 		fclose(f);
 	}
 	pw_free(&tr);
-	free(im.code);
+	for (size_t i = 0; i < im.nr; i++)
+		free(im.r[i].code);
+	for (size_t i = 0; i < vm.nr; i++)
+		free(vm.r[i].code);
 	return 0;
 }

@@ -3,8 +3,9 @@
  * vmlinux is. Never run: tests/e2e/kernel/kgen.c walks it as the kernel
  * part of a synthetic user+kernel trace. A syscall enters k_entry, which
  * calls k_do_syscall; that calls k_work (a loop whose length the walk
- * decides) and k_copy, which tail-calls k_tail; k_entry goes back to user
- * mode with iretq. */
+ * decides), k_copy, which tail-calls k_tail, and through a pointer a
+ * module's m_func (kmod.S, linked in only where the code runs, as a
+ * kcore holds it); k_entry goes back to user mode with iretq. */
 	.text
 	.globl _start, _text, _stext, k_entry, k_do_syscall, k_work, k_copy, k_tail
 	.type k_entry, @function
@@ -28,6 +29,7 @@ k_do_syscall:
 	mov %eax, %ecx
 	call k_work
 	call k_copy
+	call *%r11              /* a module's function (m_func, kmod.S) */
 	ret
 	.size k_do_syscall, . - k_do_syscall
 	.p2align 4
