@@ -111,5 +111,8 @@ expect_rc 1 "--vmlinux not ELF" -- "$PTFLAME" report -i k.perf -k junk.txt
 expect_grep 'junk.txt: not a 64-bit ELF' "$T/err" "--vmlinux not ELF: named"
 expect_rc 1 "--kcore without kcore" -- "$PTFLAME" report -i k.perf --kcore .
 expect_rc 1 "--kcore and --kallsyms" -- "$PTFLAME" report -i k.perf --kcore kc --kallsyms ks.txt
+printf '  ku 1/1 [000] 1.000000000: 1 branches: 401000 main => 401010 f\n' > t.txt
+expect_rc 1 "--vmlinux with perf script text" -- "$PTFLAME" report -i t.txt -k "$KVMLINUX"
+expect_grep 't.txt: perf script text names its kernel code itself' "$T/err" "--vmlinux with text: said why"
 for f in "$T/err"; do [ "$(wc -l < "$f")" -eq 1 ] && pass "one-line error" || fail "error: $(cat "$f")"; done
 finish
