@@ -371,7 +371,7 @@ static int load_vmlinux(struct dc_kernel *k, const struct dc_perf_file *pf,
 	char path[PATH_MAX], h1[41], h2[41];
 	const void *bid = NULL;
 	struct elff e;
-	size_t nph = 0;
+	size_t nph = 0, before = k->ncode;
 	uint64_t v = 0;
 	ssize_t n;
 	int ret;
@@ -396,6 +396,9 @@ static int load_vmlinux(struct dc_kernel *k, const struct dc_perf_file *pf,
 		k->reloc = tm->pgoff - v;
 	else if (k->ks_text && elf_sym_value(e.elf, "_text", &v))
 		k->reloc = k->ks_text - v;
+	else if (tm)
+		warnf(k, "%s has no symbol %s to place it where the recording's kernel ran: taken "
+		      "as run where it is linked", k->o.vmlinux, ref);
 	k->vm_lo = UINT64_MAX;
 	if (elf_getphdrnum(e.elf, &nph))
 		nph = 0;
@@ -414,7 +417,7 @@ static int load_vmlinux(struct dc_kernel *k, const struct dc_perf_file *pf,
 	elf_close_f(&e);
 	if (ret)
 		return ret;
-	if (!k->ncode) {
+	if (k->ncode == before) {
 		snprintf(err, errlen, "%s: no executable segment (not a kernel image)", k->o.vmlinux);
 		return -EINVAL;
 	}

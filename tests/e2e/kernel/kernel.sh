@@ -82,6 +82,14 @@ mkdir kc0 && cp "$KRUN0" kc0/kcore && cp ks0.txt kc0/kallsyms
 "$PTFLAME" report -i s0.perf --plain -k "$KVMLINUX" --kcore kc0 > s0vm.folded 2>/dev/null
 $CHECK folded exp0.txt s0vm.folded > d.txt && pass "--vmlinux without KASLR" || fail "no shift: $(head -3 d.txt)"
 
+# a vmlinux without symbols: placed where it is linked (one warning), its
+# names from kallsyms
+objcopy --strip-all "$KVMLINUX" kv.stripped
+"$PTFLAME" report -i s0.perf --plain -k kv.stripped --kcore kc0 > strip.folded 2> strip.err
+expect_grep 'warning: kv.stripped has no symbol _text' strip.err "stripped vmlinux: a warning"
+$CHECK folded exp0.txt strip.folded > d.txt && pass "stripped vmlinux: decoded, named by kallsyms" ||
+	fail "stripped vmlinux: $(head -3 d.txt)"
+
 # a real user+kernel recording (kernel 4.14, modules mapped by their .ko
 # paths) whose user binaries are missing: kallsyms of its boot changes
 # nothing where no kernel entry is seen (the user code is not decoded)
