@@ -43,6 +43,15 @@ const char cmd_report_help[] =
 	"      --raw           table: plain nanoseconds\n"
 	"      --srcline       table: each function's file:line (DWARF line table)\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
+	"  -k, --vmlinux FILE  the kernel's ELF image (vmlinux): a user+kernel\n"
+	"                      trace's kernel code becomes frames under [kernel]\n"
+	"                      (its build-id must be the recording's)\n"
+	"      --kcore DIR     the same from DIR/kcore and DIR/kallsyms (the\n"
+	"                      kcore_dir of 'perf record --kcore', or /proc as root\n"
+	"                      on the machine and boot that recorded)\n"
+	"      --kallsyms FILE kernel names only (a copy of /proc/kallsyms): the\n"
+	"                      kernel function a syscall or fault entered is named\n"
+	"                      even where its code cannot be decoded\n"
 	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
 	"                      read from the code before it (most, not all, syscalls)\n"
 	"  -q, --quiet         no summary line on stderr\n"
@@ -56,7 +65,7 @@ const char cmd_report_help[] =
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
-	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE,
+	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_KCORE, OPT_KALLSYMS,
 };
 
 struct report_args {
@@ -86,6 +95,9 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "vmlinux", required_argument, NULL, 'k' },
+		{ "kcore", required_argument, NULL, OPT_KCORE },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "syscall-names", no_argument, NULL, OPT_SYSCALL_NAMES },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "title", required_argument, NULL, OPT_TITLE },
@@ -102,7 +114,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 	int c, r;
 
 	optind = 1;
-	while ((c = cmd_getopt("report", argc, argv, "i:o:qh", opts)) != -1) {
+	while ((c = cmd_getopt("report", argc, argv, "i:o:k:qh", opts)) != -1) {
 		if (c == CMD_OPT_HELP)
 			return 0;
 		if (c == CMD_OPT_ERR)
@@ -123,6 +135,9 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SRCLINE: a->tab.srcline = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
+		case 'k': a->run.vmlinux = optarg; break;
+		case OPT_KCORE: a->run.kcore_dir = optarg; break;
+		case OPT_KALLSYMS: a->run.kallsyms = optarg; break;
 		case OPT_SYSCALL_NAMES: a->run.syscall_names = true; break;
 		case OPT_TITLE: a->svgo.title = optarg; break;
 		case OPT_INVERTED: a->svgo.inverted = true; break;

@@ -243,8 +243,14 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 	off_t pos;
 	int ret;
 
-	FILE *in = report_src_file(&r->src);
+	FILE *in;
 
+	if (opt->vmlinux || opt->kcore_dir || opt->kallsyms) {
+		snprintf(err, errlen, "%s: perf script text names its kernel code itself: "
+			 "--vmlinux, --kcore and --kallsyms are for perf.data", opt->input);
+		return -EINVAL;
+	}
+	in = report_src_file(&r->src);
 	if (!in) {
 		ret = -ENOMEM;
 		goto fail;
@@ -358,6 +364,9 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.on_warning = on_warning,
 		.on_exec = on_exec,
 		.syscall_numbers = opt->syscall_names,
+		.vmlinux = opt->vmlinux,
+		.kcore_dir = opt->kcore_dir,
+		.kallsyms = opt->kallsyms,
 		.ctx = r,
 	};
 	struct dc_session_stats st;

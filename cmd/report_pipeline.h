@@ -22,6 +22,9 @@ struct report_opts {
 	const char *input;       /* path; "-" for stdin                 */
 	enum report_input format;
 	const char *symfs;       /* --symfs DIR or NULL                 */
+	const char *vmlinux;     /* --vmlinux FILE, --kcore DIR,        */
+	const char *kcore_dir;   /* --kallsyms FILE (perf.data input):  */
+	const char *kallsyms;    /* the kernel's code and names, or NULL */
 	struct sr_options sr;    /* filters, per_thread                 */
 	bool progress;           /* progress on stderr                  */
 	bool quiet;              /* no summary line                     */

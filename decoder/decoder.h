@@ -15,4 +15,40 @@
 
 const char *dc_room_name(void);
 
+/* ---- the kernel's code and names (decoder/kernel.c) ----------------------
+ * report --vmlinux FILE / --kcore DIR / --kallsyms FILE: kernel code of a
+ * user+kernel trace decoded into frames under [kernel]. The recording's
+ * kernel MMAP records say where the kernel ran (dc_kernel_map, before
+ * dc_kernel_load); a vmlinux whose build-id is not the recording's, or a
+ * kcore of another boot, is one warning and not used. */
+struct dc_kernel;
+struct dc_kernel_opts {
+	const char *vmlinux;       /* ELF with the kernel's code and symtab  */
+	const char *kcore_dir;     /* DIR/kcore + DIR/kallsyms (perf's
+	                              kcore_dir; /proc on this machine)     */
+	const char *kallsyms;      /* names only                             */
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+};
+int dc_kernel_new(const struct dc_kernel_opts *o, struct dc_kernel **out);
+void dc_kernel_free(struct dc_kernel *k);
+/* A kernel MMAP of the recording: "[kernel.kallsyms]_text" (pgoff: the
+ * run-time address of _text) or a module's "[name]". 0 or -ENOMEM. */
+int dc_kernel_map(struct dc_kernel *k, uint64_t start, uint64_t len, uint64_t pgoff,
+		  const char *name);
+/* Read the files, check them against the recording (pf: its build-ids),
+ * put the code into isc. 0, or a negative errno with one line in err (a
+ * file that cannot be read or is no image/kallsyms). */
+int dc_kernel_load(struct dc_kernel *k, const struct dc_perf_file *pf, struct dc_symbols *sym,
+		   struct pt_image_section_cache *isc, char *err, size_t errlen);
+/* Add the kernel's sections to a process's image. 0 or -ENOMEM. */
+int dc_kernel_add_to_image(const struct dc_kernel *k, struct pt_image *image,
+			   struct pt_image_section_cache *isc);
+/* Is there code of ip (it can be decoded)? Has it a name? */
+bool dc_kernel_has_code(const struct dc_kernel *k, uint64_t ip);
+bool dc_kernel_named(const struct dc_kernel *k, uint64_t ip);
+/* The symbolizer's kernel hooks (struct dc_sym_kernel), ctx the dc_kernel. */
+uint64_t dc_kernel_range(void *ctx, uint64_t ip, uint64_t *lo, uint64_t *hi);
+const char *dc_kernel_name(void *ctx, uint64_t key);
+
 #endif

@@ -119,6 +119,7 @@ struct dc_ptq {
 	bool announce_ret;         /* the next block is a return (from 0)   */
 	uint64_t async_from;       /* the FUP of an async branch, until the
 				    * next block                            */
+	uint64_t async_ns;         /* ... and its time                      */
 
 	/* the head: output events, then at most one context point */
 	struct qev *fifo;
@@ -444,6 +445,67 @@ static uint64_t pend_target(const struct dc_ptq *q)
 	return p->end_ip + 5 + (uint64_t)(int64_t)rel;
 }
 
+static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p);
+
+/* A far transfer decoded whole (a kernel image, user+kernel tracing):
+ * user -> kernel is a TRACE_OFF (syscall, or FAULT for a far jump) with
+ * the kernel entry as to_ip, kernel -> user (sysret, iret) a TRACE_ON;
+ * inside the kernel a far call nests like a call, a far return (iret)
+ * returns. Its time comes by instruction count, as a branch's. */
+static int far_branch(struct dc_ptq *q, const struct pending *p, uint64_t to)
+{
+	bool kf = kernel_ip(p->end_ip), kt = kernel_ip(to);
+	struct qev *e;
+	int ret;
+
+	if (!to || (!kf && !kt))
+		return 0;
+	if (kf && kt) {
+		if (p->iclass == ptic_far_jump)
+			return 0;
+		return push_branch(q, p->iclass == ptic_far_call ? DC_EV_CALL : DC_EV_RETURN,
+				   p->end_ip, to, p->icount);
+	}
+	if (!kf) {
+		if ((ret = push_branch(q, DC_EV_TRACE_OFF, p->end_ip, to, p->icount)))
+			return ret;
+		e = &q->fifo[q->fhead + q->fn - 1];
+		e->ev.reason = p->iclass == ptic_far_jump ? DC_OFF_FAULT : DC_OFF_SYSCALL;
+		e->ev.sysno = e->ev.reason == DC_OFF_SYSCALL ? syscall_nr(q, p) : 0;
+		return 0;
+	}
+	if ((ret = push_branch(q, DC_EV_TRACE_ON, 0, to, p->icount)))
+		return ret;
+	q->fifo[q->fhead + q->fn - 1].ev.reason = DC_ON_RESUME;
+	return 0;
+}
+
+/* The far transfer a block without its class (ptic_error: libipt's block
+ * cache) ends with, from its bytes: syscall, sysenter, int n -> far call;
+ * iret, sysret, sysexit -> far return. Bytes not at hand, a branch between user and
+ * kernel code is one all the same (no near branch crosses). Else
+ * ptic_error. */
+static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending *p,
+				    uint64_t to)
+{
+	uint8_t b[4];
+	int n = 0, i = 0;
+
+	if (q->cfg.iscache && p->isid > 0)
+		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
+	while (i < n && insn_prefix(b[i]))
+		i++;
+	if (i < n && (b[i] == 0xcf || b[i] == 0xcd))
+		return b[i] == 0xcf ? ptic_far_return : ptic_far_call;
+	if (i + 1 < n && b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34))
+		return ptic_far_call;
+	if (i + 1 < n && b[i] == 0x0f && (b[i + 1] == 0x07 || b[i + 1] == 0x35))
+		return ptic_far_return;
+	if (!n && kernel_ip(p->end_ip) != kernel_ip(to))
+		return kernel_ip(p->end_ip) ? ptic_far_return : ptic_far_call;
+	return ptic_error;
+}
+
 /* The last block's branch went to `to`. */
 static int resolve(struct dc_ptq *q, uint64_t to)
 {
@@ -471,7 +533,14 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 	case ptic_far_call:
 	case ptic_far_return:
 	case ptic_far_jump:
-		return 0;
+		return far_branch(q, &p, to);
+	case ptic_error:
+		/* (only kernel code: a user-only trace's far branches end
+		 * in TIP.PGD, never here) */
+		if ((kernel_ip(p.end_ip) || kernel_ip(to)) &&
+		    (p.iclass = far_class(q, &p, to)) != ptic_error)
+			return far_branch(q, &p, to);
+		/* fall through */
 	default:
 		if (!to || same_function(q, p.end_ip, to))
 			return 0;
@@ -1035,6 +1104,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
 		q->async_from = ev->variant.async_branch.from;
+		q->async_ns = t;
 		return resolve(q, ev->variant.async_branch.from);
 	case ptev_overflow: {
 		uint64_t to = pend_target(q);
@@ -1135,6 +1205,18 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 			return ret;
 	}
 	q->unk = UNK_NONE;
+	if (q->async_from && kernel_ip(b->ip)) {
+		/* an interrupt or fault whose kernel code is decoded: out of
+		 * user code (a TRACE_OFF with the kernel entry), or nested in
+		 * kernel code like a call (its iret returns) */
+		if (!kernel_ip(q->async_from))
+			ret = push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, q->async_from, b->ip,
+				   q->async_ns);
+		else
+			ret = push_branch(q, DC_EV_CALL, q->async_from, b->ip, q->icount);
+		if (ret)
+			return ret;
+	}
 	q->async_from = 0;
 	if ((ret = resolve(q, b->ip)))
 		return ret;
@@ -1322,9 +1404,9 @@ static int resume_at_pge(struct dc_ptq *q)
  * far call), an interrupt or fault (the async branch's FUP), or already
  * there when tracing started or synchronised (DC_OFF_KERNEL). Nothing is
  * lost. */
-static int into_kernel(struct dc_ptq *q)
+static int into_kernel(struct dc_ptq *q, uint64_t ip)
 {
-	uint64_t from = 0, t = now_ns(q);
+	uint64_t from = 0, t = now_ns(q), to = 0;
 	uint8_t reason = DC_OFF_KERNEL;
 	uint32_t nr = UINT32_MAX;
 	bool again = q->unk == UNK_KERNEL && q->unk_tid == q->tid;
@@ -1343,6 +1425,17 @@ static int into_kernel(struct dc_ptq *q)
 		from = q->async_from;
 		reason = DC_OFF_FAULT;
 	}
+	if (q->ops.kernel_code) {
+		/* names without code (kallsyms; a module not in the image):
+		 * the function it entered is told, a frame under [kernel] */
+		bool named = false;
+
+		q->ops.kernel_code(q->ctx, ip, &named);
+		if (named && kernel_ip(from) && q->pend.valid && (ret = resolve(q, ip)))
+			return ret;
+		if (named && !kernel_ip(from))
+			to = ip;
+	}
 	if (kernel_ip(from)) {
 		/* from the kernel to the kernel: it was there already */
 		from = 0;
@@ -1356,7 +1449,7 @@ static int into_kernel(struct dc_ptq *q)
 	q->unk_tid = q->tid;
 	if (again && !from)
 		return 0;
-	if ((ret = push(q, DC_EV_TRACE_OFF, reason, from, 0, t)))
+	if ((ret = push(q, DC_EV_TRACE_OFF, reason, from, from ? to : 0, t)))
 		return ret;
 	q->fifo[q->fhead + q->fn - 1].ev.sysno = reason == DC_OFF_SYSCALL ? nr : 0;
 	return 0;
@@ -1405,7 +1498,7 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 		int ret = 1;
 
 		if (kernel_ip(ip))
-			ret = into_kernel(q);
+			ret = into_kernel(q, ip);
 		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
 			ret = into_missing(q, ip);
 		if (ret <= 0)
@@ -1558,6 +1651,14 @@ uint64_t dc_ptq_head_time(const struct dc_ptq *q)
 	return q->nfinal ? q->fifo[q->fhead].ev.time_ns : q->ctx_ns;
 }
 
+/* Can kernel code at ip be decoded (an image of it was given)? */
+static bool kernel_code(struct dc_ptq *q, uint64_t ip)
+{
+	bool named;
+
+	return q->ops.kernel_code && q->ops.kernel_code(q->ctx, ip, &named);
+}
+
 /* A context point reached the head: learn the thread and its image. */
 static int do_ctx(struct dc_ptq *q)
 {
@@ -1599,7 +1700,7 @@ static int do_ctx(struct dc_ptq *q)
 		/* enabled in the kernel (a user+kernel trace): in the kernel
 		 * until the code says otherwise (into_kernel when it cannot be
 		 * decoded) */
-		if (kernel_ip(q->ctx_ip)) {
+		if (kernel_ip(q->ctx_ip) && !kernel_code(q, q->ctx_ip)) {
 			q->unk = UNK_KERNEL;
 			q->unk_tid = q->tid;
 			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);

@@ -58,6 +58,10 @@ struct dc_ptq_ops {
 	/* ip lies in a mapping whose binary is missing (decode errors there
 	 * are no data loss: the time goes to "[unknown] (path)"). May be NULL. */
 	bool (*is_missing)(void *ctx, uint32_t pid, uint64_t ip);
+	/* Kernel ip: is its code in the image (it is decoded into kernel
+	 * branches), has it a name (the kernel entry of code that cannot be
+	 * decoded is told)? May be NULL: no kernel image, no names. */
+	bool (*kernel_code)(void *ctx, uint64_t ip, bool *named);
 };
 
 struct dc_ptq_config {
@@ -149,6 +153,9 @@ struct dc_session_opts {
 	/* Guess TRACE_OFF(SYSCALL) numbers from the code (see
 	 * dc_ptq_config.syscall_numbers); off: always UINT32_MAX. */
 	bool syscall_numbers;
+	/* The kernel's code and names (decoder/kernel.c, dc_kernel_opts):
+	 * report --vmlinux, --kcore, --kallsyms. NULL: none. */
+	const char *vmlinux, *kcore_dir, *kallsyms;
 };
 
 struct dc_session_stats {

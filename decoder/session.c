@@ -18,9 +18,7 @@
 #include <unistd.h>
 
 #include "decoder/dc_hash.h"
-#include "decoder/ptdecode.h"
-#include "decoder/sideband.h"
-#include "decoder/symbols.h"
+#include "decoder/decoder.h"
 
 struct sq {                        /* a queue as the session sees it */
 	struct dc_ptq *q;
@@ -59,6 +57,7 @@ struct dc_session {
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
 	struct pt_image *empty_image;
+	struct dc_kernel *kern;    /* the kernel's code and names, or NULL */
 
 	struct sq *qs;
 	size_t nq;
@@ -188,6 +187,8 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			continue;
 		pt_image_add_cached(im->image, s->isc, isid, NULL);
 	}
+	if ((ret = dc_kernel_add_to_image(s->kern, im->image, s->isc)))
+		return ret;
 	im->maps_gen = p->maps_gen;
 	im->built = true;
 	return 0;
@@ -290,6 +291,14 @@ static bool q_is_missing(void *ctx, uint32_t pid, uint64_t ip)
 	return dc_sym_dso_file(s->sym, m->dso) == NULL;
 }
 
+static bool q_kernel_code(void *ctx, uint64_t ip, bool *named)
+{
+	struct dc_session *s = ctx;
+
+	*named = dc_kernel_named(s->kern, ip);
+	return dc_kernel_has_code(s->kern, ip);
+}
+
 /* ---- open: index the queues --------------------------------------------- */
 
 static struct sq *queue_add(struct dc_session *s, uint32_t idx, uint32_t cpu, uint32_t tid)
@@ -320,7 +329,8 @@ static struct sq *queue_get(struct dc_session *s, const struct dc_rec_auxtrace *
 static int queue_decoder(struct dc_session *s, struct sq *q)
 {
 	struct dc_ptq_config cfg = { 0 };
-	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing };
+	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing,
+				  s->kern ? q_kernel_code : NULL };
 
 	cfg.idx = q->idx;
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
@@ -478,6 +488,12 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 		n->cpu = sid && (rec->sid.sample_type & PERF_SAMPLE_CPU) ? rec->sid.cpu : UINT32_MAX;
 		n->tid = sid && (rec->sid.sample_type & PERF_SAMPLE_TID) ? rec->sid.tid : UINT32_MAX;
 		n->off = rec->aux.aux_offset + rec->aux.aux_size;
+	} else if ((rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) &&
+		   rec->parsed && s->kern && !rec->mmap.data &&
+		   (rec->mmap.cpumode == PERF_RECORD_MISC_KERNEL || rec->mmap.pid == UINT32_MAX)) {
+		/* where the kernel and its modules ran */
+		return dc_kernel_map(s->kern, rec->mmap.start, rec->mmap.len, rec->mmap.pgoff,
+				     rec->mmap.filename);
 	}
 	return 0;
 }
@@ -556,8 +572,24 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		if (!s->isc || !s->empty_image)
 			ret = -ENOMEM;
 	}
+	if (!ret && (s->opts.vmlinux || s->opts.kcore_dir || s->opts.kallsyms)) {
+		struct dc_kernel_opts ko = {
+			.vmlinux = s->opts.vmlinux, .kcore_dir = s->opts.kcore_dir,
+			.kallsyms = s->opts.kallsyms, .warn = sym_warn, .ctx = s,
+		};
+
+		ret = dc_kernel_new(&ko, &s->kern);
+	}
 	if (!ret)
 		ret = index_file(s);
+	if (!ret && s->kern) {
+		struct dc_sym_kernel hook = { dc_kernel_range, dc_kernel_name, s->kern };
+
+		ret = dc_kernel_load(s->kern, s->pf, s->sym, s->isc, s->err, sizeof(s->err));
+		if (!ret)
+			ret = dc_kernel_add_to_image(s->kern, s->empty_image, s->isc);
+		dc_sym_set_kernel(s->sym, &hook);
+	}
 	if (ret) {
 		snprintf(err, errlen, "%s", s->err[0] ? s->err : strerror(-ret));
 		dc_session_close(s);
@@ -604,6 +636,7 @@ void dc_session_close(struct dc_session *s)
 	pt_image_free(s->empty_image);
 	pt_iscache_free(s->isc);
 	dc_symbols_free(s->sym);
+	dc_kernel_free(s->kern);
 	dc_sb_free(s->sb);
 	dc_hash_free(&s->q_by_idx);
 	dc_hash_free(&s->img_by_pid);

@@ -75,6 +75,7 @@ struct dc_symbols {
 	struct cache_ent *cache;
 	size_t ncache, cap_cache;
 	uint64_t lookups, hits;
+	struct dc_sym_kernel kern;      /* kernel addresses (may be unset) */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -1011,6 +1012,8 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 	uint64_t di = key >> 32, si = key & 0xffffffffu;
 	struct dso *d;
 
+	if ((key & DC_SYM_KEY_KERNEL) && s->kern.name)
+		return s->kern.name(s->kern.ctx, key);
 	if (!di || di > s->ndsos)
 		return NULL;
 	d = s->dsos[di - 1];
@@ -1093,6 +1096,8 @@ static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 
 	*lo = ip;
 	*hi = ip + 1;
+	if (!m && s->kern.range && (key = s->kern.range(s->kern.ctx, ip, lo, hi)))
+		return key;
 	if (!m)
 		return DC_SYM_KEY_UNKNOWN;
 	if (m->dso < 0) {
@@ -1178,6 +1183,11 @@ uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip)
 
 	/* the unknown key's "range" is a gap, not a function */
 	return (key >> 32) && (key & 0xffffffffu) ? lo : 0;
+}
+
+void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k)
+{
+	s->kern = *k;
 }
 
 size_t dc_sym_nr_missing(const struct dc_symbols *s) { return s->nmissing; }

@@ -78,6 +78,18 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key);
  * Valid while s lives. */
 const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key);
 
+/* Kernel addresses no process mapping covers (decoder/kernel.c): range
+ * gives a key (0: not known, then DC_SYM_KEY_UNKNOWN) and the function's
+ * [*lo, *hi); name names the keys it makes, which have DC_SYM_KEY_KERNEL
+ * set (keys of the symbolizer's dsos never do). */
+#define DC_SYM_KEY_KERNEL (UINT64_C(1) << 63)
+struct dc_sym_kernel {
+	uint64_t (*range)(void *ctx, uint64_t ip, uint64_t *lo, uint64_t *hi);
+	const char *(*name)(void *ctx, uint64_t key);
+	void *ctx;
+};
+void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k);
+
 /* Binaries that could not be found, in the order first met. */
 size_t dc_sym_nr_missing(const struct dc_symbols *s);
 const char *dc_sym_missing(const struct dc_symbols *s, size_t i);

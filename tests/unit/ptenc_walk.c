@@ -35,6 +35,12 @@ void pw_free(struct pw_trace *t)
 int pw_walk(csh cs, uint64_t start, size_t max, pw_decide_fn decide,
 	    void *ctx, struct pw_trace *out)
 {
+	return pw_walk_code(cs, start, max, decide, ctx, NULL, 0, out);
+}
+
+int pw_walk_code(csh cs, uint64_t start, size_t max, pw_decide_fn decide, void *ctx,
+		 const struct pw_code *code, size_t ncode, struct pw_trace *out)
+{
 	uint64_t shadow[4096];
 	size_t depth = 0, i;
 	uint64_t ip = start;
@@ -44,9 +50,19 @@ int pw_walk(csh cs, uint64_t start, size_t max, pw_decide_fn decide,
 		uint64_t next;
 		int err;
 
-		/* The code is this process's own text: read it in place. */
-		err = rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16,
-				       ip, &insn);
+		/* The code is this process's own text (read in place) or
+		 * one of the regions given. */
+		const uint8_t *bytes = (const uint8_t *)(uintptr_t)ip;
+		size_t avail = 16;
+
+		for (size_t c = 0; c < ncode; c++)
+			if (ip >= code[c].vaddr && ip - code[c].vaddr < code[c].size) {
+				bytes = code[c].bytes + (ip - code[c].vaddr);
+				avail = code[c].size - (size_t)(ip - code[c].vaddr);
+				if (avail > 16)
+					avail = 16;
+			}
+		err = rc_insn_classify(cs, bytes, avail, ip, &insn);
 		if (err)
 			return err;
 		next = ip + insn.len;
@@ -134,7 +150,8 @@ static int add_self_mmaps(struct rc_perf_writer *w, const struct dc_sample_id *s
 }
 
 static struct rc_perf_writer *perf_open(const char *path,
-					const struct rc_ptenc_config *cfg, uint64_t t0)
+					const struct rc_ptenc_config *cfg, uint64_t t0,
+					const struct pw_perf_kernel *kernel)
 {
 	struct rc_ptenc_perf_info pi;
 	struct perf_event_attr pt, dummy;
@@ -157,7 +174,7 @@ static struct rc_perf_writer *perf_open(const char *path,
 	pt.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU;
 	pt.disabled = 1;
-	pt.exclude_kernel = 1;
+	pt.exclude_kernel = kernel ? 0 : 1;
 	pt.exclude_hv = 1;
 	pt.enable_on_exec = 1;
 	pt.sample_id_all = 1;
@@ -194,6 +211,31 @@ static struct rc_perf_writer *perf_open(const char *path,
 	ret = ret ?: rc_perf_comm(w, pid, pid, "ptenc_walk", true, &sid);
 	sid.time++;
 	ret = ret ?: add_self_mmaps(w, &sid);
+	if (kernel) {
+		struct dc_rec_mmap km = {
+			.pid = (uint32_t)-1, .tid = 0, .start = kernel->start,
+			.len = kernel->len, .pgoff = kernel->pgoff, .is_mmap2 = true,
+			.prot = 5, .cpumode = PERF_RECORD_MISC_KERNEL,
+			.filename = "[kernel.kallsyms]_text",
+		};
+		struct dc_sample_id ksid = sid;
+
+		ksid.pid = (uint32_t)-1;
+		ksid.tid = 0;
+		ret = ret ?: rc_perf_mmap2(w, &km, &ksid);
+		if (kernel->mod_name) {
+			km.start = kernel->mod_start;
+			km.len = kernel->mod_len;
+			km.pgoff = 0;
+			km.filename = kernel->mod_name;
+			ret = ret ?: rc_perf_mmap2(w, &km, &ksid);
+		}
+		if (kernel->build_id_size)
+			ret = ret ?: rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_KERNEL,
+							  kernel->build_id,
+							  kernel->build_id_size,
+							  "[kernel.kallsyms]");
+	}
 	sid.time++;
 	sid.id = PT_ID;
 	ret = ret ?: rc_perf_itrace_start(w, pid, pid, &sid);
@@ -215,11 +257,18 @@ struct pw_perf {
 int pw_perf_open(struct pw_perf **out, const char *path,
 		 const struct rc_ptenc_config *cfg, uint64_t t0)
 {
+	return pw_perf_open_kernel(out, path, cfg, t0, NULL);
+}
+
+int pw_perf_open_kernel(struct pw_perf **out, const char *path,
+			const struct rc_ptenc_config *cfg, uint64_t t0,
+			const struct pw_perf_kernel *kernel)
+{
 	struct pw_perf *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return -ENOMEM;
-	p->w = perf_open(path, cfg, t0);
+	p->w = perf_open(path, cfg, t0, kernel);
 	if (!p->w) {
 		free(p);
 		return -EIO;
@@ -236,6 +285,14 @@ int pw_perf_aux(struct pw_perf *p, const uint8_t *data, size_t n, uint64_t refer
 
 	p->aux_off += (n + 7) & ~7ull;
 	return ret;
+}
+
+int pw_perf_exit(struct pw_perf *p, uint64_t time)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct dc_sample_id sid = { .pid = pid, .tid = pid, .time = time, .id = DUMMY_ID };
+
+	return rc_perf_exit(p->w, pid, pid, pid, pid, time, &sid);
 }
 
 int pw_perf_close(struct pw_perf *p, bool ok)

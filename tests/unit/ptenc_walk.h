@@ -27,6 +27,16 @@ typedef void (*pw_decide_fn)(void *ctx, const struct rc_insn *insn,
  * Returns 0 or a negative errno. */
 int pw_walk(csh cs, uint64_t start, size_t max, pw_decide_fn decide,
 	    void *ctx, struct pw_trace *out);
+/* Code that is not this process's own (a kernel image linked at a kernel
+ * address): pw_walk_code reads [vaddr, vaddr + size) from bytes, all
+ * other addresses from this process. */
+struct pw_code {
+	uint64_t vaddr;
+	const uint8_t *bytes;
+	size_t size;
+};
+int pw_walk_code(csh cs, uint64_t start, size_t max, pw_decide_fn decide, void *ctx,
+		 const struct pw_code *code, size_t ncode, struct pw_trace *out);
 int pw_push(struct pw_trace *t, const struct rc_insn *insn);
 void pw_free(struct pw_trace *t);
 
@@ -63,8 +73,24 @@ void pw_decoded_free(struct pw_decoded *d);
 struct pw_perf;
 int pw_perf_open(struct pw_perf **out, const char *path,
 		 const struct rc_ptenc_config *cfg, uint64_t t0);
+/* The same for a user+kernel trace (the PT attr without exclude_kernel):
+ * the kernel's text map as perf writes it (MMAP2 of pid -1,
+ * "[kernel.kallsyms]_text", pgoff the run-time _text), a module's map
+ * and, with build_id_size, its BUILD_ID feature entry "[kernel.kallsyms]". */
+struct pw_perf_kernel {
+	uint64_t start, len, pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
+	const char *mod_name;      /* a module's map ("[name]"), or NULL */
+	uint64_t mod_start, mod_len;
+};
+int pw_perf_open_kernel(struct pw_perf **out, const char *path,
+			const struct rc_ptenc_config *cfg, uint64_t t0,
+			const struct pw_perf_kernel *kernel);
 int pw_perf_aux(struct pw_perf *p, const uint8_t *data, size_t n,
 		uint64_t reference);
+/* The thread exits at time (an EXIT record): its trace ends there. */
+int pw_perf_exit(struct pw_perf *p, uint64_t time);
 /* Finish the file (OK) or remove it (!OK); frees P. */
 int pw_perf_close(struct pw_perf *p, bool ok);
 

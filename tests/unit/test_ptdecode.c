@@ -174,7 +174,22 @@ struct evlist {
 /* MTC/CYC decoding parameters for the timing tests (NULL: none). */
 static const struct pt_config *timing_cfg;
 
-static const struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+static const struct dc_ptq_ops ops = { t_context, t_func_range, NULL, NULL };
+
+/* Kernel code (the kernel tests): 0 none, 1 kcode[] is in the image at
+ * KBASE (report --vmlinux), 2 only its names are known (--kallsyms). */
+static int kmode;
+static char kcode_path[64];
+#define KBASE 0xffffffff81000000ull
+
+static bool t_kernel_code(void *ctx, uint64_t ip, bool *named)
+{
+	(void)ctx;
+	*named = ip >= KBASE && ip < KBASE + 0x30;
+	return *named && kmode == 1;
+}
+
+static const struct dc_ptq_ops kops = { t_context, t_func_range, NULL, t_kernel_code };
 
 /* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
 static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
@@ -188,6 +203,8 @@ static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
 	c->image = pt_image_alloc("test");
 	assert_non_null(c->image);
 	assert_true(pt_image_add_file(c->image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	if (kmode == 1)
+		assert_true(pt_image_add_file(c->image, kcode_path, 0, 0x30, NULL, KBASE) >= 0);
 }
 
 /* Decode buf cut into chunks of `chunk` bytes (0: one chunk). */
@@ -199,7 +216,7 @@ static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *
 	int ret;
 
 	queue_setup(&cfg, &c);
-	q = dc_ptq_new(&cfg, &ops, &c);
+	q = dc_ptq_new(&cfg, kmode ? &kops : &ops, &c);
 	assert_non_null(q);
 	if (!chunk)
 		chunk = len;
@@ -923,6 +940,133 @@ static void test_packetless_loop(void **state)
 	assert_int_equal(got.ev[got.n - 1].reason, DC_LOST_DECODE);
 }
 
+/* ---- kernel code: decoded from an image, or only named ------------------ */
+
+/* ke (0x00, the syscall entry): call kf; iretq.  kf (0x10): nop; ret.
+ * kh (0x20, an interrupt handler): call kf; iretq. */
+static const uint8_t kcode[0x30] = {
+	[0x00] = 0xe8, 0x0b, 0x00, 0x00, 0x00,       /* call kf         */
+	[0x05] = 0x48, 0xcf,                         /* iretq           */
+	[0x10] = 0x90, 0xc3,                         /* nop; ret        */
+	[0x20] = 0xe8, 0xeb, 0xff, 0xff, 0xff,       /* call kf         */
+	[0x25] = 0x48, 0xcf,                         /* iretq           */
+};
+#define K(off) (KBASE - BASE + (off))   /* a kernel ip for struct want */
+
+/* A user+kernel trace: h's syscall enters ke (TIP), ke's iretq goes back
+ * (TIP); after call g, an interrupt at 0x69 enters kh (FUP + TIP), and
+ * another one kh again while it is in kf; each iretq goes back where its
+ * interrupt came; tracing ends at 0x6a. With PSBs in user code
+ * after each kernel visit (the decoder goes on there when it cannot
+ * decode the kernel). */
+static size_t stream_kernel(uint8_t *out)
+{
+	struct enc w;
+	size_t n;
+
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x60);        /* at h's syscall */
+	tsc(&w, 1100);
+	ip_pkt(&w, ppt_tip, KBASE + 0x00);           /* syscall -> ke */
+	tnt(&w, 1);                                  /* kf's ret */
+	tsc(&w, 1200);
+	ip_pkt(&w, ppt_tip, BASE + 0x62);            /* iretq */
+	psb(&w, 1300, BASE + 0x63);
+	tnt(&w, 1);                                  /* call g; ret */
+	tsc(&w, 1400);
+	ip_pkt(&w, ppt_fup, BASE + 0x69);            /* interrupted at 0x69 */
+	ip_pkt(&w, ppt_tip, KBASE + 0x20);
+	ip_pkt(&w, ppt_fup, KBASE + 0x11);           /* again, in kf */
+	ip_pkt(&w, ppt_tip, KBASE + 0x20);
+	tnt(&w, 1);                                  /* kf's ret */
+	ip_pkt(&w, ppt_tip, KBASE + 0x11);           /* iretq to kf */
+	tnt(&w, 1);                                  /* kf's ret */
+	tsc(&w, 1500);
+	ip_pkt(&w, ppt_tip, BASE + 0x69);            /* iretq */
+	psb(&w, 1600, BASE + 0x69);
+	ip_pkt(&w, ppt_fup, BASE + 0x6a);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(out, w.buf, n);
+	return n;
+}
+
+static void kernel_decode(int mode, struct evlist *got)
+{
+	uint8_t buf[4096];
+	size_t n = stream_kernel(buf);
+	FILE *f;
+
+	snprintf(kcode_path, sizeof(kcode_path), "/tmp/ptf-ptdecode-k-%d.bin", (int)getpid());
+	f = fopen(kcode_path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(kcode, 1, sizeof(kcode), f), sizeof(kcode));
+	fclose(f);
+	kmode = mode;
+	decode(buf, n, 0, got);
+	kmode = 0;
+	unlink(kcode_path);
+}
+
+/* With the image: far transfers between user and kernel code are
+ * TRACE_OFF (with the kernel entry) and TRACE_ON, the kernel's calls and
+ * returns branch events of their own. */
+static void test_kernel_image(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, K(0x00) },
+		{ DC_EV_CALL, 0, K(0x00), K(0x10) },
+		{ DC_EV_RETURN, 0, K(0x11), K(0x05) },
+		{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x62 },
+		{ DC_EV_CALL, 0, 0x63, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x68 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x69, K(0x20) },
+		{ DC_EV_CALL, 0, K(0x20), K(0x10) },
+		{ DC_EV_CALL, 0, K(0x11), K(0x20) },   /* nested: a call */
+		{ DC_EV_CALL, 0, K(0x20), K(0x10) },
+		{ DC_EV_RETURN, 0, K(0x11), K(0x25) },
+		{ DC_EV_RETURN, 0, K(0x25), K(0x11) }, /* its iretq */
+		{ DC_EV_RETURN, 0, K(0x11), K(0x25) },
+		{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x69 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x6a, N },
+	};
+	struct evlist got;
+
+	(void)state;
+	kernel_decode(1, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	/* the syscall took the TIP read after TSC 1100, the iretq after 1200 */
+	assert_int_equal(got.ev[1].time_ns, ns_of(1100));
+	assert_int_equal(got.ev[4].time_ns, ns_of(1200));
+	assert_int_equal(got.ev[7].time_ns, ns_of(1400));
+}
+
+/* Names only: the kernel entry is told with the TRACE_OFF, the rest is
+ * the kernel's until the next PSB; without names no entry (as before). */
+static void test_kernel_names(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, K(0x00) },
+		{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x63 },
+		{ DC_EV_CALL, 0, 0x63, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x68 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x69, K(0x20) },
+		{ DC_EV_TRACE_ON, DC_ON_RESUME, N, 0x69 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x6a, N },
+	};
+	struct evlist got;
+
+	(void)state;
+	kernel_decode(2, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	kernel_decode(0, &got);
+	assert_int_equal(got.ev[1].kind, DC_EV_TRACE_OFF);
+	assert_int_equal(got.ev[1].to_ip, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -938,6 +1082,8 @@ int main(void)
 		cmocka_unit_test(test_packetless_loop),
 		cmocka_unit_test(test_psb_in_flow),
 		cmocka_unit_test(test_psb_at_window_stop),
+		cmocka_unit_test(test_kernel_image),
+		cmocka_unit_test(test_kernel_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
