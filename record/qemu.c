@@ -513,6 +513,26 @@ static int thr_exit(struct qemu *e, struct qthr *t, uint64_t now)
 
 /* ---- the pipe ------------------------------------------------------------------- */
 
+/* Whether block D's last instruction is one that qemu (7.2, x86) reports
+ * but does not run in D: an instruction after a block's first that reaches
+ * onto another page than the block's first byte is dropped from the block
+ * (target/i386 advance_pc: the block ends before it, by falling through)
+ * and translated again as the first of a block of its own; the plugin API
+ * still lists it, with the bytes read before qemu gave up (none when it
+ * starts on the next page). Its true length comes from guest memory. */
+static bool page_crossing(struct qemu *e, const struct rc_qp_def *d)
+{
+	if (d->ninsns < 2)
+		return false;
+	uint64_t page = d->vaddr & ~(uint64_t)4095;
+	if ((d->last_ip & ~(uint64_t)4095) != page)
+		return true;
+	struct rc_insn full;
+	if (!d->mem_len || rc_insn_classify(e->cs, d->mem, d->mem_len, d->last_ip, &full) < 0)
+		return false;
+	return ((d->last_ip + full.len - 1) & ~(uint64_t)4095) != page;
+}
+
 /* Parse one chunk: words go to their thread's queue; maps, definitions,
  * stamps and births are handled here, in pipe order. */
 static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32_t *w, size_t nw)
@@ -584,6 +604,15 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				memset(&q->last, 0, sizeof(q->last));
 				q->last.ip = d.last_ip;
 				q->last.len = (uint8_t)d.last_len;
+				q->last.cls = RC_INSN_OTHER;
+			}
+			if (page_crossing(e, &d)) {
+				/* qemu left it to the next block: this one ends
+				 * with the instruction before, falling through */
+				q->n--;
+				memset(&q->last, 0, sizeof(q->last));
+				q->last.ip = d.prev_ip;
+				q->last.len = (uint8_t)d.prev_len;
 				q->last.cls = RC_INSN_OTHER;
 			}
 		} else if (m == RC_QP_MAP) {
