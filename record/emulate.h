@@ -12,7 +12,8 @@
  * AUXTRACE chunks, AUX, ITRACE_START, COMM, MMAP2, FORK, EXIT and
  * SWITCH_CPU_WIDE records.
  *
- * Scheduling (deterministic given the same program behaviour):
+ * Scheduling (deterministic given the same program behaviour; the CPU side
+ * is record/emu_sched.c, which the qemu backend shares):
  *  - the CPU with the smallest virtual clock that has a thread steps next;
  *  - a thread that issues a syscall which may block (futex wait, sleeps,
  *    waits, poll, read, ...) or exit/execve/vfork leaves its CPU (plain
