@@ -95,6 +95,8 @@ struct rc_emu_cpu {
 	bool itrace_started;
 	bool idle_out_pending;     /* next switch-in comes from the idle task */
 	uint64_t ovf_mark;         /* --inject-ovf: next overflow at this packet count */
+	uint64_t irq_left;         /* --inject-interrupts: instructions to the next */
+	uint64_t rng;              /* its random state */
 };
 
 struct rc_emu_sched {
@@ -113,6 +115,7 @@ struct rc_emu_sched {
 	 * failure (negative). */
 	int (*switched_in)(void *ctx, unsigned c, struct rc_emu_sthr *t, uint64_t rt);
 	void *ctx;
+	uint64_t irq_rate;         /* rc_emu_irq_init */
 };
 
 /* Functions returning int: 0, -ENOMEM, a writer error (rc_perf_errmsg) or
@@ -136,6 +139,24 @@ int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt);
 int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final);
 /* Idle CPUs take the earliest ready threads (their clocks jump forward). */
 int rc_emu_assign_idle(struct rc_emu_sched *s);
+/* --inject-interrupts RATE: asynchronous exits (a timer or device interrupt,
+ * a page fault) of the thread on a CPU, as a user-only trace shows them:
+ * FUP at the next instruction + TIP.PGD (IP suppressed), the kernel runs
+ * for a dwell of RC_EMU_IRQ_MIN_NS..RC_EMU_IRQ_MAX_NS (uniform), then
+ * TIP.PGE at the same instruction; truth lines "interrupt <ip>" and
+ * "iret <ip>". Each CPU counts the instructions it retires; the gap to the
+ * next exit is uniform in 1..2M-1 instructions (mean M = 10^6 / RATE).
+ * Random choices come from SEED and the CPU number only, so a recording is
+ * repeatable where its schedule is. */
+#define RC_EMU_IRQ_MIN_NS 1000u
+#define RC_EMU_IRQ_MAX_NS 10000u
+void rc_emu_irq_init(struct rc_emu_sched *s, uint64_t rate, uint64_t seed);
+/* CPU c retired N more instructions. */
+void rc_emu_irq_count(struct rc_emu_sched *s, unsigned c, uint64_t n);
+/* The exit, when one is due, of CPU c's thread (tracing, next instruction
+ * at IP): 1 if it came, 0 if none was due, or a negative error (an
+ * encoder's, -ENOMEM, a writer's). */
+int rc_emu_irq_at(struct rc_emu_sched *s, unsigned c, uint64_t ip);
 /* The latest clock of all CPUs: the time of a thread that is on none. */
 uint64_t rc_emu_latest_now(const struct rc_emu_sched *s);
 

@@ -2,6 +2,7 @@
  * of `record --emulate` share (the ptrace stepper, record/emulate.c, and
  * the qemu backend, record/qemu.c); see emu_out.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "record/emu_out.h"
@@ -134,4 +135,57 @@ uint64_t rc_emu_latest_now(const struct rc_emu_sched *s)
 		if (s->cpu[c].now > m)
 			m = s->cpu[c].now;
 	return m;
+}
+
+/* splitmix64: small, good enough for test schedules */
+static uint64_t next_rand(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t irq_gap(struct rc_emu_sched *s, struct rc_emu_cpu *v)
+{
+	uint64_t mean = 1000000 / s->irq_rate;
+	if (mean < 1)
+		mean = 1;
+	return 1 + next_rand(&v->rng) % (2 * mean - 1);
+}
+
+void rc_emu_irq_init(struct rc_emu_sched *s, uint64_t rate, uint64_t seed)
+{
+	s->irq_rate = rate;
+	if (!rate)
+		return;
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		s->cpu[c].rng = seed * 0x100000001b3ull + c;
+		s->cpu[c].irq_left = irq_gap(s, &s->cpu[c]);
+	}
+}
+
+void rc_emu_irq_count(struct rc_emu_sched *s, unsigned c, uint64_t n)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	v->irq_left = v->irq_left > n ? v->irq_left - n : 0;
+}
+
+int rc_emu_irq_at(struct rc_emu_sched *s, unsigned c, uint64_t ip)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	struct rc_emu_sthr *t = v->cur;
+	if (!s->irq_rate || v->irq_left || !t || !v->on)
+		return 0;
+	int rc = rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC);
+	if (rc < 0 || (rc = rc_emu_cpu_drain(s, c, false)) < 0)
+		return rc;
+	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "interrupt %#" PRIx64, ip);
+	v->now += RC_EMU_IRQ_MIN_NS + next_rand(&v->rng) % (RC_EMU_IRQ_MAX_NS - RC_EMU_IRQ_MIN_NS + 1);
+	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "iret %#" PRIx64, ip);
+	if ((rc = rc_ptenc_enable(v->q.enc, v->now, ip)) < 0 ||
+	    (rc = rc_emu_cpu_drain(s, c, false)) < 0)
+		return rc;
+	v->irq_left = irq_gap(s, v);
+	return 1;
 }

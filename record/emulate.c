@@ -1257,9 +1257,11 @@ stepped:
 				return e->fail;
 			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
 		}
+		rc_emu_irq_count(&e->s, c, 1);
 	}
+	/* --inject-interrupts: an asynchronous exit before the next one */
 	if (sig == SIGTRAP || sig == 0 || (status >> 16))
-		return 0;
+		return retired ? sfail(e, rc_emu_irq_at(&e->s, c, t->ip)) : 0;
 	/* a signal for this thread */
 	if (sig_in_mask(t->tid, "SigCgt:", sig)) {
 		uint64_t from = t->ip;
@@ -1599,6 +1601,7 @@ static int setup(struct emu *e)
 		e->cpu[c].now = e->vstart;
 		e->cpu[c].ovf_mark = o->inject_ovf;
 	}
+	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (open_out(e, o->truth_path, &e->truth) || open_out(e, o->dump_insns_path, &e->dump))
 		return e->fail;
 	if (e->truth)

@@ -801,6 +801,10 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 				return e->fail;
 			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
 		}
+		/* --inject-interrupts: an asynchronous exit before X */
+		int ir = rc_emu_irq_at(&e->s, c, x);
+		if (ir < 0)
+			return sfail(e, ir);
 		/* time slice used and another thread ready: preempted before X */
 		if (t->s.slice_used >= e->slice && pick_ready(e, true, v->now)) {
 			if (disable_async(e, c, x))
@@ -841,6 +845,7 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 	v->now += (uint64_t)d->n * e->o->ns_per_insn;
 	t->s.slice_used += d->n;
 	count(e, d->n);
+	rc_emu_irq_count(&e->s, c, d->n);
 	return 1;
 }
 
@@ -1173,6 +1178,7 @@ static int setup(struct qemu *e)
 		e->cpu[c].now = e->vstart;
 		e->cpu[c].ovf_mark = o->inject_ovf;
 	}
+	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))
 		return qfail(e, -errno, "cannot write %s: %s", o->truth_path, strerror(errno));
 	if (e->truth)
