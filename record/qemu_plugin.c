@@ -2,7 +2,9 @@
  * --emulate=qemu`, loaded by qemu-x86_64 (-plugin FILE,fd=N). It only
  * reports what the guest executes, as the stream of record/qemu_proto.h on
  * pipe N: every translated block (address, instruction count, bytes of its
- * last instruction: x86 TCG ends a block at every control transfer), every
+ * last instruction: x86 TCG ends a block at every control transfer; also
+ * guest memory there and the instruction before, for qemu.c's page-crossing
+ * rule), every
  * execution of a block, syscall entries and exits, new threads and forked
  * processes, and the mapping that holds each new block's code. record/qemu.c
  * turns it into PT packets, sideband, virtual time and the truth log.
