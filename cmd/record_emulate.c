@@ -60,6 +60,15 @@ static const char emulate_help[] =
 	"      --follow-fork     trace forked children too\n"
 	"      --inject-ovf N    simulate an internal overflow every N packets\n"
 	"      --drop-aux N      lose every Nth AUX chunk (AUX record TRUNCATED)\n"
+	"      --inject-interrupts RATE\n"
+	"                        asynchronous exits (interrupts, faults) of the\n"
+	"                        running thread, RATE per million instructions on\n"
+	"                        average (1..1000000; the gap is random, 1 to\n"
+	"                        2*10^6/RATE-1 instructions per CPU): FUP+TIP.PGD,\n"
+	"                        1-10 us of kernel time (random), TIP.PGE where it\n"
+	"                        was; --emulate=qemu takes them between blocks\n"
+	"      --seed N          seed of --inject-interrupts (default 1): the same\n"
+	"                        seed and schedule give the same exits\n"
 	"      --psb-period N    bytes between PSB packets (power of 2, >= 256)\n"
 	"      --aux-chunk N     bytes per AUXTRACE record (default 4096)\n"
 	"      --mtc-period N    MTC packet every 2^N CTC ticks, 0..15 (default 3)\n"
@@ -75,6 +84,7 @@ static const char emulate_help[] =
 enum {
 	OPT_EMULATE = 256, OPT_START, OPT_MAX_INSNS, OPT_CPUS, OPT_NS, OPT_SLICE, OPT_TRUTH,
 	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP, OPT_CHUNK, OPT_MTC,
+	OPT_IRQ, OPT_SEED,
 };
 
 static int parse_num(const char *opt, const char *arg, unsigned long long min,
@@ -103,6 +113,8 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "follow-fork", no_argument, NULL, OPT_FOLLOW },
 		{ "inject-ovf", required_argument, NULL, OPT_OVF },
 		{ "drop-aux", required_argument, NULL, OPT_DROP },
+		{ "inject-interrupts", required_argument, NULL, OPT_IRQ },
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "psb-period", required_argument, NULL, OPT_PSB },
 		{ "no-cyc", no_argument, NULL, OPT_CYC },
 		{ "mtc-period", required_argument, NULL, OPT_MTC },
@@ -122,6 +134,7 @@ int cmd_record_emulate(int argc, char **argv)
 	o.cpus = 2;
 	o.ns_per_insn = 1;
 	o.cyc = true;
+	o.seed = 1;
 	optind = 1;
 	/* '+': stop at the first non-option (PROG) even without "--" */
 	while ((c = cmd_getopt("record", argc, argv, "+o:p:qH", opts)) != -1) {
@@ -190,6 +203,16 @@ int cmd_record_emulate(int argc, char **argv)
 			if (parse_num("--drop-aux", optarg, 1, ~0ull, &v))
 				return 2;
 			o.drop_aux = v;
+			break;
+		case OPT_IRQ:
+			if (parse_num("--inject-interrupts", optarg, 1, 1000000, &v))
+				return 2;
+			o.irq_rate = v;
+			break;
+		case OPT_SEED:
+			if (parse_num("--seed", optarg, 0, ~0ull, &v))
+				return 2;
+			o.seed = v;
 			break;
 		case OPT_PSB:
 			if (parse_num("--psb-period", optarg, 256, 1ull << 30, &v))

@@ -61,4 +61,103 @@ bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags);
 /* Is futex op OP (FUTEX_CMD_MASK applied by the callee) a wake? */
 bool rc_emu_futex_wakes(int op);
 
+/* --- the virtual-CPU scheduler of both emulators (record/emu_sched.c) ---
+ * Threads wait ready, run on virtual CPUs, leave them (block, preempt,
+ * exit). The rules (emulate.h, "Scheduling"): an idle CPU takes the thread
+ * ready earliest (FIFO among equals), a whole switch after it became ready;
+ * a CPU whose thread leaves takes a thread ready by its own clock at once,
+ * RC_EMU_SWITCH_NS later, else idles; switch records are stamped half a
+ * switch before the new thread runs. A backend embeds struct rc_emu_sthr
+ * as the first member of its thread and keeps its CPUs in sched.cpu. */
+enum rc_emu_tstate {
+	RC_EMU_NEW,        /* not seen running yet (stepper) */
+	RC_EMU_NATIVE,     /* runs untraced or in the kernel (off every CPU) */
+	RC_EMU_BLOCKED,    /* in a blocking syscall (qemu backend) */
+	RC_EMU_READY,
+	RC_EMU_ONCPU,
+	RC_EMU_GONE
+};
+
+struct rc_emu_sthr {
+	pid_t pid, tid;
+	enum rc_emu_tstate state;
+	int cpu;               /* CPU when ONCPU (a backend may keep it longer) */
+	uint64_t ready_ns;     /* ready since (virtual ns) */
+	uint64_t seq;          /* FIFO order among equally ready threads */
+	uint64_t slice_used;   /* instructions since its switch-in */
+};
+
+struct rc_emu_cpu {
+	struct rc_emu_auxq q;      /* its encoder and AUX queue */
+	uint64_t now;              /* its virtual clock */
+	struct rc_emu_sthr *cur;   /* the thread on it, NULL: idle */
+	bool on;                   /* encoder tracing (PacketEn) */
+	bool itrace_started;
+	bool idle_out_pending;     /* next switch-in comes from the idle task */
+	uint64_t ovf_mark;         /* --inject-ovf: next overflow at this packet count */
+	uint64_t irq_left;         /* --inject-interrupts: instructions to the next */
+	uint64_t rng;              /* its random state */
+};
+
+struct rc_emu_sched {
+	struct rc_emu_cpu *cpu;    /* ncpu of them (the backend allocates) */
+	unsigned ncpu;
+	struct rc_emu_sthr **thr;  /* every thread ever added */
+	size_t nthr, cthr;
+	uint64_t seq;
+	const bool *stop;          /* when *stop, a leaving thread's CPU idles */
+	struct rc_perf_writer *w;
+	struct rc_emu_auxsink *sink;
+	FILE *truth;
+	/* T is now on CPU c (state ONCPU, its switch records and truth
+	 * "switch-in" written at RT = now - RC_EMU_SWITCH_NS / 2): the backend
+	 * announces mappings, may enable the trace. 0 or the backend's
+	 * failure (negative). */
+	int (*switched_in)(void *ctx, unsigned c, struct rc_emu_sthr *t, uint64_t rt);
+	void *ctx;
+	uint64_t irq_rate;         /* rc_emu_irq_init */
+};
+
+/* Functions returning int: 0, -ENOMEM, a writer error (rc_perf_errmsg) or
+ * what switched_in returned. */
+int rc_emu_sched_add(struct rc_emu_sched *s, struct rc_emu_sthr *t);
+void rc_emu_sched_free(struct rc_emu_sched *s);
+/* T is ready from WHEN on (its cpu is left as it is). */
+void rc_emu_make_ready(struct rc_emu_sched *s, struct rc_emu_sthr *t, uint64_t when);
+/* The ready thread to run next: earliest ready, then FIFO; with LIMIT only
+ * one ready by NOW. NULL: none. */
+struct rc_emu_sthr *rc_emu_pick_ready(const struct rc_emu_sched *s, bool limit, uint64_t now);
+/* T goes on CPU c at its clock, after PREV (0 0: the idle task). */
+int rc_emu_switch_in(struct rc_emu_sched *s, unsigned c, struct rc_emu_sthr *t, pid_t prev_pid,
+		     pid_t prev_tid);
+/* The thread on CPU c leaves it (its trace already disabled; PREEMPT: it
+ * stays ready): switch-out, and the next thread ready by the CPU's clock
+ * switches in a switch later; else the CPU idles. */
+int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt);
+/* CPU c's encoded bytes as an AUX chunk (rc_emu_drain), stamped with the
+ * thread on it and its clock. */
+int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final);
+/* Idle CPUs take the earliest ready threads (their clocks jump forward). */
+int rc_emu_assign_idle(struct rc_emu_sched *s);
+/* --inject-interrupts RATE: asynchronous exits (a timer or device interrupt,
+ * a page fault) of the thread on a CPU, as a user-only trace shows them:
+ * FUP at the next instruction + TIP.PGD (IP suppressed), the kernel runs
+ * for a dwell of RC_EMU_IRQ_MIN_NS..RC_EMU_IRQ_MAX_NS (uniform), then
+ * TIP.PGE at the same instruction; truth lines "interrupt <ip>" and
+ * "iret <ip>". Each CPU counts the instructions it retires; the gap to the
+ * next exit is uniform in 1..2M-1 instructions (mean M = 10^6 / RATE).
+ * Random choices come from SEED and the CPU number only, so a recording is
+ * repeatable where its schedule is. */
+#define RC_EMU_IRQ_MIN_NS 1000u
+#define RC_EMU_IRQ_MAX_NS 10000u
+void rc_emu_irq_init(struct rc_emu_sched *s, uint64_t rate, uint64_t seed);
+/* CPU c retired N more instructions. */
+void rc_emu_irq_count(struct rc_emu_sched *s, unsigned c, uint64_t n);
+/* The exit, when one is due, of CPU c's thread (tracing, next instruction
+ * at IP): 1 if it came, 0 if none was due, or a negative error (an
+ * encoder's, -ENOMEM, a writer's). */
+int rc_emu_irq_at(struct rc_emu_sched *s, unsigned c, uint64_t ip);
+/* The latest clock of all CPUs: the time of a thread that is on none. */
+uint64_t rc_emu_latest_now(const struct rc_emu_sched *s);
+
 #endif

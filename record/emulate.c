@@ -35,7 +35,6 @@
 #include "record/ptenc.h"
 
 
-enum tstate { TS_NEW, TS_READY, TS_ONCPU, TS_NATIVE, TS_GONE };
 enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
 enum nkind { NK_SYSCALL, NK_TO_START };
 
@@ -51,14 +50,10 @@ struct proc {
 };
 
 struct thr {
+	struct rc_emu_sthr s;     /* scheduling (first: thr_of) */
 	pid_t tid;
 	struct proc *proc;
-	enum tstate state;
-	int cpu;                  /* current CPU when TS_ONCPU */
 	uint64_t ip;              /* next instruction to execute */
-	uint64_t ready_ns;
-	uint64_t seq;             /* FIFO order among equally ready threads */
-	uint64_t slice_used;
 	bool started;
 	/* why the thread resumes user mode next (truth + nothing else) */
 	enum resume rs;
@@ -79,16 +74,6 @@ struct thr {
 	bool to_start;
 };
 
-struct vcpu {
-	struct rc_emu_auxq q;     /* its encoder and AUX queue */
-	uint64_t now;
-	struct thr *cur;
-	bool on;                  /* encoder tracing (PacketEn) */
-	bool itrace_started;
-	bool idle_out_pending;    /* next switch-in comes from the idle task */
-	uint64_t ovf_mark;
-};
-
 struct stash { pid_t tid; int status; };
 
 /* A futex wake (or thread exit, uaddr 0: it wakes pthread_join) issued by a
@@ -105,8 +90,9 @@ struct emu {
 	FILE *truth, *dump;
 	struct rc_emu_syms *syms;
 	csh cs;
-	struct vcpu *cpu;
-	unsigned ncpu;
+	struct rc_emu_sched s;    /* its cpu, ncpu: the virtual CPUs */
+	struct rc_emu_cpu *cpu;   /* = s.cpu */
+	unsigned ncpu;            /* = s.ncpu */
 	struct thr **thr;
 	size_t nthr, cthr;
 	struct proc **proc;
@@ -114,7 +100,7 @@ struct emu {
 	struct stash *stash;
 	size_t nstash, cstash;
 	struct rc_emu_auxsink sink;
-	uint64_t seq, insns, slice, vstart;
+	uint64_t insns, slice, vstart;
 	uint64_t step_ns;         /* average real cost of one ptrace step */
 	struct wake wakes[NWAKES];
 	unsigned nwakes;          /* ring: total ever recorded */
@@ -285,9 +271,7 @@ static const struct rc_map *find_map(const struct proc *p, uint64_t addr)
  * sink.chunk of them (all of them when FINAL): rc_emu_drain. */
 static int drain(struct emu *e, unsigned c, bool final)
 {
-	struct vcpu *v = &e->cpu[c];
-	int rc = rc_emu_drain(&e->sink, &v->q, final, v->cur ? v->cur->proc->pid : 0,
-			      v->cur ? v->cur->tid : 0, v->now);
+	int rc = rc_emu_cpu_drain(&e->s, c, final);
 	if (rc == -ENOMEM)
 		return efail(e, rc, "out of memory");
 	return wfail(e, rc);
@@ -300,59 +284,43 @@ static int enc_check(struct emu *e, unsigned c, int rc, const char *what)
 	return drain(e, c, false);
 }
 
-/* ---- scheduling ----------------------------------------------------------- */
+/* ---- scheduling (record/emu_sched.c) --------------------------------------- */
+
+static struct thr *thr_of(struct rc_emu_sthr *s)
+{
+	return (struct thr *)s;  /* its first member */
+}
+
+static int sfail(struct emu *e, int rc)
+{
+	if (rc >= 0)
+		return 0;
+	if (e->fail)
+		return e->fail;  /* switched_in's own */
+	if (rc == -ENOMEM)
+		return efail(e, rc, "out of memory");
+	return wfail(e, rc);
+}
 
 static struct thr *pick_ready(struct emu *e, bool limit, uint64_t now)
 {
-	struct thr *best = NULL;
-	for (size_t i = 0; i < e->nthr; i++) {
-		struct thr *t = e->thr[i];
-		if (t->state != TS_READY || (limit && t->ready_ns > now))
-			continue;
-		if (!best || t->ready_ns < best->ready_ns ||
-		    (t->ready_ns == best->ready_ns && t->seq < best->seq))
-			best = t;
-	}
-	return best;
+	struct rc_emu_sthr *t = rc_emu_pick_ready(&e->s, limit, now);
+	return t ? thr_of(t) : NULL;
 }
 
 static void make_ready(struct emu *e, struct thr *t, uint64_t when)
 {
-	t->state = TS_READY;
-	t->ready_ns = when;
-	t->seq = ++e->seq;
+	rc_emu_make_ready(&e->s, &t->s, when);
 }
 
-/* Put T on CPU c: the context switch (sideband at the middle of the
- * switch cost) then T's trace resumes at the CPU's current time (PGE).
- * Callers advanced the CPU clock by at least RC_EMU_SWITCH_NS. */
-static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, pid_t prev_tid)
+/* T is on CPU c (the switch records are written at the middle of the
+ * switch cost): its trace resumes at the CPU's current time (PGE). */
+static int switched_in(void *ctx, unsigned c, struct rc_emu_sthr *st, uint64_t rt)
 {
-	struct vcpu *v = &e->cpu[c];
-	uint64_t now = v->now, rt = now - RC_EMU_SWITCH_NS / 2;
-	pid_t pid = t->proc->pid;
-	if (!v->itrace_started) {
-		struct dc_sample_id s = rc_emu_sid(c, true, pid, t->tid, rt);
-		if (wfail(e, rc_perf_itrace_start(e->w, (uint32_t)pid, (uint32_t)t->tid, &s)))
-			return e->fail;
-		v->itrace_started = true;
-	}
-	if (v->idle_out_pending) {
-		struct dc_sample_id s = rc_emu_sid(c, false, 0, 0, rt);
-		if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)pid,
-						     (uint32_t)t->tid, &s)))
-			return e->fail;
-		v->idle_out_pending = false;
-	}
-	struct dc_sample_id s = rc_emu_sid(c, false, pid, t->tid, rt);
-	if (wfail(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)prev_pid,
-					     (uint32_t)prev_tid, &s)))
-		return e->fail;
-	t->state = TS_ONCPU;
-	t->cpu = (int)c;
-	t->slice_used = 0;
-	v->cur = t;
-	truth(e, rt, (int)c, t, "switch-in");
+	struct emu *e = ctx;
+	struct thr *t = thr_of(st);
+	struct rc_emu_cpu *v = &e->cpu[c];
+	uint64_t now = v->now;
 	if (maps_at(e, t, c, rt) || (t->proc->maps_dirty && sync_maps(e, t, c, rt)))
 		return e->fail;
 	switch (t->rs) {
@@ -378,28 +346,10 @@ static int switch_in(struct emu *e, unsigned c, struct thr *t, pid_t prev_pid, p
 	return enc_check(e, c, rc_ptenc_enable(v->q.enc, now, t->ip), "enable");
 }
 
-/* The thread on CPU c leaves it (its trace is already disabled): switch-out
- * record naming the next thread, which is switched in at once if one is
- * ready by now; else the CPU idles. */
+/* The thread on CPU c leaves it (its trace is already disabled). */
 static int cpu_leave(struct emu *e, unsigned c, bool preempt)
 {
-	struct vcpu *v = &e->cpu[c];
-	struct thr *t = v->cur;
-	v->cur = NULL;
-	v->on = false;
-	struct thr *next = e->stop ? NULL : pick_ready(e, true, v->now);
-	truth(e, v->now, (int)c, t, "switch-out %s", preempt ? "preempt" : "block");
-	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, v->now);
-	if (wfail(e, rc_perf_switch_cpu_wide(e->w, true, preempt,
-					     next ? (uint32_t)next->proc->pid : 0,
-					     next ? (uint32_t)next->tid : 0, &s)))
-		return e->fail;
-	if (!next) {
-		v->idle_out_pending = true;
-		return drain(e, c, false);
-	}
-	v->now += RC_EMU_SWITCH_NS;
-	return switch_in(e, c, next, t->proc->pid, t->tid);
+	return sfail(e, rc_emu_cpu_leave(&e->s, c, preempt));
 }
 
 /* Asynchronous TIP.PGD of the thread on CPU c (preemption, exit, stop,
@@ -410,27 +360,15 @@ static int cpu_leave(struct emu *e, unsigned c, bool preempt)
  * to the next thread. */
 static int disable_async(struct emu *e, unsigned c, uint64_t ip)
 {
-	struct vcpu *v = &e->cpu[c];
+	struct rc_emu_cpu *v = &e->cpu[c];
 	int rc = enc_check(e, c, rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
 	v->now += 1;
 	return rc;
 }
 
-/* Idle CPUs take the earliest ready threads (their clock jumps forward). */
 static int assign_idle(struct emu *e)
 {
-	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
-		struct vcpu *v = &e->cpu[c];
-		if (v->cur)
-			continue;
-		struct thr *t = pick_ready(e, false, 0);
-		if (!t)
-			return 0;
-		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
-		v->idle_out_pending = true;
-		switch_in(e, c, t, 0, 0);
-	}
-	return e->fail;
+	return sfail(e, rc_emu_assign_idle(&e->s));
 }
 
 /* ---- threads and processes ------------------------------------------------- */
@@ -438,7 +376,7 @@ static int assign_idle(struct emu *e)
 static struct thr *find_thr(struct emu *e, pid_t tid)
 {
 	for (size_t i = 0; i < e->nthr; i++)
-		if (e->thr[i]->tid == tid && e->thr[i]->state != TS_GONE)
+		if (e->thr[i]->tid == tid && e->thr[i]->s.state != RC_EMU_GONE)
 			return e->thr[i];
 	return NULL;
 }
@@ -477,8 +415,14 @@ static struct thr *new_thr(struct emu *e, pid_t tid, struct proc *p)
 		return NULL;
 	t->tid = tid;
 	t->proc = p;
-	t->cpu = -1;
-	t->state = TS_NEW;
+	t->s.pid = p->pid;
+	t->s.tid = tid;
+	t->s.cpu = -1;
+	t->s.state = RC_EMU_NEW;
+	if (rc_emu_sched_add(&e->s, &t->s) < 0) {
+		free(t);
+		return NULL;
+	}
 	e->thr[e->nthr++] = t;
 	e->st->threads++;
 	return t;
@@ -524,11 +468,7 @@ static void note_child_exit(struct emu *e, pid_t tid, int status)
 /* The current virtual time of a thread that is not on a CPU. */
 static uint64_t latest_now(const struct emu *e)
 {
-	uint64_t m = 0;
-	for (unsigned c = 0; c < e->ncpu; c++)
-		if (e->cpu[c].now > m)
-			m = e->cpu[c].now;
-	return m;
+	return rc_emu_latest_now(&e->s);
 }
 
 /* T exited (or was killed). */
@@ -536,16 +476,16 @@ static int thr_gone(struct emu *e, struct thr *t)
 {
 	uint64_t now;
 	unsigned c = 0;
-	bool oncpu = t->state == TS_ONCPU;
+	bool oncpu = t->s.state == RC_EMU_ONCPU;
 	if (oncpu) {
-		c = (unsigned)t->cpu;
+		c = (unsigned)t->s.cpu;
 		now = e->cpu[c].now;
-	} else if (t->state == TS_NATIVE) {
+	} else if (t->s.state == RC_EMU_NATIVE) {
 		now = t->v0 + elapsed_ns(&t->t0);
 		if (now < latest_now(e))
 			now = latest_now(e);
 	} else {
-		now = t->state == TS_READY && t->ready_ns > latest_now(e) ? t->ready_ns : latest_now(e);
+		now = t->s.state == RC_EMU_READY && t->s.ready_ns > latest_now(e) ? t->s.ready_ns : latest_now(e);
 	}
 	if (oncpu && e->cpu[c].on) {
 		disable_async(e, c, t->ip);
@@ -557,7 +497,7 @@ static int thr_gone(struct emu *e, struct thr *t)
 			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
 	if (oncpu)
 		cpu_leave(e, c, false);
-	t->state = TS_GONE;
+	t->s.state = RC_EMU_GONE;
 	return e->fail;
 }
 
@@ -625,7 +565,7 @@ static int resume(pid_t tid, enum __ptrace_request req, int sig)
 
 static int start_native(struct emu *e, struct thr *t, enum nkind nk, bool async, long nr)
 {
-	t->state = TS_NATIVE;
+	t->s.state = RC_EMU_NATIVE;
 	t->nk = nk;
 	t->async = async;
 	t->sys_nr = nr;
@@ -715,8 +655,8 @@ static bool others_to_start(const struct emu *e, const struct thr *t)
 		const struct thr *o = e->thr[i];
 		if (o == t || o->proc != t->proc)
 			continue;
-		if ((o->state == TS_NATIVE && o->nk == NK_TO_START) ||
-		    (o->state == TS_NEW && o->to_start))
+		if ((o->s.state == RC_EMU_NATIVE && o->nk == NK_TO_START) ||
+		    (o->s.state == RC_EMU_NEW && o->to_start))
 			return true;
 	}
 	return false;
@@ -729,8 +669,8 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
 	pid_t ntid = (pid_t)msg;
 	uint64_t now = t->v0 + elapsed_ns(&t->t0);
-	if (!t->async && t->state == TS_NATIVE && t->cpu >= 0)
-		now = e->cpu[t->cpu].now + elapsed_ns(&t->t0);
+	if (!t->async && t->s.state == RC_EMU_NATIVE && t->s.cpu >= 0)
+		now = e->cpu[t->s.cpu].now + elapsed_ns(&t->t0);
 	struct proc *p = t->proc;
 	bool is_thread = ev == PTRACE_EVENT_CLONE;
 	if (!is_thread) {
@@ -747,8 +687,8 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	struct thr *nt = new_thr(e, ntid, p);
 	if (!nt)
 		return efail(e, -ENOMEM, "out of memory");
-	nt->ready_ns = now;
-	nt->to_start = t->state == TS_NATIVE && t->nk == NK_TO_START && p->bp;
+	nt->s.ready_ns = now;
+	nt->to_start = t->s.state == RC_EMU_NATIVE && t->nk == NK_TO_START && p->bp;
 	struct dc_sample_id s = rc_emu_sid(0, false, p->pid, ntid, now);
 	wfail(e, rc_perf_fork(e->w, (uint32_t)p->pid, (uint32_t)t->proc->pid, (uint32_t)ntid,
 			      (uint32_t)t->tid, now, &s));
@@ -773,7 +713,7 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 static int adopt_new(struct emu *e, struct thr *nt, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		nt->state = TS_GONE;
+		nt->s.state = RC_EMU_GONE;
 		return 0;
 	}
 	struct user_regs_struct r;
@@ -784,15 +724,15 @@ static int adopt_new(struct emu *e, struct thr *nt, int status)
 	nt->rs = RS_START;
 	if (e->stop) {
 		ptrace(PTRACE_DETACH, nt->tid, 0, 0);
-		nt->state = TS_GONE;
+		nt->s.state = RC_EMU_GONE;
 		return 0;
 	}
 	if (nt->to_start && nt->proc->bp) {
 		/* its creator has not reached the start symbol: neither has it */
-		nt->v0 = nt->ready_ns;
+		nt->v0 = nt->s.ready_ns;
 		return start_native(e, nt, NK_TO_START, true, -1);
 	}
-	make_ready(e, nt, nt->ready_ns);
+	make_ready(e, nt, nt->s.ready_ns);
 	return 0;
 }
 
@@ -829,7 +769,7 @@ static int on_exec(struct emu *e, struct thr *t)
 			truth(e, now, -1, t, "stop");
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
 			p->detached = true;
-			t->state = TS_GONE;
+			t->s.state = RC_EMU_GONE;
 			return -1;
 		}
 		t->nk = NK_TO_START;
@@ -958,25 +898,25 @@ static int native_done(struct emu *e, struct thr *t)
 	if (t->sys_nr == SYS_mmap || t->sys_nr == SYS_munmap || t->sys_nr == SYS_mprotect ||
 	    t->sys_nr == SYS_mremap || t->nk == NK_TO_START)
 		t->proc->maps_dirty = true;
-	if (t->async || t->state != TS_NATIVE || t->cpu < 0) {
+	if (t->async || t->s.state != RC_EMU_NATIVE || t->s.cpu < 0) {
 		make_ready(e, t, t->v0 + d);
-		t->cpu = -1;
+		t->s.cpu = -1;
 		if (t->nk == NK_TO_START && !t->started) {
 			/* first start: the process's name and code */
-			emit_comm(e, t, 0, t->ready_ns, false);
+			emit_comm(e, t, 0, t->s.ready_ns, false);
 		}
 		return 0;
 	}
 	/* sync syscall: the thread never left its CPU */
-	unsigned c = (unsigned)t->cpu;
-	struct vcpu *v = &e->cpu[c];
+	unsigned c = (unsigned)t->s.cpu;
+	struct rc_emu_cpu *v = &e->cpu[c];
 	/* a new name: the kernel writes a COMM record (prctl only; a write
 	 * to /proc/.../comm is not noticed) */
 	if (t->sys_nr == SYS_prctl && t->sys_arg0 == PR_SET_NAME &&
 	    emit_comm(e, t, c, t->v0, false))
 		return e->fail;
 	v->now += d;
-	t->state = TS_ONCPU;
+	t->s.state = RC_EMU_ONCPU;
 	/* new mappings are stamped when the kernel made them: before the PGE
 	 * by the syscall's duration, so even an MTC-precise decoder has them */
 	if (t->proc->maps_dirty && sync_maps(e, t, c, t->v0))
@@ -1004,7 +944,7 @@ static bool stash_ready(struct emu *e, size_t i)
 {
 	struct thr *t = find_thr(e, e->stash[i].tid);
 	int status = e->stash[i].status;
-	return t && (t->state == TS_NATIVE || t->state == TS_NEW || t->state == TS_GONE ||
+	return t && (t->s.state == RC_EMU_NATIVE || t->s.state == RC_EMU_NEW || t->s.state == RC_EMU_GONE ||
 		     WIFEXITED(status) || WIFSIGNALED(status));
 }
 
@@ -1048,16 +988,16 @@ static int collect(struct emu *e, bool block)
 				stash_put(e, tid, status);
 			continue;
 		}
-		if (t->state == TS_GONE) {
+		if (t->s.state == RC_EMU_GONE) {
 			note_child_exit(e, tid, status);
-		} else if (t->state == TS_NATIVE) {
+		} else if (t->s.state == RC_EMU_NATIVE) {
 			int r = native_event(e, t, status);
 			if (r == 1)
 				native_done(e, t);
 		} else if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			note_child_exit(e, tid, status);
 			thr_gone(e, t);
-		} else if (t->state == TS_NEW) {
+		} else if (t->s.state == RC_EMU_NEW) {
 			adopt_new(e, t, status);
 		} else {
 			stash_put(e, tid, status);
@@ -1129,7 +1069,7 @@ static void count_insn(struct emu *e)
 static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn *in,
 			const struct user_regs_struct *r)
 {
-	struct vcpu *v = &e->cpu[c];
+	struct rc_emu_cpu *v = &e->cpu[c];
 	long nr = (long)r->rax;
 	in->next_ip = in->ip + in->len;
 	truth(e, v->now, (int)c, t, "syscall %ld %#" PRIx64, nr, in->ip);
@@ -1139,7 +1079,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 		return e->fail;
 	v->on = false;
 	v->now += e->o->ns_per_insn;
-	t->slice_used++;
+	t->s.slice_used++;
 	count_insn(e);
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
@@ -1156,8 +1096,8 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	if (may_block(t, r)) {
 		if (start_native(e, t, NK_SYSCALL, true, nr))
 			return e->fail;
-		t->cpu = -1;
-		v->cur = t;  /* cpu_leave reads it */
+		t->s.cpu = -1;
+		v->cur = &t->s;  /* cpu_leave reads it */
 		return cpu_leave(e, c, false);
 	}
 	if (start_native(e, t, NK_SYSCALL, false, nr))
@@ -1171,7 +1111,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 			return native_done(e, t);
 		if (res < 0 || e->fail)
 			return e->fail;
-		if (t->state != TS_NATIVE)
+		if (t->s.state != RC_EMU_NATIVE)
 			return 0;
 	}
 }
@@ -1211,8 +1151,8 @@ static int run_entry_insn(pid_t tid, const uint8_t *b, size_t n)
 /* Step one instruction of the thread on CPU c. */
 static int step(struct emu *e, unsigned c)
 {
-	struct vcpu *v = &e->cpu[c];
-	struct thr *t = v->cur;
+	struct rc_emu_cpu *v = &e->cpu[c];
+	struct thr *t = v->cur ? thr_of(v->cur) : NULL;
 	uint8_t buf[16];
 	size_t n = read_mem(t->tid, t->ip, buf, sizeof(buf));
 	/* a traced thread at the start breakpoint that other threads still
@@ -1284,7 +1224,7 @@ stepped:
 	bool retired = r.rip != t->ip ||
 		       (sig == SIGTRAP && (in.cls == RC_INSN_JMP || in.cls == RC_INSN_JCC));
 	if (!retired)
-		t->slice_used++;
+		t->s.slice_used++;
 	if (retired) {
 		in.next_ip = r.rip;
 		if (e->dump)
@@ -1308,7 +1248,7 @@ stepped:
 		if (enc_check(e, c, rc_ptenc_insn(v->q.enc, &in, now), "insn"))
 			return e->fail;
 		v->now += e->o->ns_per_insn;
-		t->slice_used++;
+		t->s.slice_used++;
 		t->ip = r.rip;
 		count_insn(e);
 		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
@@ -1317,9 +1257,11 @@ stepped:
 				return e->fail;
 			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
 		}
+		rc_emu_irq_count(&e->s, c, 1);
 	}
+	/* --inject-interrupts: an asynchronous exit before the next one */
 	if (sig == SIGTRAP || sig == 0 || (status >> 16))
-		return 0;
+		return retired ? sfail(e, rc_emu_irq_at(&e->s, c, t->ip)) : 0;
 	/* a signal for this thread */
 	if (sig_in_mask(t->tid, "SigCgt:", sig)) {
 		uint64_t from = t->ip;
@@ -1341,7 +1283,7 @@ stepped:
 		return e->fail;
 	t->v0 = v->now;
 	t->sys_nr = -1;
-	t->state = TS_NATIVE;
+	t->s.state = RC_EMU_NATIVE;
 	t->async = true;
 	t->nk = NK_SYSCALL;
 	clock_gettime(CLOCK_MONOTONIC, &t->t0);
@@ -1351,14 +1293,14 @@ stepped:
 
 static int maybe_preempt(struct emu *e, unsigned c)
 {
-	struct vcpu *v = &e->cpu[c];
-	struct thr *t = v->cur;
-	if (t->slice_used < e->slice || !pick_ready(e, true, v->now))
+	struct rc_emu_cpu *v = &e->cpu[c];
+	struct thr *t = v->cur ? thr_of(v->cur) : NULL;
+	if (t->s.slice_used < e->slice || !pick_ready(e, true, v->now))
 		return 0;
 	if (disable_async(e, c, t->ip))
 		return e->fail;
 	make_ready(e, t, v->now);
-	t->cpu = -1;
+	t->s.cpu = -1;
 	return cpu_leave(e, c, true);
 }
 
@@ -1374,7 +1316,7 @@ static int pick_cpu(struct emu *e)
 static bool any_native(struct emu *e)
 {
 	for (size_t i = 0; i < e->nthr; i++)
-		if (e->thr[i]->state == TS_NATIVE || e->thr[i]->state == TS_NEW)
+		if (e->thr[i]->s.state == RC_EMU_NATIVE || e->thr[i]->s.state == RC_EMU_NEW)
 			return true;
 	return false;
 }
@@ -1518,12 +1460,12 @@ static int attach(struct emu *e)
 		struct thr *t = e->thr[i];
 		int status;
 		if (!stash_take(e, t->tid, &status) && wait_tid(e, t->tid, &status) < 0) {
-			t->state = TS_GONE;
+			t->s.state = RC_EMU_GONE;
 			continue;
 		}
 		struct user_regs_struct r;
 		if (getregs(t->tid, &r) < 0) {
-			t->state = TS_GONE;
+			t->s.state = RC_EMU_GONE;
 			continue;
 		}
 		t->ip = r.rip;
@@ -1546,8 +1488,8 @@ static int attach(struct emu *e)
 static void finish(struct emu *e)
 {
 	for (unsigned c = 0; c < e->ncpu; c++) {
-		struct vcpu *v = &e->cpu[c];
-		struct thr *t = v->cur;
+		struct rc_emu_cpu *v = &e->cpu[c];
+		struct thr *t = v->cur ? thr_of(v->cur) : NULL;
 		if (t) {
 			if (v->on && !e->fail)
 				disable_async(e, c, t->ip);
@@ -1569,14 +1511,14 @@ static void finish(struct emu *e)
 	/* detach: stopped threads directly, native ones after a SIGSTOP */
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct thr *t = e->thr[i];
-		if (t->state == TS_GONE || t->proc->detached)
+		if (t->s.state == RC_EMU_GONE || t->proc->detached)
 			continue;
-		if (t->state == TS_NATIVE || t->state == TS_NEW) {
+		if (t->s.state == RC_EMU_NATIVE || t->s.state == RC_EMU_NEW) {
 			syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP);
 			int status;
 			if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
 				note_child_exit(e, t->tid, status);
-				t->state = TS_GONE;
+				t->s.state = RC_EMU_GONE;
 				continue;
 			}
 			if (t->proc->bp) {
@@ -1590,7 +1532,7 @@ static void finish(struct emu *e)
 		if (t->proc->bp)
 			clear_breakpoint(t);
 		ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		t->state = TS_GONE;
+		t->s.state = RC_EMU_GONE;
 	}
 	for (size_t i = 0; i < e->nproc; i++)
 		kill(e->proc[i]->pid, SIGCONT);
@@ -1611,6 +1553,7 @@ static void free_emu(struct emu *e)
 		for (unsigned c = 0; c < e->ncpu; c++)
 			rc_ptenc_free(e->cpu[c].q.enc);
 	free(e->cpu);
+	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)
 		cs_close(&e->cs);
@@ -1643,6 +1586,9 @@ static int setup(struct emu *e)
 	e->ecfg.time_zero = e->vstart;
 	e->syms = rc_emu_syms_new();
 	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
+	e->s.cpu = e->cpu;
+	e->s.ncpu = e->ncpu;
+	e->s.sink = &e->sink;
 	if (!e->syms || !e->cpu)
 		return efail(e, -ENOMEM, "out of memory");
 	if (rc_insn_cs_open(&e->cs) < 0)
@@ -1655,6 +1601,7 @@ static int setup(struct emu *e)
 		e->cpu[c].now = e->vstart;
 		e->cpu[c].ovf_mark = o->inject_ovf;
 	}
+	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (open_out(e, o->truth_path, &e->truth) || open_out(e, o->dump_insns_path, &e->dump))
 		return e->fail;
 	if (e->truth)
@@ -1667,6 +1614,11 @@ static int setup(struct emu *e)
 		return rc;
 	}
 	e->sink.w = e->w;
+	e->s.stop = &e->stop;
+	e->s.w = e->w;
+	e->s.truth = e->truth;
+	e->s.switched_in = switched_in;
+	e->s.ctx = e;
 	return write_header(e);
 }
 

@@ -12,7 +12,8 @@
  * AUXTRACE chunks, AUX, ITRACE_START, COMM, MMAP2, FORK, EXIT and
  * SWITCH_CPU_WIDE records.
  *
- * Scheduling (deterministic given the same program behaviour):
+ * Scheduling (deterministic given the same program behaviour; the CPU side
+ * is record/emu_sched.c, which the qemu backend shares):
  *  - the CPU with the smallest virtual clock that has a thread steps next;
  *  - a thread that issues a syscall which may block (futex wait, sleeps,
  *    waits, poll, read, ...) or exit/execve/vfork leaves its CPU (plain
@@ -41,6 +42,13 @@
  * any other instruction is put back for one single-step, and a thread
  * arriving during that step is missed.
  *
+ * Asynchronous exits: --inject-interrupts RATE (emu_out.h, rc_emu_irq_at)
+ * stops the running thread's trace before its next instruction with FUP +
+ * TIP.PGD, as an interrupt or a fault in user mode does, for a random
+ * kernel dwell, then TIP.PGE at the same instruction; the thread stays on
+ * its CPU (a preemption may follow, as usual). The qemu backend takes them
+ * between blocks (the next block's first instruction).
+ *
  * Loss simulation: --inject-ovf N puts an OVF (+FUP) into the CPU's trace
  * each time that encoder has emitted N more packets. --drop-aux N drops
  * every Nth AUX chunk (counted over all CPUs, 1-based: chunks N, 2N, ...):
@@ -63,6 +71,8 @@
  *   sysret <nr> <ip>            back in user mode at ip
  *   signal <signo> <from> <to>  handler entry at to; thread was at from
  *   sigreturn <ip>              rt_sigreturn done, resumed at ip
+ *   interrupt <ip> / iret <ip>  --inject-interrupts: an asynchronous exit
+ *                               at ip (FUP + TIP.PGD), back there (PGE)
  *   switch-out preempt|block    leaves cpu;  switch-in: put on cpu
  *   clone <ptid> | fork <ppid> <ptid> | exec <path> | comm <name>
  *   mmap <start> <len> <pgoff> <path>   executable mapping of pid
@@ -94,6 +104,9 @@ struct rc_emu_opts {
 	bool follow_fork;          /* trace fork children too */
 	uint64_t inject_ovf;       /* OVF every N packets per CPU; 0: off */
 	uint64_t drop_aux;         /* drop every Nth AUX chunk; 0: off */
+	uint64_t irq_rate;         /* --inject-interrupts: asynchronous exits per
+				    * million instructions (mean); 0: off */
+	uint64_t seed;             /* of the random choices of irq_rate */
 	uint64_t psb_period;       /* 0: encoder default */
 	uint64_t aux_chunk;        /* AUX chunk size in bytes; 0: RC_EMU_AUX_CHUNK */
 	bool cyc;                  /* emit CYC packets */

@@ -25,7 +25,6 @@
 #endif
 #define PLUGIN_NAME "libptflame_qemu.so"
 
-enum qstate { Q_NATIVE, Q_READY, Q_ONCPU, Q_BLOCKED, Q_GONE };
 enum qresume { QR_NONE, QR_START, QR_SYSRET, QR_SIGRETURN };
 
 struct qdef { bool ok; uint32_t n; uint64_t vaddr; struct rc_insn last; };
@@ -46,12 +45,11 @@ struct qproc {
 struct qstamp { uint64_t uaddr; uint64_t vtime; bool set, traced; int kind; /* 1 wake, 2 clone */ };
 
 struct qthr {
+	struct rc_emu_sthr s;      /* scheduling (first: thr_of) */
 	pid_t tid;
 	struct qproc *p;
-	enum qstate st;
 	enum qresume rs;
 	long rs_nr;
-	int cpu;
 	uint32_t *w;               /* queued words */
 	size_t head, n, cap;
 	bool traced, started;
@@ -59,21 +57,12 @@ struct qthr {
 				    * (&pend_copy: e->defs moves when it grows) */
 	struct qdef pend_copy;
 	uint64_t pend_t;           /* its retire time */
-	uint64_t ready_ns, seq, slice_used;
 	long sys_nr;               /* syscall in progress */
 	uint64_t sys_t, v0;
 	bool sys_thread;           /* the syscall makes a thread (clone) */
 	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
 	size_t clone_stamp;        /* parse side: of the last clone/fork (+1) */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
-};
-
-struct qcpu {
-	struct rc_emu_auxq q;
-	uint64_t now;
-	struct qthr *cur;
-	bool on, itrace_started, idle_out_pending;
-	uint64_t ovf_mark;         /* --inject-ovf: next overflow at this packet count */
 };
 
 struct qemu {
@@ -88,8 +77,9 @@ struct qemu {
 	FILE *truth;
 	struct rc_emu_syms *syms;
 	csh cs;
-	struct qcpu *cpu;
-	unsigned ncpu;
+	struct rc_emu_sched s;     /* its cpu, ncpu: the virtual CPUs */
+	struct rc_emu_cpu *cpu;    /* = s.cpu */
+	unsigned ncpu;             /* = s.ncpu */
 	struct qdef *defs;
 	size_t ndefs;
 	struct qthr **thr;
@@ -98,7 +88,7 @@ struct qemu {
 	size_t nproc;
 	struct qstamp *stamps;
 	size_t nstamps, cstamps;
-	uint64_t vstart, seq, insns, slice;
+	uint64_t vstart, insns, slice;
 	char exe[PATH_MAX];
 	char comm[16];
 	int fd;
@@ -232,7 +222,7 @@ static struct qproc *new_proc(struct qemu *e, pid_t pid)
 static struct qthr *find_thr(struct qemu *e, pid_t tid)
 {
 	for (size_t i = 0; i < e->nthr; i++)
-		if (e->thr[i]->tid == tid && e->thr[i]->st != Q_GONE)
+		if (e->thr[i]->tid == tid && e->thr[i]->s.state != RC_EMU_GONE)
 			return e->thr[i];
 	return NULL;
 }
@@ -251,8 +241,15 @@ static struct qthr *new_thr(struct qemu *e, pid_t tid, struct qproc *p)
 	e->thr = nt;
 	t->tid = tid;
 	t->p = p;
-	t->cpu = -1;
-	t->st = Q_NATIVE;
+	t->s.pid = p->pid;
+	t->s.tid = tid;
+	t->s.cpu = -1;
+	t->s.state = RC_EMU_NATIVE;
+	if (rc_emu_sched_add(&e->s, &t->s) < 0) {
+		free(t);
+		qfail(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
 	e->thr[e->nthr++] = t;
 	e->st->threads++;
 	return t;
@@ -382,9 +379,7 @@ static const struct rc_map *find_map(const struct qproc *p, uint64_t a)
 
 static int drain(struct qemu *e, unsigned c, bool final)
 {
-	struct qcpu *v = &e->cpu[c];
-	return wcheck(e, rc_emu_drain(&e->sink, &v->q, final, v->cur ? v->cur->p->pid : 0,
-				      v->cur ? v->cur->tid : 0, v->now));
+	return wcheck(e, rc_emu_cpu_drain(&e->s, c, final));
 }
 
 static int enc(struct qemu *e, unsigned c, int rc, const char *what)
@@ -394,108 +389,56 @@ static int enc(struct qemu *e, unsigned c, int rc, const char *what)
 	return drain(e, c, false);
 }
 
+static struct qthr *thr_of(struct rc_emu_sthr *s)
+{
+	return (struct qthr *)s;  /* its first member */
+}
+
+static int sfail(struct qemu *e, int rc)
+{
+	if (rc >= 0)
+		return 0;
+	return e->fail ? e->fail : wcheck(e, rc);  /* e->fail: switched_in's own */
+}
+
 static void make_ready(struct qemu *e, struct qthr *t, uint64_t when)
 {
-	t->st = Q_READY;
-	t->ready_ns = when;
-	t->seq = ++e->seq;
-	t->cpu = -1;
+	rc_emu_make_ready(&e->s, &t->s, when);
+	t->s.cpu = -1;
 }
 
 static struct qthr *pick_ready(struct qemu *e, bool limit, uint64_t now)
 {
-	struct qthr *best = NULL;
-	for (size_t i = 0; i < e->nthr; i++) {
-		struct qthr *t = e->thr[i];
-		if (t->st != Q_READY || (limit && t->ready_ns > now))
-			continue;
-		if (!best || t->ready_ns < best->ready_ns ||
-		    (t->ready_ns == best->ready_ns && t->seq < best->seq))
-			best = t;
-	}
-	return best;
+	struct rc_emu_sthr *t = rc_emu_pick_ready(&e->s, limit, now);
+	return t ? thr_of(t) : NULL;
 }
 
-/* T goes on CPU c at its clock (the PGE comes with T's next block). */
-static int switch_in(struct qemu *e, unsigned c, struct qthr *t, pid_t ppid, pid_t ptid)
+/* T is on CPU c (the PGE comes with T's next block). */
+static int switched_in(void *ctx, unsigned c, struct rc_emu_sthr *t, uint64_t rt)
 {
-	struct qcpu *v = &e->cpu[c];
-	uint64_t rt = v->now - RC_EMU_SWITCH_NS / 2;
-	if (!v->itrace_started) {
-		struct dc_sample_id s = rc_emu_sid(c, true, t->p->pid, t->tid, rt);
-		if (wcheck(e, rc_perf_itrace_start(e->w, (uint32_t)t->p->pid, (uint32_t)t->tid, &s)))
-			return e->fail;
-		v->itrace_started = true;
-	}
-	if (v->idle_out_pending) {
-		struct dc_sample_id s = rc_emu_sid(c, false, 0, 0, rt);
-		if (wcheck(e, rc_perf_switch_cpu_wide(e->w, true, false, (uint32_t)t->p->pid,
-						      (uint32_t)t->tid, &s)))
-			return e->fail;
-		v->idle_out_pending = false;
-	}
-	struct dc_sample_id s = rc_emu_sid(c, false, t->p->pid, t->tid, rt);
-	if (wcheck(e, rc_perf_switch_cpu_wide(e->w, false, false, (uint32_t)ppid, (uint32_t)ptid,
-					      &s)))
-		return e->fail;
-	t->st = Q_ONCPU;
-	t->cpu = (int)c;
-	t->slice_used = 0;
-	v->cur = t;
-	TRUTH(e, rt, (int)c, t, "switch-in");
-	return maps_at(e, t, c, rt);
+	struct qemu *e = ctx;
+	return maps_at(e, thr_of(t), c, rt);
 }
 
 static int cpu_leave(struct qemu *e, unsigned c, bool preempt)
 {
-	struct qcpu *v = &e->cpu[c];
-	struct qthr *t = v->cur;
-	v->cur = NULL;
-	v->on = false;
-	struct qthr *next = pick_ready(e, true, v->now);
-	TRUTH(e, v->now, (int)c, t, "switch-out %s", preempt ? "preempt" : "block");
-	struct dc_sample_id s = rc_emu_sid(c, false, t->p->pid, t->tid, v->now);
-	if (wcheck(e, rc_perf_switch_cpu_wide(e->w, true, preempt,
-					      next ? (uint32_t)next->p->pid : 0,
-					      next ? (uint32_t)next->tid : 0, &s)))
-		return e->fail;
-	if (!next) {
-		v->idle_out_pending = true;
-		return drain(e, c, false);
-	}
-	v->now += RC_EMU_SWITCH_NS;
-	return switch_in(e, c, next, t->p->pid, t->tid);
+	return sfail(e, rc_emu_cpu_leave(&e->s, c, preempt));
 }
 
 static int assign_idle(struct qemu *e)
 {
-	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
-		struct qcpu *v = &e->cpu[c];
-		if (v->cur)
-			continue;
-		struct qthr *t = pick_ready(e, false, 0);
-		if (!t)
-			return 0;
-		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
-		v->idle_out_pending = true;
-		switch_in(e, c, t, 0, 0);
-	}
-	return e->fail;
+	return sfail(e, rc_emu_assign_idle(&e->s));
 }
 
 static uint64_t latest_now(const struct qemu *e)
 {
-	uint64_t m = e->vstart;
-	for (unsigned c = 0; c < e->ncpu; c++)
-		if (e->cpu[c].now > m)
-			m = e->cpu[c].now;
-	return m;
+	return rc_emu_latest_now(&e->s);
 }
 
 /* Asynchronous TIP.PGD at IP; the clock moves on 1 ns (emulate.c). */
 static int disable_async(struct qemu *e, unsigned c, uint64_t ip)
 {
-	struct qcpu *v = &e->cpu[c];
+	struct rc_emu_cpu *v = &e->cpu[c];
 	int rc = enc(e, c, rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC), "disable");
 	v->now += 1;
 	v->on = false;
@@ -506,12 +449,32 @@ static int thr_exit(struct qemu *e, struct qthr *t, uint64_t now)
 {
 	TRUTH(e, now, -1, t, "exit");
 	struct dc_sample_id s = rc_emu_sid(0, false, t->p->pid, t->tid, now);
-	t->st = Q_GONE;
+	t->s.state = RC_EMU_GONE;
 	return wcheck(e, rc_perf_exit(e->w, (uint32_t)t->p->pid, (uint32_t)t->p->pid,
 				      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
 }
 
 /* ---- the pipe ------------------------------------------------------------------- */
+
+/* Whether block D's last instruction is one that qemu (7.2, x86) reports
+ * but does not run in D: an instruction after a block's first that reaches
+ * onto another page than the block's first byte is dropped from the block
+ * (target/i386 advance_pc: the block ends before it, by falling through)
+ * and translated again as the first of a block of its own; the plugin API
+ * still lists it, with the bytes read before qemu gave up (none when it
+ * starts on the next page). Its true length comes from guest memory. */
+static bool page_crossing(struct qemu *e, const struct rc_qp_def *d)
+{
+	if (d->ninsns < 2)
+		return false;
+	uint64_t page = d->vaddr & ~(uint64_t)4095;
+	if ((d->last_ip & ~(uint64_t)4095) != page)
+		return true;
+	struct rc_insn full;
+	if (!d->mem_len || rc_insn_classify(e->cs, d->mem, d->mem_len, d->last_ip, &full) < 0)
+		return false;
+	return ((d->last_ip + full.len - 1) & ~(uint64_t)4095) != page;
+}
 
 /* Parse one chunk: words go to their thread's queue; maps, definitions,
  * stamps and births are handled here, in pipe order. */
@@ -584,6 +547,15 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				memset(&q->last, 0, sizeof(q->last));
 				q->last.ip = d.last_ip;
 				q->last.len = (uint8_t)d.last_len;
+				q->last.cls = RC_INSN_OTHER;
+			}
+			if (page_crossing(e, &d)) {
+				/* qemu left it to the next block: this one ends
+				 * with the instruction before, falling through */
+				q->n--;
+				memset(&q->last, 0, sizeof(q->last));
+				q->last.ip = d.prev_ip;
+				q->last.len = (uint8_t)d.prev_len;
 				q->last.cls = RC_INSN_OTHER;
 			}
 		} else if (m == RC_QP_MAP) {
@@ -709,7 +681,7 @@ static bool is_handler(const struct qproc *p, uint64_t a)
 /* Emit T's pending last instruction L, which went to NEXT. */
 static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
 {
-	struct qcpu *v = &e->cpu[c];
+	struct rc_emu_cpu *v = &e->cpu[c];
 	struct rc_insn in = t->pend->last;
 	in.next_ip = next;
 	uint64_t now = t->pend_t;
@@ -780,7 +752,7 @@ static void count(struct qemu *e, uint64_t n)
  * wait for more data. */
 static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qdef *d)
 {
-	struct qcpu *v = &e->cpu[c];
+	struct rc_emu_cpu *v = &e->cpu[c];
 	uint64_t x = d->vaddr;
 	/* code mappings reported since: announced now, before their use */
 	if (t->p->unannounced) {
@@ -829,8 +801,12 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 				return e->fail;
 			v->ovf_mark = rc_ptenc_packets(v->q.enc) + e->o->inject_ovf;
 		}
+		/* --inject-interrupts: an asynchronous exit before X */
+		int ir = rc_emu_irq_at(&e->s, c, x);
+		if (ir < 0)
+			return sfail(e, ir);
 		/* time slice used and another thread ready: preempted before X */
-		if (t->slice_used >= e->slice && pick_ready(e, true, v->now)) {
+		if (t->s.slice_used >= e->slice && pick_ready(e, true, v->now)) {
 			if (disable_async(e, c, x))
 				return e->fail;
 			make_ready(e, t, v->now);
@@ -867,8 +843,9 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 	t->pend = &t->pend_copy;
 	t->pend_t = v->now + (uint64_t)(d->n - 1) * e->o->ns_per_insn;
 	v->now += (uint64_t)d->n * e->o->ns_per_insn;
-	t->slice_used += d->n;
+	t->s.slice_used += d->n;
 	count(e, d->n);
+	rc_emu_irq_count(&e->s, c, d->n);
 	return 1;
 }
 
@@ -886,21 +863,21 @@ static int step(struct qemu *e, struct qthr *t)
 	if (t->head >= t->n)
 		return 0;
 	uint32_t m = t->w[t->head];
-	unsigned c = t->cpu >= 0 ? (unsigned)t->cpu : 0;
-	struct qcpu *v = t->st == Q_ONCPU ? &e->cpu[c] : NULL;
+	unsigned c = t->s.cpu >= 0 ? (unsigned)t->s.cpu : 0;
+	struct rc_emu_cpu *v = t->s.state == RC_EMU_ONCPU ? &e->cpu[c] : NULL;
 	if (m < RC_QP_MARK) {
 		const struct qdef *d = m < e->ndefs && e->defs[m].ok ? &e->defs[m] : NULL;
 		if (!d)
 			return qfail(e, -EPROTO, "bad data from the qemu plugin (block %u)", m);
 		if (!t->traced) {
 			const char *sym = e->o->start_sym ? e->o->start_sym : "main";
-			if (t->st == Q_NATIVE && ((!*sym && e->nthr == 1) ||
+			if (t->s.state == RC_EMU_NATIVE && ((!*sym && e->nthr == 1) ||
 						  (t->p->start && d->vaddr == t->p->start))) {
 				t->traced = true;
 				t->rs = QR_START;
 				make_ready(e, t, latest_now(e));
 				if (!t->started)
-					emit_comm(e, t, 0, t->ready_ns);
+					emit_comm(e, t, 0, t->s.ready_ns);
 				return 1;  /* the block runs on a CPU */
 			}
 			t->head++;
@@ -925,7 +902,7 @@ static int step(struct qemu *e, struct qthr *t)
 		if (s.nr == SYS_exit_group)
 			t->p->dying = true;
 		if (!t->traced || !v) {
-			if (t->traced && t->st != Q_ONCPU)
+			if (t->traced && t->s.state != RC_EMU_ONCPU)
 				return 0;
 			if (stamp) {
 				e->stamps[stamp - 1].vtime = latest_now(e);
@@ -934,7 +911,7 @@ static int step(struct qemu *e, struct qthr *t)
 			}
 			t->head += len;
 			if (s.nr == SYS_exit || s.nr == SYS_exit_group)
-				t->st = Q_GONE;
+				t->s.state = RC_EMU_GONE;
 			return 1;
 		}
 		if (!t->pend || t->pend->last.cls != RC_INSN_SYSCALL) {
@@ -966,13 +943,13 @@ static int step(struct qemu *e, struct qthr *t)
 			if (cpu_leave(e, c, false))
 				return e->fail;
 			if (s.nr == SYS_execve || s.nr == SYS_execveat)
-				t->st = Q_BLOCKED;  /* returns only if it failed */
+				t->s.state = RC_EMU_BLOCKED;  /* returns only if it failed */
 			else
 				thr_exit(e, t, t->v0);
 			return 1;
 		}
 		if (rc_emu_may_block((long)s.nr, s.a1, s.a2, s.extra)) {
-			t->st = Q_BLOCKED;
+			t->s.state = RC_EMU_BLOCKED;
 			return cpu_leave(e, c, false) ? e->fail : 1;
 		}
 		return 1;  /* stays on its CPU until the return */
@@ -1009,7 +986,7 @@ static int step(struct qemu *e, struct qthr *t)
 		t->rs = r.nr == SYS_rt_sigreturn ? QR_SIGRETURN : QR_SYSRET;
 		t->rs_nr = (long)r.nr;
 		t->head += len;
-		if (t->st == Q_ONCPU) {
+		if (t->s.state == RC_EMU_ONCPU) {
 			v->now += d;
 			return 1;
 		}
@@ -1055,14 +1032,14 @@ static int run(struct qemu *e)
 			break;
 		for (size_t i = 0; i < e->nthr && !e->fail && !e->stop; i++) {
 			struct qthr *t = e->thr[i];
-			if (t->st == Q_GONE || t->st == Q_READY)
+			if (t->s.state == RC_EMU_GONE || t->s.state == RC_EMU_READY)
 				continue;
 			for (int k = 0; k < 4096 && !e->stop; k++) {
 				int r = step(e, t);
 				if (r <= 0)
 					break;
 				progress = true;
-				if (t->st != Q_ONCPU && t->st != Q_NATIVE)
+				if (t->s.state != RC_EMU_ONCPU && t->s.state != RC_EMU_NATIVE)
 					break;
 			}
 		}
@@ -1074,7 +1051,7 @@ static int run(struct qemu *e)
 		}
 		bool ready = false;
 		for (size_t i = 0; i < e->nthr; i++)
-			ready |= e->thr[i]->st == Q_READY;
+			ready |= e->thr[i]->s.state == RC_EMU_READY;
 		if (ready && assign_idle(e) == 0) {
 			bool idle = false;
 			for (unsigned c = 0; c < e->ncpu; c++)
@@ -1093,8 +1070,8 @@ static int run(struct qemu *e)
 static void finish(struct qemu *e)
 {
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
-		struct qcpu *v = &e->cpu[c];
-		struct qthr *t = v->cur;
+		struct rc_emu_cpu *v = &e->cpu[c];
+		struct qthr *t = v->cur ? thr_of(v->cur) : NULL;
 		if (t) {
 			if (v->on) {
 				uint64_t ip = t->pend ? t->pend->last.ip : 0;
@@ -1110,7 +1087,7 @@ static void finish(struct qemu *e)
 	}
 	for (size_t i = 0; i < e->nthr && !e->fail; i++) {
 		struct qthr *t = e->thr[i];
-		if (t->st != Q_GONE && t->traced && e->eof)
+		if (t->s.state != RC_EMU_GONE && t->traced && e->eof)
 			thr_exit(e, t, latest_now(e));
 	}
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
@@ -1186,6 +1163,9 @@ static int setup(struct qemu *e)
 	e->ecfg.time_zero = e->vstart;
 	e->syms = rc_emu_syms_new();
 	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
+	e->s.cpu = e->cpu;
+	e->s.ncpu = e->ncpu;
+	e->s.sink = &e->sink;
 	if (!e->syms || !e->cpu)
 		return qfail(e, -ENOMEM, "out of memory");
 	if (rc_insn_cs_open(&e->cs) < 0)
@@ -1198,6 +1178,7 @@ static int setup(struct qemu *e)
 		e->cpu[c].now = e->vstart;
 		e->cpu[c].ovf_mark = o->inject_ovf;
 	}
+	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))
 		return qfail(e, -errno, "cannot write %s: %s", o->truth_path, strerror(errno));
 	if (e->truth)
@@ -1210,6 +1191,10 @@ static int setup(struct qemu *e)
 		return rc;
 	}
 	e->sink.w = e->w;
+	e->s.w = e->w;
+	e->s.truth = e->truth;
+	e->s.switched_in = switched_in;
+	e->s.ctx = e;
 	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc));
 }
 
@@ -1304,6 +1289,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 		for (unsigned c = 0; c < e->ncpu; c++)
 			rc_ptenc_free(e->cpu[c].q.enc);
 	free(e->cpu);
+	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)
 		cs_close(&e->cs);

@@ -14,6 +14,11 @@
  *    transfer), and where it went is the next block's address;
  *  - a rep-string instruction repeated by qemu (its block starts again at
  *    the same address) retires once;
+ *  - an instruction after a block's first that reaches onto another page
+ *    than the block's first byte (its whole length, decoded from guest
+ *    memory the plugin reads) is not the block's: qemu lists it but ends
+ *    the block before it and runs it as the first of a block of its own;
+ *    the block has one instruction fewer and falls through;
  *  - a transfer the last instruction does not explain (after a syscall, a
  *    non-branch or a direct branch) is a signal delivery to a handler the
  *    guest installed (rt_sigaction): FUP + TIP.PGD at the interrupted

@@ -2,7 +2,9 @@
  * --emulate=qemu`, loaded by qemu-x86_64 (-plugin FILE,fd=N). It only
  * reports what the guest executes, as the stream of record/qemu_proto.h on
  * pipe N: every translated block (address, instruction count, bytes of its
- * last instruction: x86 TCG ends a block at every control transfer), every
+ * last instruction: x86 TCG ends a block at every control transfer; also
+ * guest memory there and the instruction before, for qemu.c's page-crossing
+ * rule), every
  * execution of a block, syscall entries and exits, new threads and forked
  * processes, and the mapping that holds each new block's code. record/qemu.c
  * turns it into PT packets, sideband, virtual time and the truth log.
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,6 +219,21 @@ static uint32_t map_of(uint64_t a, uint64_t delta, uint32_t *out)
 	return words;
 }
 
+/* Up to N bytes of guest memory at ADDR (guest_base is 0: see guest_u64)
+ * into OUT; fewer where a page is not readable. process_vm_readv on
+ * ourselves stops at a fault instead of taking it; one piece per page, as
+ * it does not split a piece. 0 where it is refused (seccomp). */
+static uint32_t guest_read(uint64_t addr, uint8_t *out, size_t n)
+{
+	uint64_t page_end = (addr | 4095) + 1;
+	size_t first = page_end - addr < n ? (size_t)(page_end - addr) : n;
+	struct iovec l = { out, n };
+	struct iovec r[2] = { { (void *)(uintptr_t)addr, first },
+			      { (void *)(uintptr_t)page_end, n - first } };
+	ssize_t k = process_vm_readv(my_pid, &l, 1, r, first < n ? 2 : 1, 0);
+	return k > 0 ? (uint32_t)k : 0;
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
@@ -234,6 +252,12 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t len = qemu_plugin_insn_size(last);
 	d.last_len = (uint32_t)(len > 16 ? 16 : len);
 	memcpy(d.last, qemu_plugin_insn_data(last), d.last_len);
+	if (n > 1) {
+		struct qemu_plugin_insn *prev = qemu_plugin_tb_get_insn(tb, n - 2);
+		d.prev_ip = qemu_plugin_insn_vaddr(prev);
+		d.prev_len = (uint32_t)qemu_plugin_insn_size(prev);
+	}
+	d.mem_len = guest_read(d.last_ip, d.mem, sizeof(d.mem));
 	uint64_t delta = (uint64_t)(uintptr_t)qemu_plugin_insn_haddr(first) -
 			 qemu_plugin_insn_vaddr(first);
 

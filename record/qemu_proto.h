@@ -42,7 +42,14 @@ struct rc_qp_def {
 	uint64_t vaddr;       /* first instruction */
 	uint64_t last_ip;     /* last instruction: the only one that may branch */
 	uint32_t last_len;
-	uint8_t last[16];     /* its bytes */
+	uint8_t last[16];     /* its bytes, as qemu read them */
+	uint64_t prev_ip;     /* the instruction before it (ninsns > 1) */
+	uint32_t prev_len;
+	uint32_t mem_len;     /* bytes of guest memory read at last_ip (up to
+			       * an unreadable page) */
+	uint8_t mem[16];      /* them: the last instruction whole, even where
+			       * qemu stopped reading it (see qemu.c, page
+			       * crossing) */
 };
 
 struct rc_qp_map {

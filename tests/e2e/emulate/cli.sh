@@ -13,6 +13,11 @@ expect_rc 2 "unknown option" -- "${E[@]}" --bogus -- true
 expect_rc 2 "--cpus 0" -- "${E[@]}" --cpus 0 -- true
 expect_rc 2 "--psb-period not a power of 2" -- "${E[@]}" --psb-period 1000 -- true
 expect_rc 2 "-p with a program" -- "${E[@]}" -p 1 -- true
+expect_grep '--inject-interrupts RATE' <("${E[@]}" --help) "help lists --inject-interrupts"
+expect_rc 2 "--inject-interrupts 0" -- "${E[@]}" --inject-interrupts 0 -- true
+expect_lines 1 "$T/err" "--inject-interrupts 0: one line"
+expect_grep 'inject-interrupts.*1 to 1000000' "$T/err" "--inject-interrupts 0: says the range"
+expect_rc 2 "--seed x" -- "${E[@]}" --seed x -- true
 
 expect_rc 1 "missing program" -- "${E[@]}" -o miss.data -- ./no-such-program
 expect_lines 1 "$T/err" "missing program: one line"

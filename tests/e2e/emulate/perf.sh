@@ -47,6 +47,9 @@ cmp_perf demo --cpus 1 --time-slice 300 -- "$TESTDATA/emu_demo"
 cmp_perf dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so"
 cmp_perf vdso -- "$TESTDATA/emu_vdso"
 cmp_perf forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
+# calls that cross a page end (qemu reports such a call as the last
+# instruction of a block that does not run it): every one in the truth
+cmp_perf pagecross -- "$TESTDATA/pagecross"
 # many preemptions on 2 CPUs: a preempted thread's last packets (often a
 # TIP.PGE at a sysret and the TIP.PGD right after it) and its switch-out
 # record must not tie in time, or perf gives those packets to the next

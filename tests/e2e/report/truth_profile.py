@@ -43,6 +43,8 @@ Pseudo-frames (how truth events map to ptflame's):
                                       from the async PGD 1 ns before the
                                       switch to the PGE 500 ns after the
                                       switch-in: tests/TRUTH.md)
+  interrupt .. iret                -> [kernel] (an asynchronous exit:
+                                      --inject-interrupts)
   signal while in user mode        -> a zero-length [kernel] call (the
                                       kernel entry that delivers it; PT shows
                                       TIP.PGD there), then the handler
@@ -469,7 +471,7 @@ class Model:
             th.account(t - 1)
             th.push("[kernel]", frozenset(["[kernel]"]), pseudo="irq")
         th.account(t)
-        if ev in ("call", "ret", "jump", "syscall", "signal") and \
+        if ev in ("call", "ret", "jump", "syscall", "signal", "interrupt") and \
                 th.stack and th.stack[-1].pseudo == "irq":
             th.anomalies.append("user-mode event before the resume at %d" % t)
             th.pop()
@@ -582,6 +584,16 @@ class Model:
         self.leave_kernel(th)
         key, start, names = self.f(th.pid, int(args[2], 16))
         th.push(key, names, handler=True)
+
+    def ev_interrupt(self, th, t, args):
+        # an asynchronous exit (--inject-interrupts): the kernel runs on
+        # the thread's current stack until the iret
+        self.repair(th, int(args[0], 16))
+        th.push("[kernel]", frozenset(["[kernel]"]), pseudo="kernel")
+
+    def ev_iret(self, th, t, args):
+        self.leave_kernel(th)
+        self.to_ip(th, int(args[0], 16))
 
     def ev_switch_out(self, th, t, args):
         p = "preempt" if args and args[0] == "preempt" else "offcpu"

@@ -1,0 +1,191 @@
+/* ptflame - record/emu_sched.c: the virtual-CPU scheduler both emulators
+ * of `record --emulate` share (the ptrace stepper, record/emulate.c, and
+ * the qemu backend, record/qemu.c); see emu_out.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "record/emu_out.h"
+#include "record/emulate.h"
+
+int rc_emu_sched_add(struct rc_emu_sched *s, struct rc_emu_sthr *t)
+{
+	if (s->nthr == s->cthr) {
+		size_t nc = s->cthr ? s->cthr * 2 : 8;
+		struct rc_emu_sthr **nt = realloc(s->thr, nc * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		s->thr = nt;
+		s->cthr = nc;
+	}
+	s->thr[s->nthr++] = t;
+	return 0;
+}
+
+void rc_emu_sched_free(struct rc_emu_sched *s)
+{
+	free(s->thr);
+	s->thr = NULL;
+	s->nthr = s->cthr = 0;
+}
+
+void rc_emu_make_ready(struct rc_emu_sched *s, struct rc_emu_sthr *t, uint64_t when)
+{
+	t->state = RC_EMU_READY;
+	t->ready_ns = when;
+	t->seq = ++s->seq;
+}
+
+struct rc_emu_sthr *rc_emu_pick_ready(const struct rc_emu_sched *s, bool limit, uint64_t now)
+{
+	struct rc_emu_sthr *best = NULL;
+	for (size_t i = 0; i < s->nthr; i++) {
+		struct rc_emu_sthr *t = s->thr[i];
+		if (t->state != RC_EMU_READY || (limit && t->ready_ns > now))
+			continue;
+		if (!best || t->ready_ns < best->ready_ns ||
+		    (t->ready_ns == best->ready_ns && t->seq < best->seq))
+			best = t;
+	}
+	return best;
+}
+
+int rc_emu_switch_in(struct rc_emu_sched *s, unsigned c, struct rc_emu_sthr *t, pid_t prev_pid,
+		     pid_t prev_tid)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	uint64_t rt = v->now - RC_EMU_SWITCH_NS / 2;
+	int rc;
+	if (!v->itrace_started) {
+		struct dc_sample_id sid = rc_emu_sid(c, true, t->pid, t->tid, rt);
+		if ((rc = rc_perf_itrace_start(s->w, (uint32_t)t->pid, (uint32_t)t->tid, &sid)) < 0)
+			return rc;
+		v->itrace_started = true;
+	}
+	if (v->idle_out_pending) {
+		struct dc_sample_id sid = rc_emu_sid(c, false, 0, 0, rt);
+		if ((rc = rc_perf_switch_cpu_wide(s->w, true, false, (uint32_t)t->pid,
+						  (uint32_t)t->tid, &sid)) < 0)
+			return rc;
+		v->idle_out_pending = false;
+	}
+	struct dc_sample_id sid = rc_emu_sid(c, false, t->pid, t->tid, rt);
+	if ((rc = rc_perf_switch_cpu_wide(s->w, false, false, (uint32_t)prev_pid,
+					  (uint32_t)prev_tid, &sid)) < 0)
+		return rc;
+	t->state = RC_EMU_ONCPU;
+	t->cpu = (int)c;
+	t->slice_used = 0;
+	v->cur = t;
+	rc_emu_truth(s->truth, rt, (int)c, t->pid, t->tid, "switch-in");
+	return s->switched_in ? s->switched_in(s->ctx, c, t, rt) : 0;
+}
+
+int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	struct rc_emu_sthr *t = v->cur;
+	v->cur = NULL;
+	v->on = false;
+	struct rc_emu_sthr *next = s->stop && *s->stop ? NULL : rc_emu_pick_ready(s, true, v->now);
+	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "switch-out %s",
+		     preempt ? "preempt" : "block");
+	struct dc_sample_id sid = rc_emu_sid(c, false, t->pid, t->tid, v->now);
+	int rc = rc_perf_switch_cpu_wide(s->w, true, preempt, next ? (uint32_t)next->pid : 0,
+					 next ? (uint32_t)next->tid : 0, &sid);
+	if (rc < 0)
+		return rc;
+	if (!next) {
+		v->idle_out_pending = true;
+		return rc_emu_cpu_drain(s, c, false);
+	}
+	v->now += RC_EMU_SWITCH_NS;
+	return rc_emu_switch_in(s, c, next, t->pid, t->tid);
+}
+
+int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	return rc_emu_drain(s->sink, &v->q, final, v->cur ? v->cur->pid : 0,
+			    v->cur ? v->cur->tid : 0, v->now);
+}
+
+int rc_emu_assign_idle(struct rc_emu_sched *s)
+{
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		struct rc_emu_cpu *v = &s->cpu[c];
+		if (v->cur)
+			continue;
+		struct rc_emu_sthr *t = rc_emu_pick_ready(s, false, 0);
+		if (!t)
+			return 0;
+		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
+		v->idle_out_pending = true;
+		int rc = rc_emu_switch_in(s, c, t, 0, 0);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+uint64_t rc_emu_latest_now(const struct rc_emu_sched *s)
+{
+	uint64_t m = 0;
+	for (unsigned c = 0; c < s->ncpu; c++)
+		if (s->cpu[c].now > m)
+			m = s->cpu[c].now;
+	return m;
+}
+
+/* splitmix64: small, good enough for test schedules */
+static uint64_t next_rand(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t irq_gap(struct rc_emu_sched *s, struct rc_emu_cpu *v)
+{
+	uint64_t mean = 1000000 / s->irq_rate;
+	if (mean < 1)
+		mean = 1;
+	return 1 + next_rand(&v->rng) % (2 * mean - 1);
+}
+
+void rc_emu_irq_init(struct rc_emu_sched *s, uint64_t rate, uint64_t seed)
+{
+	s->irq_rate = rate;
+	if (!rate)
+		return;
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		s->cpu[c].rng = seed * 0x100000001b3ull + c;
+		s->cpu[c].irq_left = irq_gap(s, &s->cpu[c]);
+	}
+}
+
+void rc_emu_irq_count(struct rc_emu_sched *s, unsigned c, uint64_t n)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	v->irq_left = v->irq_left > n ? v->irq_left - n : 0;
+}
+
+int rc_emu_irq_at(struct rc_emu_sched *s, unsigned c, uint64_t ip)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	struct rc_emu_sthr *t = v->cur;
+	if (!s->irq_rate || v->irq_left || !t || !v->on)
+		return 0;
+	int rc = rc_ptenc_disable(v->q.enc, v->now, ip, RC_PTENC_OFF_ASYNC);
+	if (rc < 0 || (rc = rc_emu_cpu_drain(s, c, false)) < 0)
+		return rc;
+	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "interrupt %#" PRIx64, ip);
+	v->now += RC_EMU_IRQ_MIN_NS + next_rand(&v->rng) % (RC_EMU_IRQ_MAX_NS - RC_EMU_IRQ_MIN_NS + 1);
+	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "iret %#" PRIx64, ip);
+	if ((rc = rc_ptenc_enable(v->q.enc, v->now, ip)) < 0 ||
+	    (rc = rc_emu_cpu_drain(s, c, false)) < 0)
+		return rc;
+	v->irq_left = irq_gap(s, v);
+	return 1;
+}
