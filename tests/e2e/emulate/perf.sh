@@ -43,7 +43,10 @@ cmp_perf signal -- "$TESTDATA/emu_signal"
 cmp_perf except -- "$TESTDATA/emu_except"
 cmp_perf threads -- "$TESTDATA/emu_threads"
 cmp_perf threads-nocyc --no-cyc -- "$TESTDATA/emu_threads"
-cmp_perf demo --cpus 1 --time-slice 300 -- "$TESTDATA/emu_demo"
+# demo on 1 CPU with 100-instruction slices: main computes for several
+# slices while its new thread is ready, so preemptions happen whatever the
+# real sleeps take (with 300 there was sometimes none: 2 runs in 10 under load)
+cmp_perf demo --cpus 1 --time-slice 100 -- "$TESTDATA/emu_demo"
 cmp_perf dlopen -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so"
 cmp_perf vdso -- "$TESTDATA/emu_vdso"
 cmp_perf forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
