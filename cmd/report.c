@@ -26,7 +26,8 @@ const char cmd_report_help[] =
 	"      --input-format auto|perf|perf-script\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --plain         bare function names, no annotations\n"
-	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms)\n"
+	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms);\n"
+	"                      with --timeline, calls shorter than N\n"
 	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
 	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
@@ -36,6 +37,10 @@ const char cmd_report_help[] =
 	"      --width PX      the SVG's width (default 1200)\n"
 	"      --minwidth PX   omit frames narrower than PX (default 0.1; 0: none)\n"
 	"      --inverted      an icicle graph: the root at the top\n"
+	"      --timeline FILE every call of every thread into FILE as Chrome\n"
+	"                      trace-event JSON (Perfetto, chrome://tracing,\n"
+	"                      speedscope); filters apply (the folded stacks too\n"
+	"                      only with -o, the table with --table)\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
@@ -56,13 +61,14 @@ const char cmd_report_help[] =
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
-	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE,
+	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_TIMELINE,
 };
 
 struct report_args {
 	struct report_opts run;
 	const char *output;
 	const char *svg;
+	const char *timeline;
 	struct fg_svg_options svgo;
 	struct fg_fold_options fold;
 	bool table;
@@ -93,6 +99,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -118,6 +125,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case 'q': a->run.quiet = true; break;
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
+		case OPT_TIMELINE: a->timeline = optarg; break;
 		case OPT_TABLE: a->table = true; break;
 		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
 		case OPT_RAW: a->tab.raw = true; break;
@@ -274,10 +282,77 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	return report_out_close(&o, ret, err, errlen);
 }
 
+/* What the stack machine hands over as calls end (--timeline). */
+struct call_sinks {
+	struct fg_timeline *timeline;
+	FILE *spool;
+};
+
+static int on_call(void *ctx, const struct sr_call *c)
+{
+	struct call_sinks *k = ctx;
+
+	return k->timeline ? fg_timeline_call(k->timeline, c) : 0;
+}
+
+static int sinks_open(struct report_args *a, struct call_sinks *k, char *err, size_t errlen)
+{
+	struct fg_timeline_options to = {
+		.min_ns = a->fold.min_ns, .keep_time = a->run.sr.keep_time,
+	};
+	int fd;
+
+	if (!a->timeline)
+		return 0;
+	fd = dc_tmpfile();
+	if (fd < 0 || !(k->spool = fdopen(fd, "w+"))) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot create a temporary file for --timeline: %s",
+			 strerror(fd < 0 ? -fd : errno));
+		return -EIO;
+	}
+	k->timeline = fg_timeline_new(k->spool, &to);
+	if (!k->timeline) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	a->run.sr.on_call = on_call;
+	a->run.sr.call_ctx = k;
+	return 0;
+}
+
+static void sinks_close(struct call_sinks *k)
+{
+	fg_timeline_free(k->timeline);
+	if (k->spool)
+		fclose(k->spool);
+}
+
+static int write_timeline(const struct report_args *a, const struct call_sinks *k,
+			  const struct report_run *r, char *err, size_t errlen)
+{
+	struct report_out o;
+	int ret = report_out_open(&o, a->timeline, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = fg_timeline_write(k->timeline, o.f, report_cct(r));
+	if (ret == -ENOMEM || (ret == -EIO && !o.err && !ferror(o.f))) {
+		/* (the spool failed, not the output) */
+		report_out_close(&o, ret, err, errlen);
+		snprintf(err, errlen, "cannot write the timeline: %s",
+			 ret == -ENOMEM ? "out of memory" : "the temporary file failed");
+		return ret;
+	}
+	return report_out_close(&o, ret, err, errlen);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = { .run = { .input = "perf.data", .cmd = "report" } };
 	struct report_run *r = NULL;
+	struct call_sinks sinks = { 0 };
 	char err[512] = "";
 	int ret;
 
@@ -285,8 +360,16 @@ int cmd_report(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
+	if (!ret && a.timeline)
+		ret = report_refuse_same("report", a.run.input, a.timeline, a.output);
+	if (!ret && a.timeline && a.svg)
+		ret = report_refuse_same("report", a.run.input, a.timeline, a.svg);
 	if (ret)
 		goto out;
+	if (sinks_open(&a, &sinks, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
+		goto out;
+	}
 	if (!a.svgo.title)
 		a.svgo.title = "ptflame: wall-clock flame graph";
 	a.svgo.subtitle = a.run.input;
@@ -302,14 +385,19 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
-	/* With --svg, the folded stacks go to stdout only when asked (-o); a
-	 * table is asked for by --table itself. */
-	if (a.svg && !a.output && !a.table)
+	if (a.timeline && write_timeline(&a, &sinks, r, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
+		goto out;
+	}
+	/* With --svg or --timeline, the folded stacks go to stdout only when
+	 * asked (-o); a table is asked for by --table itself. */
+	if ((a.svg || a.timeline) && !a.output && !a.table)
 		goto out;
 	if ((ret = write_main(&a, r, err, sizeof(err))))
 		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
 	report_run_free(r);
+	sinks_close(&sinks);
 	free(a.tids);
 	return ret;
 }

@@ -10,6 +10,7 @@
 #include "stackrebuild/stackrebuild.h"
 #include "flamegraph/svg.h"
 #include "flamegraph/table.h"
+#include "flamegraph/timeline.h"
 
 const char *fg_room_name(void);
 
