@@ -105,6 +105,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *table_only = NULL;   /* --sort, --top, --by-stack */
 	unsigned long long v;
 	int c, r;
 
@@ -127,7 +128,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_SVG: a->svg = optarg; break;
 		case OPT_TIMELINE: a->timeline = optarg; break;
 		case OPT_TABLE: a->table = true; break;
-		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
+		case OPT_BY_STACK: a->by = FG_BY_STACK; table_only = "--by-stack"; break;
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SRCLINE: a->tab.srcline = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
@@ -167,11 +168,13 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_SORT:
 			if (!fg_sort_parse(optarg, &a->tab.sort))
 				return cmd_usage_error("report", "--sort is total, self, avg, p99 or calls, not '%s'", optarg);
+			table_only = "--sort";
 			break;
 		case OPT_TOP:
 			if (cmd_parse_u64(optarg, &v) || !v)
 				return cmd_usage_error("report", "--top wants a positive count, not '%s'", optarg);
 			a->tab.top = (size_t)v;
+			table_only = "--top";
 			break;
 		case OPT_MAX_STACK:
 			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
@@ -185,6 +188,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 	}
 	if (optind < argc)
 		return cmd_usage_error("report", "unexpected argument '%s' (the input is -i FILE)", argv[optind]);
+	if (!a->table && table_only)
+		return cmd_usage_error("report", "%s is an option of the table: add --table", table_only);
 	return -1;
 }
 

@@ -1419,6 +1419,28 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 	return 0;
 }
 
+int sr_machine_func_names(const struct sr_machine *m,
+			  int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	const struct sr_node *top = &m->work->root, *s = top->first_child;
+	int ret = 0;
+
+	while (s && !ret) {
+		if (s->kind == SR_NODE_FUNC)
+			ret = fn(ctx, sr_cct_name(m->work, s, NULL));
+		if (s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != top && !s->next_sibling)
+			s = s->parent;
+		if (s == top)
+			break;
+		s = s->next_sibling;
+	}
+	return ret;
+}
+
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 {
 	*st = m->st;

@@ -421,6 +421,13 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
  * frees it). The machine accepts no more events afterwards. 0 or -ENOMEM. */
 int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out);
 
+/* After sr_machine_finish: fn for the name of every calling context of a
+ * function the threads had (--tid applied, not --root nor --comm; a name
+ * comes once per context), for "did you mean". Stops at fn's first
+ * non-zero return and returns it; else 0. */
+int sr_machine_func_names(const struct sr_machine *m,
+			  int (*fn)(void *ctx, const char *name), void *ctx);
+
 /* x86-64 syscall name for a number, NULL when unknown. */
 const char *sr_syscall_name(uint32_t nr);
 
