@@ -41,11 +41,15 @@ const char cmd_report_help[] =
 	"                      trace-event JSON (Perfetto, chrome://tracing,\n"
 	"                      speedscope); filters apply (the folded stacks too\n"
 	"                      only with -o, the table with --table)\n"
+	"      --slowest N FUNC  the N slowest single calls of FUNC instead of folded\n"
+	"                      stacks: each one's start and end (as --time takes\n"
+	"                      them), thread, duration split on-CPU / off-CPU /\n"
+	"                      kernel, and the calls inside it with their times\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
 	"      --top N         table: first N rows only\n"
-	"      --raw           table: plain nanoseconds\n"
+	"      --raw           table, --slowest: plain nanoseconds\n"
 	"      --srcline       table: each function's file:line (DWARF line table)\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
 	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
@@ -62,6 +66,7 @@ enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_TIMELINE,
+	OPT_SLOWEST,
 };
 
 struct report_args {
@@ -69,6 +74,8 @@ struct report_args {
 	const char *output;
 	const char *svg;
 	const char *timeline;
+	const char *slowest;      /* FUNC of --slowest N FUNC           */
+	size_t slowest_n;
 	struct fg_svg_options svgo;
 	struct fg_fold_options fold;
 	bool table;
@@ -100,6 +107,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "slowest", required_argument, NULL, OPT_SLOWEST },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
@@ -127,6 +135,16 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
 		case OPT_TIMELINE: a->timeline = optarg; break;
+		case OPT_SLOWEST:
+			if (cmd_parse_u64(optarg, &v) || !v || v > 100000)
+				return cmd_usage_error("report", "--slowest wants a count from 1 to 100000 "
+						       "and a function: --slowest N FUNC, not '%s'", optarg);
+			if (optind >= argc || !argv[optind][0] || argv[optind][0] == '-')
+				return cmd_usage_error("report", "--slowest %s wants a function too: "
+						       "--slowest N FUNC", optarg);
+			a->slowest_n = (size_t)v;
+			a->slowest = argv[optind++];
+			break;
 		case OPT_TABLE: a->table = true; break;
 		case OPT_BY_STACK: a->by = FG_BY_STACK; table_only = "--by-stack"; break;
 		case OPT_RAW: a->tab.raw = true; break;
@@ -190,8 +208,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 		return cmd_usage_error("report", "unexpected argument '%s' (the input is -i FILE)", argv[optind]);
 	if (!a->table && table_only)
 		return cmd_usage_error("report", "%s is an option of the table: add --table", table_only);
+	if (a->table && a->slowest)
+		return cmd_usage_error("report", "--slowest and --table are two outputs: choose one");
 	return -1;
 }
+
+/* What the stack machine hands over as calls end (--timeline, --slowest). */
+struct call_sinks {
+	struct fg_timeline *timeline;
+	FILE *spool;
+	struct fg_slowest *slowest;
+};
 
 /* Folded lines fed to the SVG as they are printed (no copy of them all). */
 struct svg_sink {
@@ -262,8 +289,8 @@ out:
 	return ret;
 }
 
-static int write_main(const struct report_args *a, const struct report_run *r,
-		      char *err, size_t errlen)
+static int write_main(const struct report_args *a, const struct call_sinks *k,
+		      const struct report_run *r, char *err, size_t errlen)
 {
 	struct report_out o;
 	struct fg_stats *st = NULL;
@@ -272,7 +299,14 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	ret = report_out_open(&o, a->output, err, errlen);
 	if (ret)
 		return ret;
-	if (a->table) {
+	if (k->slowest) {
+		ret = fg_slowest_write(k->slowest, o.f, report_cct(r), a->tab.raw);
+		if (!fg_slowest_calls(k->slowest))
+			fprintf(stderr, "ptflame report: note: %s: no complete call of %s%s\n",
+				a->run.input, a->slowest,
+				a->run.sr.root || a->run.sr.comm || a->run.sr.ntids ||
+				a->run.sr.time_start || a->run.sr.time_end ? " (with these filters)" : "");
+	} else if (a->table) {
 		struct sr_symbolizer sym = *report_symbolizer(r);
 
 		if (!a->tab.srcline)
@@ -287,17 +321,12 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	return report_out_close(&o, ret, err, errlen);
 }
 
-/* What the stack machine hands over as calls end (--timeline). */
-struct call_sinks {
-	struct fg_timeline *timeline;
-	FILE *spool;
-};
-
 static int on_call(void *ctx, const struct sr_call *c)
 {
 	struct call_sinks *k = ctx;
+	int ret = k->timeline ? fg_timeline_call(k->timeline, c) : 0;
 
-	return k->timeline ? fg_timeline_call(k->timeline, c) : 0;
+	return !ret && k->slowest ? fg_slowest_call(k->slowest, c) : ret;
 }
 
 static int sinks_open(struct report_args *a, struct call_sinks *k, char *err, size_t errlen)
@@ -307,6 +336,15 @@ static int sinks_open(struct report_args *a, struct call_sinks *k, char *err, si
 	};
 	int fd;
 
+	if (a->slowest) {
+		k->slowest = fg_slowest_new(a->slowest_n, a->slowest);
+		if (!k->slowest) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		a->run.sr.on_call = on_call;
+		a->run.sr.call_ctx = k;
+	}
 	if (!a->timeline)
 		return 0;
 	fd = dc_tmpfile();
@@ -329,6 +367,7 @@ static int sinks_open(struct report_args *a, struct call_sinks *k, char *err, si
 
 static void sinks_close(struct call_sinks *k)
 {
+	fg_slowest_free(k->slowest);
 	fg_timeline_free(k->timeline);
 	if (k->spool)
 		fclose(k->spool);
@@ -396,9 +435,9 @@ int cmd_report(int argc, char **argv)
 	}
 	/* With --svg or --timeline, the folded stacks go to stdout only when
 	 * asked (-o); a table is asked for by --table itself. */
-	if ((a.svg || a.timeline) && !a.output && !a.table)
+	if ((a.svg || a.timeline) && !a.output && !a.table && !a.slowest)
 		goto out;
-	if ((ret = write_main(&a, r, err, sizeof(err))))
+	if ((ret = write_main(&a, &sinks, r, err, sizeof(err))))
 		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
 	report_run_free(r);

@@ -11,6 +11,7 @@
 #include "flamegraph/svg.h"
 #include "flamegraph/table.h"
 #include "flamegraph/timeline.h"
+#include "flamegraph/slowest.h"
 
 const char *fg_room_name(void);
 

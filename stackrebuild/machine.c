@@ -378,7 +378,7 @@ static int end_call(const struct sr_machine *m, const struct thread *t, struct s
 	{
 		struct sr_call c = {
 			.pid = t->st.pid, .tid = t->st.tid, .depth = depth, .node = node,
-			.name = sr_cct_name(t->seg, node, NULL),
+			.name = sr_cct_name(t->seg, node, NULL), .cct = t->seg,
 			.start_ns = t0 < m->win_lo ? m->win_lo : t0,
 			.end_ns = t1 > m->win_hi ? m->win_hi : t1,
 			.complete = complete,

@@ -304,6 +304,9 @@ struct sr_call {
 	                              call path (the thread's open segment:
 	                              valid during the callback only)         */
 	const char *name;          /* display name (sr_cct_name)              */
+	const struct sr_cct *cct;  /* the tree node is in: sr_cct_name(cct, n,
+	                              NULL) names any node of the path (as
+	                              long as node is valid)                 */
 	uint64_t start_ns, end_ns; /* clipped to the --time window            */
 	uint64_t by[SR_TIME_NKINDS]; /* the thread's traced time inside it, by
 	                              kind (what is not there was untraced);

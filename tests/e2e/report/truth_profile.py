@@ -317,8 +317,8 @@ class Thread:
         self.paths = set()
         self.resume_at = None
         # every call as it ended: (names, pseudo, start, end, complete,
-        # names of the functions below it), for report --timeline
-        # (timeline_check.py)
+        # names of the frames below it, pseudo-frames too), for report
+        # --timeline and --slowest (timeline_check.py, slowest_check.py)
         self.calls = []
         self.seg_t0 = None
 
@@ -373,7 +373,7 @@ class Thread:
             fr.node.complete += 1
         self.calls.append((fr.node.names, fr.pseudo, fr.t0, self.last,
                            complete and fr.started,
-                           tuple(f.node.names for f in self.stack if f.pseudo is None)))
+                           tuple(f.node.names for f in self.stack)))
 
     def note_path(self):
         self.paths.add(tuple(fr.key for fr in self.stack if fr.pseudo is None))
