@@ -49,6 +49,8 @@ const char cmd_report_help[] =
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
 	"      --top N         table: first N rows only\n"
+	"      --format F      table: text (default), csv or json (for scripts:\n"
+	"                      the same rows, times in plain ns)\n"
 	"      --raw           table, --slowest: plain nanoseconds\n"
 	"      --srcline       table: each function's file:line (DWARF line table)\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
@@ -66,7 +68,7 @@ enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_TIMELINE,
-	OPT_SLOWEST,
+	OPT_SLOWEST, OPT_FORMAT,
 };
 
 struct report_args {
@@ -108,12 +110,13 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "slowest", required_argument, NULL, OPT_SLOWEST },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *table_only = NULL;   /* --sort, --top, --by-stack */
+	const char *table_only = NULL;   /* --sort, --top, --by-stack, --format */
 	unsigned long long v;
 	int c, r;
 
@@ -135,6 +138,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
 		case OPT_TIMELINE: a->timeline = optarg; break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				a->tab.format = FG_TABLE_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				a->tab.format = FG_TABLE_CSV;
+			else if (!strcmp(optarg, "json"))
+				a->tab.format = FG_TABLE_JSON;
+			else
+				return cmd_usage_error("report", "--format is text, csv or json, not '%s'", optarg);
+			table_only = "--format";
+			break;
 		case OPT_SLOWEST:
 			if (cmd_parse_u64(optarg, &v) || !v || v > 100000)
 				return cmd_usage_error("report", "--slowest wants a count from 1 to 100000 "
@@ -255,11 +269,18 @@ static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 	return s->err ? -1 : (ssize_t)n;
 }
 
+/* Each frame's latency distribution into the SVG, for its tooltip. */
+static int svg_frame(void *ctx, const char *path, const struct sr_hist *lat)
+{
+	return fg_svg_add_hist(ctx, path, lat);
+}
+
 static int write_svg(const struct report_args *a, const struct report_run *r,
 		     char *err, size_t errlen)
 {
 	struct fg_svg_options so = a->svgo;
 	struct svg_sink sink = { .svg = fg_svg_new() };
+	struct fg_fold_options fold = a->fold;
 	struct report_out o;
 	FILE *f;
 	int ret = -ENOMEM;
@@ -270,7 +291,9 @@ static int write_svg(const struct report_args *a, const struct report_run *r,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &a->fold);
+	fold.on_frame = svg_frame;
+	fold.frame_ctx = sink.svg;
+	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &fold);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (sink.err)
