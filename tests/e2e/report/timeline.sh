@@ -67,4 +67,21 @@ if [ -s $n.truth ]; then
 	expect_rc 1 "--timeline onto -o's file" -- "$PTFLAME" report -q -i $n.data --timeline old.json -o old.json
 	[ "$(cat old.json)" = keep ] && pass "a refused run keeps the old file" || fail "old.json changed"
 fi
+# real Intel PT recordings (perf script text and perf.data, made by others):
+# the JSON parses, names its threads, and every thread's events nest
+R=$SRCDIR/../shared/realtraces
+if [ -d "$R" ]; then
+	for f in hello_world_userspace.perf page_fault.perf ocaml_exceptions.perf simple_gogo.perf \
+		 skylake-echo.intel_pt.data; do
+		[ -s "$R/$f" ] || continue
+		if "$PTFLAME" report -q -i "$R/$f" --timeline "real.$f.json" 2>real.err &&
+			$TC check "real.$f.json" >real.chk 2>&1; then
+			pass "real $f: $(cat real.chk)"
+		else
+			fail "real $f: $(cat real.err real.chk 2>/dev/null | tail -2)"
+		fi
+	done
+else
+	echo "skip: no ../shared/realtraces (real recordings)"
+fi
 finish
