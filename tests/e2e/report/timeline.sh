@@ -50,6 +50,19 @@ if [ -s $n.truth ]; then
 	"$PTFLAME" report -q -i $n.data --time "${a}ns,${b}ns" --timeline time.json &&
 		check $n time.json --time "$a,$b"
 	"$PTFLAME" report -q -i $n.data --root worker --timeline root.json && check $n root.json --root worker
+	# --comm of no thread: no event; --offcpu: every off-CPU span, fewer calls
+	"$PTFLAME" report -q -i $n.data --comm nosuch --timeline comm.json 2>/dev/null &&
+		[ "$($TC check comm.json)" = "0 events, 0 threads" ] && pass "--comm nosuch: no event" ||
+		fail "--comm nosuch: $($TC check comm.json 2>&1)"
+	"$PTFLAME" report -q -i $n.data --offcpu --timeline off.json
+	cnt() { grep -cE "$1" "$2"; }
+	if [ "$(cnt '"cat":"(off-cpu|preempted)"' off.json)" = "$(cnt '"cat":"(off-cpu|preempted)"' $n.json)" ] &&
+		[ "$(cnt '"cat":"call"' off.json)" -lt "$(cnt '"cat":"call"' $n.json)" ] &&
+		$TC check off.json >/dev/null; then
+		pass "--offcpu: every off-CPU span, only calls that waited"
+	else
+		fail "--offcpu timeline"
+	fi
 	# the same bytes every run; stdout as the output
 	"$PTFLAME" report -q -i $n.data --timeline again.json
 	cmp -s again.json $n.json && pass "--timeline twice: the same bytes" || fail "--timeline twice differs"
