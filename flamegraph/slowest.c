@@ -289,8 +289,10 @@ static int make_subtree(struct sl_call *k, const struct sr_call *c, const struct
 
 /* ---- feeding ---- */
 
-/* Where in top a call of duration d would go (ntop: not kept). */
-static size_t rank_of(const struct fg_slowest *s, uint64_t d, uint64_t start)
+/* Where in top a call of duration d would go (ntop: not kept): longest
+ * first, then earliest, then by tid, so that the order in which threads'
+ * calls arrive does not matter. */
+static size_t rank_of(const struct fg_slowest *s, uint64_t d, uint64_t start, uint32_t tid)
 {
 	size_t i = s->ntop;
 
@@ -298,7 +300,7 @@ static size_t rank_of(const struct fg_slowest *s, uint64_t d, uint64_t start)
 		const struct sl_call *o = &s->top[i - 1];
 		uint64_t od = o->end - o->start;
 
-		if (od > d || (od == d && o->start <= start))
+		if (od > d || (od == d && (o->start < start || (o->start == start && o->tid <= tid))))
 			break;
 		i--;
 	}
@@ -323,7 +325,7 @@ static int on_func_end(struct fg_slowest *s, struct sl_thread *t, const struct s
 		i--;
 	if (c->complete && c->selected && c->in_root) {
 		s->calls++;
-		r = rank_of(s, d, c->start_ns);
+		r = rank_of(s, d, c->start_ns, c->tid);
 		if (r < s->want) {
 			struct sl_call k = { .pid = c->pid, .tid = c->tid, .start = c->start_ns,
 					     .end = c->end_ns, .cut = t->cut };
