@@ -205,6 +205,14 @@ static bool wanted(const struct fg_timeline *tl, const struct sr_call *c)
 		return false;
 	if (!keep || keep == SR_KEEP_ALL)
 		return true;
+	/* a span of a kept kind stays, even one of no time */
+	switch (c->node->kind) {
+	case SR_NODE_KERNEL:  if (keep & SR_KEEP(SR_TIME_KERNEL)) return true; break;
+	case SR_NODE_OFFCPU:  if (keep & SR_KEEP(SR_TIME_OFFCPU)) return true; break;
+	case SR_NODE_PREEMPT: if (keep & SR_KEEP(SR_TIME_PREEMPT)) return true; break;
+	case SR_NODE_LOST:    if (keep & SR_KEEP(SR_TIME_LOST)) return true; break;
+	default: break;
+	}
 	for (int k = 0; k < SR_TIME_NKINDS; k++)
 		if (keep & SR_KEEP(k))
 			kept += c->by[k];

@@ -32,8 +32,9 @@
 struct fg_timeline_options {
 	uint64_t min_ns;          /* drop calls shorter than this            */
 	unsigned keep_time;       /* SR_KEEP mask (--oncpu / --offcpu): a call
-	                             without time of a kept kind is dropped;
-	                             0: all                                  */
+	                             without time of a kept kind is dropped,
+	                             a span of a kept kind ([kernel],
+	                             [off-cpu], ...) kept; 0: all            */
 };
 
 struct fg_timeline;

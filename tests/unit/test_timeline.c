@@ -78,11 +78,15 @@ static void test_filters(void **state)
 	call(tl, 8, "short", SR_NODE_OFFCPU, 0, 9, true);
 	call(tl, 8, "oncpu", SR_NODE_FUNC, 0, 100, true);
 	call(tl, 8, "[off-cpu]", SR_NODE_OFFCPU, 0, 100, true);
+	/* a span of a kept kind stays even when its split has no time of a
+	 * kept kind (call() puts a [preempted]'s time under user) */
+	call(tl, 8, "[preempted] zero", SR_NODE_PREEMPT, 50, 50 + 10, true);
 	s = render(tl);
 	assert_null(strstr(s, "short"));
 	assert_null(strstr(s, "oncpu"));
 	assert_non_null(strstr(s, "[off-cpu]"));
-	assert_int_equal(fg_timeline_events(tl), 1);
+	assert_non_null(strstr(s, "[preempted] zero"));
+	assert_int_equal(fg_timeline_events(tl), 2);
 	free(s);
 	fg_timeline_free(tl);
 	fclose(spool);

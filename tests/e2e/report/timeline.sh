@@ -32,8 +32,16 @@ for p in demo signal longjmp except tail; do
 	run "$p" "$p"
 done
 run threads threads
-run threads.cpu1 threads --cpus 1 --time-slice 150 &&
-	expect_grep '"cat":"preempted"' threads.cpu1.json "threads on 1 CPU: [preempted] spans"
+# (whether a thread gets preempted depends on which threads are ready,
+# which depends on real syscall times: the truth says)
+if run threads.cpu1 threads --cpus 1 --time-slice 100; then
+	np=$(grep -c ' switch-out preempt' threads.cpu1.truth)
+	if [ "$np" -gt 0 ]; then
+		expect_grep '"cat":"preempted"' threads.cpu1.json "threads on 1 CPU: $np preemptions, [preempted] spans"
+	else
+		echo "note: no preemption in this run of threads on 1 CPU"
+	fi
+fi
 run threads.cpu2 threads --cpus 2 --time-slice 150
 
 # filters, on the preempted recording
