@@ -36,8 +36,11 @@ if [ -s k7.slow ]; then
 	expect_grep '(^|;)slow_part;step [0-9]+$' win.folded "--time of #1's range has slow_part"
 fi
 record_args thr --cpus 1 --time-slice 150 -- "$TESTDATA/emu_threads" && check thr 3 worker -1
-if [ -s thr.slow ]; then
+# (the truth may have no whole call of worker: the threads' timing is real)
+if grep -q '^#1 ' thr.slow 2>/dev/null; then
 	expect_grep '\[preempted\]|\[off-cpu\]' thr.slow "worker: its waits in the subtree"
+else
+	echo "note: no complete call of worker in this run"
 fi
 # bad uses
 expect_rc 2 "--slowest without FUNC" -- "$PTFLAME" report -q -i k7.data --slowest 3
