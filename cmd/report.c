@@ -26,7 +26,8 @@ const char cmd_report_help[] =
 	"      --input-format auto|perf|perf-script\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --plain         bare function names, no annotations\n"
-	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms)\n"
+	"      --min-ns N      drop stacks with less self time (N ns, or 2us, 1ms);\n"
+	"                      with --timeline, calls shorter than N\n"
 	"      --max-stack N   keep N frames per stack (default 1024); deeper calls\n"
 	"                      show as [truncated] under the last kept frame\n"
 	REPORT_FILTER_HELP
@@ -36,11 +37,21 @@ const char cmd_report_help[] =
 	"      --width PX      the SVG's width (default 1200)\n"
 	"      --minwidth PX   omit frames narrower than PX (default 0.1; 0: none)\n"
 	"      --inverted      an icicle graph: the root at the top\n"
+	"      --timeline FILE every call of every thread into FILE as Chrome\n"
+	"                      trace-event JSON (Perfetto, chrome://tracing,\n"
+	"                      speedscope); filters apply (the folded stacks too\n"
+	"                      only with -o, the table with --table)\n"
+	"      --slowest N FUNC  the N slowest single calls of FUNC instead of folded\n"
+	"                      stacks: each one's start and end (as --time takes\n"
+	"                      them), thread, duration split on-CPU / off-CPU /\n"
+	"                      kernel, and the calls inside it with their times\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
 	"      --top N         table: first N rows only\n"
-	"      --raw           table: plain nanoseconds\n"
+	"      --format F      table: text (default), csv or json (for scripts:\n"
+	"                      the same rows, times in plain ns)\n"
+	"      --raw           table, --slowest: plain nanoseconds\n"
 	"      --srcline       table: each function's file:line (DWARF line table)\n"
 	"      --symfs DIR     look for binaries under DIR first\n"
 	"  -k, --vmlinux FILE  the kernel's ELF image (vmlinux): a user+kernel\n"
@@ -66,12 +77,16 @@ enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_KCORE, OPT_KALLSYMS,
+	OPT_TIMELINE, OPT_SLOWEST, OPT_FORMAT,
 };
 
 struct report_args {
 	struct report_opts run;
 	const char *output;
 	const char *svg;
+	const char *timeline;
+	const char *slowest;      /* FUNC of --slowest N FUNC           */
+	size_t slowest_n;
 	struct fg_svg_options svgo;
 	struct fg_fold_options fold;
 	bool table;
@@ -105,11 +120,15 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "slowest", required_argument, NULL, OPT_SLOWEST },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *table_only = NULL;   /* --sort, --top, --by-stack, --format */
 	unsigned long long v;
 	int c, r;
 
@@ -130,8 +149,30 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case 'q': a->run.quiet = true; break;
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
+		case OPT_TIMELINE: a->timeline = optarg; break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				a->tab.format = FG_TABLE_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				a->tab.format = FG_TABLE_CSV;
+			else if (!strcmp(optarg, "json"))
+				a->tab.format = FG_TABLE_JSON;
+			else
+				return cmd_usage_error("report", "--format is text, csv or json, not '%s'", optarg);
+			table_only = "--format";
+			break;
+		case OPT_SLOWEST:
+			if (cmd_parse_u64(optarg, &v) || !v || v > 100000)
+				return cmd_usage_error("report", "--slowest wants a count from 1 to 100000 "
+						       "and a function: --slowest N FUNC, not '%s'", optarg);
+			if (optind >= argc || !argv[optind][0] || argv[optind][0] == '-')
+				return cmd_usage_error("report", "--slowest %s wants a function too: "
+						       "--slowest N FUNC", optarg);
+			a->slowest_n = (size_t)v;
+			a->slowest = argv[optind++];
+			break;
 		case OPT_TABLE: a->table = true; break;
-		case OPT_BY_STACK: a->by = FG_BY_STACK; break;
+		case OPT_BY_STACK: a->by = FG_BY_STACK; table_only = "--by-stack"; break;
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SRCLINE: a->tab.srcline = true; break;
 		case OPT_SYMFS: a->run.symfs = optarg; break;
@@ -174,11 +215,13 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case OPT_SORT:
 			if (!fg_sort_parse(optarg, &a->tab.sort))
 				return cmd_usage_error("report", "--sort is total, self, avg, p99 or calls, not '%s'", optarg);
+			table_only = "--sort";
 			break;
 		case OPT_TOP:
 			if (cmd_parse_u64(optarg, &v) || !v)
 				return cmd_usage_error("report", "--top wants a positive count, not '%s'", optarg);
 			a->tab.top = (size_t)v;
+			table_only = "--top";
 			break;
 		case OPT_MAX_STACK:
 			if (cmd_parse_u64(optarg, &v) || !v || v > SR_MAX_DEPTH)
@@ -192,8 +235,19 @@ static int parse(int argc, char **argv, struct report_args *a)
 	}
 	if (optind < argc)
 		return cmd_usage_error("report", "unexpected argument '%s' (the input is -i FILE)", argv[optind]);
+	if (!a->table && table_only)
+		return cmd_usage_error("report", "%s is an option of the table: add --table", table_only);
+	if (a->table && a->slowest)
+		return cmd_usage_error("report", "--slowest and --table are two outputs: choose one");
 	return -1;
 }
+
+/* What the stack machine hands over as calls end (--timeline, --slowest). */
+struct call_sinks {
+	struct fg_timeline *timeline;
+	FILE *spool;
+	struct fg_slowest *slowest;
+};
 
 /* Folded lines fed to the SVG as they are printed (no copy of them all). */
 struct svg_sink {
@@ -230,11 +284,18 @@ static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 	return s->err ? -1 : (ssize_t)n;
 }
 
+/* Each frame's latency distribution into the SVG, for its tooltip. */
+static int svg_frame(void *ctx, const char *path, const struct sr_hist *lat)
+{
+	return fg_svg_add_hist(ctx, path, lat);
+}
+
 static int write_svg(const struct report_args *a, const struct report_run *r,
 		     char *err, size_t errlen)
 {
 	struct fg_svg_options so = a->svgo;
 	struct svg_sink sink = { .svg = fg_svg_new() };
+	struct fg_fold_options fold = a->fold;
 	struct report_out o;
 	FILE *f;
 	int ret = -ENOMEM;
@@ -245,7 +306,9 @@ static int write_svg(const struct report_args *a, const struct report_run *r,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &a->fold);
+	fold.on_frame = svg_frame;
+	fold.frame_ctx = sink.svg;
+	ret = fg_fold(f, report_cct(r), report_symbolizer(r), &fold);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (sink.err)
@@ -264,8 +327,8 @@ out:
 	return ret;
 }
 
-static int write_main(const struct report_args *a, const struct report_run *r,
-		      char *err, size_t errlen)
+static int write_main(const struct report_args *a, const struct call_sinks *k,
+		      const struct report_run *r, char *err, size_t errlen)
 {
 	struct report_out o;
 	struct fg_stats *st = NULL;
@@ -274,7 +337,14 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	ret = report_out_open(&o, a->output, err, errlen);
 	if (ret)
 		return ret;
-	if (a->table) {
+	if (k->slowest) {
+		ret = fg_slowest_write(k->slowest, o.f, report_cct(r), a->tab.raw);
+		if (!fg_slowest_calls(k->slowest))
+			fprintf(stderr, "ptflame report: note: %s: no complete call of %s%s\n",
+				a->run.input, a->slowest,
+				a->run.sr.root || a->run.sr.comm || a->run.sr.ntids ||
+				a->run.sr.time_start || a->run.sr.time_end ? " (with these filters)" : "");
+	} else if (a->table) {
 		struct sr_symbolizer sym = *report_symbolizer(r);
 
 		if (!a->tab.srcline)
@@ -289,10 +359,82 @@ static int write_main(const struct report_args *a, const struct report_run *r,
 	return report_out_close(&o, ret, err, errlen);
 }
 
+static int on_call(void *ctx, const struct sr_call *c)
+{
+	struct call_sinks *k = ctx;
+	int ret = k->timeline ? fg_timeline_call(k->timeline, c) : 0;
+
+	return !ret && k->slowest ? fg_slowest_call(k->slowest, c) : ret;
+}
+
+static int sinks_open(struct report_args *a, struct call_sinks *k, char *err, size_t errlen)
+{
+	struct fg_timeline_options to = {
+		.min_ns = a->fold.min_ns, .keep_time = a->run.sr.keep_time,
+	};
+	int fd;
+
+	if (a->slowest) {
+		k->slowest = fg_slowest_new(a->slowest_n, a->slowest);
+		if (!k->slowest) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		a->run.sr.on_call = on_call;
+		a->run.sr.call_ctx = k;
+	}
+	if (!a->timeline)
+		return 0;
+	fd = dc_tmpfile();
+	if (fd < 0 || !(k->spool = fdopen(fd, "w+"))) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot create a temporary file for --timeline: %s",
+			 strerror(fd < 0 ? -fd : errno));
+		return -EIO;
+	}
+	k->timeline = fg_timeline_new(k->spool, &to);
+	if (!k->timeline) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	a->run.sr.on_call = on_call;
+	a->run.sr.call_ctx = k;
+	return 0;
+}
+
+static void sinks_close(struct call_sinks *k)
+{
+	fg_slowest_free(k->slowest);
+	fg_timeline_free(k->timeline);
+	if (k->spool)
+		fclose(k->spool);
+}
+
+static int write_timeline(const struct report_args *a, const struct call_sinks *k,
+			  const struct report_run *r, char *err, size_t errlen)
+{
+	struct report_out o;
+	int ret = report_out_open(&o, a->timeline, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = fg_timeline_write(k->timeline, o.f, report_cct(r));
+	if (ret == -ENOMEM || (ret == -EIO && !o.err && !ferror(o.f))) {
+		/* (the spool failed, not the output) */
+		report_out_close(&o, ret, err, errlen);
+		snprintf(err, errlen, "cannot write the timeline: %s",
+			 ret == -ENOMEM ? "out of memory" : "the temporary file failed");
+		return ret;
+	}
+	return report_out_close(&o, ret, err, errlen);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = { .run = { .input = "perf.data", .cmd = "report" } };
 	struct report_run *r = NULL;
+	struct call_sinks sinks = { 0 };
 	char err[512] = "";
 	int ret;
 
@@ -300,8 +442,16 @@ int cmd_report(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
+	if (!ret && a.timeline)
+		ret = report_refuse_same("report", a.run.input, a.timeline, a.output);
+	if (!ret && a.timeline && a.svg)
+		ret = report_refuse_same("report", a.run.input, a.timeline, a.svg);
 	if (ret)
 		goto out;
+	if (sinks_open(&a, &sinks, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
+		goto out;
+	}
 	if (!a.svgo.title)
 		a.svgo.title = "ptflame: wall-clock flame graph";
 	a.svgo.subtitle = a.run.input;
@@ -317,14 +467,19 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_error("report", "%s", err);
 		goto out;
 	}
-	/* With --svg, the folded stacks go to stdout only when asked (-o); a
-	 * table is asked for by --table itself. */
-	if (a.svg && !a.output && !a.table)
+	if (a.timeline && write_timeline(&a, &sinks, r, err, sizeof(err))) {
+		ret = cmd_error("report", "%s", err);
 		goto out;
-	if ((ret = write_main(&a, r, err, sizeof(err))))
+	}
+	/* With --svg or --timeline, the folded stacks go to stdout only when
+	 * asked (-o); a table is asked for by --table itself. */
+	if ((a.svg || a.timeline) && !a.output && !a.table && !a.slowest)
+		goto out;
+	if ((ret = write_main(&a, &sinks, r, err, sizeof(err))))
 		ret = ret == -EPIPE ? 0 : cmd_error("report", "%s", err);
 out:
 	report_run_free(r);
+	sinks_close(&sinks);
 	free(a.tids);
 	return ret;
 }

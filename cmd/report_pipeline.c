@@ -426,27 +426,10 @@ fail:
 	return ret;
 }
 
-/* Filters that leave nothing are said (the run still succeeds). */
+/* Filters that match nothing are said (the run still succeeds). */
 static void note_empty_filters(const struct report_run *r, const struct report_opts *opt)
 {
-	const struct sr_options *o = &opt->sr;
-	char what[256] = "";
-	size_t n = 0;
-
-	if (sr_cct_root(r->cct)->first_child)
-		return;
-#define ADD(cond, ...) if ((cond) && n < sizeof(what)) \
-		n += (size_t)snprintf(what + n, sizeof(what) - n, __VA_ARGS__)
-	ADD(o->ntids, "%s--tid", n ? ", " : "");
-	ADD(o->comm, "%s--comm %s", n ? ", " : "", o->comm);
-	ADD(o->root, "%s--root %s", n ? ", " : "", o->root);
-	ADD(o->time_start || o->time_end, "%s--time", n ? ", " : "");
-	ADD(o->keep_time == SR_KEEP_ONCPU, "%s--oncpu", n ? ", " : "");
-	ADD(o->keep_time == SR_KEEP_OFFCPU, "%s--offcpu", n ? ", " : "");
-#undef ADD
-	if (n)
-		fprintf(stderr, "ptflame %s: note: %s: nothing matched %s, the profile is empty\n",
-			r->cmd, opt->input, what);
+	report_note_filters(r->cmd, opt, r->cct, r->machine);
 }
 
 int report_run(const struct report_opts *opt, struct report_run **out,
@@ -539,12 +522,15 @@ static const char *human_bytes(uint64_t b, char *buf, size_t n)
 void report_print_summary(const struct report_run *r, const char *cmd)
 {
 	const struct report_summary *s = &r->sum;
-	char traced[32], bytes[32];
+	char traced[32], bytes[32], range[80] = " in ";
 
 	fg_format_ns(traced, sizeof(traced), s->traced_ns);
-	fprintf(stderr, "ptflame %s: %" PRIu64 " thread%s, traced %s, decoded %s, "
+	/* the range as --time takes it */
+	if (!r->cct || !report_time_range(r->cct, range + 4, sizeof(range) - 4))
+		range[0] = '\0';
+	fprintf(stderr, "ptflame %s: %" PRIu64 " thread%s, traced %s%s, decoded %s, "
 		"%" PRIu64 " lost segment%s (%.2f%% of time)\n", cmd, s->threads,
-		s->threads == 1 ? "" : "s", traced, human_bytes(s->bytes, bytes, sizeof(bytes)),
+		s->threads == 1 ? "" : "s", traced, range, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
 	if (s->truncated)

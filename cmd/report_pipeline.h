@@ -104,6 +104,17 @@ int report_out_close(struct report_out *o, int ret, char *err, size_t errlen);
  * 0 when all is well. */
 int report_refuse_same(const char *cmd, const char *input, const char *out1, const char *out2);
 
+/* (report_notes.c) Each filter of opt that matched nothing in the run
+ * (cct, made by m) is said on stderr, one line each: --tid N (no such
+ * thread), --comm and --root with "did you mean" for a close name,
+ * --time with the recording's range; filters that each matched but left
+ * nothing together are said so. */
+void report_note_filters(const char *cmd, const struct report_opts *opt,
+			 const struct sr_cct *cct, const struct sr_machine *m);
+/* The threads' first to last event as --time takes it, "S.N,S.N", into
+ * buf; false when there is no thread. */
+bool report_time_range(const struct sr_cct *cct, char *buf, size_t n);
+
 /* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
 /* "12,13,14" -> malloc'ed array (caller frees). */
 int report_parse_tids(const char *s, uint32_t **tids, size_t *n);

@@ -53,6 +53,7 @@ _ptflame() {
 		case $prev in
 		--sort) mapfile -t COMPREPLY < <(compgen -W "total self avg p99 calls" -- "$cur"); return 0 ;;
 		--input-format) mapfile -t COMPREPLY < <(compgen -W "auto perf perf-script" -- "$cur"); return 0 ;;
+		--format) mapfile -t COMPREPLY < <(compgen -W "text csv json" -- "$cur"); return 0 ;;
 		esac
 		case $arg in
 		FILE*) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;

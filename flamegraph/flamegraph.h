@@ -10,6 +10,8 @@
 #include "stackrebuild/stackrebuild.h"
 #include "flamegraph/svg.h"
 #include "flamegraph/table.h"
+#include "flamegraph/timeline.h"
+#include "flamegraph/slowest.h"
 
 const char *fg_room_name(void);
 
@@ -51,6 +53,13 @@ enum fg_fold_style {
 struct fg_fold_options {
 	enum fg_fold_style style;
 	uint64_t min_ns;          /* drop lines whose self time is below this */
+	/* Optional: called for every frame as it is folded (also one with no
+	 * line of its own), with its folded path as the lines show it (root
+	 * first, annotated per style) and the latency histogram of its
+	 * complete calls (all its nodes merged). Non-zero stops the fold and
+	 * is returned. The SVG's tooltips take their distributions here. */
+	int (*on_frame)(void *ctx, const char *path, const struct sr_hist *lat);
+	void *frame_ctx;
 };
 
 /* opt NULL: annotated, no minimum. sym NULL: the CCT's symbolizer.

@@ -197,6 +197,8 @@ struct fold {
 	const struct sr_symbolizer *sym;
 	enum fg_fold_style style;
 	uint64_t min_ns;
+	int (*on_frame)(void *ctx, const char *path, const struct sr_hist *lat);
+	void *frame_ctx;
 	FILE *out;
 	char *path;                 /* folded path of the current frame     */
 	size_t len, cap;
@@ -301,6 +303,20 @@ static int print_frame(struct fold *f, const struct level *L, const struct ent *
 	    self >= f->min_ns &&
 	    fprintf(f->out, "%s %" PRIu64 "\n", f->path, self) < 0)
 		return -EIO;
+	if (f->on_frame) {
+		struct sr_hist h;
+		int ret = 0;
+
+		if (n == 1)
+			return f->on_frame(f->frame_ctx, f->path, &e[0].n->lat);
+		sr_hist_init(&h);
+		for (size_t i = 0; i < n && !ret; i++)
+			ret = sr_hist_merge(&h, &e[i].n->lat);
+		if (!ret)
+			ret = f->on_frame(f->frame_ctx, f->path, &h);
+		sr_hist_free(&h);
+		return ret;
+	}
 	return 0;
 }
 
@@ -356,6 +372,8 @@ int fg_fold(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym
 		.sym = sym,
 		.style = opt ? opt->style : FG_FOLD_ANNOTATED,
 		.min_ns = opt ? opt->min_ns : 0,
+		.on_frame = opt ? opt->on_frame : NULL,
+		.frame_ctx = opt ? opt->frame_ctx : NULL,
 		.out = out,
 	};
 	int ret = walk(&f);

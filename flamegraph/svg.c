@@ -25,6 +25,7 @@ struct svg_node {
 	struct svg_node *parent;
 	struct svg_node *child;    /* first child                           */
 	struct svg_node *sibling;  /* next sibling                          */
+	struct sr_hist *lat;       /* latency of its calls (fg_svg_add_hist) */
 };
 
 struct fg_svg {
@@ -80,6 +81,9 @@ void fg_svg_free(struct fg_svg *svg)
 
 		p->child = n->sibling;
 		free(n->name);
+		if (n->lat)
+			sr_hist_free(n->lat);
+		free(n->lat);
 		free(n);
 		n = p == &svg->root ? p->child : p;
 	}
@@ -134,6 +138,35 @@ static int add(struct fg_svg *svg, const char *stack, uint64_t before, uint64_t 
 	if (d > svg->max_delta)
 		svg->max_delta = d;
 	return 0;
+}
+
+int fg_svg_add_hist(struct fg_svg *svg, const char *stack, const struct sr_hist *h)
+{
+	struct svg_node *n = &svg->root;
+	const char *p = stack;
+
+	if (!h->count)
+		return 0;
+	while (*p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		n = child_get(n, p, len);
+		if (!n)
+			return -ENOMEM;
+		p += len;
+		if (*p == ';')
+			p++;
+	}
+	if (n == &svg->root)
+		return 0;
+	if (!n->lat) {
+		n->lat = malloc(sizeof(*n->lat));
+		if (!n->lat)
+			return -ENOMEM;
+		sr_hist_init(n->lat);
+	}
+	return sr_hist_merge(n->lat, h);
 }
 
 int fg_svg_add_diff(struct fg_svg *svg, const char *stack, uint64_t before, uint64_t after)
@@ -353,6 +386,51 @@ static double pct(uint64_t v, uint64_t of)
 	return of ? 100.0 * (double)v / (double)of : 0.0;
 }
 
+/* The distribution as text: percentiles, then one block character per
+ * log2 bucket from the lowest to the highest, as tall as its count. */
+static void put_hist(const struct layout *l, const struct sr_hist *h)
+{
+	static const char *const bars[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588" };
+	uint64_t cnt[65] = { 0 }, top = 0;
+	unsigned lo = 64, hi = 0;
+	FILE *out = l->out;
+
+	for (uint32_t i = 0; i < h->nb; i++) {
+		uint64_t v = sr_hist_bucket_lo(h->b[i].idx);
+		unsigned k = v ? 64 - (unsigned)__builtin_clzll(v) : 0;  /* 0, 1, 2-3: 2, ... */
+
+		cnt[k] += h->b[i].count;
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	fputs("\np50 ", out);
+	put_amount(l, sr_hist_percentile(h, 50));
+	fputs(", p90 ", out);
+	put_amount(l, sr_hist_percentile(h, 90));
+	fputs(", p99 ", out);
+	put_amount(l, sr_hist_percentile(h, 99));
+	fputs(", max ", out);
+	put_amount(l, h->max);
+	if (lo > hi)
+		return;
+	for (unsigned k = lo; k <= hi; k++)
+		top = cnt[k] > top ? cnt[k] : top;
+	fputc('\n', out);
+	put_amount(l, h->min);
+	fputc(' ', out);
+	for (unsigned k = lo; k <= hi; k++) {
+		if (!cnt[k]) {
+			fputs("\u2007", out);   /* a figure space: an empty bucket */
+			continue;
+		}
+		fputs(bars[(cnt[k] * 8 + top - 1) / top - 1], out);
+	}
+	fputc(' ', out);
+	put_amount(l, h->max);
+	fputs(" (log2 buckets)", out);
+}
+
 /* Tooltip: name, time and share; calls and average from an annotation;
  * the change for a differential graph. Lines end in '\n' (the script reads
  * the first line as the name). */
@@ -375,6 +453,8 @@ static void put_title(const struct layout *l, const struct svg_node *n, const ch
 			fputs(" (inferred: none seen whole)", out);
 		}
 	}
+	if (n->lat && n->lat->count)
+		put_hist(l, n->lat);
 	if (l->svg->diff) {
 		uint64_t d = n->total > n->before ? n->total - n->before : n->before - n->total;
 

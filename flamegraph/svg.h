@@ -47,6 +47,13 @@ int fg_svg_add(struct fg_svg *svg, const char *stack, uint64_t value);
  * second. Widths are the after values; the colour is the change. Returns 0
  * or -ENOMEM. */
 int fg_svg_add_diff(struct fg_svg *svg, const char *stack, uint64_t before, uint64_t after);
+/* The latency distribution of the frame at stack "a;b;c" (as the folded
+ * lines name it; merged into what it has). The frame's tooltip then gives
+ * its p50, p90, p99 and max and draws its histogram in log2 buckets, one
+ * block character each (lowest to highest bucket, height by count). A
+ * stack that never gets a value is not drawn. 0 or -ENOMEM. */
+struct sr_hist;
+int fg_svg_add_hist(struct fg_svg *svg, const char *stack, const struct sr_hist *h);
 /* Parse one folded line "a;b;c 123" (the last column is the value).
  * Returns 0, -EINVAL for a line that is not folded, or -ENOMEM. */
 int fg_svg_add_line(struct fg_svg *svg, const char *line);

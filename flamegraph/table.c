@@ -591,6 +591,95 @@ static void fmt_cell(char *cell, const struct trow *r, struct col c, bool raw)
 	}
 }
 
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x80)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static const char *const script_names[M_N] = {
+	"calls", "inferred", "total_ns", "self_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns",
+};
+
+/* The sorted rows r[0..n) as CSV or JSON (see table.h). */
+static int write_script(FILE *out, const struct trow *r, size_t n,
+			const struct fg_table_options *opt)
+{
+	bool csv = opt->format == FG_TABLE_CSV;
+	uint64_t v;
+
+	if (csv) {
+		fputs("function", out);
+		for (int m = 0; m < M_N; m++)
+			fprintf(out, ",%s", script_names[m]);
+		fputs(opt->srcline ? ",source\n" : "\n", out);
+	} else {
+		fputs("{\"rows\":[", out);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *src = r[i].a ? r[i].a->srcline : NULL;
+
+		if (csv) {
+			csv_field(out, r[i].name);
+		} else {
+			fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
+			json_str(out, r[i].name);
+		}
+		for (int m = 0; m < M_N; m++) {
+			bool known = metric_get(r[i].a, (enum metric)m, &v);
+
+			if (csv && known)
+				fprintf(out, ",%" PRIu64, v);
+			else if (csv)
+				fputc(',', out);
+			else if (known)
+				fprintf(out, ",\"%s\":%" PRIu64, script_names[m], v);
+			else
+				fprintf(out, ",\"%s\":null", script_names[m]);
+		}
+		if (opt->srcline && csv) {
+			fputc(',', out);
+			if (src)
+				csv_field(out, src);
+		} else if (opt->srcline) {
+			fputs(",\"source\":", out);
+			if (src)
+				json_str(out, src);
+			else
+				fputs("null", out);
+		}
+		fputs(csv ? "\n" : "}", out);
+	}
+	if (!csv)
+		fputs("\n]}\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
 int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b,
 		   const struct fg_table_options *opt)
 {
@@ -644,6 +733,12 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 	qsort(rows, nr, sizeof(*rows), cmp_trow);
 	if (opt->top && nr > opt->top)
 		nr = opt->top;
+	if (!b && opt->format != FG_TABLE_TEXT) {
+		int ret = write_script(out, rows, nr, opt);
+
+		free(rows);
+		return ret;
+	}
 
 	cells = calloc((nr ? nr : 1) * ncol, CELL);
 	if (!cells) {

@@ -115,12 +115,27 @@ enum fg_sort {
 	FG_SORT_CALLS,
 };
 
+/* One run's table for scripts (report --table --format): the same rows in
+ * the same order as the text table, times in plain ns.
+ *   csv:  a header line "function,calls,inferred,total_ns,self_ns,avg_ns,
+ *         p50_ns,p90_ns,p99_ns,max_ns[,source]", then one line per row; an
+ *         unknown value is empty; a field holding ',', '"' or a line break
+ *         is quoted ("" inside), as RFC 4180 says.
+ *   json: {"rows":[{"function":NAME,"calls":N,...,"max_ns":N|null
+ *         [,"source":S|null]},...]}, names escaped, unknown values null. */
+enum fg_table_format {
+	FG_TABLE_TEXT = 0,
+	FG_TABLE_CSV,
+	FG_TABLE_JSON,
+};
+
 struct fg_table_options {
 	enum fg_sort sort;       /* one run: largest value first; two runs:
 	                            largest absolute change first           */
 	size_t top;              /* print at most this many rows (0: all)   */
 	bool raw;                /* plain ns instead of ns/µs/ms/s          */
 	bool srcline;            /* one run: each row's file:line after it  */
+	enum fg_table_format format; /* one run only; two runs are text     */
 };
 
 /* 0, -ENOMEM, or -EIO when writing failed. */

@@ -32,6 +32,8 @@ struct frame {
 	uint64_t alias;            /* another key execution fell through into
 	                              within this frame (0: none)            */
 	uint64_t t0;               /* entry time                             */
+	uint64_t by0[SR_TIME_NKINDS]; /* the thread's traced_by at t0: the
+	                              call's time split for sr_options.on_call */
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
 	                              signal handler (and what replaced it);
 	                              F_TRAMP: what a handler returned into,
@@ -43,6 +45,7 @@ struct frame {
 struct pseudo {
 	struct sr_node *node;
 	uint64_t t0;
+	uint64_t by0[SR_TIME_NKINDS];
 	uint8_t time_kind;         /* enum sr_time_kind                      */
 };
 
@@ -75,6 +78,7 @@ struct thread {
 	 * tree's hash lookup on most calls (loops call the same callees). */
 	struct sr_node *child_cache[CHILD_CACHE];
 	uint64_t seg_t0;
+	uint64_t seg_by[SR_TIME_NKINDS]; /* st.traced_by at seg_t0           */
 	uint64_t last_ns;
 	struct sr_node *work_node; /* THREAD node in m->work                  */
 };
@@ -341,23 +345,59 @@ static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 	return 0;
 }
 
-/* One call of node over [t0, t1] ends. Calls outside the window are not
- * counted; calls straddling its edges count as inferred. */
-static int end_call(const struct sr_machine *m, struct sr_node *node,
-		    uint64_t t0, uint64_t t1, bool complete)
+static bool name_matches(const char *name, const char *want);
+
+/* Is node, or a function on its path, opt.root (or is there no --root)? */
+static bool under_root(const struct sr_machine *m, const struct thread *t,
+		       const struct sr_node *n)
 {
+	if (!m->opt.root)
+		return true;
+	for (; n && n->kind != SR_NODE_ROOT; n = n->parent)
+		if (n->kind == SR_NODE_FUNC &&
+		    name_matches(sr_cct_name(t->seg, n, NULL), m->opt.root))
+			return true;
+	return false;
+}
+
+/* One call of node over [t0, t1] ends (by0: the thread's traced_by at t0,
+ * depth: its place on the stack). Calls outside the window are not
+ * counted; calls straddling its edges count as inferred. */
+static int end_call(const struct sr_machine *m, const struct thread *t, struct sr_node *node,
+		    uint64_t t0, const uint64_t *by0, uint32_t depth, uint64_t t1, bool complete)
+{
+	int ret;
+
 	if (t0 >= m->win_hi || (t1 <= m->win_lo && !(t0 == t1 && t0 == m->win_lo)))
 		return 0;
 	if (t0 < m->win_lo || t1 >= m->win_hi)
 		complete = false;
-	return sr_node_add_call(node, complete, t1 - t0);
+	ret = sr_node_add_call(node, complete, t1 - t0);
+	if (ret || !m->opt.on_call)
+		return ret;
+	{
+		struct sr_call c = {
+			.pid = t->st.pid, .tid = t->st.tid, .depth = depth, .node = node,
+			.name = sr_cct_name(t->seg, node, NULL), .cct = t->seg,
+			.start_ns = t0 < m->win_lo ? m->win_lo : t0,
+			.end_ns = t1 > m->win_hi ? m->win_hi : t1,
+			.complete = complete,
+			.in_root = under_root(m, t, node),
+			.selected = !m->opt.comm || t->comm_matched,
+		};
+
+		for (int k = 0; k < SR_TIME_NKINDS; k++)
+			c.by[k] = t->st.traced_by[k] - by0[k];
+		return m->opt.on_call(m->opt.call_ctx, &c);
+	}
 }
 
 static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
 {
 	struct frame *f = &t->frames[--t->nframes];
 
-	return end_call(m, f->node, f->t0, now, end_seen && !(f->flags & F_INFERRED));
+	return end_call(m, t, f->node, f->t0, f->by0, t->nframes, now,
+			end_seen && !(f->flags & F_INFERRED));
 }
 
 static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
@@ -369,12 +409,14 @@ static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool
 	while (t->nkf && t->nps - 1 == t->kps && !ret) {
 		struct frame *f = &t->kf[--t->nkf];
 
-		ret = end_call(m, f->node, f->t0, now, end_seen && !(f->flags & F_INFERRED));
+		ret = end_call(m, t, f->node, f->t0, f->by0, t->nframes + t->kps + 1 + t->nkf, now,
+			       end_seen && !(f->flags & F_INFERRED));
 	}
 	if (ret)
 		return ret;
 	p = &t->ps[--t->nps];
-	return end_call(m, p->node, p->t0, now, end_seen);
+	return end_call(m, t, p->node, p->t0, p->by0,
+			t->nframes + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0), now, end_seen);
 }
 
 /* [lost] ends when data is seen again (a complete "call": its length is the
@@ -445,7 +487,11 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 	}
 	if (!n)
 		return -ENOMEM;
-	t->frames[t->nframes++] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
+	t->frames[t->nframes] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
+	/* (only an inferred caller made by underflow() starts before now: at
+	 * its segment's start) */
+	memcpy(t->frames[t->nframes++].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
+	       sizeof(t->seg_by));
 	return 0;
 }
 
@@ -461,7 +507,8 @@ static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 	n = seg_child(t, parent, kind, key);
 	if (!n)
 		return -ENOMEM;
-	t->ps[t->nps++] = (struct pseudo){ .node = n, .t0 = now, .time_kind = (uint8_t)time_kind };
+	t->ps[t->nps] = (struct pseudo){ .node = n, .t0 = now, .time_kind = (uint8_t)time_kind };
+	memcpy(t->ps[t->nps++].by0, t->st.traced_by, sizeof(t->st.traced_by));
 	return 0;
 }
 
@@ -498,6 +545,7 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 	if (!ret)
 		ret = pop_to(m, t, 0, now, false);
 	t->seg_t0 = now;
+	memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
 	if (ret || !t->seg->root.first_child)
 		return ret;
 	ret = sr_cct_merge_subtree(m->work, t->work_node, &t->seg->root, false, NULL);
@@ -519,6 +567,7 @@ static int establish_root(struct sr_machine *m, struct thread *t, uint64_t key,
 			return ret;
 	}
 	t->seg_t0 = now;
+	memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
 	return push_frame(m, t, key, now, flags);
 }
 
@@ -823,7 +872,8 @@ static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t 
 	n = seg_child(t, parent, SR_NODE_FUNC, key);
 	if (!n)
 		return -ENOMEM;
-	t->kf[t->nkf++] = (struct frame){ .node = n, .t0 = now, .flags = flags };
+	t->kf[t->nkf] = (struct frame){ .node = n, .t0 = now, .flags = flags };
+	memcpy(t->kf[t->nkf++].by0, t->st.traced_by, sizeof(t->st.traced_by));
 	return 0;
 }
 
@@ -834,7 +884,8 @@ static int kpop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64
 	while (t->nkf > keep && !ret) {
 		struct frame *f = &t->kf[--t->nkf];
 
-		ret = end_call(m, f->node, f->t0, now, !(f->flags & F_INFERRED));
+		ret = end_call(m, t, f->node, f->t0, f->by0, t->nframes + t->kps + 1 + t->nkf, now,
+			       !(f->flags & F_INFERRED));
 	}
 	return ret;
 }
@@ -1231,6 +1282,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 			t->st.first_ns = now;
 			t->st.pid = ev->pid;
 			t->seg_t0 = now;
+			memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
 		}
 		t->active = true;
 		t->fresh = true;
@@ -1365,6 +1417,28 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 	sr_cct_finalize(cct);
 	*out = cct;
 	return 0;
+}
+
+int sr_machine_func_names(const struct sr_machine *m,
+			  int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	const struct sr_node *top = &m->work->root, *s = top->first_child;
+	int ret = 0;
+
+	while (s && !ret) {
+		if (s->kind == SR_NODE_FUNC)
+			ret = fn(ctx, sr_cct_name(m->work, s, NULL));
+		if (s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != top && !s->next_sibling)
+			s = s->parent;
+		if (s == top)
+			break;
+		s = s->next_sibling;
+	}
+	return ret;
 }
 
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)

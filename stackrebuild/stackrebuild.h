@@ -293,6 +293,29 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  * The first event of a thread: its function is the root frame (inferred
  * call, unless tracing starts exactly at the function's entry).
  */
+/* One finished call, for sr_options.on_call: a function frame, a kernel
+ * function, or a pseudo-frame span ([kernel], [off-cpu], [preempted],
+ * [lost], [untraced]). Calls end innermost first, so in one thread a call
+ * is reported after every call inside it; intervals of one thread nest. */
+struct sr_call {
+	uint32_t pid, tid;
+	uint32_t depth;            /* its place on the stack: 0 the outermost */
+	const struct sr_node *node;/* kind and key; the parent chain is the
+	                              call path (the thread's open segment:
+	                              valid during the callback only)         */
+	const char *name;          /* display name (sr_cct_name)              */
+	const struct sr_cct *cct;  /* the tree node is in: sr_cct_name(cct, n,
+	                              NULL) names any node of the path (as
+	                              long as node is valid)                 */
+	uint64_t start_ns, end_ns; /* clipped to the --time window            */
+	uint64_t by[SR_TIME_NKINDS]; /* the thread's traced time inside it, by
+	                              kind (what is not there was untraced);
+	                              of the whole call, not clipped          */
+	bool complete;             /* start and end seen (inside the window)  */
+	bool in_root;              /* no --root, or under (or at) a ROOT call */
+	bool selected;             /* no --comm, or the thread had it so far  */
+};
+
 struct sr_options {
 	/* Keep a "comm-tid" root frame per thread. */
 	bool per_thread;
@@ -339,6 +362,14 @@ struct sr_options {
 	 * header between them) that jumps on to its target is the same call:
 	 * its frame becomes the target's, keeping its start and its time. */
 	bool show_plt;
+	/* Optional: called for every call that ends and overlaps the --time
+	 * window (also inferred ones, and at sr_machine_finish() for the open
+	 * ones), from inside sr_machine_feed() / sr_machine_finish(), by the
+	 * machine of the call's thread. A non-zero return stops the machine's
+	 * work and is returned by it. --tid is applied; --root, --comm,
+	 * --oncpu/--offcpu are left to the callee (see in_root, selected). */
+	int (*on_call)(void *call_ctx, const struct sr_call *call);
+	void *call_ctx;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
@@ -392,6 +423,13 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
  * Applies the filters and returns the finalized CCT in *out (the caller
  * frees it). The machine accepts no more events afterwards. 0 or -ENOMEM. */
 int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out);
+
+/* After sr_machine_finish: fn for the name of every calling context of a
+ * function the threads had (--tid applied, not --root nor --comm; a name
+ * comes once per context), for "did you mean". Stops at fn's first
+ * non-zero return and returns it; else 0. */
+int sr_machine_func_names(const struct sr_machine *m,
+			  int (*fn)(void *ctx, const char *name), void *ctx);
 
 /* x86-64 syscall name for a number, NULL when unknown. */
 const char *sr_syscall_name(uint32_t nr);

@@ -1643,6 +1643,92 @@ static void test_max_stack_truncated(void **state)
 	sr_cct_free(cct);
 }
 
+/* sr_options.on_call: every call as it ends, innermost first, with its
+ * place on the stack, its times and its split by kind of time. */
+struct seen_call {
+	char name[32];
+	uint32_t depth;
+	uint64_t start, end, by[SR_TIME_NKINDS];
+	bool complete, in_root;
+};
+struct seen_calls {
+	struct seen_call v[16];
+	size_t n;
+};
+
+static int on_call_cb(void *ctx, const struct sr_call *c)
+{
+	struct seen_calls *s = ctx;
+	struct seen_call *d;
+
+	assert_true(s->n < 16);
+	d = &s->v[s->n++];
+	snprintf(d->name, sizeof(d->name), "%s", c->name);
+	d->depth = c->depth;
+	d->start = c->start_ns;
+	d->end = c->end_ns;
+	memcpy(d->by, c->by, sizeof(d->by));
+	d->complete = c->complete;
+	d->in_root = c->in_root;
+	assert_int_equal(c->tid, 1);
+	assert_true(c->selected);
+	return 0;
+}
+
+static void expect_call(const struct seen_calls *s, size_t i, const char *name, uint32_t depth,
+			uint64_t start, uint64_t end, bool complete, uint64_t user, uint64_t kernel,
+			uint64_t offcpu)
+{
+	const struct seen_call *c = &s->v[i];
+
+	assert_true(i < s->n);
+	assert_string_equal(c->name, name);
+	assert_int_equal(c->depth, depth);
+	assert_int_equal(c->start, start);
+	assert_int_equal(c->end, end);
+	assert_int_equal(c->complete, complete);
+	assert_int_equal(c->by[SR_TIME_USER], user);
+	assert_int_equal(c->by[SR_TIME_KERNEL], kernel);
+	assert_int_equal(c->by[SR_TIME_OFFCPU], offcpu);
+}
+
+static void test_call_hook(void **state)
+{
+	struct seen_calls s = { .n = 0 };
+	struct sr_options opt = { .on_call = on_call_cb, .call_ctx = &s };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_syscall_block(m, 0, 0);
+	cct = finish(m, 0);
+	/* a [0,60) makes futex at 10, switched out [12,50), back at 52 */
+	assert_int_equal(s.n, 4);
+	expect_call(&s, 0, "[off-cpu]", 3, 12, 50, true, 0, 0, 38);
+	expect_call(&s, 1, "[kernel] futex", 2, 10, 52, true, 0, 4, 38);
+	expect_call(&s, 2, "a", 1, 0, 60, true, 18, 4, 38);
+	expect_call(&s, 3, "main", 0, 0, 70, false, 28, 4, 38);
+	sr_cct_free(cct);
+
+	/* the --time window clips (and makes inferred); --root marks */
+	s.n = 0;
+	opt.time_start = 1015;
+	opt.time_end = 1050;
+	opt.root = "b";
+	m = new_machine(&opt);
+	feed_nested(m, 1, 1000);
+	cct = finish(m, 0);
+	/* (the split is the whole call's, window or not) */
+	assert_int_equal(s.n, 4);
+	expect_call(&s, 0, "b", 2, 1015, 1030, false, 20, 0, 0);
+	assert_true(s.v[0].in_root);
+	expect_call(&s, 1, "b", 2, 1035, 1045, true, 10, 0, 0);
+	expect_call(&s, 2, "a", 1, 1015, 1050, false, 60, 0, 0);
+	assert_false(s.v[2].in_root);
+	expect_call(&s, 3, "main", 0, 1015, 1050, false, 100, 0, 0);
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1698,6 +1784,7 @@ int main(void)
 		cmocka_unit_test(test_depth_limit_and_bad_events),
 		cmocka_unit_test(test_merge_sharded_machines),
 		cmocka_unit_test(test_max_stack_truncated),
+		cmocka_unit_test(test_call_hook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -457,6 +457,35 @@ static void test_parse_minwidth(void **state)
 	assert_int_equal(fg_svg_parse_minwidth("nan", &px), -EINVAL);
 }
 
+/* fg_svg_add_hist: the frame's tooltip gives p50/p90/p99/max from its
+ * histogram and one block per log2 bucket from min to max. 10 calls of
+ * 100 ns, 1 of 1000 ns: buckets [64,128) and [512,1024), 2 empty between. */
+static void test_tooltip_distribution(void **state)
+{
+	struct fg_svg *svg = fg_svg_new();
+	struct sr_hist h;
+	char *s;
+
+	(void)state;
+	sr_hist_init(&h);
+	assert_int_equal(sr_hist_add_n(&h, 100, 10), 0);
+	assert_int_equal(sr_hist_add(&h, 1000), 0);
+	assert_int_equal(fg_svg_add(svg, "main:1(inferred);f:11,avg:182", 2000), 0);
+	assert_int_equal(fg_svg_add_hist(svg, "main:1(inferred);f:11,avg:182", &h), 0);
+	/* a stack that gets no value is not drawn */
+	assert_int_equal(fg_svg_add_hist(svg, "main:1(inferred);g:1,avg:5", &h), 0);
+	s = render(svg, NULL);
+	assert_non_null(strstr(s, "<title>f\n2.000 \xc2\xb5s (100.00%)\n11 calls, avg 182 ns\n"
+				  "p50 100 ns, p90 100 ns, p99 1.000 \xc2\xb5s, max 1.000 \xc2\xb5s\n"
+				  "100 ns \u2588\u2007\u2007\u2581 1.000 \xc2\xb5s (log2 buckets)</title>"));
+	assert_null(strstr(s, "<title>g"));
+	/* no distribution where none was given */
+	assert_non_null(strstr(s, "<title>main\n2.000 \xc2\xb5s (100.00%)\n1 call (inferred: none seen whole)</title>"));
+	free(s);
+	sr_hist_free(&h);
+	fg_svg_free(svg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_diff_svg_from_folded),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_parse_minwidth),
+		cmocka_unit_test(test_tooltip_distribution),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

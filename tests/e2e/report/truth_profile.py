@@ -286,12 +286,13 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 
 class Frame:
-    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub")
+    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0")
 
-    def __init__(self, node, key, pseudo=None, started=True, handler=False):
+    def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
         self.started, self.handler = started, handler
         self.stub = False
+        self.t0 = t0
 
 
 # report --show-plt: PLT stubs stay frames of their own
@@ -317,6 +318,11 @@ class Thread:
         self.anomalies = []
         self.paths = set()
         self.resume_at = None
+        # every call as it ended: (names, pseudo, start, end, complete,
+        # names of the frames below it, pseudo-frames too), for report
+        # --timeline and --slowest (timeline_check.py, slowest_check.py)
+        self.calls = []
+        self.seg_t0 = None
 
     # accounting
     def account(self, t):
@@ -333,7 +339,7 @@ class Thread:
         n = parent.child(key, names)
         n.calls += 1
         n.entries += 1
-        self.stack.append(Frame(n, key, pseudo, started, handler))
+        self.stack.append(Frame(n, key, pseudo, started, handler, self.last))
         self.note_path()
 
     def replace(self, key, names):
@@ -367,6 +373,9 @@ class Thread:
         fr = self.stack.pop()
         if complete and fr.started:
             fr.node.complete += 1
+        self.calls.append((fr.node.names, fr.pseudo, fr.t0, self.last,
+                           complete and fr.started,
+                           tuple(f.node.names for f in self.stack)))
 
     def note_path(self):
         self.paths.add(tuple(fr.key for fr in self.stack if fr.pseudo is None))
@@ -375,6 +384,7 @@ class Thread:
         while self.stack:
             self.pop(complete=False)
         self.segs.append(Node(None, None, None))
+        self.seg_t0 = self.last
 
     def find(self, key, below_top=True):
         """index of the nearest frame holding key (below the top)."""
@@ -399,7 +409,7 @@ class Thread:
             kid.parent = f
             f.kids[k] = kid
         root.kids = {key: f}
-        self.stack.append(Frame(f, key, None, started=False))
+        self.stack.append(Frame(f, key, None, started=False, t0=self.seg_t0))
         # the paths seen so far get the new caller in front
         self.paths = {(key,) + p for p in self.paths}
         self.note_path()
