@@ -18,6 +18,11 @@ enum dc_ev_kind {
 	DC_EV_TRACE_OFF,    /* tracing stops after from_ip; reason dc_off_reason */
 	DC_EV_LOST,         /* data lost; reason dc_lost_reason. The stack is
 	                       unreliable until the next event with an ip.     */
+	DC_EV_INLINE,       /* execution went on, with no other event, at to_ip
+	                       whose inline context (decoder/inline.c: which
+	                       inlined function instances hold the address)
+	                       differs from the instruction before; only when
+	                       asked for (dc_session_opts.inline_frames)      */
 };
 
 /* Why tracing stopped. SWITCH/PREEMPT come from sideband (context switch

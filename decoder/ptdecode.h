@@ -58,6 +58,11 @@ struct dc_ptq_ops {
 	/* ip lies in a mapping whose binary is missing (decode errors there
 	 * are no data loss: the time goes to "[unknown] (path)"). May be NULL. */
 	bool (*is_missing)(void *ctx, uint32_t pid, uint64_t ip);
+	/* Optional (NULL: no DC_EV_INLINE events): the inline context of ip
+	 * (dc_sym_inline_at: 0 none) and the range [*lo, *hi) around ip that
+	 * has it. */
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
+			      uint64_t *hi);
 };
 
 struct dc_ptq_config {
@@ -84,6 +89,7 @@ struct dc_ptq_stats {
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t missing;          /* decode stops in binaries not found      */
 	uint64_t kernel_skips;     /* decode stops in kernel code (no image)  */
+	uint64_t inline_events;    /* DC_EV_INLINE events                     */
 	uint64_t resumes;          /* ... gone on at a TIP.PGE, not a PSB     */
 	uint64_t windows;
 	uint64_t syncs;            /* sync points (PSB) found                 */
@@ -149,6 +155,9 @@ struct dc_session_opts {
 	/* Guess TRACE_OFF(SYSCALL) numbers from the code (see
 	 * dc_ptq_config.syscall_numbers); off: always UINT32_MAX. */
 	bool syscall_numbers;
+	/* Emit DC_EV_INLINE events (inline frames from DWARF, report's
+	 * default; off: --no-inline, and nothing is looked up). */
+	bool inline_frames;
 };
 
 struct dc_session_stats {

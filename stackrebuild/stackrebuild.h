@@ -44,6 +44,14 @@ struct sr_symbolizer {
 	/* Optional: "file:line" of a key's function (report --srcline),
 	 * NULL when unknown; valid as long as the symbolizer lives. */
 	const char *(*srcline)(void *ctx, uint64_t key);
+	/* Optional (NULL: no inline frames): the inline context of ip, 0
+	 * when ip is no inlined code, else an id of the innermost inlined
+	 * function instance holding ip (one id per place a function was
+	 * inlined at); and, for an id, its inlined function's key (*key,
+	 * named like any key) and the id it was inlined into (0: the
+	 * function itself). */
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip);
+	uint32_t (*inline_up)(void *ctx, uint32_t id, uint64_t *key);
 };
 
 /* ------------------------------------------------------------------------
@@ -339,6 +347,8 @@ struct sr_options {
 	 * header between them) that jumps on to its target is the same call:
 	 * its frame becomes the target's, keeping its start and its time. */
 	bool show_plt;
+	/* No inline frames even when the symbolizer has inline_at. */
+	bool no_inline;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
