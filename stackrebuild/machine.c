@@ -1301,7 +1301,7 @@ static int on_inline(struct sr_machine *m, struct thread *t, const struct dc_eve
 	int ret;
 
 	if (!t->active || t->need_resync || t->nps || !t->nframes ||
-	    !m->sym || !m->sym->inline_at || ev->pid != t->st.pid)
+	    !m->inl || ev->pid != t->st.pid)
 		return 0;
 	if (now < t->last_ns) {
 		m->st.time_backwards++;

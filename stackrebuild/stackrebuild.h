@@ -298,6 +298,16 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             ip keeps the stack when it is the top function, pops to a
  *             frame further down, or else starts a new stack segment (the
  *             old frames end as inferred; nothing is re-parented across).
+ *   INLINE    (with the symbolizer's inline_at, unless no_inline) the top
+ *             frame goes on at to_ip in another inline context: its inline
+ *             frames ("NAME (inlined)" nodes above the function's, taking
+ *             its self time and callees) become to_ip's. Instances left end
+ *             (complete calls), instances entered start a call (an inline
+ *             frame's calls are entries into its instance from outside).
+ *             The targets of CALL, RETURN, JUMP and TRACE_ON set the top
+ *             frame's context the same way, and a CALL sets its caller's
+ *             from from_ip when the caller had none yet. A frame's inline
+ *             frames end with it.
  * The first event of a thread: its function is the root frame (inferred
  * call, unless tracing starts exactly at the function's entry).
  */
