@@ -300,11 +300,9 @@ static const char *sym_srcline(void *ctx, uint64_t key)
 	return dc_sym_srcline(ctx, key);
 }
 
-static uint32_t sym_inline_at(void *ctx, uint32_t pid, uint64_t ip)
+static uint32_t sym_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t lo, hi;
-
-	return dc_sym_inline_at(ctx, pid, ip, &lo, &hi);
+	return dc_sym_inline_at(ctx, pid, ip, lo, hi);
 }
 
 static uint32_t sym_inline_up(void *ctx, uint32_t id, uint64_t *key)

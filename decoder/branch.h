@@ -83,6 +83,9 @@ struct dc_event {
 	uint8_t reason;     /* dc_off_reason / dc_on_reason / dc_lost_reason   */
 	uint32_t sysno;     /* syscall number for DC_OFF_SYSCALL, else 0; with
 	                       UINT32_MAX meaning "unknown"                     */
+	uint32_t inl;       /* inline context of to_ip plus one, when the
+	                       producer knows it (the PT decoder with
+	                       inline_frames); 0: the symbolizer is asked      */
 };
 
 #endif

@@ -23,7 +23,8 @@ struct dc_inl;
 struct dc_inl *dc_inl_new(struct Dwarf *dw);   /* dw may be NULL; NULL: ENOMEM */
 void dc_inl_free(struct dc_inl *in);
 /* The innermost inlined instance at ELF vaddr (0: none, else an instance
- * number) and [*lo, *hi) around vaddr with that same answer. */
+ * number) and [*lo, *hi) around vaddr with that same answer, within its
+ * compile unit; both 0 when no compile unit holds vaddr. */
 uint32_t dc_inl_lookup(struct dc_inl *in, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 /* Instance inst's function name (*name: a linkage name, mangled, or the
  * plain name; valid while the DWARF is open) and the instance it was

@@ -244,16 +244,32 @@ static int read_cu(struct dc_inl *in, Dwarf_Die *cu)
 	return flatten(in);
 }
 
+/* The range of the CU's code that holds vaddr (its ranges or low/high pc). */
+static bool cu_range(Dwarf_Die *cu, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Addr base, a, b;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(cu, off, &base, &a, &b)) > 0) {
+		if (vaddr >= a && vaddr < b) {
+			*lo = a;
+			*hi = b;
+			return true;
+		}
+	}
+	return false;
+}
+
 uint32_t dc_inl_lookup(struct dc_inl *in, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
 {
+	uint64_t clo = 0, chi = 0;
 	Dwarf_Die cu;
 	size_t a = 0, b;
 
-	*lo = 0;
-	*hi = UINT64_MAX;
-	if (!in)
+	*lo = *hi = 0;
+	if (!in || !in->dw || !dwarf_addrdie(in->dw, vaddr, &cu))
 		return 0;
-	if (in->dw && dwarf_addrdie(in->dw, vaddr, &cu) && read_cu(in, &cu))
+	if (read_cu(in, &cu) || !cu_range(&cu, vaddr, &clo, &chi))
 		return 0;
 	b = in->nsegs;
 	while (a < b) {         /* first segment with lo > vaddr */
@@ -269,10 +285,9 @@ uint32_t dc_inl_lookup(struct dc_inl *in, uint64_t vaddr, uint64_t *lo, uint64_t
 		*hi = in->segs[a - 1].hi;
 		return in->segs[a - 1].inst;
 	}
-	if (a)
-		*lo = in->segs[a - 1].hi;
-	if (a < in->nsegs)
-		*hi = in->segs[a].lo;
+	/* a gap, as far as this CU's code goes (other CUs may be unread) */
+	*lo = a && in->segs[a - 1].hi > clo ? in->segs[a - 1].hi : clo;
+	*hi = a < in->nsegs && in->segs[a].lo < chi ? in->segs[a].lo : chi;
 	return 0;
 }
 
@@ -288,11 +303,12 @@ uint32_t dc_inl_parent(const struct dc_inl *in, uint32_t inst, const char **name
 
 /* ---- counting instructions ---------------------------------------------- */
 
-enum { COUNT_CACHE = 256 };
+enum { COUNT_CACHE = 1024 };
 
 struct dc_insn_counter {
 	csh cs;
 	bool open;
+	cs_insn *insn;
 	struct { uint64_t ip, target; long n; } cache[COUNT_CACHE];
 };
 
@@ -300,8 +316,10 @@ struct dc_insn_counter *dc_insn_counter_new(void)
 {
 	struct dc_insn_counter *c = calloc(1, sizeof(*c));
 
-	if (c && cs_open(CS_ARCH_X86, CS_MODE_64, &c->cs) == CS_ERR_OK)
+	if (c && cs_open(CS_ARCH_X86, CS_MODE_64, &c->cs) == CS_ERR_OK) {
 		c->open = true;
+		c->insn = cs_malloc(c->cs);
+	}
 	return c;
 }
 
@@ -309,6 +327,8 @@ void dc_insn_counter_free(struct dc_insn_counter *c)
 {
 	if (!c)
 		return;
+	if (c->insn)
+		cs_free(c->insn, 1);
 	if (c->open)
 		cs_close(&c->cs);
 	free(c);
@@ -321,19 +341,14 @@ long dc_insn_count(struct dc_insn_counter *c, const uint8_t *code, size_t len, u
 	const uint8_t *p = code;
 	uint64_t at = ip;
 	size_t left = len;
-	cs_insn *insn;
 	long n = 0;
 
-	if (!c || !c->open || target < ip || target - ip > len)
+	if (!c || !c->insn || target < ip || target - ip > len)
 		return -1;
 	if (c->cache[slot].ip == ip && c->cache[slot].target == target && c->cache[slot].n)
 		return c->cache[slot].n - 1;
-	insn = cs_malloc(c->cs);
-	if (!insn)
-		return -1;
-	while (at < target && cs_disasm_iter(c->cs, &p, &left, &at, insn))
+	while (at < target && cs_disasm_iter(c->cs, &p, &left, &at, c->insn))
 		n++;
-	cs_free(insn, 1);
 	if (at != target)
 		return -1;
 	c->cache[slot].ip = ip;

@@ -1110,9 +1110,10 @@ static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
 
 /* Inline context changes in block b, whose first instruction is number
  * icount0 + 1: a DC_EV_INLINE where the context differs from the
- * instruction before (at the block's start only when no event told where
- * the last branch went: evented). A change inside the block is placed by
- * counting the instructions before it; blocks are contiguous code. */
+ * instruction before. At the block's start, when an event told where the
+ * last branch went (evented: the last one queued), that event carries the
+ * context instead. A change inside the block is placed by counting the
+ * instructions before it; blocks are contiguous code. */
 static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t icount0,
 			bool evented)
 {
@@ -1123,6 +1124,12 @@ static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t ico
 		q->il_pid = q->pid;
 		q->il_lo = q->il_hi = 0;
 	}
+	if (evented && ip >= q->il_lo && ip < q->il_hi) {
+		struct dc_event *last = &q->fifo[q->fhead + q->fn - 1].ev;
+
+		if (last->to_ip == ip)
+			last->inl = q->ictx + 1;
+	}
 	while (ip <= b->end_ip) {
 		if (ip < q->il_lo || ip >= q->il_hi) {
 			uint32_t c = q->ops.inline_at(q->ctx, q->pid, ip, &q->il_lo, &q->il_hi);
@@ -1131,6 +1138,12 @@ static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t ico
 			if (q->il_hi <= ip) {   /* (no range: this address only) */
 				q->il_lo = ip;
 				q->il_hi = ip + 1;
+			}
+			if (evented && ip == b->ip) {
+				struct dc_event *last = &q->fifo[q->fhead + q->fn - 1].ev;
+
+				if (last->to_ip == ip)
+					last->inl = c + 1;
 			}
 			if (c != q->ictx && (ip != b->ip || !evented)) {
 				if (ip != b->ip) {
@@ -1198,9 +1211,15 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->async_from = 0;
 	if ((ret = resolve(q, b->ip)))
 		return ret;
-	if (q->ops.inline_at && (b->ip < q->il_lo || b->end_ip >= q->il_hi || q->il_pid != q->pid) &&
-	    (ret = inline_block(q, b, q->icount, q->fn > fn0)))
-		return ret;
+	if (q->ops.inline_at) {
+		if (b->ip >= q->il_lo && b->end_ip < q->il_hi && q->il_pid == q->pid) {
+			/* one context all through: the event into it has it */
+			if (q->fn > fn0 && q->fifo[q->fhead + q->fn - 1].ev.to_ip == b->ip)
+				q->fifo[q->fhead + q->fn - 1].ev.inl = q->ictx + 1;
+		} else if ((ret = inline_block(q, b, q->icount, q->fn > fn0))) {
+			return ret;
+		}
+	}
 	q->icount += b->ninsn;
 	q->pend.valid = true;
 	q->pend.end_ip = b->end_ip;

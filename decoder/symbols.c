@@ -1320,24 +1320,34 @@ static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 
 	*lo = flo;
 	*hi = fhi;
-	if (!m || m->dso < 0 || !(d = dso_get(s, m->dso)) ||
-	    !dc_sym_dso_off_to_vaddr(s, m->dso, ip - m->start + m->pgoff, &vaddr))
+	if (!m)
 		return 0;
+	if (m->dso < 0 || !(d = dso_get(s, m->dso)) ||
+	    !dc_sym_dso_off_to_vaddr(s, m->dso, ip - m->start + m->pgoff, &vaddr)) {
+		/* no binary (or not this part of it): no DWARF in the mapping */
+		*lo = m->start;
+		*hi = m->end;
+		return 0;
+	}
 	if (!d->inl_tried) {
 		Dwarf *dw = dso_dwarf(d);
 
 		d->inl_tried = true;
 		d->inl = dw ? dc_inl_new(dw) : NULL;
 	}
-	if (!d->inl)
+	if (!d->inl) {
+		/* no DWARF: no inline code anywhere in the mapping */
+		*lo = m->start;
+		*hi = m->end;
 		return 0;
+	}
 	bias = ip - vaddr;
 	inst = dc_inl_lookup(d->inl, vaddr, &vlo, &vhi);
-	/* within the function: its neighbours' inline ranges may be unread */
-	if (vlo + bias > *lo && vlo + bias <= ip)
-		*lo = vlo + bias;
-	if (vhi != UINT64_MAX && vhi + bias < *hi && vhi + bias > ip)
-		*hi = vhi + bias;
+	/* (outside any compile unit: the function's range) */
+	if (vlo < vhi && vlo + bias <= ip && vhi + bias > ip) {
+		*lo = vlo + bias < m->start ? m->start : vlo + bias;
+		*hi = vhi + bias > m->end ? m->end : vhi + bias;
+	}
 	return inline_ctx(s, m->dso, d->inl, inst);
 }
 

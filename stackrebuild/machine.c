@@ -32,6 +32,7 @@ struct frame {
 	struct sr_node *leaf;      /* its innermost inline frame's node, else
 	                              node: where its time and callees go    */
 	uint32_t ictx;             /* inline context (sr_symbolizer.inline_at) */
+	uint64_t ilo, ihi;         /* range around the last ip with it        */
 	uint32_t ibase;            /* its inline frames: thread inl[ibase..] */
 	uint16_t ninl;
 	bool iset;                 /* ictx was set once                      */
@@ -488,17 +489,31 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
  * inline context. Frames of instances left end (a complete call when
  * their entry was seen); instances entered start a call now, inferred
  * only when the frame's first context is set with its entry unseen. */
+/* The inline context of ip for the top frame: given by the event (inl,
+ * context + 1), else the symbolizer's (and the range around ip with it). */
+static uint32_t context_of(struct sr_machine *m, struct frame *f, uint32_t pid, uint64_t ip,
+			   uint32_t inl)
+{
+	if (inl) {
+		f->ilo = f->ihi = 0;
+		return inl - 1;
+	}
+	return m->sym->inline_at(m->sym->ctx, pid, ip, &f->ilo, &f->ihi);
+}
+
 static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint64_t ip,
-		      uint64_t now)
+		      uint32_t inl, uint64_t now)
 {
 	struct frame *f = &t->frames[t->nframes - 1];
-	uint32_t c = m->sym->inline_at(m->sym->ctx, pid, ip), ids[2 * MAX_INLINE];
+	uint32_t c = context_of(m, f, pid, ip, inl), ids[2 * MAX_INLINE];
 	uint64_t keys[2 * MAX_INLINE];
 	uint32_t n = 0, k = 0, id;
 	bool inferred = !f->iset && (f->flags & F_INFERRED);
 	struct sr_node *parent;
 
 	f->iset = true;
+	if (f->node->kind != SR_NODE_FUNC)
+		f->ilo = f->ihi = 0;  /* ([truncated]: none) */
 	if (c == f->ictx || f->node->kind != SR_NODE_FUNC)
 		return 0;
 	/* the chain, innermost first, then turned round; deeper than
@@ -834,6 +849,7 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 		stub->self_by[k] = 0;
 	}
 	top->node = top->leaf = n;
+	top->ilo = top->ihi = 0;
 	top->alias = 0;
 	top->flags &= (uint8_t)~F_STUB;
 	if (unnamed(m, key) || (key_flags(m, key) & SR_FUNC_STUB))
@@ -1312,7 +1328,7 @@ static int on_inline(struct sr_machine *m, struct thread *t, const struct dc_eve
 	t->last_ns = t->st.last_ns = now;
 	if (!top_is(t, key_of(m, ev->pid, ev->to_ip)))
 		return 0;
-	return set_inline(m, t, ev->pid, ev->to_ip, now);
+	return set_inline(m, t, ev->pid, ev->to_ip, ev->inl, now);
 }
 
 /* Sideband alone (no ip) does not start the accounting of a thread that
@@ -1397,7 +1413,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		if (m->inl && t->nframes && !t->nps && !t->fresh &&
 		    !t->need_resync && ev->from_ip && !t->frames[t->nframes - 1].iset &&
 		    top_is(t, key_of(m, ev->pid, ev->from_ip)) &&
-		    (ret = set_inline(m, t, ev->pid, ev->from_ip, now)))
+		    (ret = set_inline(m, t, ev->pid, ev->from_ip, 0, now)))
 			return ret;
 		ret = on_call(m, t, ev, now);
 		break;
@@ -1415,10 +1431,20 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	default:
 		return on_lost(m, t, now);
 	}
-	/* where execution goes on: the top frame's inline frames */
-	if (!ret && m->inl && ev->to_ip && t->nframes && !t->nps &&
-	    top_is(t, key_of(m, ev->pid, ev->to_ip)))
-		ret = set_inline(m, t, ev->pid, ev->to_ip, now);
+	/* where execution goes on: the top frame's inline frames (the
+	 * context first: it is nearly always the frame's already) */
+	if (!ret && m->inl && ev->to_ip && t->nframes && !t->nps) {
+		struct frame *f = &t->frames[t->nframes - 1];
+
+		if (!ev->inl && f->iset && ev->to_ip >= f->ilo && ev->to_ip < f->ihi)
+			;   /* (a return into the range the call left) */
+		else if (context_of(m, f, ev->pid, ev->to_ip, ev->inl) == f->ictx)
+			f->iset = true;
+		else if (top_is(t, key_of(m, ev->pid, ev->to_ip)))
+			ret = set_inline(m, t, ev->pid, ev->to_ip, ev->inl, now);
+		else
+			f->ilo = f->ihi = 0;  /* (that range is not this frame's) */
+	}
 	return ret;
 }
 

@@ -47,10 +47,11 @@ struct sr_symbolizer {
 	/* Optional (NULL: no inline frames): the inline context of ip, 0
 	 * when ip is no inlined code, else an id of the innermost inlined
 	 * function instance holding ip (one id per place a function was
-	 * inlined at); and, for an id, its inlined function's key (*key,
-	 * named like any key) and the id it was inlined into (0: the
-	 * function itself). */
-	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip);
+	 * inlined at), with [*lo, *hi) around ip where the answer is the
+	 * same (lo == hi: just ip); and, for an id, its inlined function's
+	 * key (*key, named like any key) and the id it was inlined into (0:
+	 * the function itself). */
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi);
 	uint32_t (*inline_up)(void *ctx, uint32_t id, uint64_t *key);
 };
 
