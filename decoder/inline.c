@@ -199,6 +199,8 @@ static int flatten(struct dc_inl *in)
 	uint64_t pos = 0;
 	int ret = 0;
 
+	if (!in->nraw)
+		return 0;
 	qsort(in->raw, in->nraw, sizeof(*in->raw), cmp_raw);
 	for (size_t i = 0; i <= in->nraw && !ret; i++) {
 		uint64_t at = i < in->nraw ? in->raw[i].lo : UINT64_MAX;
