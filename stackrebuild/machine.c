@@ -485,10 +485,6 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 	return 0;
 }
 
-/* The top frame executes at ip: its inline frames become those of ip's
- * inline context. Frames of instances left end (a complete call when
- * their entry was seen); instances entered start a call now, inferred
- * only when the frame's first context is set with its entry unseen. */
 /* The inline context of ip for the top frame: given by the event (inl,
  * context + 1), else the symbolizer's (and the range around ip with it). */
 static uint32_t context_of(struct sr_machine *m, struct frame *f, uint32_t pid, uint64_t ip,
@@ -500,6 +496,11 @@ static uint32_t context_of(struct sr_machine *m, struct frame *f, uint32_t pid, 
 	}
 	return m->sym->inline_at(m->sym->ctx, pid, ip, &f->ilo, &f->ihi);
 }
+
+/* The top frame executes at ip: its inline frames become those of ip's
+ * inline context. Frames of instances left end (a complete call when
+ * their entry was seen); instances entered start a call now, inferred
+ * only when the frame's first context is set with its entry unseen. */
 
 static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint64_t ip,
 		      uint32_t inl, uint64_t now)
