@@ -306,6 +306,16 @@ static const char *sym_srcline(void *ctx, uint64_t key)
 	return dc_sym_srcline(ctx, key);
 }
 
+static uint32_t sym_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	return dc_sym_inline_at(ctx, pid, ip, lo, hi);
+}
+
+static uint32_t sym_inline_up(void *ctx, uint32_t id, uint64_t *key)
+{
+	return dc_sym_inline_up(ctx, id, key);
+}
+
 static uint64_t sym_func_start(void *ctx, uint32_t pid, uint64_t ip)
 {
 	return dc_sym_func_start(ctx, pid, ip);
@@ -367,6 +377,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.vmlinux = opt->vmlinux,
 		.kcore_dir = opt->kcore_dir,
 		.kallsyms = opt->kallsyms,
+		.inline_frames = !opt->sr.no_inline,
 		.ctx = r,
 	};
 	struct dc_session_stats st;
@@ -391,6 +402,8 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.name = sym_name,
 		.func_start = sym_func_start,
 		.srcline = sym_srcline,
+		.inline_at = opt->sr.no_inline ? NULL : sym_inline_at,
+		.inline_up = opt->sr.no_inline ? NULL : sym_inline_up,
 	};
 	ret = machine_new(r, opt);
 	if (ret)
@@ -752,6 +765,9 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 		return 1;
 	case REPORT_OPT_SHOW_PLT:
 		sr->show_plt = true;
+		return 1;
+	case REPORT_OPT_NO_INLINE:
+		sr->no_inline = true;
 		return 1;
 	default:
 		return 0;

@@ -128,6 +128,7 @@ int report_parse_time(const char *s, uint64_t *start, uint64_t *end);
 enum {
 	REPORT_OPT_TID = 0x100, REPORT_OPT_COMM, REPORT_OPT_ROOT, REPORT_OPT_TIME,
 	REPORT_OPT_ONCPU, REPORT_OPT_OFFCPU, REPORT_OPT_PER_THREAD, REPORT_OPT_SHOW_PLT,
+	REPORT_OPT_NO_INLINE,
 	REPORT_OPT_NEXT,          /* first free code for the command's own */
 };
 #define REPORT_FILTER_LONGOPTS \
@@ -138,7 +139,8 @@ enum {
 	{ "oncpu", no_argument, NULL, REPORT_OPT_ONCPU }, \
 	{ "offcpu", no_argument, NULL, REPORT_OPT_OFFCPU }, \
 	{ "per-thread", no_argument, NULL, REPORT_OPT_PER_THREAD }, \
-	{ "show-plt", no_argument, NULL, REPORT_OPT_SHOW_PLT }
+	{ "show-plt", no_argument, NULL, REPORT_OPT_SHOW_PLT }, \
+	{ "no-inline", no_argument, NULL, REPORT_OPT_NO_INLINE }
 #define REPORT_FILTER_HELP \
 	"  --per-thread        a comm-tid root frame per thread\n" \
 	"  --tid LIST          only these threads (comma separated)\n" \
@@ -148,7 +150,10 @@ enum {
 	"                      prints them, or with a unit: 1500ms, 20us, 7ns)\n" \
 	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time\n" \
 	"  --show-plt          PLT stubs as frames of their own (foo@plt); by\n" \
-	"                      default a stub's call shows as its target's\n"
+	"                      default a stub's call shows as its target's\n" \
+	"  --no-inline         no frames for inlined functions; by default code\n" \
+	"                      the compiler inlined shows as 'NAME (inlined)'\n" \
+	"                      frames, from the binary's DWARF (perf.data input)\n"
 int report_filter_option(const char *cmd, int c, const char *arg, struct sr_options *sr,
 			 uint32_t **tids_owner);
 /* A time or duration: "1.5" (seconds, as perf prints them), or with a unit

@@ -18,6 +18,11 @@ enum dc_ev_kind {
 	DC_EV_TRACE_OFF,    /* tracing stops after from_ip; reason dc_off_reason */
 	DC_EV_LOST,         /* data lost; reason dc_lost_reason. The stack is
 	                       unreliable until the next event with an ip.     */
+	DC_EV_INLINE,       /* execution went on, with no other event, at to_ip
+	                       whose inline context (decoder/inline.c: which
+	                       inlined function instances hold the address)
+	                       differs from the instruction before; only when
+	                       asked for (dc_session_opts.inline_frames)      */
 };
 
 /* Why tracing stopped. SWITCH/PREEMPT come from sideband (context switch
@@ -78,6 +83,9 @@ struct dc_event {
 	uint8_t reason;     /* dc_off_reason / dc_on_reason / dc_lost_reason   */
 	uint32_t sysno;     /* syscall number for DC_OFF_SYSCALL, else 0; with
 	                       UINT32_MAX meaning "unknown"                     */
+	uint32_t inl;       /* inline context of to_ip plus one, when the
+	                       producer knows it (the PT decoder with
+	                       inline_frames); 0: the symbolizer is asked      */
 };
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "decoder/dc_hash.h"
 #include "decoder/ptdecode.h"
+#include "decoder/decoder.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
 enum { RETS_MAX = 64 };
@@ -89,6 +90,11 @@ struct dc_ptq {
 	uint64_t rets[RETS_MAX];
 	unsigned nrets, rtop;
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
+	/* Inline context of the last instruction (ops.inline_at), and the
+	 * range around it (in process il_pid) with that same context. */
+	uint32_t ictx, il_pid;
+	uint64_t il_lo, il_hi;
+	struct dc_insn_counter *insns;
 	uint64_t last_ns;
 	uint64_t last_push;        /* events leave in time order            */
 	/* Times between timing packets, by instruction count: an anchor is
@@ -157,6 +163,7 @@ void dc_ptq_free(struct dc_ptq *q)
 		return;
 	if (q->dec)
 		pt_blk_free_decoder(q->dec);
+	dc_insn_counter_free(q->insns);
 	free(q->wbuf);
 	free(q->rbuf);
 	dc_hash_free(&q->miss_ip);
@@ -1171,11 +1178,77 @@ static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
 	return false;
 }
 
+/* Inline context changes in block b, whose first instruction is number
+ * icount0 + 1: a DC_EV_INLINE where the context differs from the
+ * instruction before. At the block's start, when an event told where the
+ * last branch went (evented: the last one queued), that event carries the
+ * context instead. A change inside the block is placed by counting the
+ * instructions before it; blocks are contiguous code. */
+static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t icount0,
+			bool evented)
+{
+	uint64_t ip = b->ip;
+	uint8_t code[4096];
+
+	if (q->il_pid != q->pid) {
+		q->il_pid = q->pid;
+		q->il_lo = q->il_hi = 0;
+	}
+	if (evented && ip >= q->il_lo && ip < q->il_hi) {
+		struct dc_event *last = &q->fifo[q->fhead + q->fn - 1].ev;
+
+		if (last->to_ip == ip)
+			last->inl = q->ictx + 1;
+	}
+	while (ip <= b->end_ip) {
+		if (ip < q->il_lo || ip >= q->il_hi) {
+			uint32_t c = q->ops.inline_at(q->ctx, q->pid, ip, &q->il_lo, &q->il_hi);
+			long k = 0;
+
+			if (q->il_hi <= ip) {   /* (no range: this address only) */
+				q->il_lo = ip;
+				q->il_hi = ip + 1;
+			}
+			if (evented && ip == b->ip) {
+				struct dc_event *last = &q->fifo[q->fhead + q->fn - 1].ev;
+
+				if (last->to_ip == ip)
+					last->inl = c + 1;
+			}
+			if (c != q->ictx && (ip != b->ip || !evented)) {
+				if (ip != b->ip) {
+					int n = -1;
+
+					if (!q->insns)
+						q->insns = dc_insn_counter_new();
+					if (q->cfg.iscache && b->isid > 0 && ip - b->ip <= sizeof(code))
+						n = pt_iscache_read(q->cfg.iscache, code,
+								    (uint64_t)(ip - b->ip), b->isid, b->ip);
+					k = n > 0 ? dc_insn_count(q->insns, code, (size_t)n, b->ip, ip) : -1;
+				}
+				/* (code not readable: at the block's start) */
+				int ret = push_branch(q, DC_EV_INLINE, 0, ip,
+						      icount0 + (uint64_t)(k > 0 ? k : 0));
+
+				if (ret)
+					return ret;
+				q->st.inline_events++;
+			}
+			q->ictx = c;
+		}
+		if (q->il_hi > b->end_ip)
+			break;
+		ip = q->il_hi;
+	}
+	return 0;
+}
+
 /* t: the decoder's time before the block was decoded: it has read ahead
  * up to the packet that decides the next packet-taking branch, so that
  * branch retired at t (timing packets precede the packet they time). */
 static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 {
+	size_t fn0 = q->fn;
 	int ret;
 
 	q->st.blocks++;
@@ -1220,6 +1293,15 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->async_from = 0;
 	if ((ret = resolve(q, b->ip)))
 		return ret;
+	if (q->ops.inline_at) {
+		if (b->ip >= q->il_lo && b->end_ip < q->il_hi && q->il_pid == q->pid) {
+			/* one context all through: the event into it has it */
+			if (q->fn > fn0 && q->fifo[q->fhead + q->fn - 1].ev.to_ip == b->ip)
+				q->fifo[q->fhead + q->fn - 1].ev.inl = q->ictx + 1;
+		} else if ((ret = inline_block(q, b, q->icount, q->fn > fn0))) {
+			return ret;
+		}
+	}
 	q->icount += b->ninsn;
 	q->pend.valid = true;
 	q->pend.end_ip = b->end_ip;

@@ -62,6 +62,11 @@ struct dc_ptq_ops {
 	 * branches), has it a name (the kernel entry of code that cannot be
 	 * decoded is told)? May be NULL: no kernel image, no names. */
 	bool (*kernel_code)(void *ctx, uint64_t ip, bool *named);
+	/* Optional (NULL: no DC_EV_INLINE events): the inline context of ip
+	 * (dc_sym_inline_at: 0 none) and the range [*lo, *hi) around ip that
+	 * has it. */
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
+			      uint64_t *hi);
 };
 
 struct dc_ptq_config {
@@ -88,6 +93,7 @@ struct dc_ptq_stats {
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t missing;          /* decode stops in binaries not found      */
 	uint64_t kernel_skips;     /* decode stops in kernel code (no image)  */
+	uint64_t inline_events;    /* DC_EV_INLINE events                     */
 	uint64_t resumes;          /* ... gone on at a TIP.PGE, not a PSB     */
 	uint64_t windows;
 	uint64_t syncs;            /* sync points (PSB) found                 */
@@ -156,6 +162,9 @@ struct dc_session_opts {
 	/* The kernel's code and names (decoder/kernel.c, dc_kernel_opts):
 	 * report --vmlinux, --kcore, --kallsyms. NULL: none. */
 	const char *vmlinux, *kcore_dir, *kallsyms;
+	/* Emit DC_EV_INLINE events (inline frames from DWARF, report's
+	 * default; off: --no-inline, and nothing is looked up). */
+	bool inline_frames;
 };
 
 struct dc_session_stats {

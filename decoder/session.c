@@ -274,6 +274,13 @@ static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
 	return dc_sym_func_range(s->sym, pid, ip, lo, hi);
 }
 
+static uint32_t q_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	struct dc_session *s = ctx;
+
+	return dc_sym_inline_at(s->sym, pid, ip, lo, hi);
+}
+
 static bool q_is_missing(void *ctx, uint32_t pid, uint64_t ip)
 {
 	struct dc_session *s = ctx;
@@ -330,7 +337,8 @@ static int queue_decoder(struct dc_session *s, struct sq *q)
 {
 	struct dc_ptq_config cfg = { 0 };
 	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing,
-				  s->kern ? q_kernel_code : NULL };
+				  s->kern ? q_kernel_code : NULL,
+				  s->opts.inline_frames ? q_inline_at : NULL };
 
 	cfg.idx = q->idx;
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;

@@ -17,8 +17,7 @@
 #include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
-#include "decoder/sideband.h"
-#include "decoder/symbols.h"
+#include "decoder/decoder.h"
 
 struct sym {
 	uint64_t start, end;    /* ELF vaddrs, [start, end) */
@@ -51,12 +50,23 @@ struct dso {
 	int dw_fd;
 	Elf *dw_elf;
 	Dwarf *dw;
+	bool inl_tried;         /* inline ranges looked for (decoder/inline.c) */
+	struct dc_inl *inl;     /* NULL: no DWARF                            */
 };
 
 struct cache_ent {
 	uint32_t pid, gen;
 	uint64_t ip;
 	uint64_t key, lo, hi;
+	uint32_t inl;           /* inline context, UINT32_MAX: not asked yet */
+	uint64_t ilo, ihi;      /* the range around ip with that context     */
+};
+
+/* An inline context: an inlined instance of a function (key: its name),
+ * inside the context parent (0: inside the out-of-line function). */
+struct inl_ctx {
+	uint32_t parent;
+	uint64_t key;
 };
 
 struct dc_symbols {
@@ -76,6 +86,14 @@ struct dc_symbols {
 	size_t ncache, cap_cache;
 	uint64_t lookups, hits;
 	struct dc_sym_kernel kern;      /* kernel addresses (may be unset) */
+	struct dc_hash ictx_idx;        /* (dso + 1) << 32 | instance -> id */
+	struct inl_ctx *ictx;           /* id - 1                            */
+	size_t nictx, cap_ictx;
+	struct dc_hash iname_idx;       /* name hash (probed) -> index       */
+	char **inames;                  /* "name (inlined)"                  */
+	const char **iraw;              /* the DWARF name it was made from   */
+	int *idso;
+	size_t ninames, cap_inames;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -849,6 +867,7 @@ void dc_symbols_free(struct dc_symbols *s)
 	for (size_t i = 0; i < s->ndsos; i++) {
 		struct dso *d = s->dsos[i];
 
+		dc_inl_free(d->inl);
 		if (d->dw)
 			dwarf_end(d->dw);
 		if (d->dw_elf)
@@ -872,6 +891,14 @@ void dc_symbols_free(struct dc_symbols *s)
 		free(s->srclines[i]);
 	free(s->srclines);
 	dc_hash_free(&s->srcline_idx);
+	for (size_t i = 0; i < s->ninames; i++)
+		free(s->inames[i]);
+	free(s->inames);
+	free(s->iraw);
+	free(s->idso);
+	dc_hash_free(&s->iname_idx);
+	free(s->ictx);
+	dc_hash_free(&s->ictx_idx);
 	free(s->cache);
 	dc_hash_free(&s->cache_idx);
 	dc_hash_free(&s->dso_by_name);
@@ -1014,6 +1041,9 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 
 	if ((key & DC_SYM_KEY_KERNEL) && s->kern.name)
 		return s->kern.name(s->kern.ctx, key);
+	if (key & DC_SYM_KEY_INLINE)
+		return (key & ~DC_SYM_KEY_INLINE) < s->ninames ?
+		       s->inames[key & ~DC_SYM_KEY_INLINE] : NULL;
 	if (!di || di > s->ndsos)
 		return NULL;
 	d = s->dsos[di - 1];
@@ -1124,50 +1154,58 @@ static uint64_t cache_mix(uint32_t pid, uint64_t ip)
 	return (ip ^ ((uint64_t)pid * UINT64_C(0x9e3779b97f4a7c15))) & (UINT64_MAX >> 1);
 }
 
-uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
-			   uint64_t *hi)
+/* The cache entry of (pid, ip), filled with its function; NULL when out of
+ * memory (*lo, *hi and the key are in *tmp then). */
+static struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+				   struct cache_ent *tmp)
 {
 	struct dc_sb_proc *p = s->sb ? dc_sb_proc(s->sb, pid) : NULL;
 	uint32_t gen = p ? p->maps_gen : 0;
-	uint64_t mix = cache_mix(pid, ip), idx, key;
+	uint64_t mix = cache_mix(pid, ip), idx;
 	struct cache_ent *e;
 
 	if (dc_hash_get(&s->cache_idx, mix, &idx)) {
 		e = &s->cache[idx];
 		if (e->pid == pid && e->ip == ip && e->gen == gen) {
 			s->hits++;
-			*lo = e->lo;
-			*hi = e->hi;
-			return e->key;
+			return e;
 		}
 	} else {
 		idx = UINT64_MAX;
 	}
 	s->lookups++;
-	key = lookup_uncached(s, pid, ip, lo, hi);
+	*tmp = (struct cache_ent){ .pid = pid, .ip = ip, .gen = gen, .inl = UINT32_MAX };
+	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi);
 	if (idx == UINT64_MAX) {
 		if (s->ncache == s->cap_cache) {
 			size_t ncap = s->cap_cache ? s->cap_cache * 2 : 1024;
 			struct cache_ent *nc = realloc(s->cache, ncap * sizeof(*nc));
 
 			if (!nc)
-				return key;
+				return NULL;
 			s->cache = nc;
 			s->cap_cache = ncap;
 		}
 		idx = s->ncache;
 		if (dc_hash_put(&s->cache_idx, mix, idx))
-			return key;
+			return NULL;
 		s->ncache++;
 	}
 	e = &s->cache[idx];
-	e->pid = pid;
-	e->ip = ip;
-	e->gen = gen;
-	e->key = key;
-	e->lo = *lo;
-	e->hi = *hi;
-	return key;
+	*e = *tmp;
+	return e;
+}
+
+uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			   uint64_t *hi)
+{
+	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+
+	if (!e)
+		e = &tmp;
+	*lo = e->lo;
+	*hi = e->hi;
+	return e->key;
 }
 
 uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip)
@@ -1201,4 +1239,157 @@ void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hi
 {
 	*lookups = s->lookups;
 	*hits = s->hits;
+}
+
+/* ---- inline frames (decoder/inline.c) ------------------------------------ */
+
+/* The key of an inlined function's frames: one per name and binary. */
+static uint64_t inline_key(struct dc_symbols *s, int dso, const char *raw)
+{
+	uint64_t h = (str_hash(raw) ^ ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))) >> 2, v;
+	char *dm, *name;
+
+	for (;; h = (h + 1) & (UINT64_MAX >> 2)) {
+		if (!dc_hash_get(&s->iname_idx, h, &v))
+			break;
+		if (s->idso[v] == dso && !strcmp(s->iraw[v], raw))
+			return DC_SYM_KEY_INLINE | v;
+	}
+	if (s->ninames == s->cap_inames) {
+		size_t ncap = s->cap_inames ? s->cap_inames * 2 : 64;
+		char **n = realloc(s->inames, ncap * sizeof(*n));
+		const char **r;
+		int *d;
+
+		if (!n)
+			return 0;
+		s->inames = n;
+		if (!(r = realloc(s->iraw, ncap * sizeof(*r))))
+			return 0;
+		s->iraw = r;
+		if (!(d = realloc(s->idso, ncap * sizeof(*d))))
+			return 0;
+		s->idso = d;
+		s->cap_inames = ncap;
+	}
+	dm = s->opts.no_demangle ? NULL : dc_sym_demangle(raw);
+	if (asprintf(&name, "%s (inlined)", dm ? dm : raw) < 0)
+		name = NULL;
+	free(dm);
+	if (!name)
+		return 0;
+	if (dc_hash_put(&s->iname_idx, h, s->ninames)) {
+		free(name);
+		return 0;
+	}
+	s->inames[s->ninames] = name;
+	s->iraw[s->ninames] = raw;
+	s->idso[s->ninames] = dso;
+	return DC_SYM_KEY_INLINE | s->ninames++;
+}
+
+/* The context id of an inlined instance of a dso (0 for none). */
+static uint32_t inline_ctx(struct dc_symbols *s, int dso, struct dc_inl *in, uint32_t inst)
+{
+	uint64_t hk = ((uint64_t)(dso + 1) << 32) | inst, v, key;
+	const char *name;
+	uint32_t parent;
+
+	if (!inst)
+		return 0;
+	if (dc_hash_get(&s->ictx_idx, hk, &v))
+		return (uint32_t)v;
+	parent = dc_inl_parent(in, inst, &name);
+	/* (an instance's parent was read before it: a smaller number) */
+	parent = parent < inst ? inline_ctx(s, dso, in, parent) : 0;
+	key = name ? inline_key(s, dso, name) : 0;
+	if (!key || s->nictx >= UINT32_MAX - 1)
+		return 0;
+	if (s->nictx == s->cap_ictx) {
+		size_t ncap = s->cap_ictx ? s->cap_ictx * 2 : 64;
+		struct inl_ctx *n = realloc(s->ictx, ncap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		s->ictx = n;
+		s->cap_ictx = ncap;
+	}
+	if (dc_hash_put(&s->ictx_idx, hk, s->nictx + 1))
+		return 0;
+	s->ictx[s->nictx++] = (struct inl_ctx){ .parent = parent, .key = key };
+	return (uint32_t)s->nictx;
+}
+
+static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+				uint64_t flo, uint64_t fhi, uint64_t *lo, uint64_t *hi)
+{
+	struct dc_sb_map *m = s->sb ? dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip) : NULL;
+	uint64_t vaddr, vlo, vhi, bias;
+	uint32_t inst;
+	struct dso *d;
+
+	*lo = flo;
+	*hi = fhi;
+	if (!m)
+		return 0;
+	if (m->dso < 0 || !(d = dso_get(s, m->dso)) ||
+	    !dc_sym_dso_off_to_vaddr(s, m->dso, ip - m->start + m->pgoff, &vaddr)) {
+		/* no binary (or not this part of it): no DWARF in the mapping */
+		*lo = m->start;
+		*hi = m->end;
+		return 0;
+	}
+	if (!d->inl_tried) {
+		Dwarf *dw = dso_dwarf(d);
+
+		d->inl_tried = true;
+		d->inl = dw ? dc_inl_new(dw) : NULL;
+	}
+	if (!d->inl) {
+		/* no DWARF: no inline code anywhere in the mapping */
+		*lo = m->start;
+		*hi = m->end;
+		return 0;
+	}
+	bias = ip - vaddr;
+	inst = dc_inl_lookup(d->inl, vaddr, &vlo, &vhi);
+	/* (outside any compile unit: the function's range) */
+	if (vlo < vhi && vlo + bias <= ip && vhi + bias > ip) {
+		*lo = vlo + bias < m->start ? m->start : vlo + bias;
+		*hi = vhi + bias > m->end ? m->end : vhi + bias;
+	}
+	return inline_ctx(s, m->dso, d->inl, inst);
+}
+
+uint32_t dc_sym_inline_at(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			  uint64_t *hi)
+{
+	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+	uint64_t ilo, ihi;
+	uint32_t c;
+
+	if (e && e->inl != UINT32_MAX) {
+		*lo = e->ilo;
+		*hi = e->ihi;
+		return e->inl;
+	}
+	if (!e)
+		e = &tmp;
+	c = inline_uncached(s, pid, ip, e->lo, e->hi, &ilo, &ihi);
+	e->inl = c;
+	e->ilo = ilo;
+	e->ihi = ihi;
+	*lo = ilo;
+	*hi = ihi;
+	return c;
+}
+
+uint32_t dc_sym_inline_up(struct dc_symbols *s, uint32_t id, uint64_t *key)
+{
+	if (!id || id > s->nictx) {
+		*key = 0;
+		return 0;
+	}
+	*key = s->ictx[id - 1].key;
+	return s->ictx[id - 1].parent;
 }

@@ -89,6 +89,20 @@ struct dc_sym_kernel {
 	void *ctx;
 };
 void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k);
+/* Inline frames (decoder/inline.c): the inline context of ip, 0 when ip
+ * is no inlined code (or its binary has no DWARF), else an id naming the
+ * innermost inlined instance of a function there (two places the same
+ * function was inlined at are two ids); [*lo, *hi) is the range around ip
+ * (inside its function) with the same context. Cached per (process, ip)
+ * with the function key. */
+uint32_t dc_sym_inline_at(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			  uint64_t *hi);
+/* The function key of context id's inlined function (*key; its name is
+ * "name (inlined)"), and the context it was inlined into (0: the
+ * out-of-line function). */
+uint32_t dc_sym_inline_up(struct dc_symbols *s, uint32_t id, uint64_t *key);
+/* Keys of inlined functions have this bit set. */
+#define DC_SYM_KEY_INLINE (UINT64_C(1) << 62)
 
 /* Binaries that could not be found, in the order first met. */
 size_t dc_sym_nr_missing(const struct dc_symbols *s);

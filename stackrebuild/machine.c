@@ -29,6 +29,13 @@ enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
 struct frame {
 	struct sr_node *node;      /* in the thread's segment tree           */
+	struct sr_node *leaf;      /* its innermost inline frame's node, else
+	                              node: where its time and callees go    */
+	uint32_t ictx;             /* inline context (sr_symbolizer.inline_at) */
+	uint64_t ilo, ihi;         /* range around the last ip with it        */
+	uint32_t ibase;            /* its inline frames: thread inl[ibase..] */
+	uint16_t ninl;
+	bool iset;                 /* ictx was set once                      */
 	uint64_t alias;            /* another key execution fell through into
 	                              within this frame (0: none)            */
 	uint64_t t0;               /* entry time                             */
@@ -41,6 +48,17 @@ struct frame {
 	                              PLT stub's call going on in the PLT
 	                              header or the lazy resolver            */
 };
+
+/* An inline frame: a function inlined into a frame's function (or into
+ * another inline frame of it), entered at t0. */
+struct inl {
+	struct sr_node *node;
+	uint64_t t0;
+	uint64_t by0[SR_TIME_NKINDS]; /* the thread's traced_by at t0       */
+	uint32_t ctx;              /* the instance (inline context id)       */
+	bool inferred;             /* entered before the trace showed it     */
+};
+enum { MAX_INLINE = 32 };
 
 struct pseudo {
 	struct sr_node *node;
@@ -65,6 +83,8 @@ struct thread {
 	bool sigreturn;            /* that entry was (likely) rt_sigreturn   */
 	struct frame *frames;
 	uint32_t nframes, cap;
+	struct inl *inl;           /* the frames' inline frames, in order     */
+	uint32_t icap;
 	struct pseudo ps[MAX_PSEUDO];
 	uint32_t nps;
 	/* Kernel frames (functions of kernel code the trace shows), stacked
@@ -88,6 +108,7 @@ struct sr_machine {
 	struct sr_options opt;     /* strings and tids owned                  */
 	uint64_t win_lo, win_hi;   /* accounting window [lo, hi)              */
 	unsigned keep;
+	bool inl;                  /* inline frames (symbolizer, options)    */
 	struct thread **threads;   /* in order of creation                    */
 	size_t nthreads, threads_cap;
 	uint32_t *tid_slot;        /* open addressing: index + 1, 0 empty     */
@@ -135,6 +156,7 @@ struct sr_machine *sr_machine_new(const struct sr_symbolizer *sym,
 	m->win_lo = m->opt.time_start;
 	m->win_hi = m->opt.time_end ? m->opt.time_end : UINT64_MAX;
 	m->keep = m->opt.keep_time ? m->opt.keep_time : SR_KEEP_ALL;
+	m->inl = sym && sym->inline_at && sym->inline_up && !m->opt.no_inline;
 	m->work = sr_cct_new(sym);
 	if (!m->work)
 		goto fail;
@@ -148,6 +170,7 @@ static void thread_free(struct thread *t)
 {
 	free(t->comm);
 	free(t->frames);
+	free(t->inl);
 	free(t->kf);
 	sr_cct_free(t->seg);
 	free(t);
@@ -294,7 +317,16 @@ static uint64_t key_of(const struct sr_machine *m, uint32_t pid, uint64_t ip)
 
 static struct sr_node *top_node(const struct thread *t)
 {
-	return t->nframes ? t->frames[t->nframes - 1].node : NULL;
+	return t->nframes ? t->frames[t->nframes - 1].leaf : NULL;
+}
+
+/* How many frames the stack holds, inline frames included: the depth
+ * of what is pushed next (sr_call.depth). */
+static uint32_t stack_depth(const struct thread *t)
+{
+	const struct frame *f = t->nframes ? &t->frames[t->nframes - 1] : NULL;
+
+	return f ? t->nframes + f->ibase + f->ninl : 0;
 }
 
 static uint64_t top_key(const struct thread *t)
@@ -396,7 +428,18 @@ static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool 
 {
 	struct frame *f = &t->frames[--t->nframes];
 
-	return end_call(m, t, f->node, f->t0, f->by0, t->nframes, now,
+	uint32_t depth = t->nframes + f->ibase;
+
+	/* its inline frames end with it (each one place above the last) */
+	while (f->ninl) {
+		const struct inl *e = &t->inl[f->ibase + --f->ninl];
+		int ret = end_call(m, t, e->node, e->t0, e->by0, depth + 1 + f->ninl, now,
+				   end_seen && !e->inferred);
+
+		if (ret)
+			return ret;
+	}
+	return end_call(m, t, f->node, f->t0, f->by0, depth, now,
 			end_seen && !(f->flags & F_INFERRED));
 }
 
@@ -409,14 +452,14 @@ static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool
 	while (t->nkf && t->nps - 1 == t->kps && !ret) {
 		struct frame *f = &t->kf[--t->nkf];
 
-		ret = end_call(m, t, f->node, f->t0, f->by0, t->nframes + t->kps + 1 + t->nkf, now,
+		ret = end_call(m, t, f->node, f->t0, f->by0, stack_depth(t) + t->kps + 1 + t->nkf, now,
 			       end_seen && !(f->flags & F_INFERRED));
 	}
 	if (ret)
 		return ret;
 	p = &t->ps[--t->nps];
 	return end_call(m, t, p->node, p->t0, p->by0,
-			t->nframes + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0), now, end_seen);
+			stack_depth(t) + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0), now, end_seen);
 }
 
 /* [lost] ends when data is seen again (a complete "call": its length is the
@@ -487,11 +530,113 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 	}
 	if (!n)
 		return -ENOMEM;
-	t->frames[t->nframes] = (struct frame){ .node = n, .t0 = t0, .flags = flags };
+	t->frames[t->nframes] = (struct frame){ .node = n, .leaf = n, .t0 = t0, .flags = flags };
 	/* (only an inferred caller made by underflow() starts before now: at
 	 * its segment's start) */
-	memcpy(t->frames[t->nframes++].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
+	memcpy(t->frames[t->nframes].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
 	       sizeof(t->seg_by));
+	if (t->nframes) {
+		const struct frame *below = &t->frames[t->nframes - 1];
+
+		t->frames[t->nframes].ibase = below->ibase + below->ninl;
+	}
+	t->nframes++;
+	return 0;
+}
+
+/* The inline context of ip for the top frame: given by the event (inl,
+ * context + 1), else the symbolizer's (and the range around ip with it). */
+static uint32_t context_of(struct sr_machine *m, struct frame *f, uint32_t pid, uint64_t ip,
+			   uint32_t inl)
+{
+	if (inl) {
+		f->ilo = f->ihi = 0;
+		return inl - 1;
+	}
+	return m->sym->inline_at(m->sym->ctx, pid, ip, &f->ilo, &f->ihi);
+}
+
+/* The top frame executes at ip: its inline frames become those of ip's
+ * inline context. Frames of instances left end (a complete call when
+ * their entry was seen); instances entered start a call now, inferred
+ * only when the frame's first context is set with its entry unseen. */
+
+static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint64_t ip,
+		      uint32_t inl, uint64_t now)
+{
+	struct frame *f = &t->frames[t->nframes - 1];
+	uint32_t c = context_of(m, f, pid, ip, inl), ids[2 * MAX_INLINE];
+	uint64_t keys[2 * MAX_INLINE];
+	uint32_t n = 0, k = 0, id;
+	bool inferred = !f->iset && (f->flags & F_INFERRED);
+	struct sr_node *parent;
+
+	f->iset = true;
+	if (f->node->kind != SR_NODE_FUNC)
+		f->ilo = f->ihi = 0;  /* ([truncated]: none) */
+	if (c == f->ictx || f->node->kind != SR_NODE_FUNC)
+		return 0;
+	/* the chain, innermost first, then turned round; deeper than
+	 * MAX_INLINE, the outermost MAX_INLINE are kept */
+	for (id = c; id && n < 2 * MAX_INLINE; n++) {
+		id = m->sym->inline_up(m->sym->ctx, id, &keys[n]);
+		ids[n] = id;
+	}
+	/* (ids[i] holds the parent of keys[i]: shift to the instance) */
+	for (uint32_t i = n; i-- > 1;)
+		ids[i] = ids[i - 1];
+	if (n)
+		ids[0] = c;
+	if (n > MAX_INLINE) {
+		memmove(ids, ids + (n - MAX_INLINE), MAX_INLINE * sizeof(*ids));
+		memmove(keys, keys + (n - MAX_INLINE), MAX_INLINE * sizeof(*keys));
+		n = MAX_INLINE;
+	}
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t ti = ids[i];
+		uint64_t tk = keys[i];
+
+		ids[i] = ids[n - 1 - i];
+		keys[i] = keys[n - 1 - i];
+		ids[n - 1 - i] = ti;
+		keys[n - 1 - i] = tk;
+	}
+	while (k < f->ninl && k < n && t->inl[f->ibase + k].ctx == ids[k])
+		k++;
+	while (f->ninl > k) {
+		const struct inl *e = &t->inl[f->ibase + --f->ninl];
+		int ret = end_call(m, t, e->node, e->t0, e->by0,
+				   t->nframes + f->ibase + f->ninl, now, !e->inferred);
+
+		if (ret)
+			return ret;
+	}
+	if (f->ibase + n > t->icap) {
+		uint32_t cap = t->icap ? t->icap : 16;
+		struct inl *v;
+
+		while (cap < f->ibase + n)
+			cap *= 2;
+		v = realloc(t->inl, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->inl = v;
+		t->icap = cap;
+	}
+	parent = k ? t->inl[f->ibase + k - 1].node : f->node;
+	for (; k < n; k++) {
+		struct sr_node *node = seg_child(t, parent, SR_NODE_FUNC, keys[k]);
+
+		if (!node)
+			return -ENOMEM;
+		t->inl[f->ibase + k] = (struct inl){ .node = node, .t0 = now, .ctx = ids[k],
+						    .inferred = inferred };
+		memcpy(t->inl[f->ibase + k].by0, t->st.traced_by, sizeof(t->st.traced_by));
+		f->ninl++;
+		parent = node;
+	}
+	f->leaf = parent;
+	f->ictx = c;
 	return 0;
 }
 
@@ -768,7 +913,8 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 		n->self_by[k] += stub->self_by[k];
 		stub->self_by[k] = 0;
 	}
-	top->node = n;
+	top->node = top->leaf = n;
+	top->ilo = top->ihi = 0;
 	top->alias = 0;
 	top->flags &= (uint8_t)~F_STUB;
 	if (unnamed(m, key) || (key_flags(m, key) & SR_FUNC_STUB))
@@ -884,7 +1030,7 @@ static int kpop_to(struct sr_machine *m, struct thread *t, uint32_t keep, uint64
 	while (t->nkf > keep && !ret) {
 		struct frame *f = &t->kf[--t->nkf];
 
-		ret = end_call(m, t, f->node, f->t0, f->by0, t->nframes + t->kps + 1 + t->nkf, now,
+		ret = end_call(m, t, f->node, f->t0, f->by0, stack_depth(t) + t->kps + 1 + t->nkf, now,
 			       !(f->flags & F_INFERRED));
 	}
 	return ret;
@@ -1228,6 +1374,30 @@ static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)
 	return ret ? ret : push_pseudo(t, SR_NODE_LOST, 0, SR_TIME_LOST, now);
 }
 
+/* Execution went on at to_ip inside the top frame's function with another
+ * inline context (DC_EV_INLINE): its time so far is charged, its inline
+ * frames change. Not an event of the thread's own (no activation, no
+ * count); ignored where the stack is not known to be that function's. */
+static int on_inline(struct sr_machine *m, struct thread *t, const struct dc_event *ev)
+{
+	uint64_t now = ev->time_ns;
+	int ret;
+
+	if (!t->active || t->need_resync || t->nps || !t->nframes ||
+	    !m->inl || ev->pid != t->st.pid)
+		return 0;
+	if (now < t->last_ns) {
+		m->st.time_backwards++;
+		now = t->last_ns;
+	}
+	if ((ret = charge(m, t, now)))
+		return ret;
+	t->last_ns = t->st.last_ns = now;
+	if (!top_is(t, key_of(m, ev->pid, ev->to_ip)))
+		return 0;
+	return set_inline(m, t, ev->pid, ev->to_ip, ev->inl, now);
+}
+
 /* Sideband alone (no ip) does not start the accounting of a thread that
  * is not traced: an exited or filtered-out thread keeps being switched. */
 static bool activates(const struct dc_event *ev)
@@ -1257,13 +1427,15 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	m->st.events++;
 	if (m->finished || !tid_wanted(m, ev->tid))
 		return 0;
-	if (ev->kind < DC_EV_CALL || ev->kind > DC_EV_LOST) {
+	if (ev->kind < DC_EV_CALL || ev->kind > DC_EV_INLINE) {
 		m->st.bad_events++;
 		return 0;
 	}
 	t = thread_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
+	if (ev->kind == DC_EV_INLINE)
+		return on_inline(m, t, ev);
 	t->st.events++;
 	if (t->started && now < t->last_ns) {
 		m->st.time_backwards++;
@@ -1305,18 +1477,43 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		return on_kernel(m, t, ev, now);
 	switch (ev->kind) {
 	case DC_EV_CALL:
-		return on_call(m, t, ev, now);
+		/* the caller's inline frames, when not known yet */
+		if (m->inl && t->nframes && !t->nps && !t->fresh &&
+		    !t->need_resync && ev->from_ip && !t->frames[t->nframes - 1].iset &&
+		    top_is(t, key_of(m, ev->pid, ev->from_ip)) &&
+		    (ret = set_inline(m, t, ev->pid, ev->from_ip, 0, now)))
+			return ret;
+		ret = on_call(m, t, ev, now);
+		break;
 	case DC_EV_RETURN:
-		return on_return(m, t, ev, now);
+		ret = on_return(m, t, ev, now);
+		break;
 	case DC_EV_JUMP:
-		return on_jump(m, t, ev, now);
+		ret = on_jump(m, t, ev, now);
+		break;
 	case DC_EV_TRACE_OFF:
 		return on_off(m, t, ev, now);
 	case DC_EV_TRACE_ON:
-		return on_on(m, t, ev, now);
+		ret = on_on(m, t, ev, now);
+		break;
 	default:
 		return on_lost(m, t, now);
 	}
+	/* where execution goes on: the top frame's inline frames (the
+	 * context first: it is nearly always the frame's already) */
+	if (!ret && m->inl && ev->to_ip && t->nframes && !t->nps) {
+		struct frame *f = &t->frames[t->nframes - 1];
+
+		if (!ev->inl && f->iset && ev->to_ip >= f->ilo && ev->to_ip < f->ihi)
+			;   /* (a return into the range the call left) */
+		else if (context_of(m, f, ev->pid, ev->to_ip, ev->inl) == f->ictx)
+			f->iset = true;
+		else if (top_is(t, key_of(m, ev->pid, ev->to_ip)))
+			ret = set_inline(m, t, ev->pid, ev->to_ip, ev->inl, now);
+		else
+			f->ilo = f->ihi = 0;  /* (that range is not this frame's) */
+	}
+	return ret;
 }
 
 /* ---- finish ---- */
@@ -1456,6 +1653,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
 		st->nodes += t->seg->nnodes;
 		st->mem_bytes += sizeof(*t) + (t->cap + t->kcap) * sizeof(*t->frames) +
+				 t->icap * sizeof(*t->inl) +
 				 sr_cct_mem_bytes(t->seg);
 	}
 }

@@ -44,6 +44,15 @@ struct sr_symbolizer {
 	/* Optional: "file:line" of a key's function (report --srcline),
 	 * NULL when unknown; valid as long as the symbolizer lives. */
 	const char *(*srcline)(void *ctx, uint64_t key);
+	/* Optional (NULL: no inline frames): the inline context of ip, 0
+	 * when ip is no inlined code, else an id of the innermost inlined
+	 * function instance holding ip (one id per place a function was
+	 * inlined at), with [*lo, *hi) around ip where the answer is the
+	 * same (lo == hi: just ip); and, for an id, its inlined function's
+	 * key (*key, named like any key) and the id it was inlined into (0:
+	 * the function itself). */
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi);
+	uint32_t (*inline_up)(void *ctx, uint32_t id, uint64_t *key);
 };
 
 /* ------------------------------------------------------------------------
@@ -290,6 +299,16 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
  *             ip keeps the stack when it is the top function, pops to a
  *             frame further down, or else starts a new stack segment (the
  *             old frames end as inferred; nothing is re-parented across).
+ *   INLINE    (with the symbolizer's inline_at, unless no_inline) the top
+ *             frame goes on at to_ip in another inline context: its inline
+ *             frames ("NAME (inlined)" nodes above the function's, taking
+ *             its self time and callees) become to_ip's. Instances left end
+ *             (complete calls), instances entered start a call (an inline
+ *             frame's calls are entries into its instance from outside).
+ *             The targets of CALL, RETURN, JUMP and TRACE_ON set the top
+ *             frame's context the same way, and a CALL sets its caller's
+ *             from from_ip when the caller had none yet. A frame's inline
+ *             frames end with it.
  * The first event of a thread: its function is the root frame (inferred
  * call, unless tracing starts exactly at the function's entry).
  */
@@ -370,6 +389,8 @@ struct sr_options {
 	 * --oncpu/--offcpu are left to the callee (see in_root, selected). */
 	int (*on_call)(void *call_ctx, const struct sr_call *call);
 	void *call_ctx;
+	/* No inline frames even when the symbolizer has inline_at. */
+	bool no_inline;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */

@@ -1729,6 +1729,116 @@ static void test_call_hook(void **state)
 	sr_cct_free(cct);
 }
 
+/* Inline frames: inside main, [0x400, 0x800) is g inlined (context 1),
+ * [0x600, 0x700) h inlined into that g (context 2), [0x900, 0xa00) g
+ * inlined a second time (context 3). Keys 200 "g (inlined)", 201 "h
+ * (inlined)". */
+#define MAIN_AT(off) (BASE(F_MAIN) + (off))
+static uint32_t inl_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	(void)ctx;
+	(void)pid;
+	*lo = *hi = ip;       /* (no range: the machine asks for every ip) */
+	if (ip >= MAIN_AT(0x600) && ip < MAIN_AT(0x700))
+		return 2;
+	if (ip >= MAIN_AT(0x400) && ip < MAIN_AT(0x800))
+		return 1;
+	if (ip >= MAIN_AT(0x900) && ip < MAIN_AT(0xa00))
+		return 3;
+	return 0;
+}
+
+static uint32_t inl_up(void *ctx, uint32_t id, uint64_t *key)
+{
+	(void)ctx;
+	*key = id == 2 ? 201 : id ? 200 : 0;
+	return id == 2 ? 1 : 0;
+}
+
+static const char *inl_name(void *ctx, uint64_t key)
+{
+	return key == 200 ? "g (inlined)" : key == 201 ? "h (inlined)" : fake_name(ctx, key);
+}
+
+static const struct sr_symbolizer inl_sym = {
+	.func_key = fake_key, .name = inl_name, .func_start = fake_start,
+	.inline_at = inl_at, .inline_up = inl_up,
+};
+
+#define INL(m, tid, t, toip) feed_ev(m, tid, t, DC_EV_INLINE, 0, 0, toip, 0, 0)
+
+static void inline_run(struct sr_machine *m)
+{
+	CALL(m, 1, 0, F_MAIN, F_A);
+	feed_ev(m, 1, 10, DC_EV_RETURN, 0, IP(F_A), MAIN_AT(0x50), 0, 0);
+	INL(m, 1, 12, MAIN_AT(0x400));            /* into g                     */
+	feed_ev(m, 1, 20, DC_EV_CALL, 0, MAIN_AT(0x410), ENTRY(F_A), 0, 0);
+	feed_ev(m, 1, 30, DC_EV_RETURN, 0, IP(F_A), MAIN_AT(0x415), 0, 0);
+	INL(m, 1, 32, MAIN_AT(0x600));            /* h inside g                 */
+	INL(m, 1, 35, MAIN_AT(0x420));            /* back in g                  */
+	INL(m, 1, 37, MAIN_AT(0x430));            /* same context: nothing      */
+	INL(m, 1, 40, MAIN_AT(0x900));            /* g's other instance: again  */
+	INL(m, 1, 45, MAIN_AT(0x50));             /* main's own code            */
+	END(m, 1, 50, F_MAIN);
+}
+
+static void test_inline_frames(void **state)
+{
+	struct sr_options nopt = { .no_inline = true };
+	struct sr_machine *m = sr_machine_new(&inl_sym, NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	inline_run(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 7\nmain;a 10\nmain;g (inlined) 20\nmain;g (inlined);a 10\n"
+		      "main;g (inlined);h (inlined) 3\n");
+	/* calls of an inline frame: entries into its instance from outside */
+	expect_calls(cct, "main;g (inlined)", 2, 0);
+	assert_int_equal(node_at(cct, "main;g (inlined)")->lat.sum, 28 + 5);
+	expect_calls(cct, "main;g (inlined);h (inlined)", 1, 0);
+	expect_calls(cct, "main;g (inlined);a", 1, 0);
+	expect_calls(cct, "main;a", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* --no-inline: the same events, no inline frame */
+	m = sr_machine_new(&inl_sym, &nopt);
+	inline_run(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 30\nmain;a 20\n");
+	expect_calls(cct, "main;a", 2, 0);
+	sr_cct_free(cct);
+
+	/* tracing starts inside h: the root and its inline frames inferred;
+	 * a call from inlined code nests under it, and a frame ending ends
+	 * its inline frames (complete: entered after the trace started) */
+	m = sr_machine_new(&inl_sym, NULL);
+	START(m, 1, 0, MAIN_AT(0x610));
+	INL(m, 1, 5, MAIN_AT(0x410));
+	feed_ev(m, 1, 8, DC_EV_CALL, 0, MAIN_AT(0x420), ENTRY(F_B), 0, 0);
+	feed_ev(m, 1, 14, DC_EV_RETURN, 0, IP(F_B), MAIN_AT(0x430), 0, 0);
+	INL(m, 1, 16, MAIN_AT(0x620));            /* h again: entered, seen     */
+	INL(m, 1, 18, MAIN_AT(0x440));            /* ... and left               */
+	END(m, 1, 20, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;g (inlined) 7\nmain;g (inlined);b 6\n"
+		      "main;g (inlined);h (inlined) 7\n");
+	expect_calls(cct, "main", 1, 1);
+	expect_calls(cct, "main;g (inlined)", 1, 1);
+	expect_calls(cct, "main;g (inlined);h (inlined)", 2, 1);
+	expect_calls(cct, "main;g (inlined);b", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* a symbolizer without inline_at: no inline frames, no events used */
+	m = new_machine(NULL);
+	inline_run(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 30\nmain;a 20\n");
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1736,6 +1846,7 @@ int main(void)
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_tail_call_and_plt),
 		cmocka_unit_test(test_plt_folded),
+		cmocka_unit_test(test_inline_frames),
 		cmocka_unit_test(test_mutual_tail_recursion),
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),

@@ -34,6 +34,11 @@ paths    checks that every stack of FOLDED, pseudo-frames removed, is a
          contiguous sub-path of a call path the program really had (for
          traces with lost data, whose contexts can legitimately differ).
 
+Inline frames ("NAME (inlined)", report's default) are folded back into
+their function before any check (parse_folded): the truth log has no
+instructions, only calls, so this oracle checks everything but them;
+tests/e2e/report/inline.sh checks the inline frames themselves.
+
 Pseudo-frames (how truth events map to ptflame's):
   syscall .. sysret/sigreturn      -> [kernel] (ptflame cannot name the
                                       syscall from PT alone: any "[kernel]
@@ -724,13 +729,45 @@ def names_match(name, names):
 
 
 def parse_folded(path):
-    rows = []
+    """The report's lines with inline frames ("NAME (inlined)", from the
+    binary's DWARF) folded back into the function they were inlined into:
+    the truth log knows only calls, and an inline frame's time and callees
+    are its function's. Lines that become one stack are added up, and a
+    frame's calls are those of every context folded into it ("(inferred)"
+    only when none was complete; avg is not compared: 0)."""
+    rows, ctx, merged = [], {}, {}
     with open(path) as fh:
         for ln, line in enumerate(fh, 1):
             line = line.rstrip("\n")
             stack, _, val = line.rpartition(" ")
             rows.append((ln, stack.split(";"), int(val), line))
-    return rows
+    if not any(split_frame(fr)[0].endswith(" (inlined)") for r in rows for fr in r[1]):
+        return rows
+    for ln, frames, val, line in rows:
+        names = []
+        for i, fr in enumerate(frames):
+            name, calls, inferred = split_frame(fr)
+            if name.endswith(" (inlined)"):
+                continue
+            names.append(name if calls is not None else fr)
+            c = ctx.setdefault(";".join(names), [0, False, set(), calls is not None])
+            orig = ";".join(frames[:i + 1])
+            if calls is not None and orig not in c[2]:
+                c[2].add(orig)
+                c[0] += calls
+                c[1] = c[1] or not inferred
+        m = merged.setdefault(";".join(names), [0, ln])
+        m[0] += val
+    out = []
+    for key, (val, ln) in sorted(merged.items(), key=lambda kv: kv[1][1]):
+        names = key.split(";")
+        frames = []
+        for i, n in enumerate(names):
+            c = ctx[";".join(names[:i + 1])]
+            frames.append("%s:%d%s" % (n, c[0], ",avg:0" if c[1] else "(inferred)")
+                          if c[3] else n)
+        out.append((ln, frames, val, ";".join(frames) + " %d" % val))
+    return out
 
 
 def merge_kernel(rows):
