@@ -88,4 +88,18 @@ if perf script -i inl.data --itrace=cr --ns >inl.cr.txt 2>inl.cr.err; then
 else
 	fail "perf script --itrace=cr: $(head -c 300 inl.cr.err)"
 fi
+# the timeline (issue 14) has inline frames as calls too: as many events
+# as their calls in the folded output, nested in main and around work
+if "$PTFLAME" report -q -i inl.data --timeline inl.json 2>inl.json.err &&
+	python3 "$REPORT_DIR/timeline_check.py" check inl.json >inl.json.chk 2>&1; then
+	ev=$(grep -o '"name":"scale (inlined)"' inl.json | wc -l)
+	calls=$(grep -o ';scale (inlined):[0-9]*' inl.out | head -n 1 | sed 's/.*://')
+	if [ "$ev" -gt 0 ] && [ "$ev" = "$calls" ]; then
+		pass "timeline: $ev scale (inlined) events, nested ($(cat inl.json.chk))"
+	else
+		fail "timeline: $ev scale (inlined) events, folded says ${calls:-none}"
+	fi
+else
+	fail "timeline with inline frames: $(cat inl.json.err inl.json.chk 2>/dev/null | tail -2)"
+fi
 finish

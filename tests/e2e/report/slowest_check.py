@@ -98,29 +98,40 @@ def main(argv):
             raise SystemExit("slowest: %s: [%d,%d], the truth's [%d,%d]" % (where, start, end, t0, t1))
         # the subtree: lines after the first (the call itself) by path
         groups = subtree(th, i, t0, t1, depth)
-        seen, path = 0, []
+        path = []
         first = b["lines"][0]
         if int(first.group(3)) != 1 or not match(first.group(5), frozenset(th.calls[i][0])):
             raise SystemExit("slowest: %s: first line %r is not the call" % (where, first.group(0)))
+        # inline frames ("NAME (inlined)", from DWARF) are no calls of the
+        # truth's: their lines are left out and what is under them counts
+        # for the path without them (one truth path may so be several lines)
+        got = {}
         for ln in b["lines"][1:]:
             lvl = len(ln.group(4)) // 2
             path = path[:lvl - 1] + [ln.group(5)]
-            cand = [p for p in groups if len(p) == len(path) and
-                    all(match(a, w_) for a, w_ in zip(path, p))]
+            if ln.group(5).endswith(" (inlined)"):
+                continue
+            tpath = tuple(x for x in path if not x.endswith(" (inlined)"))
+            g = got.setdefault(tpath, [0, 0, None])
+            g[0] += int(ln.group(3))
+            g[1] += int(ln.group(2))
+            off = int(ln.group(1))
+            g[2] = off if g[2] is None else min(g[2], off)
+        for tpath, (ncalls, total, off) in got.items():
+            cand = [p for p in groups if len(p) == len(tpath) and
+                    all(match(a, w_) for a, w_ in zip(tpath, p))]
             if not cand:
                 raise SystemExit("slowest: %s: %s is no path inside the truth's call" % (
-                    where, ";".join(path)))
+                    where, ";".join(tpath)))
             g = groups[cand[0]]
-            ncalls, total, off = int(ln.group(3)), int(ln.group(2)), int(ln.group(1))
             if ncalls != g[0] or abs(total - g[1]) > g[1] / 1000.0 or \
                     abs(off - (g[2] - t0)) > (t1 - t0) / 1000.0:
                 raise SystemExit("slowest: %s: %s: %d calls, %d ns, at +%d; the truth: %d, %d, +%d"
-                                 % (where, ";".join(path), ncalls, total, off, g[0], g[1],
+                                 % (where, ";".join(tpath), ncalls, total, off, g[0], g[1],
                                     g[2] - t0))
-            seen += 1
-        if seen != len(groups):
+        if len(got) != len(groups):
             raise SystemExit("slowest: %s: %d paths inside, the truth has %d" % (
-                where, seen, len(groups)))
+                where, len(got), len(groups)))
     print("%d slowest of %d calls of %s equal to the truth%s" % (
         len(want), len(calls), func, ", #1 is call %d" % k if k >= 0 else ""))
     return 0
