@@ -52,6 +52,7 @@ struct piece {
 	uint64_t L_last;
 	double prior, prior_w;     /* the best rate known and its spread    */
 	unsigned stale;            /* pieces since prior was set            */
+	uint64_t cap;              /* times at most (a PGD's), or 0         */
 	bool pend;                 /* a branch's bound, until its tick      */
 	uint64_t pend_x, pend_L;
 };
@@ -510,11 +511,16 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 	while (q->nfinal < q->fn) {
 		struct qev *e = &q->fifo[q->fhead + q->nfinal];
 
+		uint64_t te;
+
 		if (e->icount > x_end)
 			break;
-		set_final(q, e, piece_at(p, T, c, e->icount));
+		te = piece_at(p, T, c, e->icount);
+		set_final(q, e, p->cap && te > p->cap ? p->cap : te);
 	}
 	t = piece_at(p, T, c, x_end);
+	if (p->cap && t > p->cap)
+		t = p->cap;
 	if (x_end >= q->a_i) {
 		q->a_i = x_end;
 		q->a_t = t > q->a_t ? t : q->a_t;
@@ -528,6 +534,7 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 	}
 	p->n = 0;
 	p->nv = 0;
+	p->cap = 0;
 }
 
 /* Instruction x retired in [L, U) (U 0: no upper bound). */
@@ -594,13 +601,33 @@ static void piece_commit(struct dc_ptq *q)
 		  mtc_period_ns(q) ? q->pc.pend_L + mtc_period_ns(q) : 0);
 }
 
-/* Instruction x retired at a time read as t (a PGD, a FUP): bound it and
- * return the time the piece gives it. */
+/* Instruction x retired at a time read as t, and tracing stopped there (a
+ * PGD, a FUP): bound it and return the earliest time the piece's bounds
+ * allow it, which no event of the piece passes. (Not later than it was:
+ * the sideband's switch-out often follows within the MTC period, and a
+ * PGD after it would leave the thread's stack on the next one.) */
 static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 {
+	struct piece *p = &q->pc;
+	double lo = 0, xi;
+	uint64_t at;
+
 	piece_commit(q);
 	piece_add(q, x, t, mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
-	return piece_time(q, x);
+	xi = (double)x - (double)p->x0;
+	for (int i = 0; i < p->nv; i++) {
+		double v = p->T[i] + xi * p->c[i];
+
+		if (!i || v < lo)
+			lo = v;
+	}
+	at = piece_at(p, lo, 0, p->x0);
+	if (at < t)
+		at = t;
+	if (piece_time(q, x) < at)
+		at = piece_time(q, x);
+	p->cap = at;
+	return at;
 }
 
 /* On a coarse clock: an event at instruction x whose time comes with the
