@@ -54,7 +54,7 @@ struct piece {
 	unsigned stale;            /* pieces since prior was set            */
 	uint64_t cap;              /* times at most (a PGD's), or 0         */
 	bool pend;                 /* a branch's bound, until its tick      */
-	uint64_t pend_x, pend_L;
+	uint64_t pend_x, pend_L, pend_U;
 };
 
 /* An output event; branch events wait for their time (tentative) until
@@ -378,8 +378,9 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
  * convex polygon in (T, c), clipped by each bound. When a bound leaves no
  * line (the rate changed, as real code does) or the piece ends (tracing
  * stops, an exact anchor, data lost), the piece's events get their times
- * from one line of the polygon: the best pinned rate known, if the piece
- * allows it (else the middle of the rates it allows), and the earliest
+ * from one line of the polygon: the best rate a piece pinned to 1 %, if
+ * this one allows it (else its own, if it pins it; else, as before, the
+ * rate from the last anchor to the last time read), and the earliest
  * offset allowed at that rate. A run at a constant rate so decodes as
  * exactly as its bounds allow; a varying rate becomes a line per stretch
  * of constant rate, each within all its bounds. (The earliest offset: a
@@ -437,7 +438,8 @@ static void poly_clip(struct piece *p, double xi, double k, bool lower)
 
 /* The line of the polygon the piece's events get (see above): the rate
  * known (if the piece allows it and does not pin its own better), else the
- * middle of the rates allowed; at it, the earliest offset allowed.
+ * piece's own if pinned to 1 %, else the old rule's; at it, the earliest
+ * offset allowed.
  * *cmid, *cw: the middle and spread of the rates the piece allows. */
 static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmid, double *cw)
 {
@@ -453,9 +455,11 @@ static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 	*cw = cmax < PIECE_CMAX / 2 ? cmax - cmin : PIECE_CMAX;
 	if (p->prior > 0 && !(*cw < p->prior_w))
 		want = p->prior;
-	else if (cmax < PIECE_CMAX / 2)
-		want = (cmin + cmax) / 2;
+	else if (*cw <= *cmid / 100)
+		want = *cmid;
 	else if (p->x_last > q->a_i && p->L_last > q->a_t)
+		/* nothing pins the rate: as the decoder did before, from the
+		 * last anchor to the last time read */
 		want = (double)(p->L_last - q->a_t) / (double)(p->x_last - q->a_i);
 	else
 		want = cmin;
@@ -525,9 +529,9 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 		q->a_i = x_end;
 		q->a_t = t > q->a_t ? t : q->a_t;
 	}
-	/* the rate known: the best pinned one (a looser one after 64 pieces:
-	 * real code changes its rate) */
-	if (cw < PIECE_CMAX && (!(p->prior > 0) || cw <= p->prior_w || ++p->stale > 64)) {
+	/* the rate known: the best one a piece pinned to 1 % (a looser one
+	 * after 64 pieces: real code changes its rate) */
+	if (cw <= cm / 100 && (!(p->prior > 0) || cw <= p->prior_w || ++p->stale > 64)) {
 		p->prior = cm;
 		p->prior_w = cw;
 		p->stale = 0;
@@ -584,12 +588,13 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 
 /* A branch that took a packet, read at time L: a bound, but held until
  * its tick (which may tell a later time read at its own packet). */
-static void piece_branch(struct dc_ptq *q, uint64_t x, uint64_t L)
+static void piece_branch(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 {
 	piece_commit(q);
 	q->pc.pend = true;
 	q->pc.pend_x = x;
 	q->pc.pend_L = L;
+	q->pc.pend_U = U;
 }
 
 static void piece_commit(struct dc_ptq *q)
@@ -597,8 +602,7 @@ static void piece_commit(struct dc_ptq *q)
 	if (!q->pc.pend)
 		return;
 	q->pc.pend = false;
-	piece_add(q, q->pc.pend_x, q->pc.pend_L,
-		  mtc_period_ns(q) ? q->pc.pend_L + mtc_period_ns(q) : 0);
+	piece_add(q, q->pc.pend_x, q->pc.pend_L, q->pc.pend_U);
 }
 
 /* Instruction x retired at a time read as t, and tracing stopped there (a
@@ -1395,10 +1399,14 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		if (!q->coarse) {
 			anchor(q, q->icount, t);
 		} else if (q->pc.pend && q->pc.pend_x == q->icount) {
+			/* read at its own packet */
 			if (t > q->pc.pend_L)
-				q->pc.pend_L = t;   /* read at its own packet */
+				q->pc.pend_L = t;
+			if (q->pc.pend_U && t + mtc_period_ns(q) > q->pc.pend_U)
+				q->pc.pend_U = t + mtc_period_ns(q);
 		} else {
-			piece_branch(q, q->icount, t);
+			piece_branch(q, q->icount, t,
+				     mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
 		}
 		return 0;
 	case ptev_exec_mode:
@@ -1497,11 +1505,21 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->pend.icount = q->icount;
 	q->pend.start_ip = b->ip;
 	q->pend.isid = b->isid;
-	if (q->pend_t && takes_packet(q, b)) {
-		if (q->coarse)
-			piece_branch(q, q->icount, q->pend_t);
-		else
-			anchor(q, q->icount, q->pend_t);
+	if (q->coarse) {
+		/* every branch with a packet is bounded by the time read at
+		 * it (t; a PSB+'s read ahead is after it: then only the next
+		 * period bounds it, from above) */
+		if (takes_packet(q, b)) {
+			uint64_t per = mtc_period_ns(q), U = per ? t + per : 0;
+
+			if (t != q->psb_read)
+				piece_branch(q, q->icount, t, U);
+			else if (q->pc.n)
+				piece_branch(q, q->icount, q->pc.L_last, U);
+		}
+		q->pend_t = 0;
+	} else if (q->pend_t && takes_packet(q, b)) {
+		anchor(q, q->icount, q->pend_t);
 		q->pend_t = 0;
 	}
 	return 0;
