@@ -488,7 +488,10 @@ static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 static uint64_t piece_at(const struct piece *p, double T, double c, uint64_t x)
 {
 	double v = T + c * ((double)x - (double)p->x0);
-	long long d = (long long)(v >= 0 ? v + 0.5 : v - 0.5);
+	long long d;
+
+	v = v > 4e18 ? 4e18 : v < -4e18 ? -4e18 : v;   /* (a damaged trace) */
+	d = (long long)(v >= 0 ? v + 0.5 : v - 0.5);
 
 	return d < 0 && (uint64_t)-d > p->b ? 0 : p->b + (uint64_t)d;
 }
