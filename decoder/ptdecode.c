@@ -117,7 +117,7 @@ struct dc_ptq {
 	uint64_t a_i, a_t, pend_t;
 	/* Coarse clock (MTC without CYC in the window): timing packets only
 	 * bound the branches around them; see "coarse clocks" below. */
-	bool coarse;
+	bool coarse, saw_cyc;
 	uint64_t mtc_ns;           /* one MTC period in ns (0: not yet)     */
 	struct piece pc;
 	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
@@ -1117,10 +1117,17 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 	int coarse = -1;   /* MTC without CYC: 1; CYC: 0; neither: -1 */
 	bool fix = cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL, &coarse);
 
-	/* (a window without either keeps the last one's clock) */
-	if (coarse >= 0 && q->coarse != (coarse == 1)) {
+	/* (a window without either keeps the last one's clock; once a CYC
+	 * was seen, the clock is fine: a window of a CYC trace that happens
+	 * to hold none, say one cut short by an overflow, is no coarse one) */
+	if (coarse == 0)
+		q->saw_cyc = true;
+	if (coarse >= 0 && !q->saw_cyc && q->coarse != (coarse == 1)) {
 		anchor(q, q->icount, q->a_t);
 		q->coarse = coarse == 1;
+	} else if (q->saw_cyc && q->coarse) {
+		anchor(q, q->icount, q->a_t);
+		q->coarse = false;
 	}
 	if (!fix)
 		return 0;
