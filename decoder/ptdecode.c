@@ -40,6 +40,24 @@ struct pending {
 	int isid;                  /* its image section                      */
 };
 
+/* Coarse clocks: the lines t = b + T + c * (x - x0) (x: instruction count)
+ * that keep within every bound of a piece of the trace form a convex
+ * polygon in (T, c) (T: ns after b at x0, c: ns per instruction). */
+enum { PIECE_MAXV = 64 };
+struct piece {
+	int n;                     /* constraints so far (0: no piece)      */
+	int nv;                    /* polygon vertices                      */
+	double T[PIECE_MAXV], c[PIECE_MAXV];
+	uint64_t x0, b;            /* the first constraint's x and time     */
+	uint64_t x_last;           /* the last constraint's x               */
+	uint64_t L_last;
+	double prior, prior_w;     /* the best rate known and its spread    */
+	unsigned stale;            /* pieces since prior was set            */
+	uint64_t cap;              /* times at most (a PGD's), or 0         */
+	bool pend;                 /* a branch's bound, until its tick      */
+	uint64_t pend_x, pend_L, pend_U;
+};
+
 /* An output event; branch events wait for their time (tentative) until
  * the next time anchor (see anchor()). */
 struct qev {
@@ -103,6 +121,11 @@ struct dc_ptq {
 	 * branch that consumes a packet. */
 	uint64_t icount;
 	uint64_t a_i, a_t, pend_t;
+	/* Coarse clock (MTC without CYC in the window): timing packets only
+	 * bound the branches around them; see "coarse clocks" below. */
+	bool coarse, saw_cyc;
+	uint64_t mtc_ns;           /* one MTC period in ns (0: not yet)     */
+	struct piece pc;
 	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
 	uint64_t psb_read;         /* time of the last PSB+ read            */
 	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
@@ -278,10 +301,19 @@ static void set_final(struct dc_ptq *q, struct qev *e, uint64_t t)
 	q->nfinal++;
 }
 
+static void piece_commit(struct dc_ptq *q);
+static void piece_close(struct dc_ptq *q, uint64_t x_end);
+
 /* Instruction ai retired at time at: tentative events up to it get their
- * times, interpolated from the previous anchor by instruction count. */
+ * times, interpolated from the previous anchor by instruction count (on a
+ * coarse clock the open piece gives the times up to its last bound). */
 static void anchor(struct dc_ptq *q, uint64_t ai, uint64_t at)
 {
+	if (q->coarse) {
+		piece_commit(q);
+		if (q->pc.n)
+			piece_close(q, q->pc.x_last);
+	}
 	if (at < q->a_t)
 		at = q->a_t;
 	while (q->nfinal < q->fn) {
@@ -333,6 +365,298 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 	e->ev.sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
 	e->icount = q->icount;
 	set_final(q, e, q->a_t);
+	return 0;
+}
+
+/* ---- coarse clocks: MTC without CYC ------------------------------------
+ *
+ * A timing packet binds to no instruction: the packets before it stand for
+ * instructions that retired before its time, those after it for ones that
+ * retired at or after it (SDM vol. 3, Intel PT, "TSC Packet" and "MTC
+ * Packet", Application). The hardware flushes a pending TNT before an MTC
+ * (the Skylake recording in ../shared/realtraces has a partial TNT right
+ * before most of its MTCs), so a time e read at the packet of a branch
+ * bounds it: e <= t < e + one MTC period. With CYC each packet has its own
+ * exact time and is an anchor; without, the decoder anchored e at that
+ * branch too, making every branch early by up to an MTC period, and at
+ * 1000 ns per instruction by up to the whole instructions since the edge.
+ *
+ * Instead the bounds of a piece of trace (instruction x, [L, U)) are
+ * collected: the lines t = b + T + c (x - x0) through all of them form a
+ * convex polygon in (T, c), clipped by each bound. When a bound leaves no
+ * line (the rate changed, as real code does) or the piece ends (tracing
+ * stops, an exact anchor, data lost), the piece's events get their times
+ * from one line of the polygon: the best rate a piece pinned to 1 %, if
+ * this one allows it (else its own, if it pins it; else, as before, the
+ * rate from the last anchor to the last time read), and the earliest
+ * offset allowed at that rate. A run at a constant rate so decodes as
+ * exactly as its bounds allow; a varying rate becomes a line per stretch
+ * of constant rate, each within all its bounds. (The earliest offset: a
+ * piece the trace says little about, say a few instructions between a
+ * TIP.PGE and an interrupt, keeps the time of its timing packet, as
+ * before, and its events stay before the sideband's switch-out; the
+ * middle would put them up to half a period later.) */
+
+#define PIECE_CMAX 1e6             /* ns per instruction, at most        */
+
+static uint64_t mtc_period_ns(struct dc_ptq *q)
+{
+	const struct pt_config *pc = &q->cfg.pt;
+
+	if (!q->mtc_ns && pc->cpuid_0x15_eax && pc->cpuid_0x15_ebx && pc->mtc_freq < 16) {
+		uint64_t tsc = (UINT64_C(1) << pc->mtc_freq) * pc->cpuid_0x15_ebx /
+			       pc->cpuid_0x15_eax;
+
+		q->mtc_ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc) - dc_pt_tsc_to_ns(&q->cfg.conv, 0);
+	}
+	return q->mtc_ns;
+}
+
+/* Keep the part of the polygon with T + xi c >= k (lower) or <= k. */
+static void poly_clip(struct piece *p, double xi, double k, bool lower)
+{
+	double T[PIECE_MAXV + 1], c[PIECE_MAXV + 1];
+	int m = 0;
+
+	for (int i = 0; i < p->nv; i++) {
+		int j = (i + 1) % p->nv;
+		double fi = p->T[i] + xi * p->c[i] - k, fj = p->T[j] + xi * p->c[j] - k;
+
+		if (!lower) {
+			fi = -fi;
+			fj = -fj;
+		}
+		if (fi >= 0 && m <= PIECE_MAXV) {
+			T[m] = p->T[i];
+			c[m++] = p->c[i];
+		}
+		if ((fi >= 0) != (fj >= 0) && m <= PIECE_MAXV) {
+			double u = fi / (fi - fj);
+
+			T[m] = p->T[i] + u * (p->T[j] - p->T[i]);
+			c[m++] = p->c[i] + u * (p->c[j] - p->c[i]);
+		}
+	}
+	if (m > PIECE_MAXV)
+		m = 0;   /* (cannot happen: a clip adds one vertex at most) */
+	p->nv = m;
+	memcpy(p->T, T, sizeof(double) * (size_t)m);
+	memcpy(p->c, c, sizeof(double) * (size_t)m);
+}
+
+/* The line of the polygon the piece's events get (see above): the rate
+ * known (if the piece allows it and does not pin its own better), else the
+ * piece's own if pinned to 1 %, else the old rule's; at it, the earliest
+ * offset allowed.
+ * *cmid, *cw: the middle and spread of the rates the piece allows. */
+static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmid, double *cw)
+{
+	const struct piece *p = &q->pc;
+	double cmin = PIECE_CMAX, cmax = 0, want, tmin = 0, tmax = 0;
+	bool any = false;
+
+	for (int i = 0; i < p->nv; i++) {
+		cmin = p->c[i] < cmin ? p->c[i] : cmin;
+		cmax = p->c[i] > cmax ? p->c[i] : cmax;
+	}
+	*cmid = (cmin + cmax) / 2;
+	*cw = cmax < PIECE_CMAX / 2 ? cmax - cmin : PIECE_CMAX;
+	if (p->prior > 0 && !(*cw < p->prior_w))
+		want = p->prior;
+	else if (*cw <= *cmid / 100)
+		want = *cmid;
+	else if (p->x_last > q->a_i && p->L_last > q->a_t)
+		/* nothing pins the rate: as the decoder did before, from the
+		 * last anchor to the last time read */
+		want = (double)(p->L_last - q->a_t) / (double)(p->x_last - q->a_i);
+	else
+		want = cmin;
+	want = want < cmin ? cmin : want > cmax ? cmax : want;
+	for (int i = 0; i < p->nv; i++) {
+		int j = (i + 1) % p->nv;
+		double ci = p->c[i], cj = p->c[j], t;
+
+		if ((ci - want) * (cj - want) > 0)
+			continue;
+		t = ci == cj ? p->T[i] : p->T[i] + (want - ci) * (p->T[j] - p->T[i]) / (cj - ci);
+		if (!any || t < tmin)
+			tmin = t;
+		if (!any || t > tmax)
+			tmax = t;
+		any = true;
+		if (ci == cj) {
+			tmin = p->T[j] < tmin ? p->T[j] : tmin;
+			tmax = p->T[j] > tmax ? p->T[j] : tmax;
+		}
+	}
+	*T = tmin;
+	*c = want;
+}
+
+static uint64_t piece_at(const struct piece *p, double T, double c, uint64_t x)
+{
+	double v = T + c * ((double)x - (double)p->x0);
+	long long d;
+
+	v = v > 4e18 ? 4e18 : v < -4e18 ? -4e18 : v;   /* (a damaged trace) */
+	d = (long long)(v >= 0 ? v + 0.5 : v - 0.5);
+
+	return d < 0 && (uint64_t)-d > p->b ? 0 : p->b + (uint64_t)d;
+}
+
+/* The time the open piece gives instruction x. */
+static uint64_t piece_time(const struct dc_ptq *q, uint64_t x)
+{
+	double T, c, cm, cw;
+
+	piece_line(q, &T, &c, &cm, &cw);
+	return piece_at(&q->pc, T, c, x);
+}
+
+/* Events up to instruction x_end get the piece's times; the piece ends. */
+static void piece_close(struct dc_ptq *q, uint64_t x_end)
+{
+	struct piece *p = &q->pc;
+	double T, c, cm, cw;
+	uint64_t t;
+
+	if (!p->n)
+		return;
+	piece_line(q, &T, &c, &cm, &cw);
+	while (q->nfinal < q->fn) {
+		struct qev *e = &q->fifo[q->fhead + q->nfinal];
+
+		uint64_t te;
+
+		if (e->icount > x_end)
+			break;
+		te = piece_at(p, T, c, e->icount);
+		set_final(q, e, p->cap && te > p->cap ? p->cap : te);
+	}
+	t = piece_at(p, T, c, x_end);
+	if (p->cap && t > p->cap)
+		t = p->cap;
+	if (x_end >= q->a_i) {
+		q->a_i = x_end;
+		q->a_t = t > q->a_t ? t : q->a_t;
+	}
+	/* the rate known: the best one a piece pinned to 1 % (a looser one
+	 * after 64 pieces: real code changes its rate) */
+	if (cw <= cm / 100 && (!(p->prior > 0) || cw <= p->prior_w || ++p->stale > 64)) {
+		p->prior = cm;
+		p->prior_w = cw;
+		p->stale = 0;
+	}
+	p->n = 0;
+	p->nv = 0;
+	p->cap = 0;
+}
+
+/* Instruction x retired in [L, U) (U 0: no upper bound). */
+static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
+{
+	struct piece *p = &q->pc, keep;
+	double xi;
+
+	if (U && U <= L)
+		U = L + 1;
+	if (!p->n) {
+		p->x0 = p->x_last = x;
+		p->b = p->L_last = L;
+		p->nv = 4;
+		p->T[0] = 0;
+		p->c[0] = 0;
+		p->T[1] = U ? (double)(U - 1 - L) : 1e15;
+		p->c[1] = 0;
+		p->T[2] = p->T[1];
+		p->c[2] = PIECE_CMAX;
+		p->T[3] = 0;
+		p->c[3] = PIECE_CMAX;
+		p->n = 1;
+		return;
+	}
+	keep = *p;
+	xi = (double)x - (double)p->x0;
+	poly_clip(p, xi, (double)(int64_t)(L - p->b), true);
+	if (U && p->nv)
+		poly_clip(p, xi, (double)(int64_t)(U - 1 - p->b), false);
+	if (!p->nv || p->nv >= PIECE_MAXV - 1) {
+		/* no line through them all: the rate changed */
+		*p = keep;
+		piece_close(q, p->x_last);
+		piece_add(q, x, L, U);
+		return;
+	}
+	p->n++;
+	if (x >= p->x_last) {
+		p->x_last = x;
+		p->L_last = L;
+	}
+	/* long pieces are cut, not to hold too many events */
+	if (q->fn - q->nfinal > 8192)
+		piece_close(q, p->x_last);
+}
+
+/* A branch that took a packet, read at time L: a bound, but held until
+ * its tick (which may tell a later time read at its own packet). */
+static void piece_branch(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
+{
+	piece_commit(q);
+	q->pc.pend = true;
+	q->pc.pend_x = x;
+	q->pc.pend_L = L;
+	q->pc.pend_U = U;
+}
+
+static void piece_commit(struct dc_ptq *q)
+{
+	if (!q->pc.pend)
+		return;
+	q->pc.pend = false;
+	piece_add(q, q->pc.pend_x, q->pc.pend_L, q->pc.pend_U);
+}
+
+/* Instruction x retired at a time read as t, and tracing stopped there (a
+ * PGD, a FUP): bound it and return the earliest time the piece's bounds
+ * allow it, which no event of the piece passes. (Not later than it was:
+ * the sideband's switch-out often follows within the MTC period, and a
+ * PGD after it would leave the thread's stack on the next one.) */
+static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
+{
+	struct piece *p = &q->pc;
+	double lo = 0, xi;
+	uint64_t at;
+
+	piece_commit(q);
+	piece_add(q, x, t, mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
+	xi = (double)x - (double)p->x0;
+	for (int i = 0; i < p->nv; i++) {
+		double v = p->T[i] + xi * p->c[i];
+
+		if (!i || v < lo)
+			lo = v;
+	}
+	at = piece_at(p, lo, 0, p->x0);
+	if (at < t)
+		at = t;
+	if (piece_time(q, x) < at)
+		at = piece_time(q, x);
+	p->cap = at;
+	return at;
+}
+
+/* On a coarse clock: an event at instruction x whose time comes with the
+ * piece around it (a TIP.PGE's, a sync's: the first instruction). */
+static int push_at(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t to, uint64_t x)
+{
+	struct qev *e = fifo_add(q);
+
+	if (!e)
+		return -ENOMEM;
+	e->ev.kind = kind;
+	e->ev.reason = reason;
+	e->ev.to_ip = to;
+	e->icount = x;
 	return 0;
 }
 
@@ -778,7 +1102,7 @@ static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
  * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
  * anything is (or would be) rewritten. */
 static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
-			 uint8_t *buf_w)
+			 uint8_t *buf_w, int *coarse)
 {
 	struct pt_config pc = *base;
 	struct pt_packet_decoder *pd;
@@ -825,6 +1149,8 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			f.ngap = 0;
 			break;
 		case ppt_cyc:
+			if (coarse)
+				*coarse = 0;
 			f.cyc += pkt.payload.cyc.value;
 			f.last_cyc = (size_t)off + 1;
 			f.last_size = pkt.size;
@@ -845,6 +1171,8 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 				f.exec = buf[off + 1];
 			break;
 		case ppt_mtc:
+			if (coarse && *coarse < 0)
+				*coarse = 1;
 			any |= cyc_fix_mtc(&f, &pc, (uint32_t)pkt.payload.mtc.ctc << pc.mtc_freq,
 					   buf_w);
 			break;
@@ -862,8 +1190,22 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 static int fix_window_cyc(struct dc_ptq *q, size_t len)
 {
 	size_t lim = q->stop_off ? q->stop_off : len;
+	int coarse = -1;   /* MTC without CYC: 1; CYC: 0; neither: -1 */
+	bool fix = cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL, &coarse);
 
-	if (!cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL))
+	/* (a window without either keeps the last one's clock; once a CYC
+	 * was seen, the clock is fine: a window of a CYC trace that happens
+	 * to hold none, say one cut short by an overflow, is no coarse one) */
+	if (coarse == 0)
+		q->saw_cyc = true;
+	if (coarse >= 0 && !q->saw_cyc && q->coarse != (coarse == 1)) {
+		anchor(q, q->icount, q->a_t);
+		q->coarse = coarse == 1;
+	} else if (q->saw_cyc && q->coarse) {
+		anchor(q, q->icount, q->a_t);
+		q->coarse = false;
+	}
+	if (!fix)
 		return 0;
 	if (q->win != q->wbuf) {
 		int ret = wbuf_reserve(q, len);
@@ -873,7 +1215,7 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		memcpy(q->wbuf, q->win, len);
 		q->win = q->wbuf;
 	}
-	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf);
+	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL);
 	return 0;
 }
 
@@ -986,7 +1328,11 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t ip)
 {
 	anchor(q, q->icount, ns);
-	ns = q->a_t;
+	/* (a coarse clock's last piece may end later than this time read
+	 * here, the earliest the context can start: the thread on the CPU is
+	 * looked up at it) */
+	if (!q->coarse)
+		ns = q->a_t;
 	q->ctx_kind = kind;
 	q->ctx_ns = ns;
 	q->ctx_ip = ip;
@@ -1088,6 +1434,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		uint32_t nr = q->pend.valid ? syscall_nr(q, &q->pend) : UINT32_MAX;
 
 		q->pend.valid = false;
+		if (q->coarse)
+			t = piece_event(q, q->icount, t);
 		if ((ret = push(q, DC_EV_TRACE_OFF, DC_OFF_SYSCALL, from, 0, t)))
 			return ret;
 		q->fifo[q->fhead + q->fn - 1].ev.sysno = nr;
@@ -1107,6 +1455,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		 * time, one after the last one decoded (the branches before,
 		 * say a RET in the same TNT as an earlier JCC, are placed
 		 * between that and the last anchor) */
+		if (q->coarse)
+			t = piece_event(q, q->icount + 1, t);
 		anchor(q, q->icount + 1, t);
 		return push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, ev->variant.async_disabled.at, 0, t);
 	case ptev_async_branch:
@@ -1130,8 +1480,21 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 	case ptev_tick:
 		/* The branch that just ended the last block took a packet with
 		 * a new time: it retired then (exact with CYC). */
-		if (ev->has_tsc)
-			anchor(q, q->icount, dc_pt_tsc_to_ns(&q->cfg.conv, ev->tsc));
+		if (!ev->has_tsc)
+			return 0;
+		t = dc_pt_tsc_to_ns(&q->cfg.conv, ev->tsc);
+		if (!q->coarse) {
+			anchor(q, q->icount, t);
+		} else if (q->pc.pend && q->pc.pend_x == q->icount) {
+			/* read at its own packet */
+			if (t > q->pc.pend_L)
+				q->pc.pend_L = t;
+			if (q->pc.pend_U && t + mtc_period_ns(q) > q->pc.pend_U)
+				q->pc.pend_U = t + mtc_period_ns(q);
+		} else {
+			piece_branch(q, q->icount, t,
+				     mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
+		}
 		return 0;
 	case ptev_exec_mode:
 		/* Every PSB+ has one MODE.Exec status update; the one of the
@@ -1258,8 +1621,12 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		q->psb_t = 0;
 		if ((ret = resolve(q, b->ip)))
 			return ret;
-		if (pt > q->a_t)
+		if (q->coarse) {
+			piece_commit(q);
+			piece_add(q, q->icount + 1, pt, pt + 1);   /* exact */
+		} else if (pt > q->a_t) {
 			anchor(q, q->icount + 1, pt);
+		}
 	}
 	/* (the time of a PSB+ read ahead is its FUP's, not a branch's) */
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
@@ -1268,7 +1635,10 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		uint64_t at = q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t;
 
 		/* back from missing user code into known code: it returned */
-		if (q->announce_ret)
+		if (q->coarse)
+			ret = push_at(q, q->announce_ret ? DC_EV_RETURN : DC_EV_TRACE_ON,
+				      q->announce_ret ? 0 : q->announce, b->ip, q->icount + 1);
+		else if (q->announce_ret)
 			ret = push(q, DC_EV_RETURN, 0, 0, b->ip, at);
 		else
 			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, at);
@@ -1309,7 +1679,20 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->pend.icount = q->icount;
 	q->pend.start_ip = b->ip;
 	q->pend.isid = b->isid;
-	if (q->pend_t && takes_packet(q, b)) {
+	if (q->coarse) {
+		/* every branch with a packet is bounded by the time read at
+		 * it (t; a PSB+'s read ahead is after it: then only the next
+		 * period bounds it, from above) */
+		if (takes_packet(q, b)) {
+			uint64_t per = mtc_period_ns(q), U = per ? t + per : 0;
+
+			if (t != q->psb_read)
+				piece_branch(q, q->icount, t, U);
+			else if (q->pc.n)
+				piece_branch(q, q->icount, q->pc.L_last, U);
+		}
+		q->pend_t = 0;
+	} else if (q->pend_t && takes_packet(q, b)) {
 		anchor(q, q->icount, q->pend_t);
 		q->pend_t = 0;
 	}
@@ -1786,6 +2169,13 @@ static int do_ctx(struct dc_ptq *q)
 			q->unk = UNK_KERNEL;
 			q->unk_tid = q->tid;
 			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);
+		}
+		if (q->coarse) {
+			/* its time comes with the piece that starts here */
+			piece_add(q, q->icount + 1, q->ctx_ns,
+				  mtc_period_ns(q) ? q->ctx_ns + mtc_period_ns(q) : 0);
+			return push_at(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME,
+				       q->ctx_ip, q->icount + 1);
 		}
 		ret = push(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME, 0, q->ctx_ip,
 			   q->ctx_ns);

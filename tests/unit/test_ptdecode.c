@@ -917,6 +917,105 @@ static void test_psb_at_window_stop(void **state)
 	assert_int_equal(got.ev[6].time_ns, t8);
 }
 
+/* Coarse clock: MTC without CYC. An MTC binds to no instruction: the
+ * branches whose packets come before it retired before its time, those
+ * after it at or after (SDM: "MTC Packet", Application). The thread runs
+ * at a constant 256 TSC ticks (250 ns) per instruction between two PSB+
+ * whose FUPs give exact times (insn 1 at 64000, insn 10 at 66304); an MTC
+ * (every 512 ticks) comes before g's ret (insn 4; the edge 64512 is insn
+ * 3's time), between it and f's (insn 5, at the edge 65024), between f's
+ * and g's second ret (insn 8; the edge 65536 is insn 7's time) and between
+ * that and the jmp to h (edge 66048, insn 9).
+ * Anchored at the next branch's instruction, as with CYC, an MTC put g's
+ * second ret at 65536, a whole instruction early, and the jmp half of one;
+ * as bounds, every branch keeps its own time. */
+static void test_mtc_bounds(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	/* the instruction of each event */
+	static const unsigned insn[] = { 1, 1, 2, 4, 5, 6, 8, 9, 10 };
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+
+	(void)state;
+	timing_on(&pc);
+	enc_init(&w);
+	psb_timed(&w, 64000, BASE + 0x00);      /* insn 1 (call f) at 64000 */
+	mtc_at(&w, 1008);                       /* 64512 */
+	ip_pkt(&w, ppt_tip, BASE + 0x25);       /* g's ret, insn 4 */
+	mtc_at(&w, 1016);                       /* 65024 */
+	ip_pkt(&w, ppt_tip, BASE + 0x05);       /* f's ret, insn 5 */
+	mtc_at(&w, 1024);                       /* 65536 */
+	ip_pkt(&w, ppt_tip, BASE + 0x0a);       /* g's ret, insn 8 */
+	mtc_at(&w, 1032);                       /* 66048 */
+	psb_timed(&w, 66304, BASE + 0x60);      /* insn 10 (syscall) at 66304 */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	timed_decode(&w, 0, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 1; i < got.n; i++)
+		if (got.ev[i].time_ns != ns_of(64000 + 256 * (insn[i] - 1)))
+			fail_msg("event %zu (insn %u): time %lu, want %lu", i, insn[i],
+				 (unsigned long)got.ev[i].time_ns,
+				 (unsigned long)ns_of(64000 + 256 * (insn[i] - 1)));
+}
+
+/* The same code without CYC at a rate that changes, as real code's does:
+ * 64 ticks per instruction up to f's ret (insn 5), then 1024. No line
+ * goes through all the bounds, so the decoder makes one per stretch, and
+ * every branch stays within its own: g's and f's rets (TIPs before the
+ * first MTC, at 64512) before 64512, g's second ret (after the MTC at
+ * 67072) in [67072, 67584), the syscall's PGD (after the MTC at 69120, at
+ * 69376 in truth) no later than it was. Interpolating by instruction count
+ * from the PSB to g's second ret, as the decoder did, put f's ret at 65755,
+ * after an MTC that came after it. */
+static void test_mtc_rate_change(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+
+	(void)state;
+	timing_on(&pc);
+	enc_init(&w);
+	psb_timed(&w, 64000, BASE + 0x00);      /* insn 1 at 64000 */
+	ip_pkt(&w, ppt_tip, BASE + 0x25);       /* g's ret, insn 4 at 64192 */
+	ip_pkt(&w, ppt_tip, BASE + 0x05);       /* f's ret, insn 5 at 64256 */
+	for (uint64_t ctc = 1008; ctc <= 1048; ctc += 8)
+		mtc_at(&w, ctc);                /* 64512 .. 67072 */
+	ip_pkt(&w, ppt_tip, BASE + 0x0a);       /* g's ret, insn 8 at 67328 */
+	for (uint64_t ctc = 1056; ctc <= 1080; ctc += 8)
+		mtc_at(&w, ctc);                /* 67584 .. 69120 */
+	ip_pkt(&w, ppt_tip_pgd, 0);             /* syscall, insn 10 at 69376 */
+	timed_decode(&w, 0, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 1; i <= 4; i++)
+		assert_in_range(got.ev[i].time_ns, ns_of(64000), ns_of(64512) - 1);
+	assert_in_range(got.ev[6].time_ns, ns_of(67072), ns_of(67584) - 1);
+	assert_in_range(got.ev[8].time_ns, ns_of(69120), ns_of(69376));
+}
+
 /* A damaged trace can send the decoder into code that loops by direct
  * jumps alone (here "jmp $"): no packet is ever needed again, so libipt
  * would decode it for ever. The decoder gives up on it as lost data. */
@@ -1084,6 +1183,8 @@ int main(void)
 		cmocka_unit_test(test_psb_at_window_stop),
 		cmocka_unit_test(test_kernel_image),
 		cmocka_unit_test(test_kernel_names),
+		cmocka_unit_test(test_mtc_bounds),
+		cmocka_unit_test(test_mtc_rate_change),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
