@@ -1158,7 +1158,7 @@ static int setup(struct qemu *e)
 	e->vstart = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	e->ecfg.psb_period = o->psb_period;
 	e->ecfg.mtc = true;
-	e->ecfg.mtc_freq = 3;
+	e->ecfg.mtc_freq = o->mtc_period_set ? o->mtc_period : 3;
 	e->ecfg.cyc = o->cyc;
 	e->ecfg.time_zero = e->vstart;
 	e->syms = rc_emu_syms_new();

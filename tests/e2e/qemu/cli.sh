@@ -41,4 +41,19 @@ PLUGIN=$(dirname "$PTFLAME")/../record/libptflame_qemu.so
 "$QEMU" -plugin "$PLUGIN" "$P" >out 2>&1; rc=$?
 [ "$rc" -ne 0 ] && grep -q "wants fd=N" out && pass "plugin without fd= refuses to load" ||
 	fail "plugin without fd=: exit $rc, $(head -c 300 out)"
+# --mtc-period reaches the qemu backend's encoder (it was fixed at 3):
+# the PT event's config says the period (bits 14-17) and period 0 writes
+# many more MTC packets than period 9
+for mp in 0 9; do
+	"$PTFLAME" record --emulate=qemu -q -o mtc$mp.data --mtc-period $mp -- "$P" >/dev/null 2>&1
+	cfg=$("$PTFLAME" dump mtc$mp.data | sed -n 's/^# attr 0: type [0-9]* size [0-9]* config \(0x[0-9a-f]*\).*/\1/p')
+	[ -n "$cfg" ] && [ $(((cfg >> 14) & 15)) -eq $mp ] && pass "--mtc-period $mp: config $cfg" ||
+		fail "--mtc-period $mp: config '${cfg}' has MTC period $(((${cfg:-0} >> 14) & 15))"
+done
+if command -v perf >/dev/null; then
+	n0=$(perf script -D -i mtc0.data 2>/dev/null | grep -c ' MTC ')
+	n9=$(perf script -D -i mtc9.data 2>/dev/null | grep -c ' MTC ')
+	[ "$n0" -gt $((4 * n9)) ] && pass "MTC packets: $n0 at period 0, $n9 at period 9" ||
+		fail "MTC packets: $n0 at period 0, $n9 at period 9"
+fi
 finish
