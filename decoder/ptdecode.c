@@ -29,6 +29,15 @@ enum { RETS_MAX = 64 };
  * in a loop of direct jumps (a damaged trace sent it there) and would run
  * for ever. Real code takes a conditional or indirect branch long before. */
 enum { STALL_INSNS = 1 << 22 };
+/* Entries of the per-queue cache of branch instructions (code_at). */
+enum { CODE_CACHE = 4096 };
+
+struct code_ent {
+	uint64_t ip;
+	int isid;                  /* 0: empty                               */
+	uint8_t call_len;
+	bool indirect;
+};
 
 struct pending {
 	bool valid;
@@ -90,6 +99,7 @@ struct dc_ptq {
 	unsigned nrets, rtop;
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
 	uint64_t last_ns;
+	uint64_t last_tsc;         /* the TSC last_ns was made from (now_ns) */
 	uint64_t last_push;        /* events leave in time order            */
 	/* Times between timing packets, by instruction count: an anchor is
 	 * (instructions so far, exact time); branches between two anchors get
@@ -129,6 +139,7 @@ struct dc_ptq {
 	bool done;
 
 	struct dc_ptq_stats st;
+	struct code_ent code[CODE_CACHE];
 };
 
 static const uint8_t psb_pattern[16] = {
@@ -328,13 +339,16 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 	return 0;
 }
 
-/* The decoder's current time in ns (never going back). */
+/* The decoder's current time in ns (never going back). The conversion
+ * is done once per distinct TSC (most blocks bring no new time). */
 static uint64_t now_ns(struct dc_ptq *q)
 {
 	uint64_t tsc, ns;
 	uint32_t lost_mtc, lost_cyc;
 
-	if (q->dec && pt_blk_time(q->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+	if (q->dec && pt_blk_time(q->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc &&
+	    tsc != q->last_tsc) {
+		q->last_tsc = tsc;
 		ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc);
 		if (ns > q->last_ns)
 			q->last_ns = ns;
@@ -384,15 +398,12 @@ static bool insn_prefix(uint8_t c)
 	       c == 0x26 || c == 0x36 || c == 0x64 || c == 0x65 || (c >= 0x40 && c <= 0x4f);
 }
 
-/* Length of the near call at ip (e8 rel32 or ff /2), 0 if unknown. */
-static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
+/* Length of the near call in b[0, n) (e8 rel32 or ff /2), 0 if unknown. */
+static unsigned call_len_of(const uint8_t *b, int n)
 {
-	uint8_t b[15];
-	int n = 0, i = 0;
+	int i = 0;
 	unsigned mod, rm, len;
 
-	if (q->cfg.iscache && p->isid > 0)
-		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
 	while (i < n && insn_prefix(b[i]))
 		i++;
 	if (i >= n)
@@ -416,6 +427,46 @@ static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
 	else if (mod == 2 || (mod == 0 && rm == 5))
 		len += 4;
 	return len;
+}
+
+/* Is the branch in b[0, n) indirect (its first opcode byte 0xff, within
+ * the first 8 bytes)? */
+static bool indirect_of(const uint8_t *b, int n)
+{
+	for (int i = 0; i < n && i < 8; i++)
+		if (!insn_prefix(b[i]))
+			return b[i] == 0xff;
+	return false;
+}
+
+/* What the branch instruction at ip of section isid is: its call length
+ * and whether it is indirect, read once per distinct (isid, ip) and kept
+ * in a small direct-mapped cache (a section's bytes never change), so the
+ * hot path does not go through the section cache's lock for every call. */
+static const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
+{
+	struct code_ent *e = &q->code[(ip ^ (ip >> 12) ^ (uint64_t)isid * 0x9e37u) &
+				      (CODE_CACHE - 1)];
+	uint8_t b[15];
+	int n = 0;
+
+	if (e->isid == isid && e->ip == ip)
+		return e;
+	if (q->cfg.iscache && isid > 0)
+		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), isid, ip);
+	e->ip = ip;
+	e->isid = isid;
+	e->call_len = (uint8_t)call_len_of(b, n);
+	e->indirect = indirect_of(b, n);
+	return e;
+}
+
+/* Length of the near call at the pending branch, 0 if unknown. */
+static unsigned call_len(struct dc_ptq *q, const struct pending *p)
+{
+	if (!q->cfg.iscache || p->isid <= 0)
+		return 0;
+	return code_at(q, p->isid, p->end_ip)->call_len;
 }
 
 /* Where the pending branch went, when the code or the calls seen tell
@@ -787,6 +838,8 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 {
 	size_t lim = q->stop_off ? q->stop_off : len;
 
+	if (q->cfg.no_cyc)
+		return 0;
 	if (!cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL))
 		return 0;
 	if (q->win != q->wbuf) {
@@ -1070,11 +1123,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 
 /* Does the block's last instruction take a packet (TNT bit or TIP)? Direct
  * calls and jumps do not: their first opcode byte tells (0xff: indirect). */
-static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
+static bool takes_packet(struct dc_ptq *q, const struct pt_block *b)
 {
-	uint8_t buf[8];
-	int n = 0;
-
 	switch (b->iclass) {
 	case ptic_cond_jump:
 	case ptic_return:
@@ -1089,15 +1139,10 @@ static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
 	default:
 		return false;
 	}
-	if (b->truncated) {
-		n = b->size < sizeof(buf) ? b->size : sizeof(buf);
-		memcpy(buf, b->raw, (size_t)n);
-	} else if (q->cfg.iscache && b->isid > 0) {
-		n = pt_iscache_read(q->cfg.iscache, buf, sizeof(buf), b->isid, b->end_ip);
-	}
-	for (int i = 0; i < n; i++)
-		if (!insn_prefix(buf[i]))
-			return buf[i] == 0xff;
+	if (b->truncated)
+		return indirect_of(b->raw, b->size);
+	if (q->cfg.iscache && b->isid > 0)
+		return code_at(q, b->isid, b->end_ip)->indirect;
 	return false;
 }
 

@@ -75,6 +75,9 @@ struct dc_ptq_config {
 	 * block): right when found, but not found for every syscall (then
 	 * UINT32_MAX), so one syscall may show both ways. Needs iscache. */
 	bool syscall_numbers;
+	/* The PT event was recorded without CYC (its config lacks the cyc
+	 * bit): there are no CYC packets, nothing for the gap fix to scan. */
+	bool no_cyc;
 };
 
 struct dc_ptq_stats {

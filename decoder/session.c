@@ -55,6 +55,7 @@ struct dc_session {
 	struct dc_perf_file *pf;
 	struct dc_pt_info pt;
 	struct pt_config ptcfg;
+	bool no_cyc;               /* the PT event's config has no CYC     */
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
@@ -409,7 +410,11 @@ static void set_timing(struct dc_session *s)
 	for (size_t i = 0; i < dc_perf_nr_attrs(s->pf); i++) {
 		const struct dc_perf_attr *a = dc_perf_attr_at(s->pf, i);
 
-		if (a->attr.type == s->pt.pmu_type && s->pt.mtc_freq_bits) {
+		if (a->attr.type != s->pt.pmu_type)
+			continue;
+		/* no CYC packets without the cyc bit (an unknown bit: maybe) */
+		s->no_cyc = s->pt.cyc_bit && !(a->attr.config & s->pt.cyc_bit);
+		if (s->pt.mtc_freq_bits) {
 			uint64_t bits = s->pt.mtc_freq_bits;
 
 			s->ptcfg.mtc_freq = (uint8_t)((a->attr.config & bits) >> __builtin_ctzll(bits));
@@ -417,8 +422,8 @@ static void set_timing(struct dc_session *s)
 			 * undefined shift below) */
 			if (s->ptcfg.mtc_freq > 15)
 				s->ptcfg.mtc_freq = 0;
-			break;
 		}
+		break;
 	}
 	if (s->pt.tsc_ctc_ratio_d && s->pt.tsc_ctc_ratio_n) {
 		uint64_t tsc = (UINT64_C(1) << s->ptcfg.mtc_freq) * s->pt.tsc_ctc_ratio_n /
@@ -574,6 +579,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->conv = s->pt;
 		cfg->iscache = s->isc;
 		cfg->syscall_numbers = s->opts.syscall_numbers;
+		cfg->no_cyc = s->no_cyc;
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
