@@ -62,6 +62,7 @@ struct dc_ptq {
 
 	struct dc_ptq_chunk *chunks;
 	size_t nchunks, cap_chunks, next_chunk;
+	size_t dropped;            /* chunks [0, dropped) are done with      */
 
 	/* the window */
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
@@ -224,6 +225,20 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
 void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
 void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
+
+const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q)
+{
+	return q->dropped < q->nchunks ? q->chunks[q->dropped].data : NULL;
+}
+
+/* Chunks before `upto` are decoded (or copied into the window): their
+ * pages may go (see dc_ptq_config.drop_chunks). */
+static void drop_chunks(struct dc_ptq *q, size_t upto)
+{
+	for (; q->dropped < upto; q->dropped++)
+		if (q->cfg.drop_chunks)
+			dc_drop_pages(q->chunks[q->dropped].data, q->chunks[q->dropped].size);
+}
 
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
 {
@@ -861,8 +876,10 @@ static int open_window(struct dc_ptq *q)
 	struct pt_config cfg;
 	int ret;
 
-	if (first >= q->nchunks && !q->carry_len)
+	if (first >= q->nchunks && !q->carry_len) {
+		drop_chunks(q, q->nchunks);
 		return 0;
+	}
 	/* Which chunks: up to one whose data has a PSB after offset 0 (when
 	 * more contiguous data follows) or to a loss. */
 	q->stop_off = 0;
@@ -904,6 +921,9 @@ static int open_window(struct dc_ptq *q)
 		}
 		q->win = q->wbuf;
 	}
+	/* the carry and these chunks are in wbuf now; a zero-copy window
+	 * still needs its chunk */
+	drop_chunks(q, q->win == q->wbuf ? last : first);
 	for (size_t i = first; i < last; i++)
 		q->st.bytes += q->chunks[i].size;
 	q->win_len = len;

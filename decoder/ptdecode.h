@@ -78,6 +78,9 @@ struct dc_ptq_config {
 	/* The PT event was recorded without CYC (its config lacks the cyc
 	 * bit): there are no CYC packets, nothing for the gap fix to scan. */
 	bool no_cyc;
+	/* The chunks lie in a dc_perf_file's read-only mapping: drop their
+	 * pages once decoded (dc_drop_pages), so memory stays flat. */
+	bool drop_chunks;
 };
 
 struct dc_ptq_stats {
@@ -123,6 +126,9 @@ bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason);
  * second one when it synchronises with tid on the CPU. */
 void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
+/* The first byte of the queue's data still to be decoded (in its first
+ * chunk not yet dropped), NULL when none is left. */
+const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q);
 /* Owner's per-queue pointer. */
 void dc_ptq_set_user(struct dc_ptq *q, void *user);
 void *dc_ptq_user(const struct dc_ptq *q);

@@ -92,6 +92,7 @@ struct dc_session {
 
 	bool per_cpu, ran;
 	uint64_t progress_mark;
+	uint64_t dropped_off;      /* file pages before this are dropped    */
 	struct dc_session_stats st;
 	char err[512];
 };
@@ -580,9 +581,13 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->iscache = s->isc;
 		cfg->syscall_numbers = s->opts.syscall_numbers;
 		cfg->no_cyc = s->no_cyc;
+		cfg->drop_chunks = true;
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
+	/* the index pass touched every record's header: the run reads what
+	 * it needs again */
+	dc_perf_drop(s->pf, 0, dc_perf_file_size(s->pf));
 	ret = dc_perf_seek(s->pf, 0);
 	if (ret) {
 		snprintf(err, errlen, "%s", dc_perf_errmsg(s->pf));
@@ -895,6 +900,29 @@ static void progress(struct dc_session *s)
 	}
 }
 
+/* Memory stays flat: the file's pages below everything still to be read
+ * (each queue's next chunk, the sideband records not yet applied) go
+ * (dc_perf_drop; queues drop their own chunks as they go, too). */
+static void drop_behind(struct dc_session *s)
+{
+	uint64_t low = dc_perf_file_size(s->pf);
+
+	for (size_t i = 0; i < s->nq; i++) {
+		const uint8_t *p = dc_ptq_pending_data(s->qs[i].q);
+
+		if (p && dc_perf_offset_of(s->pf, p) < low)
+			low = dc_perf_offset_of(s->pf, p);
+	}
+	for (size_t i = s->rpos; i < s->rn; i++)
+		if (dc_perf_offset_of(s->pf, s->round[i].raw) < low)
+			low = dc_perf_offset_of(s->pf, s->round[i].raw);
+	low &= ~(uint64_t)((1u << 20) - 1);        /* in steps of 1 MiB */
+	if (low > s->dropped_off) {
+		dc_perf_drop(s->pf, s->dropped_off, low);
+		s->dropped_off = low;
+	}
+}
+
 static void collect_stats(struct dc_session *s)
 {
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
@@ -984,6 +1012,8 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		}
 		if ((s->st.events & 0xfff) == 0)
 			progress(s);
+		if ((s->st.events & 0xffff) == 0)
+			drop_behind(s);
 		ret = 0;
 	}
 out:
