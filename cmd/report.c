@@ -45,6 +45,8 @@ const char cmd_report_help[] =
 	"      --symfs DIR     look for binaries under DIR first\n"
 	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
 	"                      read from the code before it (most, not all, syscalls)\n"
+	"  -j, --jobs N        decode with N threads (default: the online CPUs);\n"
+	"                      the output is the same for every N\n"
 	"  -q, --quiet         no summary line on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -94,6 +96,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -102,7 +105,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 	int c, r;
 
 	optind = 1;
-	while ((c = cmd_getopt("report", argc, argv, "i:o:qh", opts)) != -1) {
+	while ((c = cmd_getopt("report", argc, argv, "i:o:j:qh", opts)) != -1) {
 		if (c == CMD_OPT_HELP)
 			return 0;
 		if (c == CMD_OPT_ERR)
@@ -116,6 +119,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case 'i': a->run.input = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'q': a->run.quiet = true; break;
+		case 'j':
+			if (cmd_parse_u64(optarg, &v) || !v || v > REPORT_MAX_JOBS)
+				return cmd_usage_error("report", "--jobs wants a count from 1 to %d, not '%s'",
+						       REPORT_MAX_JOBS, optarg);
+			a->run.jobs = (unsigned)v;
+			break;
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
 		case OPT_TABLE: a->table = true; break;

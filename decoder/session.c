@@ -30,6 +30,7 @@ struct sq {                        /* a queue as the session sees it */
 	uint64_t *breaks;          /* stream offsets after lost data */
 	size_t nbreaks;
 	uint64_t next_off;         /* expected offset of the next chunk */
+	uint64_t bytes;            /* AUX bytes of the queue            */
 	bool have_chunk;
 	uint32_t ctx_pid, ctx_tid; /* the last traced thread it answered */
 };
@@ -41,6 +42,13 @@ struct img {
 	struct pt_image *image;
 	uint64_t vdso_start, vdso_end;  /* the process's [vdso], if ours fits */
 	const uint8_t *vdso;            /* our own vdso's bytes */
+	uint64_t version;               /* image_build calls */
+};
+
+struct snap {                      /* an image's copy for a worker thread */
+	struct pt_image *image;
+	uint64_t vdso_start, vdso_end;
+	const uint8_t *vdso;
 };
 
 struct sbrec {                     /* a sideband record of the current round */
@@ -68,6 +76,8 @@ struct dc_session {
 	struct img **imgs;         /* stable: libipt callbacks point at them */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
+	struct snap **snaps;       /* dc_ptq image_snapshot copies          */
+	size_t nsnaps;
 
 	struct dc_hash seen;       /* tids with events */
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
@@ -128,18 +138,34 @@ static uint64_t round_page(uint64_t n)
 }
 
 /* libipt asks for memory no section holds: serve the [vdso] from ours. */
+static int vdso_read(const uint8_t *vdso, uint64_t start, uint64_t end, uint8_t *buffer,
+		     size_t size, uint64_t ip)
+{
+	size_t n;
+
+	if (!vdso || ip < start || ip >= end)
+		return -pte_nomap;
+	n = end - ip < size ? (size_t)(end - ip) : size;
+	memcpy(buffer, vdso + (ip - start), n);
+	return (int)n;
+}
+
 static int read_vdso(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 		     void *context)
 {
 	const struct img *im = context;
-	size_t n;
 
 	(void)asid;
-	if (!im->vdso || ip < im->vdso_start || ip >= im->vdso_end)
-		return -pte_nomap;
-	n = im->vdso_end - ip < size ? (size_t)(im->vdso_end - ip) : size;
-	memcpy(buffer, im->vdso + (ip - im->vdso_start), n);
-	return (int)n;
+	return vdso_read(im->vdso, im->vdso_start, im->vdso_end, buffer, size, ip);
+}
+
+static int read_vdso_snap(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+			  uint64_t ip, void *context)
+{
+	const struct snap *sn = context;
+
+	(void)asid;
+	return vdso_read(sn->vdso, sn->vdso_start, sn->vdso_end, buffer, size, ip);
 }
 
 /* Add the live executable mappings of a process to its image. */
@@ -191,6 +217,13 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 		pt_image_add_cached(im->image, s->isc, isid, NULL);
 	}
 	im->maps_gen = p->maps_gen;
+	im->version++;
+	if (im->built) {
+		/* changed in place: workers decoding ahead with a copy stop */
+		for (size_t i = 0; i < s->nq; i++)
+			if (s->qs[i].q)
+				dc_ptq_image_changed(s->qs[i].q, im->image);
+	}
 	im->built = true;
 	return 0;
 }
@@ -268,6 +301,52 @@ static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pi
 	return image_for(s, *pid, image);
 }
 
+static const struct img *img_of(const struct dc_session *s, const struct pt_image *image)
+{
+	for (size_t i = 0; i < s->nimgs; i++)
+		if (s->imgs[i]->image == image)
+			return s->imgs[i];
+	return NULL;
+}
+
+static uint64_t q_image_version(void *ctx, struct pt_image *image)
+{
+	const struct img *im = img_of(ctx, image);
+
+	return im ? im->version : 0;
+}
+
+/* A copy of image (and of its [vdso]) that a worker thread can decode
+ * with while this one rebuilds the original; kept until close. */
+static struct pt_image *q_image_snapshot(void *ctx, struct pt_image *image)
+{
+	struct dc_session *s = ctx;
+	const struct img *im = img_of(s, image);
+	struct snap *sn, **n;
+
+	n = realloc(s->snaps, (s->nsnaps + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->snaps = n;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return NULL;
+	sn->image = pt_image_alloc(NULL);
+	if (!sn->image || pt_image_copy(sn->image, image) < 0) {
+		pt_image_free(sn->image);
+		free(sn);
+		return NULL;
+	}
+	if (im) {
+		sn->vdso = im->vdso;
+		sn->vdso_start = im->vdso_start;
+		sn->vdso_end = im->vdso_end;
+	}
+	pt_image_set_callback(sn->image, read_vdso_snap, sn);
+	s->snaps[s->nsnaps++] = sn;
+	return sn->image;
+}
+
 static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
 	struct dc_session *s = ctx;
@@ -322,7 +401,8 @@ static struct sq *queue_get(struct dc_session *s, const struct dc_rec_auxtrace *
 static int queue_decoder(struct dc_session *s, struct sq *q)
 {
 	struct dc_ptq_config cfg = { 0 };
-	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing };
+	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing, q_image_snapshot,
+				  q_image_version };
 
 	cfg.idx = q->idx;
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
@@ -471,6 +551,7 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 			return -ENOMEM;
 		q->have_chunk = true;
 		q->next_off = a->offset + a->size;
+		q->bytes += a->size;
 		s->st.bytes_total += a->size;
 	} else if (rec->type == PERF_RECORD_AUX && rec->parsed &&
 		   (rec->aux.flags & PERF_AUX_FLAG_TRUNCATED)) {
@@ -585,6 +666,24 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
+	/* the largest jobs - 1 queues decode ahead in worker threads */
+	for (unsigned k = 1; k < s->opts.jobs; k++) {
+		struct dc_ptq_config *best = NULL;
+		uint64_t most = 0;
+
+		for (size_t i = 0; i < s->nq; i++) {
+			struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
+
+			if (!cfg->ahead && s->qs[i].bytes > most) {
+				most = s->qs[i].bytes;
+				best = cfg;
+			}
+		}
+		if (!best)
+			break;
+		best->ahead = true;
+		best->ahead_eager = s->opts.ahead_eager;
+	}
 	/* the index pass touched every record's header: the run reads what
 	 * it needs again */
 	dc_perf_drop(s->pf, 0, dc_perf_file_size(s->pf));
@@ -612,6 +711,11 @@ void dc_session_close(struct dc_session *s)
 		free(s->imgs[i]);
 	}
 	free(s->imgs);
+	for (size_t i = 0; i < s->nsnaps; i++) {
+		pt_image_free(s->snaps[i]->image);
+		free(s->snaps[i]);
+	}
+	free(s->snaps);
 	pt_image_free(s->empty_image);
 	pt_iscache_free(s->isc);
 	dc_symbols_free(s->sym);
@@ -925,8 +1029,10 @@ static void drop_behind(struct dc_session *s)
 
 static void collect_stats(struct dc_session *s)
 {
+	uint64_t w, d;
+
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
-	s->st.syncs = 0;
+	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
 
@@ -936,6 +1042,9 @@ static void collect_stats(struct dc_session *s)
 		s->st.lost_truncated += st.lost_truncated;
 		s->st.lost_decode += st.lost_decode;
 		s->st.syncs += st.syncs;
+		dc_ptq_ahead_stats(s->qs[i].q, &w, &d);
+		s->st.ahead_windows += w;
+		s->st.ahead_deviations += d;
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);

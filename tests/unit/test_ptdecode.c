@@ -174,7 +174,7 @@ struct evlist {
 /* MTC/CYC decoding parameters for the timing tests (NULL: none). */
 static const struct pt_config *timing_cfg;
 
-static const struct dc_ptq_ops ops = { t_context, t_func_range, NULL };
+static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_func_range };
 
 /* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
 static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
