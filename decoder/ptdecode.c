@@ -1057,7 +1057,11 @@ static int end_window(struct dc_ptq *q, bool at_stop)
  * decoder of the owner's own, whatever the worker did. */
 
 enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
-enum { AH_RING = 4096, AH_BATCH = 64 };
+/* Records in the ring; each side publishes its position every AH_BATCH
+ * records, and a side that had to wait is woken only once AH_WAKE records
+ * (or free slots) are there for it, or at a window's end: a few thousand
+ * futex calls per second, not one per batch. */
+enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
 
 struct rwin {                      /* a window the worker built           */
 	uint8_t *buf;              /* owned: the taker frees it            */
@@ -1084,6 +1088,7 @@ struct ahead {
 	_Atomic size_t head;       /* records published by the worker      */
 	_Atomic size_t tail;       /* records the owner has taken          */
 	atomic_bool pwait, cwait, cancel;
+	_Atomic size_t pwant, cwant;  /* wake the waiting side at this count */
 	size_t lhead, tail_seen;   /* worker side                          */
 	size_t ltail, head_seen;   /* owner side                           */
 	/* the worker's own state */
@@ -1105,10 +1110,10 @@ static void ah_wake(struct ahead *a)
 	pthread_mutex_unlock(&a->mu);
 }
 
-static void ah_publish(struct ahead *a)
+static void ah_publish(struct ahead *a, bool force)
 {
 	atomic_store(&a->head, a->lhead);
-	if (atomic_load(&a->cwait))
+	if (atomic_load(&a->cwait) && (force || a->lhead >= atomic_load(&a->cwant)))
 		ah_wake(a);
 }
 
@@ -1120,8 +1125,9 @@ static struct rrec *ah_slot(struct ahead *a)
 	if (a->lhead - a->tail_seen >= AH_RING) {
 		a->tail_seen = atomic_load(&a->tail);
 		if (a->lhead - a->tail_seen >= AH_RING) {
-			ah_publish(a);
+			ah_publish(a, true);
 			pthread_mutex_lock(&a->mu);
+			atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
 			atomic_store(&a->pwait, true);
 			while ((a->tail_seen = atomic_load(&a->tail), a->lhead - a->tail_seen >= AH_RING) &&
 			       !atomic_load(&a->cancel))
@@ -1139,7 +1145,7 @@ static void ah_commit(struct ahead *a, bool now)
 {
 	a->lhead++;
 	if (now || a->lhead % AH_BATCH == 0)
-		ah_publish(a);
+		ah_publish(a, now);
 }
 
 /* The decoder's state after a call. */
@@ -1284,7 +1290,7 @@ static void *ah_main(void *arg)
 		if (kind != RK_WIN || !ah_decode(a, &w))
 			break;
 	}
-	ah_publish(a);
+	ah_publish(a, true);
 	return NULL;
 }
 
@@ -1296,6 +1302,7 @@ static struct rrec *ah_peek(struct ahead *a)
 		if (a->ltail == a->head_seen) {
 			atomic_store(&a->tail, a->ltail);
 			pthread_mutex_lock(&a->mu);
+			atomic_store(&a->cwant, a->ltail + AH_WAKE);
 			atomic_store(&a->cwait, true);
 			if (atomic_load(&a->pwait))
 				pthread_cond_broadcast(&a->cv);
@@ -1313,7 +1320,7 @@ static void ah_pop(struct ahead *a)
 	a->ltail++;
 	if (a->ltail % AH_BATCH == 0) {
 		atomic_store(&a->tail, a->ltail);
-		if (atomic_load(&a->pwait))
+		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant))
 			ah_wake(a);
 	}
 }
