@@ -1176,7 +1176,8 @@ static void ah_window(struct ahead *a, struct rrec *r)
 		r->kind = RK_FAIL;
 		return;
 	}
-	memcpy(buf, a->carry, a->carry_len);
+	if (a->carry_len)
+		memcpy(buf, a->carry, a->carry_len);
 	len = a->carry_len;
 	for (size_t i = first; i < last; i++) {
 		memcpy(buf + len, a->chunks[i].data, a->chunks[i].size);
