@@ -766,7 +766,7 @@ static int cmp_sbrec(const void *a, const void *b)
 static int load_round(struct dc_session *s)
 {
 	struct dc_perf_record rec;
-	uint64_t round_max = 0;
+	uint64_t round_max = 0, from = UINT64_MAX, to = 0;
 	int ret;
 
 	/* drop what was delivered */
@@ -786,6 +786,9 @@ static int load_round(struct dc_session *s)
 			s->sb_eof = true;
 			break;
 		}
+		if (from == UINT64_MAX)
+			from = rec.offset;
+		to = rec.offset + rec.total_size;
 		if (rec.type == PERF_RECORD_FINISHED_ROUND)
 			break;
 		if (!is_sideband(rec.type) || !rec.parsed)
@@ -808,6 +811,11 @@ static int load_round(struct dc_session *s)
 			round_max = s->round[s->rn].time;
 		s->rn++;
 	}
+	/* Reading the headers mapped their pages (and the pages around):
+	 * without FINISHED_ROUND records that is the whole file at once. The
+	 * records kept are read again from the file when applied. */
+	if (to > from && to - from >= (1u << 20))
+		dc_perf_drop(s->pf, from, to);
 	if (s->rn > 1)
 		qsort(s->round, s->rn, sizeof(*s->round), cmp_sbrec);
 	if (s->sb_eof) {

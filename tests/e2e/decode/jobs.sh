@@ -38,6 +38,14 @@ same() {
 	done
 }
 
+# bad counts: one line, exit 2, nothing written
+for v in 0 x 1025 -1 ""; do
+	rm -f bad.out
+	expect_rc 2 "report -j '$v' is refused" -- "$PTFLAME" report -j "$v" -i /dev/null -o bad.out
+	[ "$(wc -l <err)" -eq 1 ] && grep -q -- "--jobs" err && [ ! -e bad.out ] ||
+		fail "report -j '$v': want one line naming --jobs and no output: $(cat err)"
+done
+
 # the synthetic trace: 6 MiB in 1 MiB chunks, one window each
 "$DC_PTENC_BENCH" -s 6 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
 rm -f raw.bin
