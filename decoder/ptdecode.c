@@ -1435,8 +1435,7 @@ static int ahead_open(struct dc_ptq *q)
 		return 0;
 	}
 	if (r->kind != RK_WIN) {
-		/* out of memory there: on here, from the worker's start (the
-		 * carry it took is lost with it: decode errors, not events) */
+		/* the worker ran out of memory: fatal, as it is here */
 		ah_pop(q->ah);
 		ahead_stop(q);
 		q->ah_wait = UINT64_MAX;
