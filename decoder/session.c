@@ -573,11 +573,19 @@ static int index_file(struct dc_session *s)
 {
 	struct dc_perf_record rec;
 	struct index_state is = { 0 };
+	uint64_t dropped = 0;
 	int ret, err = 0;
 
-	while ((ret = dc_perf_next(s->pf, &rec)) > 0)
+	while ((ret = dc_perf_next(s->pf, &rec)) > 0) {
 		if ((err = index_record(s, &rec, &is)))
 			break;
+		/* reading each header maps its pages (and those around it):
+		 * gone as the pass moves on, so memory stays flat */
+		if (rec.offset - dropped >= (16u << 20)) {
+			dc_perf_drop(s->pf, dropped, rec.offset);
+			dropped = rec.offset;
+		}
+	}
 	if (!err && ret < 0) {
 		set_err(s, "%s", dc_perf_errmsg(s->pf));
 		err = ret;
@@ -789,6 +797,10 @@ static int load_round(struct dc_session *s)
 		if (from == UINT64_MAX)
 			from = rec.offset;
 		to = rec.offset + rec.total_size;
+		if (to - from >= (16u << 20)) {
+			dc_perf_drop(s->pf, from, rec.offset);
+			from = rec.offset;
+		}
 		if (rec.type == PERF_RECORD_FINISHED_ROUND)
 			break;
 		if (!is_sideband(rec.type) || !rec.parsed)
