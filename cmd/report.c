@@ -65,6 +65,8 @@ const char cmd_report_help[] =
 	"                      even where its code cannot be decoded\n"
 	"      --syscall-names name [kernel] frames by syscall where the number can be\n"
 	"                      read from the code before it (most, not all, syscalls)\n"
+	"  -j, --jobs N        decode with N threads (default: the online CPUs);\n"
+	"                      the output is the same for every N\n"
 	"  -q, --quiet         no summary line on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -124,6 +126,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "slowest", required_argument, NULL, OPT_SLOWEST },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -133,7 +136,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 	int c, r;
 
 	optind = 1;
-	while ((c = cmd_getopt("report", argc, argv, "i:o:k:qh", opts)) != -1) {
+	while ((c = cmd_getopt("report", argc, argv, "i:o:k:j:qh", opts)) != -1) {
 		if (c == CMD_OPT_HELP)
 			return 0;
 		if (c == CMD_OPT_ERR)
@@ -147,6 +150,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case 'i': a->run.input = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'q': a->run.quiet = true; break;
+		case 'j':
+			if (cmd_parse_u64(optarg, &v) || !v || v > REPORT_MAX_JOBS)
+				return cmd_usage_error("report", "--jobs wants a count from 1 to %d, not '%s'",
+						       REPORT_MAX_JOBS, optarg);
+			a->run.jobs = (unsigned)v;
+			break;
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;
 		case OPT_TIMELINE: a->timeline = optarg; break;

@@ -379,12 +379,19 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.kallsyms = opt->kallsyms,
 		.inline_frames = !opt->sr.no_inline,
 		.ctx = r,
+		.jobs = opt->jobs,
 	};
 	struct dc_session_stats st;
 	struct dc_symbols *syms;
 	int ret;
 
 	const char *path = report_src_path(&r->src, err, errlen);
+
+	if (!so.jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		so.jobs = n < 1 ? 1 : n > REPORT_MAX_JOBS ? REPORT_MAX_JOBS : (unsigned)n;
+	}
 
 	if (!path)
 		return -EIO;

@@ -31,7 +31,9 @@ struct report_opts {
 	bool syscall_names;      /* "[kernel] NAME" where the syscall number
 	                            can be read from the code (PT has none) */
 	const char *cmd;         /* command name for messages           */
+	unsigned jobs;           /* decoding threads (0: the online CPUs) */
 };
+#define REPORT_MAX_JOBS 1024
 
 /* What the summary line says. */
 struct report_summary {

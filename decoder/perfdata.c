@@ -666,6 +666,29 @@ const char *dc_perf_errmsg(const struct dc_perf_file *f) { return f->errmsg; }
 const char *dc_perf_path(const struct dc_perf_file *f) { return f->path; }
 const struct pf_file_header *dc_perf_header(const struct dc_perf_file *f) { return &f->hdr; }
 uint64_t dc_perf_file_size(const struct dc_perf_file *f) { return f->size; }
+
+void dc_drop_pages(const void *p, uint64_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + (uintptr_t)len + pg - 1) & ~(pg - 1);
+
+	if (len && e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+void dc_perf_drop(const struct dc_perf_file *f, uint64_t from, uint64_t to)
+{
+	if (to > f->size)
+		to = f->size;
+	if (f->map && from < to)
+		dc_drop_pages(f->map + from, to - from);
+}
+
+uint64_t dc_perf_offset_of(const struct dc_perf_file *f, const void *p)
+{
+	return (uint64_t)((const uint8_t *)p - f->map);
+}
 size_t dc_perf_nr_attrs(const struct dc_perf_file *f) { return f->nr_attrs; }
 
 const struct dc_perf_attr *dc_perf_attr_at(const struct dc_perf_file *f, size_t i)

@@ -181,6 +181,16 @@ const char *dc_perf_path(const struct dc_perf_file *f);
 
 const struct pf_file_header *dc_perf_header(const struct dc_perf_file *f);
 uint64_t dc_perf_file_size(const struct dc_perf_file *f);
+/* Memory: the file is mapped read-only and never written, so pages that
+ * were read can be dropped from the process (MADV_DONTNEED) at any time;
+ * touched again they are read back from the file. dc_perf_drop drops the
+ * pages of file bytes [from, to), dc_drop_pages those of [p, p + len) of
+ * such a mapping (both rounded out to whole pages), so that peak memory
+ * does not grow with the file. */
+void dc_perf_drop(const struct dc_perf_file *f, uint64_t from, uint64_t to);
+void dc_drop_pages(const void *p, uint64_t len);
+/* File offset of p, a pointer into the mapping (a record's raw bytes). */
+uint64_t dc_perf_offset_of(const struct dc_perf_file *f, const void *p);
 
 size_t dc_perf_nr_attrs(const struct dc_perf_file *f);
 const struct dc_perf_attr *dc_perf_attr_at(const struct dc_perf_file *f, size_t i);

@@ -17,6 +17,8 @@
  * nothing is lost at chunk borders.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +32,15 @@ enum { RETS_MAX = 64 };
  * in a loop of direct jumps (a damaged trace sent it there) and would run
  * for ever. Real code takes a conditional or indirect branch long before. */
 enum { STALL_INSNS = 1 << 22 };
+/* Entries of the per-queue cache of branch instructions (code_at). */
+enum { CODE_CACHE = 4096 };
+
+struct code_ent {
+	uint64_t ip;
+	int isid;                  /* 0: empty                               */
+	uint8_t call_len;
+	bool indirect;
+};
 
 struct pending {
 	bool valid;
@@ -72,6 +83,7 @@ struct dc_ptq {
 
 	struct dc_ptq_chunk *chunks;
 	size_t nchunks, cap_chunks, next_chunk;
+	size_t dropped;            /* chunks [0, dropped) are done with      */
 
 	/* the window */
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
@@ -114,6 +126,7 @@ struct dc_ptq {
 	uint64_t il_lo, il_hi;
 	struct dc_insn_counter *insns;
 	uint64_t last_ns;
+	uint64_t last_tsc;         /* the TSC last_ns was made from (now_ns) */
 	uint64_t last_push;        /* events leave in time order            */
 	/* Times between timing packets, by instruction count: an anchor is
 	 * (instructions so far, exact time); branches between two anchors get
@@ -159,6 +172,25 @@ struct dc_ptq {
 	bool done;
 
 	struct dc_ptq_stats st;
+	struct code_ent code[CODE_CACHE];
+
+	/* decoding ahead (dc_ptq_config.ahead; see "ahead" below) */
+	bool wopen;                /* a window is open (decoder or replay)  */
+	struct ahead *ah;          /* the worker, while it runs             */
+	bool rp;                   /* this window is replayed from ah       */
+	bool rp_stale;             /* the image changed during the replay   */
+	struct pt_image *rp_img;   /* the snapshot the worker decodes with, */
+	struct pt_image *rp_src;   /* ... taken of this image               */
+	uint64_t rp_ver;           /* ... at this version                   */
+	uint8_t *rp_buf;           /* the replayed window's bytes (owned)   */
+	uint8_t *rp_ops;           /* the ops replayed in this window       */
+	size_t rp_nops, rp_capops;
+	int rp_time_ret, rp_off_ret, rp_soff_ret;
+	uint64_t rp_tsc, rp_off, rp_soff;
+	int fatal;                 /* -ENOMEM met inside a decoder op       */
+	uint32_t ah_devs;          /* windows that went back to this thread */
+	uint64_t ah_wait;          /* windows to decode here before a restart */
+	uint64_t ah_windows;       /* windows replayed                      */
 };
 
 static const uint8_t psb_pattern[16] = {
@@ -180,10 +212,15 @@ struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_o
 	return q;
 }
 
+static void ahead_stop(struct dc_ptq *q);
+
 void dc_ptq_free(struct dc_ptq *q)
 {
 	if (!q)
 		return;
+	ahead_stop(q);
+	free(q->rp_buf);
+	free(q->rp_ops);
 	if (q->dec)
 		pt_blk_free_decoder(q->dec);
 	dc_insn_counter_free(q->insns);
@@ -244,6 +281,20 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
 void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
 void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
+
+const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q)
+{
+	return q->dropped < q->nchunks ? q->chunks[q->dropped].data : NULL;
+}
+
+/* Chunks before `upto` are decoded (or copied into the window): their
+ * pages may go (see dc_ptq_config.drop_chunks). */
+static void drop_chunks(struct dc_ptq *q, size_t upto)
+{
+	for (; q->dropped < upto; q->dropped++)
+		if (q->cfg.drop_chunks)
+			dc_drop_pages(q->chunks[q->dropped].data, q->chunks[q->dropped].size);
+}
 
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
 {
@@ -660,13 +711,16 @@ static int push_at(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t to, 
 	return 0;
 }
 
-/* The decoder's current time in ns (never going back). */
+/* The decoder's current time in ns (never going back). The conversion
+ * is done once per distinct TSC (most blocks bring no new time). */
+static int d_time(struct dc_ptq *q, uint64_t *tsc);
+
 static uint64_t now_ns(struct dc_ptq *q)
 {
 	uint64_t tsc, ns;
-	uint32_t lost_mtc, lost_cyc;
 
-	if (q->dec && pt_blk_time(q->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+	if (q->wopen && d_time(q, &tsc) >= 0 && tsc && tsc != q->last_tsc) {
+		q->last_tsc = tsc;
 		ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc);
 		if (ns > q->last_ns)
 			q->last_ns = ns;
@@ -716,15 +770,12 @@ static bool insn_prefix(uint8_t c)
 	       c == 0x26 || c == 0x36 || c == 0x64 || c == 0x65 || (c >= 0x40 && c <= 0x4f);
 }
 
-/* Length of the near call at ip (e8 rel32 or ff /2), 0 if unknown. */
-static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
+/* Length of the near call in b[0, n) (e8 rel32 or ff /2), 0 if unknown. */
+static unsigned call_len_of(const uint8_t *b, int n)
 {
-	uint8_t b[15];
-	int n = 0, i = 0;
+	int i = 0;
 	unsigned mod, rm, len;
 
-	if (q->cfg.iscache && p->isid > 0)
-		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), p->isid, p->end_ip);
 	while (i < n && insn_prefix(b[i]))
 		i++;
 	if (i >= n)
@@ -748,6 +799,46 @@ static unsigned call_len(const struct dc_ptq *q, const struct pending *p)
 	else if (mod == 2 || (mod == 0 && rm == 5))
 		len += 4;
 	return len;
+}
+
+/* Is the branch in b[0, n) indirect (its first opcode byte 0xff, within
+ * the first 8 bytes)? */
+static bool indirect_of(const uint8_t *b, int n)
+{
+	for (int i = 0; i < n && i < 8; i++)
+		if (!insn_prefix(b[i]))
+			return b[i] == 0xff;
+	return false;
+}
+
+/* What the branch instruction at ip of section isid is: its call length
+ * and whether it is indirect, read once per distinct (isid, ip) and kept
+ * in a small direct-mapped cache (a section's bytes never change), so the
+ * hot path does not go through the section cache's lock for every call. */
+static const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
+{
+	struct code_ent *e = &q->code[(ip ^ (ip >> 12) ^ (uint64_t)isid * 0x9e37u) &
+				      (CODE_CACHE - 1)];
+	uint8_t b[15];
+	int n = 0;
+
+	if (e->isid == isid && e->ip == ip)
+		return e;
+	if (q->cfg.iscache && isid > 0)
+		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), isid, ip);
+	e->ip = ip;
+	e->isid = isid;
+	e->call_len = (uint8_t)call_len_of(b, n);
+	e->indirect = indirect_of(b, n);
+	return e;
+}
+
+/* Length of the near call at the pending branch, 0 if unknown. */
+static unsigned call_len(struct dc_ptq *q, const struct pending *p)
+{
+	if (!q->cfg.iscache || p->isid <= 0)
+		return 0;
+	return code_at(q, p->isid, p->end_ip)->call_len;
 }
 
 /* Where the pending branch went, when the code or the calls seen tell
@@ -1186,16 +1277,55 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 	return any;
 }
 
-/* Apply the fix to the window (copying it first when it is a chunk). */
-static int fix_window_cyc(struct dc_ptq *q, size_t len)
+/* Is there an MTC packet in buf (before lim)? */
+static bool has_mtc(const struct pt_config *base, const uint8_t *buf, size_t lim)
 {
-	size_t lim = q->stop_off ? q->stop_off : len;
-	int coarse = -1;   /* MTC without CYC: 1; CYC: 0; neither: -1 */
-	bool fix = cyc_fix_scan(&q->cfg.pt, q->win, lim, NULL, &coarse);
+	struct pt_config pc = *base;
+	struct pt_packet_decoder *pd;
+	struct pt_packet pkt;
+	bool found = false;
+	int ret;
 
-	/* (a window without either keeps the last one's clock; once a CYC
-	 * was seen, the clock is fine: a window of a CYC trace that happens
-	 * to hold none, say one cut short by an overflow, is no coarse one) */
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)buf;
+	pc.end = (uint8_t *)buf + lim;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return false;
+	ret = pt_pkt_sync_forward(pd);
+	while (ret >= 0 && !found) {
+		ret = pt_pkt_next(pd, &pkt, sizeof(pkt));
+		if (ret < 0)
+			ret = pt_pkt_sync_forward(pd);
+		else
+			found = pkt.type == ppt_mtc;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
+}
+
+/* A window's clock: 1 MTC without CYC (coarse), 0 CYC, -1 neither; *fix:
+ * its CYC needs fixing (cyc_fix_scan). A recording whose config has no
+ * CYC needs no fix, and only the first MTC is looked for. */
+static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t lim,
+			bool no_cyc, bool *fix)
+{
+	int coarse = -1;
+
+	if (no_cyc) {
+		*fix = false;
+		return has_mtc(pc, buf, lim) ? 1 : -1;
+	}
+	*fix = cyc_fix_scan(pc, buf, lim, NULL, &coarse);
+	return coarse;
+}
+
+/* The queue's clock from a window's (window_clock). A window without
+ * either keeps the last one's clock; once a CYC was seen, the clock is
+ * fine: a window of a CYC trace that happens to hold none, say one cut
+ * short by an overflow, is no coarse one. */
+static void set_clock(struct dc_ptq *q, int coarse)
+{
 	if (coarse == 0)
 		q->saw_cyc = true;
 	if (coarse >= 0 && !q->saw_cyc && q->coarse != (coarse == 1)) {
@@ -1205,6 +1335,15 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		anchor(q, q->icount, q->a_t);
 		q->coarse = false;
 	}
+}
+
+/* Apply the fix to the window (copying it first when it is a chunk). */
+static int fix_window_cyc(struct dc_ptq *q, size_t len)
+{
+	size_t lim = q->stop_off ? q->stop_off : len;
+	bool fix;
+
+	set_clock(q, window_clock(&q->cfg.pt, q->win, lim, q->cfg.no_cyc, &fix));
 	if (!fix)
 		return 0;
 	if (q->win != q->wbuf) {
@@ -1219,38 +1358,70 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 	return 0;
 }
 
-/* Build the next window and a decoder over it. 1 opened, 0 no more data. */
-static int open_window(struct dc_ptq *q)
+/* Which chunks the window from chunk `first` takes (after *len bytes of
+ * carry): up to one whose data has a PSB after offset 0 (when more
+ * contiguous data follows) or to a loss. Returns the chunk after the
+ * last; *len: the window's bytes, *stop: its stop PSB (0: none). */
+static size_t window_span(const struct dc_ptq_chunk *chunks, size_t nchunks, size_t first,
+			  size_t *len, size_t *stop)
 {
-	size_t first = q->next_chunk, last = first, len = q->carry_len;
-	struct pt_config cfg;
-	int ret;
+	size_t last = first;
 
-	if (first >= q->nchunks && !q->carry_len)
-		return 0;
-	/* Which chunks: up to one whose data has a PSB after offset 0 (when
-	 * more contiguous data follows) or to a loss. */
-	q->stop_off = 0;
-	while (last < q->nchunks) {
-		const struct dc_ptq_chunk *c = &q->chunks[last];
+	*stop = 0;
+	while (last < nchunks) {
+		const struct dc_ptq_chunk *c = &chunks[last];
 
-		if (len && c->lost_before)
+		if (*len && c->lost_before)
 			break;
-		len += c->size;
+		*len += c->size;
 		last++;
-		if (last < q->nchunks && !q->chunks[last].lost_before) {
+		if (last < nchunks && !chunks[last].lost_before) {
 			/* Stop at the chunk's last PSB if it lies past the
 			 * window's start (a PSB straddling two chunks is not
 			 * seen: the window just grows to a later one). */
-			size_t base = len - c->size;
+			size_t base = *len - c->size;
 			long p = last_psb(c->data, c->size, base ? 0 : 1);
 
 			if (p >= 0) {
-				q->stop_off = base + (size_t)p;
+				*stop = base + (size_t)p;
 				break;
 			}
 		}
 	}
+	return last;
+}
+
+static int ahead_open(struct dc_ptq *q);
+
+/* A block decoder over buf[0, len) as every window gets one. */
+static struct pt_block_decoder *new_decoder(const struct pt_config *base, const uint8_t *buf,
+					    size_t len)
+{
+	struct pt_config cfg = *base;
+
+	cfg.size = sizeof(cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	/* a tick event at each branch whose packet brought a new time */
+	cfg.flags.variant.block.enable_tick_events = 1;
+	return pt_blk_alloc_decoder(&cfg);
+}
+
+/* Build the next window and a decoder over it. 1 opened, 0 no more data. */
+static int open_window(struct dc_ptq *q)
+{
+	size_t first = q->next_chunk, last = first, len = q->carry_len;
+	int ret;
+
+	if ((q->ah || q->cfg.ahead) && (ret = ahead_open(q)) != 2)
+		return ret;
+	if (first >= q->nchunks && !q->carry_len) {
+		drop_chunks(q, q->nchunks);
+		return 0;
+	}
+	last = window_span(q->chunks, q->nchunks, first, &len, &q->stop_off);
 	if (!len)
 		return 0;
 	if (!q->carry_len && last == first + 1) {
@@ -1269,6 +1440,9 @@ static int open_window(struct dc_ptq *q)
 		}
 		q->win = q->wbuf;
 	}
+	/* the carry and these chunks are in wbuf now; a zero-copy window
+	 * still needs its chunk */
+	drop_chunks(q, q->win == q->wbuf ? last : first);
 	for (size_t i = first; i < last; i++)
 		q->st.bytes += q->chunks[i].size;
 	q->win_len = len;
@@ -1278,22 +1452,19 @@ static int open_window(struct dc_ptq *q)
 	q->st.windows++;
 	if ((ret = fix_window_cyc(q, len)))
 		return ret;
-
-	cfg = q->cfg.pt;
-	cfg.size = sizeof(cfg);
-	cfg.begin = (uint8_t *)q->win;
-	cfg.end = (uint8_t *)q->win + len;
-	cfg.flags.variant.block.end_on_call = 1;
-	cfg.flags.variant.block.end_on_jump = 1;
-	/* a tick event at each branch whose packet brought a new time */
-	cfg.flags.variant.block.enable_tick_events = 1;
-	q->dec = pt_blk_alloc_decoder(&cfg);
+	if (q->rp_buf && q->win != q->rp_buf) {
+		/* (a replayed window's carry was copied above) */
+		free(q->rp_buf);
+		q->rp_buf = NULL;
+	}
+	q->dec = new_decoder(&q->cfg.pt, q->win, len);
 	if (!q->dec)
 		return -ENOMEM;
 	if (q->image)
 		pt_blk_set_image(q->dec, q->image);
 	q->synced = false;
 	q->started = true;
+	q->wopen = true;
 	return 1;
 }
 
@@ -1314,6 +1485,9 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 	}
 	pt_blk_free_decoder(q->dec);
 	q->dec = NULL;
+	q->wopen = false;
+	q->rp = false;
+	q->rp_nops = 0;
 	q->synced = false;
 	if (!at_stop && q->next_chunk < q->nchunks) {
 		/* the next chunk starts after lost data */
@@ -1321,6 +1495,600 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 		ret = lost(q, DC_LOST_TRUNCATED, 0, q->last_ns);
 	}
 	return ret;
+}
+
+/* ---- ahead: libipt in a worker thread ------------------------------------
+ *
+ * With dc_ptq_config.ahead, a worker thread builds the queue's coming
+ * windows (the same chunks, carry and CYC fix as open_window) and runs the
+ * block decoder over them the way step() does when nothing special
+ * happens: sync, the pending events, a block, again; resync after an
+ * error; the window ends at its stop PSB's MODE.Exec, at the end of its
+ * data or when no PSB is left. Each call's result goes into a ring, with
+ * the decoder's time and offset after it (a record). The owner's thread
+ * runs everything else as before, taking each decoder call's result from
+ * the next record (the d_* functions) instead of libipt.
+ *
+ * The worker cannot know the sideband: it decodes with a snapshot of the
+ * image the queue had when it started. When the owner's thread does what
+ * the worker did not (a context point brings another image or the image
+ * changed, the decoder is rebuilt to resume at a TIP.PGE, a stalled
+ * decoder resyncs), the window "goes live": a decoder of its own over the
+ * same bytes repeats the calls replayed so far (their results are the
+ * same: same bytes, same image) and takes the new image; the worker is
+ * stopped and restarted at a later window (after 2, 4, 8.. windows decoded
+ * here, as often as that happens). So the events are exactly those of a
+ * decoder of the owner's own, whatever the worker did. */
+
+enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
+/* Records in the ring; each side publishes its position every AH_BATCH
+ * records, and a side that had to wait is woken only once AH_WAKE records
+ * (or free slots) are there for it, or at a window's end: a few thousand
+ * futex calls per second, not one per batch. */
+enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
+
+struct rwin {                      /* a window the worker built           */
+	uint8_t *buf;              /* owned: the taker frees it            */
+	size_t len, stop_off, next_chunk;
+	uint64_t bytes;            /* chunk bytes in it (stats)            */
+	int8_t clock;              /* its window_clock                     */
+};
+
+struct rrec {
+	uint8_t kind;
+	int status;                /* the call's return                    */
+	int time_ret, off_ret, soff_ret;
+	uint64_t tsc, off, soff;   /* time, offset, sync offset after it   */
+	union {
+		struct pt_block b;
+		struct pt_event ev;
+		struct rwin w;
+	} u;
+};
+
+struct ahead {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	_Atomic size_t head;       /* records published by the worker      */
+	_Atomic size_t tail;       /* records the owner has taken          */
+	atomic_bool pwait, cwait, cancel;
+	_Atomic size_t pwant, cwant;  /* wake the waiting side at this count */
+	size_t lhead, tail_seen;   /* worker side                          */
+	size_t ltail, head_seen;   /* owner side                           */
+	/* the worker's own state */
+	const struct dc_ptq_chunk *chunks;
+	size_t nchunks, next_chunk;
+	struct pt_config pt;
+	bool no_cyc;
+	struct pt_image *image;
+	const uint8_t *carry;      /* in the last window's buffer or carry0 */
+	size_t carry_len;
+	uint8_t *carry0;           /* the owner's carry at the start       */
+	struct rrec ring[AH_RING];
+};
+
+static void ah_wake(struct ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void ah_publish(struct ahead *a, bool force)
+{
+	atomic_store(&a->head, a->lhead);
+	if (atomic_load(&a->cwait) && (force || a->lhead >= atomic_load(&a->cwant)))
+		ah_wake(a);
+}
+
+/* The next free record, waiting for room; NULL when cancelled. */
+static struct rrec *ah_slot(struct ahead *a)
+{
+	if (atomic_load_explicit(&a->cancel, memory_order_relaxed))
+		return NULL;
+	if (a->lhead - a->tail_seen >= AH_RING) {
+		a->tail_seen = atomic_load(&a->tail);
+		if (a->lhead - a->tail_seen >= AH_RING) {
+			ah_publish(a, true);
+			pthread_mutex_lock(&a->mu);
+			atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
+			atomic_store(&a->pwait, true);
+			while ((a->tail_seen = atomic_load(&a->tail), a->lhead - a->tail_seen >= AH_RING) &&
+			       !atomic_load(&a->cancel))
+				pthread_cond_wait(&a->cv, &a->mu);
+			atomic_store(&a->pwait, false);
+			pthread_mutex_unlock(&a->mu);
+			if (atomic_load(&a->cancel))
+				return NULL;
+		}
+	}
+	return &a->ring[a->lhead % AH_RING];
+}
+
+static void ah_commit(struct ahead *a, bool now)
+{
+	a->lhead++;
+	if (now || a->lhead % AH_BATCH == 0)
+		ah_publish(a, now);
+}
+
+/* The decoder's state after a call. */
+static void ah_state(struct pt_block_decoder *dec, struct rrec *r)
+{
+	uint32_t lost_mtc, lost_cyc;
+
+	r->tsc = r->off = 0;
+	r->time_ret = pt_blk_time(dec, &r->tsc, &lost_mtc, &lost_cyc);
+	r->off_ret = pt_blk_get_offset(dec, &r->off);
+}
+
+/* The next window, as open_window builds it, into r. */
+static void ah_window(struct ahead *a, struct rrec *r)
+{
+	size_t first = a->next_chunk, len = a->carry_len, stop, last;
+	uint64_t bytes = 0;
+	int wclock = -1;
+	uint8_t *buf;
+
+	r->kind = RK_END;
+	if (first >= a->nchunks && !a->carry_len)
+		return;
+	last = window_span(a->chunks, a->nchunks, first, &len, &stop);
+	if (!len)
+		return;
+	buf = malloc(len);
+	if (!buf) {
+		r->kind = RK_FAIL;
+		return;
+	}
+	if (a->carry_len)
+		memcpy(buf, a->carry, a->carry_len);
+	len = a->carry_len;
+	for (size_t i = first; i < last; i++) {
+		memcpy(buf + len, a->chunks[i].data, a->chunks[i].size);
+		len += a->chunks[i].size;
+		bytes += a->chunks[i].size;
+	}
+	{
+		size_t lim = stop ? stop : len;
+		bool fix;
+
+		wclock = window_clock(&a->pt, buf, lim, a->no_cyc, &fix);
+		if (fix)
+			cyc_fix_scan(&a->pt, buf, lim, buf, NULL);
+	}
+	a->next_chunk = last;
+	r->kind = RK_WIN;
+	r->u.w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last,
+				.bytes = bytes, .clock = (int8_t)wclock };
+}
+
+/* Decode window w as step() does; false: stop (cancelled, no memory). */
+static bool ah_decode(struct ahead *a, const struct rwin *w)
+{
+	struct pt_block_decoder *dec = new_decoder(&a->pt, w->buf, w->len);
+	size_t psb_left = 0;
+	bool synced = false, at_stop = false;
+	int status = 0;
+	struct rrec *r;
+
+	if (!dec) {
+		if ((r = ah_slot(a))) {
+			r->kind = RK_FAIL;
+			ah_commit(a, true);
+		}
+		return false;
+	}
+	if (a->image)
+		pt_blk_set_image(dec, a->image);
+	for (;;) {
+		bool psb_end = false;
+		int st;
+
+		if (!(r = ah_slot(a)))
+			break;
+		if (!synced) {
+			uint64_t soff = 0;
+
+			r->kind = RK_SYNC;
+			st = r->status = pt_blk_sync_forward(dec);
+			r->soff_ret = pt_blk_get_sync_offset(dec, &r->soff);
+			soff = r->soff;
+			ah_state(dec, r);
+			if (st >= 0 && w->stop_off && r->soff_ret >= 0 && soff < w->stop_off)
+				psb_left = count_psbs(w->buf + soff, w->stop_off - soff);
+			ah_commit(a, false);
+			if (st < 0)
+				break;
+			status = st;
+			synced = true;
+			if (w->stop_off && soff >= w->stop_off) {
+				at_stop = true;
+				break;
+			}
+			continue;
+		}
+		if (status & pts_event_pending) {
+			r->kind = RK_EVENT;
+			st = r->status = pt_blk_event(dec, &r->u.ev, sizeof(r->u.ev));
+			psb_end = st >= 0 && r->u.ev.type == ptev_exec_mode && r->u.ev.status_update &&
+				  w->stop_off && psb_left-- == 0;
+			ah_state(dec, r);
+			ah_commit(a, false);
+		} else {
+			r->kind = RK_NEXT;
+			memset(&r->u.b, 0, sizeof(r->u.b));
+			st = r->status = pt_blk_next(dec, &r->u.b, sizeof(r->u.b));
+			ah_state(dec, r);
+			ah_commit(a, false);
+		}
+		if (st < 0) {
+			if (st == -pte_eos) {
+				at_stop = w->stop_off != 0;
+				break;
+			}
+			synced = false;
+			continue;
+		}
+		status = st;
+		if (psb_end) {
+			at_stop = true;
+			break;
+		}
+	}
+	pt_blk_free_decoder(dec);
+	a->carry = at_stop && w->stop_off ? w->buf + w->stop_off : NULL;
+	a->carry_len = a->carry ? w->len - w->stop_off : 0;
+	return !atomic_load(&a->cancel);
+}
+
+static void *ah_main(void *arg)
+{
+	struct ahead *a = arg;
+	struct rrec *r;
+
+	while ((r = ah_slot(a))) {
+		struct rwin w;
+		uint8_t kind;
+
+		ah_window(a, r);
+		kind = r->kind;
+		w = r->u.w;
+		ah_commit(a, true);
+		if (kind != RK_WIN || !ah_decode(a, &w))
+			break;
+	}
+	ah_publish(a, true);
+	return NULL;
+}
+
+/* The owner's next record (waiting for it). */
+static struct rrec *ah_peek(struct ahead *a)
+{
+	if (a->ltail == a->head_seen) {
+		a->head_seen = atomic_load(&a->head);
+		if (a->ltail == a->head_seen) {
+			atomic_store(&a->tail, a->ltail);
+			pthread_mutex_lock(&a->mu);
+			atomic_store(&a->cwant, a->ltail + AH_WAKE);
+			atomic_store(&a->cwait, true);
+			if (atomic_load(&a->pwait))
+				pthread_cond_broadcast(&a->cv);
+			while ((a->head_seen = atomic_load(&a->head)) == a->ltail)
+				pthread_cond_wait(&a->cv, &a->mu);
+			atomic_store(&a->cwait, false);
+			pthread_mutex_unlock(&a->mu);
+		}
+	}
+	return &a->ring[a->ltail % AH_RING];
+}
+
+static void ah_pop(struct ahead *a)
+{
+	a->ltail++;
+	if (a->ltail % AH_BATCH == 0) {
+		atomic_store(&a->tail, a->ltail);
+		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant))
+			ah_wake(a);
+	}
+}
+
+/* Stop the worker (if any) and free what it made and nobody took. */
+static void ahead_stop(struct dc_ptq *q)
+{
+	struct ahead *a = q->ah;
+	size_t head;
+
+	if (!a)
+		return;
+	atomic_store(&a->cancel, true);
+	ah_wake(a);
+	pthread_join(a->th, NULL);
+	head = atomic_load(&a->head);
+	for (size_t i = a->ltail; i < head; i++)
+		if (a->ring[i % AH_RING].kind == RK_WIN)
+			free(a->ring[i % AH_RING].u.w.buf);
+	free(a->carry0);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+	q->ah = NULL;
+	q->rp = false;
+}
+
+/* Start a worker at the queue's next window (its chunk and carry). */
+static int ahead_start(struct dc_ptq *q)
+{
+	struct ahead *a;
+
+	if ((!q->image && !q->cfg.ahead_eager) || !q->ops.image_snapshot)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->image = q->image ? q->ops.image_snapshot(q->ctx, q->image) : NULL;
+	if ((q->image && !a->image) || (q->carry_len && !(a->carry0 = malloc(q->carry_len)))) {
+		free(a);
+		return -ENOMEM;
+	}
+	if (q->carry_len)
+		memcpy(a->carry0, q->carry, q->carry_len);
+	a->carry = a->carry0;
+	a->carry_len = q->carry_len;
+	a->chunks = q->chunks;
+	a->nchunks = q->nchunks;
+	a->next_chunk = q->next_chunk;
+	a->pt = q->cfg.pt;
+	a->no_cyc = q->cfg.no_cyc;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->th, NULL, ah_main, a)) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		free(a->carry0);
+		free(a);
+		return -EAGAIN;
+	}
+	q->ah = a;
+	q->rp_img = a->image;
+	q->rp_src = q->image;
+	q->rp_ver = q->image && q->ops.image_version ? q->ops.image_version(q->ctx, q->image) : 0;
+	return 0;
+}
+
+/* The worker had to stop: the next 2, 4, .. 1024 windows are decoded
+ * here before it starts again (eager: none). */
+static void ahead_backoff(struct dc_ptq *q)
+{
+	q->ah_devs++;
+	q->ah_wait = q->cfg.ahead_eager ? 0 : (uint64_t)1 << (q->ah_devs < 10 ? q->ah_devs : 10);
+}
+
+/* open_window's start with decoding ahead: 1 a replayed window is open, 0
+ * no more data, 2 open one here (no worker), < 0 fatal. */
+static int ahead_open(struct dc_ptq *q)
+{
+	struct rrec *r;
+
+	if (q->ah && (q->image != q->rp_src ||
+		      (q->image && q->ops.image_version &&
+		       q->ops.image_version(q->ctx, q->image) != q->rp_ver))) {
+		/* decoded with an image that is no more */
+		ahead_stop(q);
+		ahead_backoff(q);
+	}
+	if (!q->ah) {
+		if (q->ah_wait) {
+			q->ah_wait--;
+			return 2;
+		}
+		if (!q->image && !q->cfg.ahead_eager)
+			return 2;          /* no context yet: no image to copy */
+		if (ahead_start(q) < 0) {
+			q->ah_wait = UINT64_MAX;   /* no worker for this queue */
+			return 2;
+		}
+		/* the carry went to the worker */
+		q->carry = NULL;
+		q->carry_len = 0;
+	}
+	r = ah_peek(q->ah);
+	if (r->kind == RK_END) {
+		ah_pop(q->ah);
+		ahead_stop(q);
+		q->ah_wait = UINT64_MAX;
+		q->next_chunk = q->nchunks;
+		drop_chunks(q, q->nchunks);
+		return 0;
+	}
+	if (r->kind != RK_WIN) {
+		/* the worker ran out of memory: fatal, as it is here */
+		ah_pop(q->ah);
+		ahead_stop(q);
+		q->ah_wait = UINT64_MAX;
+		return -ENOMEM;
+	}
+	free(q->rp_buf);
+	set_clock(q, r->u.w.clock);
+	q->rp_buf = r->u.w.buf;
+	q->win = q->rp_buf;
+	q->win_len = r->u.w.len;
+	q->stop_off = r->u.w.stop_off;
+	q->next_chunk = r->u.w.next_chunk;
+	q->st.bytes += r->u.w.bytes;
+	ah_pop(q->ah);
+	drop_chunks(q, q->next_chunk);
+	q->carry = NULL;
+	q->carry_len = 0;
+	q->st.windows++;
+	q->ah_windows++;
+	q->rp = true;
+	q->rp_stale = false;
+	q->rp_nops = 0;
+	q->rp_time_ret = q->rp_off_ret = q->rp_soff_ret = -pte_internal;
+	q->synced = false;
+	q->started = true;
+	q->wopen = true;
+	return 1;
+}
+
+/* The replay cannot go on: a decoder of our own at the same point. */
+static int rp_go_live(struct dc_ptq *q)
+{
+	q->rp = false;
+	q->rp_stale = false;
+	ahead_stop(q);
+	ahead_backoff(q);
+	q->dec = new_decoder(&q->cfg.pt, q->win, q->win_len);
+	if (!q->dec)
+		return q->fatal = -ENOMEM;
+	if (q->rp_img)
+		pt_blk_set_image(q->dec, q->rp_img);
+	for (size_t i = 0; i < q->rp_nops; i++) {
+		struct pt_block b;
+		struct pt_event ev;
+
+		switch (q->rp_ops[i]) {
+		case RK_SYNC:
+			pt_blk_sync_forward(q->dec);
+			break;
+		case RK_EVENT:
+			pt_blk_event(q->dec, &ev, sizeof(ev));
+			break;
+		default:
+			pt_blk_next(q->dec, &b, sizeof(b));
+			break;
+		}
+	}
+	q->rp_nops = 0;
+	if (q->image || q->rp_img)
+		pt_blk_set_image(q->dec, q->image);
+	return 0;
+}
+
+/* The next record if it is of this kind and the replay can go on. */
+static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
+{
+	struct rrec *r;
+
+	if (q->rp_stale)
+		return NULL;
+	r = ah_peek(q->ah);
+	if (r->kind != kind)
+		return NULL;
+	if (q->rp_nops == q->rp_capops) {
+		size_t ncap = q->rp_capops ? q->rp_capops * 2 : 4096;
+		uint8_t *n = realloc(q->rp_ops, ncap);
+
+		if (!n)
+			return NULL;
+		q->rp_ops = n;
+		q->rp_capops = ncap;
+	}
+	q->rp_ops[q->rp_nops++] = kind;
+	q->rp_time_ret = r->time_ret;
+	q->rp_tsc = r->tsc;
+	q->rp_off_ret = r->off_ret;
+	q->rp_off = r->off;
+	return r;
+}
+
+/* The decoder calls of step() and its helpers: replayed or libipt's. */
+static int d_sync(struct dc_ptq *q)
+{
+	if (q->rp) {
+		struct rrec *r = rp_take(q, RK_SYNC);
+
+		if (r) {
+			int st = r->status;
+
+			q->rp_soff_ret = r->soff_ret;
+			q->rp_soff = r->soff;
+			ah_pop(q->ah);
+			return st;
+		}
+		if (rp_go_live(q))
+			return -pte_nomem;
+	}
+	return pt_blk_sync_forward(q->dec);
+}
+
+static int d_event(struct dc_ptq *q, struct pt_event *ev)
+{
+	if (q->rp) {
+		struct rrec *r = rp_take(q, RK_EVENT);
+
+		if (r) {
+			int st = r->status;
+
+			*ev = r->u.ev;
+			ah_pop(q->ah);
+			return st;
+		}
+		if (rp_go_live(q))
+			return -pte_nomem;
+	}
+	return pt_blk_event(q->dec, ev, sizeof(*ev));
+}
+
+static int d_next(struct dc_ptq *q, struct pt_block *b)
+{
+	if (q->rp) {
+		struct rrec *r = rp_take(q, RK_NEXT);
+
+		if (r) {
+			int st = r->status;
+
+			*b = r->u.b;
+			ah_pop(q->ah);
+			return st;
+		}
+		if (rp_go_live(q))
+			return -pte_nomem;
+	}
+	return pt_blk_next(q->dec, b, sizeof(*b));
+}
+
+static int d_time(struct dc_ptq *q, uint64_t *tsc)
+{
+	uint32_t lost_mtc, lost_cyc;
+
+	if (q->rp) {
+		*tsc = q->rp_tsc;
+		return q->rp_time_ret;
+	}
+	return q->dec ? pt_blk_time(q->dec, tsc, &lost_mtc, &lost_cyc) : -pte_internal;
+}
+
+static int d_offset(struct dc_ptq *q, uint64_t *off)
+{
+	if (q->rp) {
+		*off = q->rp_off;
+		return q->rp_off_ret;
+	}
+	return pt_blk_get_offset(q->dec, off);
+}
+
+static int d_sync_offset(struct dc_ptq *q, uint64_t *off)
+{
+	if (q->rp) {
+		*off = q->rp_soff;
+		return q->rp_soff_ret;
+	}
+	return pt_blk_get_sync_offset(q->dec, off);
+}
+
+void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
+{
+	if (q->rp && image == q->rp_src)
+		q->rp_stale = true;
+}
+
+void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations)
+{
+	*replayed = q->ah_windows;
+	*deviations = q->ah_devs;
 }
 
 /* ---- decoding ----------------------------------------------------------- */
@@ -1510,11 +2278,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 
 /* Does the block's last instruction take a packet (TNT bit or TIP)? Direct
  * calls and jumps do not: their first opcode byte tells (0xff: indirect). */
-static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
+static bool takes_packet(struct dc_ptq *q, const struct pt_block *b)
 {
-	uint8_t buf[8];
-	int n = 0;
-
 	switch (b->iclass) {
 	case ptic_cond_jump:
 	case ptic_return:
@@ -1529,15 +2294,10 @@ static bool takes_packet(const struct dc_ptq *q, const struct pt_block *b)
 	default:
 		return false;
 	}
-	if (b->truncated) {
-		n = b->size < sizeof(buf) ? b->size : sizeof(buf);
-		memcpy(buf, b->raw, (size_t)n);
-	} else if (q->cfg.iscache && b->isid > 0) {
-		n = pt_iscache_read(q->cfg.iscache, buf, sizeof(buf), b->isid, b->end_ip);
-	}
-	for (int i = 0; i < n; i++)
-		if (!insn_prefix(buf[i]))
-			return buf[i] == 0xff;
+	if (b->truncated)
+		return indirect_of(b->raw, b->size);
+	if (q->cfg.iscache && b->isid > 0)
+		return code_at(q, b->isid, b->end_ip)->indirect;
 	return false;
 }
 
@@ -1770,6 +2530,8 @@ static int resume_at_pge(struct dc_ptq *q)
 	bool found = false, in_psb = false;
 	int ret;
 
+	if (q->rp && (ret = rp_go_live(q)))
+		return ret;
 	if (pt_blk_get_offset(q->dec, &cur) < 0 || pt_blk_get_sync_offset(q->dec, &sync) < 0)
 		return 0;
 	pc.size = sizeof(pc);
@@ -1844,14 +2606,7 @@ static int resume_at_pge(struct dc_ptq *q)
 	q->win_len = len;
 	q->stop_off = stop;
 	pt_blk_free_decoder(q->dec);
-	pc = q->cfg.pt;
-	pc.size = sizeof(pc);
-	pc.begin = n;
-	pc.end = n + len;
-	pc.flags.variant.block.end_on_call = 1;
-	pc.flags.variant.block.end_on_jump = 1;
-	pc.flags.variant.block.enable_tick_events = 1;
-	q->dec = pt_blk_alloc_decoder(&pc);
+	q->dec = new_decoder(&q->cfg.pt, n, len);
 	if (!q->dec)
 		return -ENOMEM;
 	if (q->image && (ret = pt_blk_set_image(q->dec, q->image)) < 0)
@@ -2005,7 +2760,7 @@ static bool stalled(struct dc_ptq *q, uint32_t ninsn)
 {
 	uint64_t off = UINT64_MAX;
 
-	if (pt_blk_get_offset(q->dec, &off) < 0 || off != q->stall_off) {
+	if (d_offset(q, &off) < 0 || off != q->stall_off) {
 		q->stall_off = off;
 		q->stall_insns = 0;
 		return false;
@@ -2021,7 +2776,7 @@ static int step(struct dc_ptq *q)
 	uint64_t t;
 	int ret;
 
-	if (!q->dec) {
+	if (!q->wopen) {
 		ret = open_window(q);
 		if (ret == 0 && q->lost_tail) {
 			/* the data after the last chunk was dropped */
@@ -2039,7 +2794,9 @@ static int step(struct dc_ptq *q)
 		uint64_t off;
 
 		q->cont = false;
-		ret = pt_blk_sync_forward(q->dec);
+		ret = d_sync(q);
+		if (q->fatal)
+			return q->fatal;
 		if (ret < 0)
 			return end_window(q, false);
 		q->status = ret;
@@ -2047,7 +2804,7 @@ static int step(struct dc_ptq *q)
 		q->resumed = q->resuming;
 		q->resuming = false;
 		q->st.syncs++;
-		if (q->stop_off && pt_blk_get_sync_offset(q->dec, &off) >= 0) {
+		if (q->stop_off && d_sync_offset(q, &off) >= 0) {
 			if (off >= q->stop_off)
 				return end_window(q, true);
 			q->psb_left = count_psbs(q->win + off, q->stop_off - off);
@@ -2063,7 +2820,9 @@ static int step(struct dc_ptq *q)
 	while (q->status & pts_event_pending) {
 		struct pt_event ev;
 
-		ret = pt_blk_event(q->dec, &ev, sizeof(ev));
+		ret = d_event(q, &ev);
+		if (q->fatal)
+			return q->fatal;
 		if (ret < 0) {
 			memset(&b, 0, sizeof(b));
 			return on_error(q, ret, &b);
@@ -2071,12 +2830,14 @@ static int step(struct dc_ptq *q)
 		q->status = ret;
 		if ((ret = on_event(q, &ev)))
 			return ret;
-		if (q->ctx_kind || !q->dec || q->nfinal)
+		if (q->ctx_kind || !q->wopen || q->nfinal)
 			return 0;
 	}
 	memset(&b, 0, sizeof(b));
 	t = now_ns(q);
-	ret = pt_blk_next(q->dec, &b, sizeof(b));
+	ret = d_next(q, &b);
+	if (q->fatal)
+		return q->fatal;
 	if (b.ninsn) {
 		int r2 = on_block(q, &b, t);
 
@@ -2155,6 +2916,10 @@ static int do_ctx(struct dc_ptq *q)
 		first = false;
 	}
 	q->cur_lo = q->cur_hi = 0;
+	/* a window replayed with another image (or version) goes on here */
+	if (q->rp && (image != q->rp_src ||
+		      (q->ops.image_version && q->ops.image_version(q->ctx, image) != q->rp_ver)))
+		q->rp_stale = true;
 	if (image != q->image) {
 		q->image = image;
 		if (q->dec)

@@ -67,6 +67,13 @@ struct dc_ptq_ops {
 	 * has it. */
 	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
 			      uint64_t *hi);
+	/* For decoding ahead (dc_ptq_config.ahead), both or neither: a
+	 * private copy of image as it is now, that a worker thread decodes
+	 * with (the owner keeps it until the queue is freed; NULL: none),
+	 * and the image's version, which changes whenever its contents do
+	 * (the owner also calls dc_ptq_image_changed then). */
+	struct pt_image *(*image_snapshot)(void *ctx, struct pt_image *image);
+	uint64_t (*image_version)(void *ctx, struct pt_image *image);
 };
 
 struct dc_ptq_config {
@@ -84,6 +91,23 @@ struct dc_ptq_config {
 	 * block): right when found, but not found for every syscall (then
 	 * UINT32_MAX), so one syscall may show both ways. Needs iscache. */
 	bool syscall_numbers;
+	/* The PT event was recorded without CYC (its config lacks the cyc
+	 * bit): there are no CYC packets, nothing for the gap fix to scan. */
+	bool no_cyc;
+	/* The chunks lie in a dc_perf_file's read-only mapping: drop their
+	 * pages once decoded (dc_drop_pages), so memory stays flat. */
+	bool drop_chunks;
+	/* Decode ahead: a worker thread runs libipt over the coming windows
+	 * (with a snapshot of the current image) while the owner's thread
+	 * turns its results into events; whatever the worker could not know
+	 * (the image changed, a decoding path it does not take) makes the
+	 * queue decode that window itself, so the events are the same as
+	 * without. Needs ops->image_snapshot. */
+	bool ahead;
+	/* Tests: the worker starts at the first window (before any context,
+	 * with no image) and again at the window after each time it had to
+	 * stop, so that small traces take every path of it. */
+	bool ahead_eager;
 };
 
 struct dc_ptq_stats {
@@ -130,6 +154,15 @@ bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason);
  * second one when it synchronises with tid on the CPU. */
 void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
+/* image's contents changed (rebuilt in place): a worker decoding ahead
+ * with a snapshot of it has to stop there. */
+void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image);
+/* Windows decoded ahead by the worker and windows that went back to the
+ * owner's thread (see dc_ptq_config.ahead). */
+void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations);
+/* The first byte of the queue's data still to be decoded (in its first
+ * chunk not yet dropped), NULL when none is left. */
+const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q);
 /* Owner's per-queue pointer. */
 void dc_ptq_set_user(struct dc_ptq *q, void *user);
 void *dc_ptq_user(const struct dc_ptq *q);
@@ -165,6 +198,11 @@ struct dc_session_opts {
 	/* Emit DC_EV_INLINE events (inline frames from DWARF, report's
 	 * default; off: --no-inline, and nothing is looked up). */
 	bool inline_frames;
+	/* Threads to decode with (0, 1: this one only): up to jobs - 1 AUX
+	 * queues, the largest, get a worker thread that runs libipt ahead
+	 * of this one (dc_ptq_config.ahead); the events are the same. */
+	unsigned jobs;
+	bool ahead_eager;          /* tests: see dc_ptq_config.ahead_eager  */
 };
 
 struct dc_session_stats {
@@ -183,6 +221,8 @@ struct dc_session_stats {
 	uint64_t mtc_period_ns;    /* time between MTC packets (0: no MTC):
 	                              the precision of times without CYC  */
 	bool per_cpu;
+	uint64_t ahead_windows;    /* windows a worker decoded (jobs > 1)   */
+	uint64_t ahead_deviations; /* ... that went back to this thread     */
 };
 
 /* Open and index a recording (one pass over the records, no payload is

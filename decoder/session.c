@@ -28,6 +28,7 @@ struct sq {                        /* a queue as the session sees it */
 	uint64_t *breaks;          /* stream offsets after lost data */
 	size_t nbreaks;
 	uint64_t next_off;         /* expected offset of the next chunk */
+	uint64_t bytes;            /* AUX bytes of the queue            */
 	bool have_chunk;
 	uint32_t ctx_pid, ctx_tid; /* the last traced thread it answered */
 };
@@ -39,6 +40,13 @@ struct img {
 	struct pt_image *image;
 	uint64_t vdso_start, vdso_end;  /* the process's [vdso], if ours fits */
 	const uint8_t *vdso;            /* our own vdso's bytes */
+	uint64_t version;               /* image_build calls */
+};
+
+struct snap {                      /* an image's copy for a worker thread */
+	struct pt_image *image;
+	uint64_t vdso_start, vdso_end;
+	const uint8_t *vdso;
 };
 
 struct sbrec {                     /* a sideband record of the current round */
@@ -53,6 +61,7 @@ struct dc_session {
 	struct dc_perf_file *pf;
 	struct dc_pt_info pt;
 	struct pt_config ptcfg;
+	bool no_cyc;               /* the PT event's config has no CYC     */
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
@@ -66,6 +75,8 @@ struct dc_session {
 	struct img **imgs;         /* stable: libipt callbacks point at them */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
+	struct snap **snaps;       /* dc_ptq image_snapshot copies          */
+	size_t nsnaps;
 
 	struct dc_hash seen;       /* tids with events */
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
@@ -90,6 +101,7 @@ struct dc_session {
 
 	bool per_cpu, ran;
 	uint64_t progress_mark;
+	uint64_t dropped_off;      /* file pages before this are dropped    */
 	struct dc_session_stats st;
 	char err[512];
 };
@@ -125,18 +137,34 @@ static uint64_t round_page(uint64_t n)
 }
 
 /* libipt asks for memory no section holds: serve the [vdso] from ours. */
+static int vdso_read(const uint8_t *vdso, uint64_t start, uint64_t end, uint8_t *buffer,
+		     size_t size, uint64_t ip)
+{
+	size_t n;
+
+	if (!vdso || ip < start || ip >= end)
+		return -pte_nomap;
+	n = end - ip < size ? (size_t)(end - ip) : size;
+	memcpy(buffer, vdso + (ip - start), n);
+	return (int)n;
+}
+
 static int read_vdso(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 		     void *context)
 {
 	const struct img *im = context;
-	size_t n;
 
 	(void)asid;
-	if (!im->vdso || ip < im->vdso_start || ip >= im->vdso_end)
-		return -pte_nomap;
-	n = im->vdso_end - ip < size ? (size_t)(im->vdso_end - ip) : size;
-	memcpy(buffer, im->vdso + (ip - im->vdso_start), n);
-	return (int)n;
+	return vdso_read(im->vdso, im->vdso_start, im->vdso_end, buffer, size, ip);
+}
+
+static int read_vdso_snap(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+			  uint64_t ip, void *context)
+{
+	const struct snap *sn = context;
+
+	(void)asid;
+	return vdso_read(sn->vdso, sn->vdso_start, sn->vdso_end, buffer, size, ip);
 }
 
 /* Add the live executable mappings of a process to its image. */
@@ -190,6 +218,13 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	if ((ret = dc_kernel_add_to_image(s->kern, im->image, s->isc)))
 		return ret;
 	im->maps_gen = p->maps_gen;
+	im->version++;
+	if (im->built) {
+		/* changed in place: workers decoding ahead with a copy stop */
+		for (size_t i = 0; i < s->nq; i++)
+			if (s->qs[i].q)
+				dc_ptq_image_changed(s->qs[i].q, im->image);
+	}
 	im->built = true;
 	return 0;
 }
@@ -267,6 +302,52 @@ static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pi
 	return image_for(s, *pid, image);
 }
 
+static const struct img *img_of(const struct dc_session *s, const struct pt_image *image)
+{
+	for (size_t i = 0; i < s->nimgs; i++)
+		if (s->imgs[i]->image == image)
+			return s->imgs[i];
+	return NULL;
+}
+
+static uint64_t q_image_version(void *ctx, struct pt_image *image)
+{
+	const struct img *im = img_of(ctx, image);
+
+	return im ? im->version : 0;
+}
+
+/* A copy of image (and of its [vdso]) that a worker thread can decode
+ * with while this one rebuilds the original; kept until close. */
+static struct pt_image *q_image_snapshot(void *ctx, struct pt_image *image)
+{
+	struct dc_session *s = ctx;
+	const struct img *im = img_of(s, image);
+	struct snap *sn, **n;
+
+	n = realloc(s->snaps, (s->nsnaps + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->snaps = n;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return NULL;
+	sn->image = pt_image_alloc(NULL);
+	if (!sn->image || pt_image_copy(sn->image, image) < 0) {
+		pt_image_free(sn->image);
+		free(sn);
+		return NULL;
+	}
+	if (im) {
+		sn->vdso = im->vdso;
+		sn->vdso_start = im->vdso_start;
+		sn->vdso_end = im->vdso_end;
+	}
+	pt_image_set_callback(sn->image, read_vdso_snap, sn);
+	s->snaps[s->nsnaps++] = sn;
+	return sn->image;
+}
+
 static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
 	struct dc_session *s = ctx;
@@ -336,9 +417,12 @@ static struct sq *queue_get(struct dc_session *s, const struct dc_rec_auxtrace *
 static int queue_decoder(struct dc_session *s, struct sq *q)
 {
 	struct dc_ptq_config cfg = { 0 };
-	struct dc_ptq_ops ops = { q_context, q_func_range, q_is_missing,
-				  s->kern ? q_kernel_code : NULL,
-				  s->opts.inline_frames ? q_inline_at : NULL };
+	struct dc_ptq_ops ops = {
+		.context = q_context, .func_range = q_func_range, .is_missing = q_is_missing,
+		.kernel_code = s->kern ? q_kernel_code : NULL,
+		.inline_at = s->opts.inline_frames ? q_inline_at : NULL,
+		.image_snapshot = q_image_snapshot, .image_version = q_image_version,
+	};
 
 	cfg.idx = q->idx;
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
@@ -427,7 +511,11 @@ static void set_timing(struct dc_session *s)
 	for (size_t i = 0; i < dc_perf_nr_attrs(s->pf); i++) {
 		const struct dc_perf_attr *a = dc_perf_attr_at(s->pf, i);
 
-		if (a->attr.type == s->pt.pmu_type && s->pt.mtc_freq_bits) {
+		if (a->attr.type != s->pt.pmu_type)
+			continue;
+		/* no CYC packets without the cyc bit (an unknown bit: maybe) */
+		s->no_cyc = s->pt.cyc_bit && !(a->attr.config & s->pt.cyc_bit);
+		if (s->pt.mtc_freq_bits) {
 			uint64_t bits = s->pt.mtc_freq_bits;
 
 			s->ptcfg.mtc_freq = (uint8_t)((a->attr.config & bits) >> __builtin_ctzll(bits));
@@ -435,8 +523,8 @@ static void set_timing(struct dc_session *s)
 			 * undefined shift below) */
 			if (s->ptcfg.mtc_freq > 15)
 				s->ptcfg.mtc_freq = 0;
-			break;
 		}
+		break;
 	}
 	if (s->pt.tsc_ctc_ratio_d && s->pt.tsc_ctc_ratio_n) {
 		uint64_t tsc = (UINT64_C(1) << s->ptcfg.mtc_freq) * s->pt.tsc_ctc_ratio_n /
@@ -483,6 +571,7 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 			return -ENOMEM;
 		q->have_chunk = true;
 		q->next_off = a->offset + a->size;
+		q->bytes += a->size;
 		s->st.bytes_total += a->size;
 	} else if (rec->type == PERF_RECORD_AUX && rec->parsed &&
 		   (rec->aux.flags & PERF_AUX_FLAG_TRUNCATED)) {
@@ -510,11 +599,19 @@ static int index_file(struct dc_session *s)
 {
 	struct dc_perf_record rec;
 	struct index_state is = { 0 };
+	uint64_t dropped = 0;
 	int ret, err = 0;
 
-	while ((ret = dc_perf_next(s->pf, &rec)) > 0)
+	while ((ret = dc_perf_next(s->pf, &rec)) > 0) {
 		if ((err = index_record(s, &rec, &is)))
 			break;
+		/* reading each header maps its pages (and those around it):
+		 * gone as the pass moves on, so memory stays flat */
+		if (rec.offset - dropped >= (16u << 20)) {
+			dc_perf_drop(s->pf, dropped, rec.offset);
+			dropped = rec.offset;
+		}
+	}
 	if (!err && ret < 0) {
 		set_err(s, "%s", dc_perf_errmsg(s->pf));
 		err = ret;
@@ -614,9 +711,32 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->conv = s->pt;
 		cfg->iscache = s->isc;
 		cfg->syscall_numbers = s->opts.syscall_numbers;
+		cfg->no_cyc = s->no_cyc;
+		cfg->drop_chunks = true;
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
+	/* the largest jobs - 1 queues decode ahead in worker threads */
+	for (unsigned k = 1; k < s->opts.jobs; k++) {
+		struct dc_ptq_config *best = NULL;
+		uint64_t most = 0;
+
+		for (size_t i = 0; i < s->nq; i++) {
+			struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
+
+			if (!cfg->ahead && s->qs[i].bytes > most) {
+				most = s->qs[i].bytes;
+				best = cfg;
+			}
+		}
+		if (!best)
+			break;
+		best->ahead = true;
+		best->ahead_eager = s->opts.ahead_eager;
+	}
+	/* the index pass touched every record's header: the run reads what
+	 * it needs again */
+	dc_perf_drop(s->pf, 0, dc_perf_file_size(s->pf));
 	ret = dc_perf_seek(s->pf, 0);
 	if (ret) {
 		snprintf(err, errlen, "%s", dc_perf_errmsg(s->pf));
@@ -641,6 +761,11 @@ void dc_session_close(struct dc_session *s)
 		free(s->imgs[i]);
 	}
 	free(s->imgs);
+	for (size_t i = 0; i < s->nsnaps; i++) {
+		pt_image_free(s->snaps[i]->image);
+		free(s->snaps[i]);
+	}
+	free(s->snaps);
 	pt_image_free(s->empty_image);
 	pt_iscache_free(s->isc);
 	dc_symbols_free(s->sym);
@@ -692,7 +817,7 @@ static int cmp_sbrec(const void *a, const void *b)
 static int load_round(struct dc_session *s)
 {
 	struct dc_perf_record rec;
-	uint64_t round_max = 0;
+	uint64_t round_max = 0, from = UINT64_MAX, to = 0;
 	int ret;
 
 	/* drop what was delivered */
@@ -711,6 +836,13 @@ static int load_round(struct dc_session *s)
 		if (ret == 0) {
 			s->sb_eof = true;
 			break;
+		}
+		if (from == UINT64_MAX)
+			from = rec.offset;
+		to = rec.offset + rec.total_size;
+		if (to - from >= (16u << 20)) {
+			dc_perf_drop(s->pf, from, rec.offset);
+			from = rec.offset;
 		}
 		if (rec.type == PERF_RECORD_FINISHED_ROUND)
 			break;
@@ -734,6 +866,11 @@ static int load_round(struct dc_session *s)
 			round_max = s->round[s->rn].time;
 		s->rn++;
 	}
+	/* Reading the headers mapped their pages (and the pages around):
+	 * without FINISHED_ROUND records that is the whole file at once. The
+	 * records kept are read again from the file when applied. */
+	if (to > from && to - from >= (1u << 20))
+		dc_perf_drop(s->pf, from, to);
 	if (s->rn > 1)
 		qsort(s->round, s->rn, sizeof(*s->round), cmp_sbrec);
 	if (s->sb_eof) {
@@ -930,10 +1067,35 @@ static void progress(struct dc_session *s)
 	}
 }
 
+/* Memory stays flat: the file's pages below everything still to be read
+ * (each queue's next chunk, the sideband records not yet applied) go
+ * (dc_perf_drop; queues drop their own chunks as they go, too). */
+static void drop_behind(struct dc_session *s)
+{
+	uint64_t low = dc_perf_file_size(s->pf);
+
+	for (size_t i = 0; i < s->nq; i++) {
+		const uint8_t *p = dc_ptq_pending_data(s->qs[i].q);
+
+		if (p && dc_perf_offset_of(s->pf, p) < low)
+			low = dc_perf_offset_of(s->pf, p);
+	}
+	for (size_t i = s->rpos; i < s->rn; i++)
+		if (dc_perf_offset_of(s->pf, s->round[i].raw) < low)
+			low = dc_perf_offset_of(s->pf, s->round[i].raw);
+	low &= ~(uint64_t)((1u << 20) - 1);        /* in steps of 1 MiB */
+	if (low > s->dropped_off) {
+		dc_perf_drop(s->pf, s->dropped_off, low);
+		s->dropped_off = low;
+	}
+}
+
 static void collect_stats(struct dc_session *s)
 {
+	uint64_t w, d;
+
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
-	s->st.syncs = 0;
+	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
 
@@ -943,6 +1105,9 @@ static void collect_stats(struct dc_session *s)
 		s->st.lost_truncated += st.lost_truncated;
 		s->st.lost_decode += st.lost_decode;
 		s->st.syncs += st.syncs;
+		dc_ptq_ahead_stats(s->qs[i].q, &w, &d);
+		s->st.ahead_windows += w;
+		s->st.ahead_deviations += d;
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);
@@ -1019,6 +1184,8 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		}
 		if ((s->st.events & 0xfff) == 0)
 			progress(s);
+		if ((s->st.events & 0xffff) == 0)
+			drop_behind(s);
 		ret = 0;
 	}
 out:

@@ -174,7 +174,7 @@ struct evlist {
 /* MTC/CYC decoding parameters for the timing tests (NULL: none). */
 static const struct pt_config *timing_cfg;
 
-static const struct dc_ptq_ops ops = { t_context, t_func_range, NULL, NULL, NULL };
+static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_func_range };
 
 /* Kernel code (the kernel tests): 0 none, 1 kcode[] is in the image at
  * KBASE (report --vmlinux), 2 only its names are known (--kallsyms). */
@@ -189,7 +189,8 @@ static bool t_kernel_code(void *ctx, uint64_t ip, bool *named)
 	return *named && kmode == 1;
 }
 
-static const struct dc_ptq_ops kops = { t_context, t_func_range, NULL, t_kernel_code, NULL };
+static const struct dc_ptq_ops kops = { .context = t_context, .func_range = t_func_range,
+					.kernel_code = t_kernel_code };
 
 /* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
 static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)

@@ -89,6 +89,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	o.bench = argc > 2 && !strcmp(argv[2], "--bench");
+	/* DC_JOBS=N: decode with N threads (dc_session_opts.jobs) */
+	if (getenv("DC_JOBS"))
+		opts.jobs = (unsigned)atoi(getenv("DC_JOBS"));
+	/* DC_AHEAD_EAGER=1: the workers start at once (dc_ptq_config) */
+	opts.ahead_eager = getenv("DC_AHEAD_EAGER") != NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
 	if (ret) {
@@ -109,6 +114,9 @@ int main(int argc, char **argv)
 	       st.queues, st.threads, st.events, st.blocks, st.bytes_decoded, st.bytes_total,
 	       st.lost_ovf, st.lost_truncated, st.lost_decode, st.missing_binaries,
 	       st.mtc_period_ns);
+	if (opts.jobs > 1)
+		printf("# ahead windows %" PRIu64 " deviations %" PRIu64 "\n", st.ahead_windows,
+		       st.ahead_deviations);
 	if (ret) {
 		fprintf(stderr, "dc_events: %s\n", dc_session_errmsg(s));
 		dc_session_close(s);

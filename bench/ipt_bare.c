@@ -1,0 +1,239 @@
+/* ptflame bench: the bare libipt block-decoder loop, the ceiling `report`
+ * is measured against (bench/perf_bench.sh).
+ *
+ * libipt used the way a minimal call-tracing tool would use it: the
+ * perf.data is read with decoder/perfdata.c (a reader is needed anyway);
+ * every executable MMAP/MMAP2 goes into one image section cache and one
+ * image (no per-process images, no sideband model); each AUX queue's
+ * chunks are appended to a buffer of its own, and once that holds 4 MiB
+ * (and at the end) it is decoded up to its last PSB, the rest kept for the
+ * next piece, by a block decoder with blocks ending at calls and jumps (as
+ * report needs, to see every call): sync, then events and blocks until
+ * the piece ends, resync after an error. No time conversion, no symbols,
+ * no output: it only counts blocks, instructions and call/return branches.
+ * Copied chunks are dropped from memory (MADV_DONTNEED), so its peak RSS
+ * is the tool's own.
+ *
+ * usage: ipt_bare [-p] PERF.DATA     (-p: libipt's default blocks, ending
+ *                                     only where libipt must: no end_on_call)
+ * prints one line: key=value pairs (bytes, secs, mib_s, blocks, insns,
+ * branches, mbranch_s, errors: decode errors, resynchronised after).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "decoder/perfdata.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct counts {
+	uint64_t bytes, blocks, insns, branches, errors;
+};
+
+static void drop(const void *p, uint64_t size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	uintptr_t e = ((uintptr_t)p + size) & ~(uintptr_t)(pg - 1);
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+struct queue {
+	uint32_t idx;
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static void decode_chunk(const struct pt_config *base, struct pt_image *image,
+			 const uint8_t *data, uint64_t size, struct counts *c)
+{
+	struct pt_config cfg = *base;
+	struct pt_block_decoder *dec;
+	uint64_t off;
+	int status;
+
+	cfg.begin = (uint8_t *)data;
+	cfg.end = (uint8_t *)data + size;
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (!dec) {
+		c->errors++;
+		return;
+	}
+	pt_blk_set_image(dec, image);
+	status = pt_blk_sync_forward(dec);
+	if (status >= 0 && pt_blk_get_sync_offset(dec, &off) >= 0)
+		c->bytes += size - off;
+	while (status != -pte_eos) {
+		struct pt_block b;
+
+		if (status < 0) {
+			c->errors++;
+			status = pt_blk_sync_forward(dec);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_blk_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		status = pt_blk_next(dec, &b, sizeof(b));
+		if (b.ninsn) {
+			c->blocks++;
+			c->insns += b.ninsn;
+			c->branches += b.iclass == ptic_call || b.iclass == ptic_return;
+		}
+	}
+	pt_blk_free_decoder(dec);
+}
+
+static const uint8_t psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* Decode q's buffer up to its last PSB (all of it: at_end), keep the rest. */
+static void decode_queue(const struct pt_config *cfg, struct pt_image *image, struct queue *q,
+			 bool at_end, struct counts *c)
+{
+	size_t cut = q->len;
+
+	if (!at_end) {
+		cut = 0;
+		for (size_t i = q->len >= sizeof(psb) ? q->len - sizeof(psb) + 1 : 0; i-- > 1;)
+			if (q->buf[i] == 0x02 && !memcmp(q->buf + i, psb, sizeof(psb))) {
+				cut = i;
+				break;
+			}
+		if (!cut)
+			return;
+	}
+	decode_chunk(cfg, image, q->buf, cut, c);
+	memmove(q->buf, q->buf + cut, q->len - cut);
+	q->len -= cut;
+}
+
+static struct queue *queue_of(struct queue **qs, size_t *n, uint32_t idx)
+{
+	struct queue *nq;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*qs)[i].idx == idx)
+			return &(*qs)[i];
+	nq = realloc(*qs, (*n + 1) * sizeof(*nq));
+	if (!nq)
+		return NULL;
+	*qs = nq;
+	nq += (*n)++;
+	memset(nq, 0, sizeof(*nq));
+	nq->idx = idx;
+	return nq;
+}
+
+int main(int argc, char **argv)
+{
+	struct queue *qs = NULL, *q;
+	size_t nq = 0;
+	struct dc_perf_file *pf;
+	struct dc_perf_record rec;
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct pt_image *image = pt_image_alloc(NULL);
+	struct pt_config cfg;
+	struct counts c = { 0 };
+	bool plain = false;
+	char err[512];
+	double t0;
+	int ret, opt;
+
+	while ((opt = getopt(argc, argv, "p")) != -1) {
+		if (opt != 'p') {
+			fprintf(stderr, "usage: ipt_bare [-p] PERF.DATA\n");
+			return 2;
+		}
+		plain = true;
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: ipt_bare [-p] PERF.DATA\n");
+		return 2;
+	}
+	if (!isc || !image || dc_perf_open(argv[optind], &pf, err, sizeof(err))) {
+		fprintf(stderr, "ipt_bare: %s\n", err);
+		return 1;
+	}
+	pt_config_init(&cfg);
+	if (!plain) {
+		cfg.flags.variant.block.end_on_call = 1;
+		cfg.flags.variant.block.end_on_jump = 1;
+	}
+	t0 = now();
+	while ((ret = dc_perf_next(pf, &rec)) > 0) {
+		if (!rec.parsed)
+			continue;
+		if (rec.type == PERF_RECORD_AUXTRACE_INFO && rec.auxtrace_info.is_pt) {
+			const struct dc_pt_info *pt = &rec.auxtrace_info.pt;
+
+			cfg.cpuid_0x15_eax = (uint32_t)pt->tsc_ctc_ratio_d;
+			cfg.cpuid_0x15_ebx = (uint32_t)pt->tsc_ctc_ratio_n;
+			cfg.nom_freq = (uint8_t)pt->max_non_turbo_ratio;
+		} else if ((rec.type == PERF_RECORD_MMAP || rec.type == PERF_RECORD_MMAP2) &&
+			   !rec.mmap.data && rec.mmap.filename[0] == '/') {
+			int isid = pt_iscache_add_file(isc, rec.mmap.filename, rec.mmap.pgoff,
+						       rec.mmap.len, rec.mmap.start);
+
+			if (isid > 0)
+				pt_image_add_cached(image, isc, isid, NULL);
+		} else if (rec.type == PERF_RECORD_AUXTRACE) {
+			q = queue_of(&qs, &nq, rec.auxtrace.idx);
+			if (!q || (q->len + rec.auxtrace.size > q->cap &&
+				   !(q->buf = realloc(q->buf, q->cap = 2 * (q->len + rec.auxtrace.size))))) {
+				fprintf(stderr, "ipt_bare: out of memory\n");
+				return 1;
+			}
+			memcpy(q->buf + q->len, rec.auxtrace.data, rec.auxtrace.size);
+			q->len += rec.auxtrace.size;
+			drop(rec.auxtrace.data, rec.auxtrace.size);
+			if (q->len >= (4u << 20))
+				decode_queue(&cfg, image, q, false, &c);
+		}
+	}
+	for (size_t i = 0; i < nq; i++) {
+		decode_queue(&cfg, image, &qs[i], true, &c);
+		free(qs[i].buf);
+	}
+	free(qs);
+	t0 = now() - t0;
+	if (ret < 0) {
+		fprintf(stderr, "ipt_bare: %s\n", dc_perf_errmsg(pf));
+		return 1;
+	}
+	printf("bytes=%llu secs=%.3f mib_s=%.2f blocks=%llu insns=%llu branches=%llu "
+	       "mbranch_s=%.2f errors=%llu\n",
+	       (unsigned long long)c.bytes, t0, (double)c.bytes / t0 / 1048576.0,
+	       (unsigned long long)c.blocks, (unsigned long long)c.insns,
+	       (unsigned long long)c.branches, (double)c.branches / t0 / 1e6,
+	       (unsigned long long)c.errors);
+	pt_image_free(image);
+	pt_iscache_free(isc);
+	dc_perf_close(pf);
+	return 0;
+}

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Decoding speed and memory of `ptflame report` against its ceiling (run by
+# hand). Inputs, each given as an argument:
+#   N        a per-thread perf.data of N MiB of PT made by bench/ptenc_bench.c
+#            (a steady loop of real code: calls, returns, branches; built by
+#            meson as tests/e2e/decode/dc_ptenc_bench)
+#   sqlite   Debian's sqlite3 running an SQL workload (SQLITE_ROWS rows,
+#            default 5000) recorded with record --emulate=qemu: many
+#            functions, DSOs (sqlite3, libsqlite3, libc, ld.so), deep stacks
+# (default: "10 100 sqlite"). On each, interleaved, RUNS times (default 3):
+#   report-j1     ptflame report -j 1 -o /dev/null (one thread)
+#   report-jN     ptflame report -o /dev/null (-j: the online CPUs)
+#   report-jN@1   the same, confined to one CPU (taskset -c 0)
+#   bare          bench/ipt_bare.c: the bare libipt block-decoder loop
+# and once, on inputs up to 25 MiB of PT, `perf script --itrace=cr` (minutes on
+# 100 MiB). Prints per tool the median wall time, its median user+system
+# CPU time, MiB/s of PT, M branches/s (calls + returns, as the bare loop
+# counts them), the largest peak RSS (file pages included) and the ratios
+# to the bare loop and to perf script. Timings on a shared machine are
+# noisy: the load average is printed; compare medians of one run only.
+# usage: bench/perf_bench.sh BUILDDIR [N|sqlite...]
+#        (RUNS=n, OUT=dir for the files, default /tmp/perf-bench)
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:?usage: perf_bench.sh BUILDDIR [N|sqlite...]}" && pwd)
+shift
+INPUTS=${*:-10 100 sqlite}
+RUNS=${RUNS:-3}
+OUT=${OUT:-/tmp/perf-bench}
+mkdir -p "$OUT"
+PTFLAME=$BUILD/cmd/ptflame
+NCPU=$(nproc)
+cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
+	"$SRC/bench/ipt_bare.c" "$SRC/decoder/perfdata.c" "$SRC/decoder/outfile.c" -lipt
+# the trace's code is the generator's own text: keep the binary where it ran
+cp "$BUILD/tests/e2e/decode/dc_ptenc_bench" "$OUT/ptenc_bench"
+
+# run NAME CMD...: one timed run; appends "wall cpu rss_kib" to $OUT/NAME.t
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %U %S %M" -o "$OUT/time.tmp" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
+		{ echo "$name failed: $(head -c 300 "$OUT/$name.err")" >&2; exit 1; }
+	awk '{ print $1, $2 + $3, $4 }' "$OUT/time.tmp" >>"$OUT/$name.t"
+}
+median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+echo "$NCPU CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
+printf '| input | tool | median wall s | median CPU s | MiB/s | M branches/s | peak RSS MB | vs bare | vs perf |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+for in in $INPUTS; do
+	data=$OUT/in.data
+	rm -f "$OUT"/*.t
+	if [ "$in" = sqlite ]; then
+		rows=${SQLITE_ROWS:-5000}
+		cat >"$OUT/w.sql" <<SQL
+CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i < $rows)
+INSERT INTO t SELECT i, hex(randomblob(16)), i*0.5 FROM r;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(c), max(b) FROM t WHERE b > '8';
+SELECT substr(b,1,2), count(*) FROM t GROUP BY 1 ORDER BY 2 DESC LIMIT 3;
+SQL
+		nice "$PTFLAME" record --emulate=qemu --start '' -q -o "$data" -- sqlite3 :memory: \
+			<"$OUT/w.sql" >/dev/null
+		label="sqlite3 ($rows rows)"
+	else
+		nice "$OUT/ptenc_bench" -s "$in" -o "$OUT/b.bin" -p "$data" >/dev/null
+		rm -f "$OUT/b.bin"
+		label="synthetic"
+	fi
+	tools="report-j1 report-j$NCPU report-j$NCPU@1 bare"
+	for ((i = 0; i < RUNS; i++)); do
+		run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
+		run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
+		run "report-j$NCPU@1" taskset -c 0 "$PTFLAME" report -q -i "$data" -o /dev/null
+		run bare "$OUT/ipt_bare" "$data"
+	done
+	branches=$(sed -n 's/.*branches=\([0-9]*\).*/\1/p' "$OUT/bare.out")
+	# MiB of PT: what the bare loop decoded (all of it from the first PSB)
+	mib=$(sed -n 's/^bytes=\([0-9]*\).*/\1/p' "$OUT/bare.out" | awk '{printf "%.1f", $1 / 1048576}')
+	if awk -v m="$mib" 'BEGIN { exit !(m <= 25) }' && command -v perf >/dev/null; then
+		run perf perf script -i "$data" --itrace=cr -F flags,ip,addr
+		tools="$tools perf"
+	fi
+	declare -A med
+	for t in $tools; do
+		med[$t]=$(cut -d' ' -f1 "$OUT/$t.t" | median)
+	done
+	for t in $tools; do
+		cpu=$(cut -d' ' -f2 "$OUT/$t.t" | median)
+		rss=$(cut -d' ' -f3 "$OUT/$t.t" | sort -n | tail -1)
+		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
+			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
+			vb = (t ~ /^report/) ? sprintf("%.2fx", bare / m) : "";
+			vp = (t ~ /^report/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
+			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
+			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'
+	done
+	unset med
+	rm -f "$data"
+done

@@ -1,0 +1,87 @@
+#!/bin/bash
+# report -j N: the same output for every N. Decoding ahead in worker
+# threads (dc_ptq_config.ahead) must give exactly the events of decoding in
+# one thread, on every recording we have:
+#  - a synthetic per-thread trace of many windows (bench/ptenc_bench.c):
+#    the workers decode (nearly) every window, nothing goes back;
+#  - every emu_* testdata program recorded with --emulate (threads and demo
+#    also on 3 CPUs, and on 2 with 300-instruction time slices), the
+#    real Intel PT recordings ../shared/realtraces/*.data (skipped when
+#    absent), with the workers started at once (DC_AHEAD_EAGER: before the
+#    first context, so each window is replayed and every image change, exec,
+#    dlopen and decoding path the worker does not take goes back to the
+#    main thread on these small traces);
+# the decoder's events (dc_events) and report's folded stacks, per-thread
+# stacks and table at -j 1, 2 and 4 must be byte-identical.
+. "$E2E_LIB"
+ahead() { sed -n 's/^# ahead windows \([0-9]*\) deviations \([0-9]*\)$/\1 \2/p' "$1"; }
+# same NAME FILE: events and report outputs at -j 1, 2, 4 (eager workers
+# for the events when EAGER=1)
+same() {
+	local n=$1 f=$2 j o
+	for j in 1 2 4; do
+		DC_JOBS=$j "$DC_EVENTS" "$f" >"$n.ev$j" 2>"$n.everr$j" || { fail "$n: dc_events -j $j: $(head -c 300 "$n.everr$j")"; return; }
+		for o in "" --per-thread "--table --raw"; do
+			"$PTFLAME" report -q -j $j -i "$f" $o >"$n.rep$j${o// /}" 2>"$n.reperr" ||
+				{ fail "$n: report -j $j $o: $(head -c 300 "$n.reperr")"; return; }
+		done
+	done
+	for j in 2 4; do
+		if cmp -s <(grep -v '^# ahead' "$n.ev1") <(grep -v '^# ahead' "$n.ev$j"); then
+			pass "$n: events at -j $j as at -j 1 ($(grep -vc '^#' "$n.ev1") events; ahead: $(ahead "$n.ev$j"))"
+		else
+			fail "$n: events at -j $j differ from -j 1: $(diff "$n.ev1" "$n.ev$j" | head -5)"
+		fi
+		for o in "" --per-thread --table--raw; do
+			cmp -s "$n.rep1$o" "$n.rep$j$o" || fail "$n: report -j $j $o differs from -j 1"
+		done
+	done
+}
+
+# bad counts: one line, exit 2, nothing written
+for v in 0 x 1025 -1 ""; do
+	rm -f bad.out
+	expect_rc 2 "report -j '$v' is refused" -- "$PTFLAME" report -j "$v" -i /dev/null -o bad.out
+	[ "$(wc -l <err)" -eq 1 ] && grep -q -- "--jobs" err && [ ! -e bad.out ] ||
+		fail "report -j '$v': want one line naming --jobs and no output: $(cat err)"
+done
+
+# the synthetic trace: 6 MiB in 1 MiB chunks, one window each
+"$DC_PTENC_BENCH" -s 6 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
+rm -f raw.bin
+same synth synth.data
+read -r w d < <(ahead synth.ev2)
+[ "${w:-0}" -ge 4 ] && [ "${d:-1}" -eq 0 ] && pass "synth: $w windows decoded ahead, none went back" ||
+	fail "synth: ahead windows '${w:-}' deviations '${d:-}' (want >= 4 and 0)"
+grep -q ":$(sed -n 's/^expected_calls=//p' bench.out),avg:" synth.rep2 &&
+	pass "synth: -j 2 has every call" || fail "synth: -j 2 misses calls"
+
+# real programs, workers from the first window
+export DC_AHEAD_EAGER=1
+rec() {  # NAME PROG [record options]
+	local n=$1 p=$2; shift 2
+	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
+		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
+}
+for f in "$TESTDATA"/emu_*; do
+	case $f in *.p|*.so) continue ;; esac
+	[ -x "$f" ] || continue
+	p=${f##*/emu_}
+	rec "$p" "$p" && same "$p" "$p.data"
+done
+for p in threads demo; do
+	rec "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data"
+	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data"
+done
+# eager workers did decode ahead (and had to go back at the first context)
+read -r w d < <(ahead threads.cpus3.ev4)
+[ "${w:-0}" -ge 1 ] && [ "${d:-0}" -ge 1 ] && pass "threads.cpus3: $w windows replayed, $d went back" ||
+	fail "threads.cpus3: ahead windows '${w:-}' deviations '${d:-}'"
+if [ -d "$SRCDIR/../shared/realtraces" ]; then
+	for f in "$SRCDIR"/../shared/realtraces/*.data; do
+		[ -f "$f" ] && same "$(basename "$f" .data)" "$f"
+	done
+else
+	echo "skip: no ../shared/realtraces"
+fi
+finish
