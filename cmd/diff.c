@@ -43,7 +43,9 @@ const char cmd_diff_help[] =
 	"                      red grew, blue shrank); the text then only with -o\n"
 	"  -o, --output FILE   write there instead of stdout\n"
 	"      --symfs DIR     look for binaries under DIR first (perf.data)\n"
-	"      --max-stack N   trace inputs: keep N frames per stack (default 1024)\n"
+	"      --max-stack N   keep N frames per stack (default 1024): of trace\n"
+	"                      inputs, and of folded inputs in --by-stack tables\n"
+	"                      (deeper frames: one [truncated] row)\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
@@ -179,7 +181,7 @@ static int stats_of(const struct input *in, const struct diff_opts *o, struct fg
 {
 	enum fg_stats_key by = o->by_stack ? FG_BY_STACK : FG_BY_FUNCTION;
 	int rc = in->cct ? fg_stats_from_cct(in->cct, NULL, by, st)
-			 : fg_stats_from_folded(in->folded, by, st);
+			 : fg_stats_from_folded_max(in->folded, by, o->sr.max_stack, st);
 
 	return rc ? cmd_error("diff", "out of memory") : 0;
 }

@@ -1,6 +1,8 @@
 /* ptflame - decoder/symbols.c: function symbols of ELF binaries with libelf,
  * PLT stubs named `func@plt`, separate debuginfo, demangling with
- * libiberty, and a per-(process, address) cache. */
+ * libiberty, a per-(process, address) cache, and a small process-wide
+ * cache of loaded binaries (struct img) that later symbolizers of the same
+ * files share. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -12,6 +14,8 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 #include <libiberty/demangle.h>
 #include <elfutils/libdw.h>
@@ -31,6 +35,39 @@ struct seg {
 	uint64_t off, vaddr, filesz;
 };
 
+/* A file's identity: a changed or replaced file has another. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+/* What loading a binary gives: immutable once loaded, so symbolizers of
+ * the same files (one process, one after another: `diff` of two
+ * recordings, the fuzz target) share it instead of reading and demangling
+ * the symbols and inflating the DWARF again. Keyed by the files it was
+ * read from (code file, separate debuginfo: paths and identities) and the
+ * demangling option. */
+struct img {
+	struct img *next;       /* in the process-wide cache (cached)       */
+	unsigned refs;          /* dsos using it                           */
+	bool cached;
+	bool no_demangle;
+	char *code_file, *dbg_file;
+	struct file_id code_id, dbg_id;
+	struct seg *segs;
+	size_t nsegs;
+	struct sym *syms;       /* sorted by start, no two at one start */
+	size_t nsyms;
+	char *names;
+	size_t names_len, names_cap;
+	bool dw_tried;          /* DWARF opened for srclines (or failed)   */
+	int dw_fd;
+	Elf *dw_elf;
+	Dwarf *dw;
+};
+
 struct dso {
 	char *path;
 	uint8_t bid[20];
@@ -39,19 +76,10 @@ struct dso {
 	bool missing;
 	char *code_file;        /* file with the code, NULL when missing */
 	char *unknown_name;     /* "[unknown] (path)" */
-	struct seg *segs;
-	size_t nsegs;
-	struct sym *syms;       /* sorted by start, no two at one start */
-	size_t nsyms;
-	char *names;
-	size_t names_len, names_cap;
 	char *dbg_file;         /* separate debuginfo, NULL when none      */
-	bool dw_tried;          /* DWARF opened for srclines (or failed)   */
-	int dw_fd;
-	Elf *dw_elf;
-	Dwarf *dw;
+	struct img *img;        /* once loaded: never NULL                 */
 	bool inl_tried;         /* inline ranges looked for (decoder/inline.c) */
-	struct dc_inl *inl;     /* NULL: no DWARF                            */
+	struct dc_inl *inl;     /* NULL: no DWARF (it reads img's DWARF)   */
 };
 
 struct cache_ent {
@@ -247,7 +275,7 @@ static bool file_matches(const char *path, const uint8_t *bid, size_t n)
 
 /* ---- dso symbols -------------------------------------------------------- */
 
-static int name_add(struct dso *d, const char *name, uint32_t *off)
+static int name_add(struct img *d, const char *name, uint32_t *off)
 {
 	size_t n = strlen(name) + 1;
 
@@ -274,7 +302,7 @@ struct symvec {
 	size_t n, cap;
 };
 
-static int sym_add(struct dso *d, struct symvec *sv, uint64_t start, uint64_t size,
+static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t size,
 		   const char *name, uint8_t prio, bool demangle)
 {
 	char *dm = demangle ? dc_sym_demangle(name) : NULL;
@@ -316,7 +344,7 @@ static int sym_add(struct dso *d, struct symvec *sv, uint64_t start, uint64_t si
 
 /* Function symbols of one symbol table. prio_base orders tables: .symtab
  * names beat .dynsym names for the same address. */
-static int read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
+static int read_symtab(struct img *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 		       uint8_t prio_base, bool demangle)
 {
 	GElf_Shdr shdr;
@@ -491,7 +519,7 @@ static const struct gotname *got_lookup(const struct gotname *v, size_t n, uint6
  * `name@plt`, `*ABS*+0xADDEND@plt` for an ifunc (IRELATIVE) slot as
  * objdump says, the section's name for entries without a slot (PLT0, the
  * lazy half of an IBT PLT). Works for lazy .plt, .plt.sec and .plt.got. */
-static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
+static int synth_plt(struct img *d, Elf *elf, struct symvec *sv, bool demangle)
 {
 	struct gotname *gv = NULL;
 	size_t ng = 0, shstrndx;
@@ -554,7 +582,7 @@ static int synth_plt(struct dso *d, Elf *elf, struct symvec *sv, bool demangle)
 	return 0;
 }
 
-static int read_segs(struct dso *d, Elf *elf)
+static int read_segs(struct img *d, Elf *elf)
 {
 	size_t n;
 
@@ -592,7 +620,7 @@ static int cmp_sym(const void *a, const void *b)
  * inside __write: not a function of its own; execution falling into it
  * stays in the outer function), give unsized ones the room up to the next
  * symbol (bounded by their section: end_cap). */
-static void finish_syms(struct dso *d, struct symvec *sv)
+static void finish_syms(struct img *d, struct symvec *sv)
 {
 	size_t w = 0, k = 0;
 	uint64_t cover = 0;     /* end of the last sized symbol kept */
@@ -714,10 +742,10 @@ const void *dc_sym_own_vdso(size_t *size)
 	return *size > 64 && *size <= 65536 ? base : NULL;
 }
 
-static int syms_from(struct dc_symbols *s, struct dso *d, Elf *elf, struct symvec *sv,
-		     uint8_t prio_base, bool dyn_too)
+static int syms_from(struct img *d, Elf *elf, struct symvec *sv, uint8_t prio_base,
+		     bool dyn_too)
 {
-	bool dem = !s->opts.no_demangle;
+	bool dem = !d->no_demangle;
 	Elf_Scn *scn = NULL;
 	uint64_t budget = elf_read_budget(elf);
 	int ret = 0;
@@ -748,27 +776,193 @@ static bool has_symtab(Elf *elf)
 	return false;
 }
 
+/* ---- the process-wide cache of loaded binaries ------------------------ */
+
+/* Unused images kept for a later symbolizer; the most recently used first. */
+#define IMG_CACHE_MAX 16
+
+static pthread_mutex_t img_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct img *img_cache;
+static uint64_t img_loads, img_reuses;
+
+/* Failed loads (out of memory) point here: no symbols, no DWARF. */
+static struct img img_none = { .dw_tried = true, .dw_fd = -1 };
+
+static bool file_id_get(const char *path, struct file_id *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (!path)
+		return true;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	id->ctime = st.st_ctim;
+	return true;
+}
+
+static bool file_id_eq(const struct file_id *a, const struct file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static struct img *img_new(const char *code_file, const char *dbg_file, bool no_demangle)
+{
+	struct img *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->refs = 1;
+	m->no_demangle = no_demangle;
+	m->dw_fd = -1;
+	m->code_file = dup_or_null(code_file);
+	m->dbg_file = dup_or_null(dbg_file);
+	if ((code_file && !m->code_file) || (dbg_file && !m->dbg_file)) {
+		free(m->code_file);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void img_free(struct img *m)
+{
+	if (m->dw)
+		dwarf_end(m->dw);
+	if (m->dw_elf)
+		elf_end(m->dw_elf);
+	if (m->dw_fd >= 0)
+		close(m->dw_fd);
+	free(m->code_file);
+	free(m->dbg_file);
+	free(m->segs);
+	free(m->syms);
+	free(m->names);
+	free(m);
+}
+
+/* Drop unused images beyond IMG_CACHE_MAX, the least recently used first.
+ * Called with img_lock held. */
+static void img_trim(void)
+{
+	struct img **pp = &img_cache, *m;
+	size_t kept = 0;
+
+	while ((m = *pp)) {
+		if (!m->refs && ++kept > IMG_CACHE_MAX) {
+			*pp = m->next;
+			img_free(m);
+			continue;
+		}
+		pp = &m->next;
+	}
+}
+
+/* The cached image of these files as they are now, with a reference. */
+static struct img *img_find(const char *code_file, const char *dbg_file, bool no_demangle,
+			    struct file_id *code_id, struct file_id *dbg_id)
+{
+	struct img **pp, *m = NULL;
+
+	if (!file_id_get(code_file, code_id) || !file_id_get(dbg_file, dbg_id))
+		return NULL;
+	pthread_mutex_lock(&img_lock);
+	for (pp = &img_cache; (m = *pp); pp = &m->next) {
+		if (m->no_demangle == no_demangle && str_eq(m->code_file, code_file) &&
+		    str_eq(m->dbg_file, dbg_file) && file_id_eq(&m->code_id, code_id) &&
+		    file_id_eq(&m->dbg_id, dbg_id)) {
+			*pp = m->next;          /* to the front */
+			m->next = img_cache;
+			img_cache = m;
+			m->refs++;
+			img_reuses++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&img_lock);
+	return m;
+}
+
+/* Share a freshly loaded image (its files' identities taken before it was
+ * read: a file changed meanwhile makes the next lookup miss). */
+static void img_share(struct img *m, const struct file_id *code_id,
+		      const struct file_id *dbg_id)
+{
+	m->code_id = *code_id;
+	m->dbg_id = *dbg_id;
+	pthread_mutex_lock(&img_lock);
+	m->cached = true;
+	m->next = img_cache;
+	img_cache = m;
+	img_trim();
+	pthread_mutex_unlock(&img_lock);
+}
+
+static void img_put(struct img *m)
+{
+	if (!m || m == &img_none)
+		return;
+	pthread_mutex_lock(&img_lock);
+	if (--m->refs == 0) {
+		if (m->cached)
+			img_trim();
+		else
+			img_free(m);
+	}
+	pthread_mutex_unlock(&img_lock);
+}
+
+void dc_sym_img_counters(uint64_t *loads, uint64_t *reuses)
+{
+	pthread_mutex_lock(&img_lock);
+	*loads = img_loads;
+	*reuses = img_reuses;
+	pthread_mutex_unlock(&img_lock);
+}
+
 static int dso_load(struct dc_symbols *s, struct dso *d)
 {
 	struct symvec sv = { 0 };
 	struct elfh code = { -1, NULL };
+	struct file_id code_id, dbg_id;
+	bool dem = !s->opts.no_demangle, share = false;
+	struct img *m;
 	char *dbg = NULL;
 	int ret = 0;
 
 	d->loaded = true;
+	d->img = &img_none;
 	if (!strcmp(d->path, "[vdso]")) {
 		size_t size;
 		const void *mem = dc_sym_own_vdso(&size);
 		Elf *elf = mem ? elf_memory((char *)mem, size) : NULL;
 
+		m = img_new(NULL, NULL, s->opts.no_demangle);
+		if (!m) {
+			if (elf)
+				elf_end(elf);
+			return -ENOMEM;
+		}
 		if (elf) {
-			ret = read_segs(d, elf);
+			ret = read_segs(m, elf);
 			if (!ret)
-				ret = syms_from(s, d, elf, &sv, 0, true);
+				ret = syms_from(m, elf, &sv, 0, true);
 			elf_end(elf);
 		}
-		finish_syms(d, &sv);
+		finish_syms(m, &sv);
 		free(sv.v);
+		d->img = m;
 		return ret;
 	}
 	d->code_file = find_code_file(s, d);
@@ -803,32 +997,55 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 			memcpy(d->bid, bid, n);
 			d->bid_size = (uint8_t)n;
 		}
-		ret = read_segs(d, code.elf);
-		if (!ret && !has_symtab(code.elf))
+		if (!has_symtab(code.elf))
 			dbg = find_debuginfo(s, d, code.elf);
-		if (!ret)
-			ret = syms_from(s, d, code.elf, &sv, 0, true);
-		if (!ret)
-			ret = synth_plt(d, code.elf, &sv, !s->opts.no_demangle);
 	}
 	if (!dbg && d->missing && d->bid_size)
 		dbg = find_debuginfo(s, d, NULL);
+	d->dbg_file = dbg;
+	/* A binary found at a file (not only its debuginfo) can be shared. */
+	if (d->code_file) {
+		m = img_find(d->code_file, dbg, !dem, &code_id, &dbg_id);
+		if (m) {
+			d->img = m;
+			elf_close(&code);
+			return 0;
+		}
+		share = file_id_get(d->code_file, &code_id) && file_id_get(dbg, &dbg_id);
+	}
+	m = img_new(d->code_file, dbg, !dem);
+	if (!m) {
+		elf_close(&code);
+		return -ENOMEM;
+	}
+	if (d->code_file) {
+		ret = read_segs(m, code.elf);
+		if (!ret)
+			ret = syms_from(m, code.elf, &sv, 0, true);
+		if (!ret)
+			ret = synth_plt(m, code.elf, &sv, dem);
+	}
 	if (!ret && dbg) {
 		struct elfh h;
 
 		if (!elf_open_file(dbg, &h)) {
-			if (!d->nsegs)
-				ret = read_segs(d, h.elf);
+			if (!m->nsegs)
+				ret = read_segs(m, h.elf);
 			if (!ret)
-				ret = syms_from(s, d, h.elf, &sv, 0, false);
+				ret = syms_from(m, h.elf, &sv, 0, false);
 			elf_close(&h);
 		}
 	}
-	d->dbg_file = dbg;
 	elf_close(&code);
 	if (!ret)
-		finish_syms(d, &sv);
+		finish_syms(m, &sv);
 	free(sv.v);
+	pthread_mutex_lock(&img_lock);
+	img_loads++;
+	pthread_mutex_unlock(&img_lock);
+	d->img = m;
+	if (!ret && share)
+		img_share(m, &code_id, &dbg_id);
 	return ret;
 }
 
@@ -868,19 +1085,11 @@ void dc_symbols_free(struct dc_symbols *s)
 		struct dso *d = s->dsos[i];
 
 		dc_inl_free(d->inl);
-		if (d->dw)
-			dwarf_end(d->dw);
-		if (d->dw_elf)
-			elf_end(d->dw_elf);
-		if (d->dw_tried && d->dw_fd >= 0)
-			close(d->dw_fd);
+		img_put(d->img);
 		free(d->dbg_file);
 		free(d->path);
 		free(d->code_file);
 		free(d->unknown_name);
-		free(d->segs);
-		free(d->syms);
-		free(d->names);
 		free(d);
 	}
 	free(s->dsos);
@@ -968,7 +1177,8 @@ static struct dso *dso_get(struct dc_symbols *s, int id)
 	d = s->dsos[id];
 	if (!d->loaded && dso_load(s, d)) {
 		/* out of memory while loading: behave as "no symbols" */
-		d->nsyms = 0;
+		img_put(d->img);
+		d->img = &img_none;
 	}
 	return d;
 }
@@ -986,8 +1196,8 @@ bool dc_sym_dso_off_to_vaddr(struct dc_symbols *s, int dso, uint64_t off, uint64
 
 	if (!d)
 		return false;
-	for (size_t i = 0; i < d->nsegs; i++) {
-		const struct seg *g = &d->segs[i];
+	for (size_t i = 0; i < d->img->nsegs; i++) {
+		const struct seg *g = &d->img->segs[i];
 
 		if (off >= g->off && off < g->off + g->filesz) {
 			*vaddr = off - g->off + g->vaddr;
@@ -1006,31 +1216,33 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 			   uint64_t *hi)
 {
 	struct dso *d = dso_get(s, dso);
+	const struct img *m;
 	size_t a = 0, b;
 
 	*lo = 0;
 	*hi = UINT64_MAX;
 	if (!d)
 		return DC_SYM_KEY_UNKNOWN;
-	b = d->nsyms;
+	m = d->img;
+	b = m->nsyms;
 	while (a < b) {         /* first symbol with start > vaddr */
 		size_t mid = (a + b) / 2;
 
-		if (d->syms[mid].start <= vaddr)
+		if (m->syms[mid].start <= vaddr)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	if (a && vaddr < d->syms[a - 1].end) {
-		*lo = d->syms[a - 1].start;
-		*hi = d->syms[a - 1].end;
+	if (a && vaddr < m->syms[a - 1].end) {
+		*lo = m->syms[a - 1].start;
+		*hi = m->syms[a - 1].end;
 		return make_key(dso, a);
 	}
 	/* In a gap: the dso's unknown function, as wide as the gap. */
 	if (a)
-		*lo = d->syms[a - 1].end;
-	if (a < d->nsyms)
-		*hi = d->syms[a].start;
+		*lo = m->syms[a - 1].end;
+	if (a < m->nsyms)
+		*hi = m->syms[a].start;
 	return make_key(dso, 0);
 }
 
@@ -1049,13 +1261,14 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 	d = s->dsos[di - 1];
 	if (!si)
 		return d->unknown_name;
-	if (si > d->nsyms)
+	if (!d->img || si > d->img->nsyms)
 		return NULL;
-	return d->names + d->syms[si - 1].name;
+	return d->img->names + d->img->syms[si - 1].name;
 }
 
-/* The DWARF of a DSO (its debuginfo file, else its code file), opened once. */
-static Dwarf *dso_dwarf(struct dso *d)
+/* The DWARF of a binary (its debuginfo file, else its code file), opened
+ * once per image (called with img_lock held: images are shared). */
+static Dwarf *img_dwarf(struct img *d)
 {
 	const char *files[2] = { d->dbg_file, d->code_file };
 
@@ -1089,20 +1302,24 @@ const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key)
 	struct dso *d;
 	int ln;
 
-	if (!di || di > s->ndsos || !si || si > s->dsos[di - 1]->nsyms)
+	if (!di || di > s->ndsos || !s->dsos[di - 1]->img || !si ||
+	    si > s->dsos[di - 1]->img->nsyms)
 		return NULL;
 	if (dc_hash_get(&s->srcline_idx, key, &v))
 		return v ? s->srclines[v - 1] : NULL;
 	d = s->dsos[di - 1];
-	dw = dso_dwarf(d);
-	if (dw && dwarf_addrdie(dw, d->syms[si - 1].start, &cu) &&
-	    (line = dwarf_getsrc_die(&cu, d->syms[si - 1].start)) && !dwarf_lineno(line, &ln)) {
+	pthread_mutex_lock(&img_lock);
+	dw = img_dwarf(d->img);
+	if (dw && dwarf_addrdie(dw, d->img->syms[si - 1].start, &cu) &&
+	    (line = dwarf_getsrc_die(&cu, d->img->syms[si - 1].start)) &&
+	    !dwarf_lineno(line, &ln)) {
 		const char *src = dwarf_linesrc(line, NULL, NULL);
 		const char *base = src ? strrchr(src, '/') : NULL;
 
 		if (src && asprintf(&str, "%s:%d", base ? base + 1 : src, ln) < 0)
 			str = NULL;
 	}
+	pthread_mutex_unlock(&img_lock);
 	if (str) {
 		nv = realloc(s->srclines, (s->nsrclines + 1) * sizeof(*nv));
 		if (!nv) {
@@ -1340,8 +1557,14 @@ static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 		return 0;
 	}
 	if (!d->inl_tried) {
-		Dwarf *dw = dso_dwarf(d);
+		Dwarf *dw = NULL;
 
+		/* (the DWARF is the shared image's: it lives while d holds it) */
+		if (d->img) {
+			pthread_mutex_lock(&img_lock);
+			dw = img_dwarf(d->img);
+			pthread_mutex_unlock(&img_lock);
+		}
 		d->inl_tried = true;
 		d->inl = dw ? dc_inl_new(dw) : NULL;
 	}

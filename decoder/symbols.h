@@ -120,4 +120,11 @@ const void *dc_sym_own_vdso(size_t *size);
 /* Counters: symbol lookups done (cache misses) and cache hits. */
 void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits);
 
+/* A binary's symbols and DWARF, once loaded from its files, are kept for
+ * the process (the 16 most recently used that no symbolizer holds) and
+ * shared by later symbolizers that find the same files unchanged (path,
+ * device, inode, size, mtime, ctime; the debuginfo file too). Counters,
+ * process-wide: binaries read, and loads served from the cache. */
+void dc_sym_img_counters(uint64_t *loads, uint64_t *reuses);
+
 #endif

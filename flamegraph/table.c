@@ -291,20 +291,26 @@ int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 
 /* ---------------------------------------------------------- from folded */
 
+/* By stack, a line's frames deeper than max_stack are one row,
+ * "kept;frames;[truncated]", as report shows deeper calls: every row is a
+ * path, so without a bound a line of n frames would make n rows of up to
+ * n frames each (a few hundred KB of folded text: gigabytes of rows). */
+static const char truncated_frame[] = "[truncated]";
+
 static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg_stats_key by,
-			   const char *s, uint64_t value, size_t line, char **pathbuf,
-			   size_t *pathcap)
+			   uint32_t max_stack, const char *s, uint64_t value, size_t line,
+			   char **pathbuf, size_t *pathcap)
 {
-	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX, done = 0;
+	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX, done = 0, depth = 0;
 	uint64_t ctx = FG_FNV_BASIS, ph = FG_FNV_BASIS;   /* see fg_fnv */
 
-	if (len + 1 > *pathcap) {
-		char *p = realloc(*pathbuf, len + 1);
+	if (len + sizeof(truncated_frame) + 1 > *pathcap) {
+		char *p = realloc(*pathbuf, len + sizeof(truncated_frame) + 1);
 
 		if (!p)
 			return -ENOMEM;
 		*pathbuf = p;
-		*pathcap = len + 1;
+		*pathcap = len + sizeof(truncated_frame) + 1;
 	}
 	while (i <= len) {
 		size_t j = i, name_len, ri;
@@ -315,6 +321,21 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 
 		while (j < len && s[j] != ';')
 			j++;
+		if (by == FG_BY_STACK && depth++ == max_stack) {
+			/* the rest of the line: one row, its time, no calls */
+			(*pathbuf)[pathlen++] = ';';
+			memcpy(*pathbuf + pathlen, truncated_frame, sizeof(truncated_frame) - 1);
+			pathlen += sizeof(truncated_frame) - 1;
+			ri = row_get(st, *pathbuf, pathlen);
+			if (ri == SIZE_MAX)
+				return -ENOMEM;
+			if (st->rows[ri].last_line != line) {
+				st->rows[ri].last_line = line;
+				st->rows[ri].r.total_ns += value;
+			}
+			last = ri;
+			break;
+		}
 		ann = fg_frame_split(s + i, j - i, &name_len, &calls, &has_avg, &avg);
 		if (!ann)
 			name_len = j - i;
@@ -361,6 +382,12 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
 			 struct fg_stats **out)
 {
+	return fg_stats_from_folded_max(f, by, 0, out);
+}
+
+int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
+			     uint32_t max_stack, struct fg_stats **out)
+{
 	struct fg_stats *st = stats_new(false);
 	struct fg_hashset seen = { 0 };
 	char *path = NULL;
@@ -371,8 +398,8 @@ int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
 	if (!st)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->raw.n && !err; i++)
-		err = add_folded_line(st, &seen, by, f->raw.e[i].stack, f->raw.e[i].value, i,
-				      &path, &pathcap);
+		err = add_folded_line(st, &seen, by, max_stack ? max_stack : SR_DEFAULT_MAX_STACK,
+				      f->raw.e[i].stack, f->raw.e[i].value, i, &path, &pathcap);
 	free(path);
 	fg_hashset_free(&seen);
 	if (err) {

@@ -76,6 +76,13 @@ int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 		      enum fg_stats_key by, struct fg_stats **out);
 int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
 			 struct fg_stats **out);
+/* The same; by stack, a line's frames deeper than max_stack (0:
+ * SR_DEFAULT_MAX_STACK, as fg_stats_from_folded) are one row under the
+ * last kept frame, "...;[truncated]", with their time (total and self)
+ * and no calls: the rows are paths, and this bounds their size to
+ * max_stack frames whatever the depth of a line. */
+int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
+			     uint32_t max_stack, struct fg_stats **out);
 void fg_stats_free(struct fg_stats *st);
 
 struct fg_row {

@@ -1,13 +1,14 @@
 #!/bin/bash
 # Fuzz ptflame's input readers for longer than CI does (tests/fuzz/):
-#   scripts/fuzz.sh [-B BUILDDIR] [-j] [SECONDS [TARGET...]]
+#   scripts/fuzz.sh [-B BUILDDIR] [-j] [-r RUNS] [SECONDS [TARGET...]]
 # Builds BUILDDIR (default build-fuzz) with clang and -Dfuzz=true, then runs
 # each TARGET (default: perfdata report script folded) for SECONDS (default
-# 600), one after another, or all at once with -j. The corpus grows in
+# 600) or until it has run RUNS inputs (-r, e.g. 10000000), whichever comes
+# first, one after another, or all at once with -j. The corpus grows in
 # BUILDDIR/tests/fuzz/corpus/TARGET from run to run; an input that crashes,
 # hangs (FUZZ_TIMEOUT s, default 30) or takes FUZZ_RSS_MB (default 2048) is
 # saved in BUILDDIR/tests/fuzz/artifacts/TARGET/. Exit 0: none did.
-# On a shared machine: nice -n 19 scripts/fuzz.sh 3600
+# On a shared machine: nice -n 19 scripts/fuzz.sh -r 10000000 3600 perfdata
 set -u
 cd "$(dirname "$0")/.."
 dir=build-fuzz parallel=
@@ -15,7 +16,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-B) dir=$2; shift 2 ;;
 	-j) parallel=1; shift ;;
-	-h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-r) case ${2:-} in
+		''|*[!0-9]*|0) echo "fuzz.sh: -r RUNS must be a positive number, not '${2:-}'" >&2; exit 2 ;;
+		esac
+		export FUZZ_RUNS=$2; shift 2 ;;
+	-h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	*) break ;;
 	esac

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run one libFuzzer target: run.sh NAME EXE (meson test --suite fuzz, and
-# scripts/fuzz.sh). FUZZ_SECONDS (default 45) bounds the run; one input may
+# scripts/fuzz.sh). FUZZ_SECONDS (default 45) bounds the run, and FUZZ_RUNS
+# (default: none) the number of inputs it runs; one input may
 # take FUZZ_TIMEOUT seconds (default 30: wall-clock time, which a busy
 # machine stretches; a slow input here costs well under 1 s of CPU) and
 # FUZZ_RSS_MB of memory (default 2048). Exit 0: no crash, hang, leak or
@@ -111,15 +112,16 @@ mkdir -p "$corpus" "$art"
 log=$FUZZ_DIR/fuzz-$name.log
 # UBSan aborts (the code is built -fno-sanitize-recover); leaks fail the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+start=$SECONDS
 "$exe" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
 	-malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -close_fd_mask=3 -print_final_stats=1 \
-	-artifact_prefix="$art/" "${maxlen[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
+	-artifact_prefix="$art/" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} "${maxlen[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
 rc=$?
 execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)
 rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$log" | tail -n 1)
 cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+' "$log" | tail -n 1)
 if [ "$rc" -eq 0 ]; then
-	echo "fuzz-$name: ${execs:-?} execs in ${secs} s (${rate:-?}/s), $cov: no crash, hang or leak"
+	echo "fuzz-$name: ${execs:-?} execs in $((SECONDS - start)) s (${rate:-?}/s), $cov: no crash, hang or leak"
 	exit 0
 fi
 echo "FAIL: fuzz-$name: exit $rc after ${execs:-?} execs; the log's end ($log):" >&2

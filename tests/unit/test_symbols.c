@@ -424,6 +424,86 @@ static void test_search_paths(void **state)
 	free(v);
 }
 
+/* A loaded binary is shared by later symbolizers of the same unchanged
+ * file (one read, same answers, DWARF too) and read again once the file
+ * changes: replaced by another binary, or only touched. */
+static void test_image_cache(void **state)
+{
+	char dir[] = "/tmp/ptf-imgcache-XXXXXX", cmd[4 * PATH_MAX], prog[PATH_MAX];
+	struct dc_symbols *s1, *s2, *s3;
+	struct nmsym *v, *vi;
+	size_t n = nm_funcs(tpath("symtest"), &v), ni = nm_funcs(tpath("symtest_ibt"), &vi);
+	const struct nmsym *leaf = nm_find(v, n, "st_leaf"), *leaf_ibt = nm_find(vi, ni, "st_leaf");
+	uint64_t l0, r0, l, r, lo, hi, k1, k2;
+	const char *src1, *src2;
+	int d1, d2, d3;
+
+	(void)state;
+	assert_non_null(leaf);
+	assert_non_null(leaf_ibt);
+	assert_true(leaf->addr != leaf_ibt->addr);
+	assert_non_null(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tpath("symtest"), prog);
+	run(cmd);
+	dc_sym_img_counters(&l0, &r0);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s1), 0);
+	d1 = dc_sym_dso(s1, prog, NULL, 0);
+	k1 = dc_sym_dso_lookup(s1, d1, leaf->addr + 1, &lo, &hi);
+	assert_string_equal(dc_sym_name(s1, k1), "st_leaf");
+	src1 = dc_sym_srcline(s1, k1);
+	assert_non_null(src1);
+	dc_sym_img_counters(&l, &r);
+	assert_int_equal(l, l0 + 1);
+	assert_int_equal(r, r0);
+	/* a second symbolizer while the first lives, a third after it is gone */
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s2), 0);
+	d2 = dc_sym_dso(s2, prog, NULL, 0);
+	k2 = dc_sym_dso_lookup(s2, d2, leaf->addr + 1, &lo, &hi);
+	assert_string_equal(dc_sym_name(s2, k2), "st_leaf");
+	assert_int_equal(lo, leaf->addr);
+	assert_int_equal(hi, leaf->addr + leaf->size);
+	src2 = dc_sym_srcline(s2, k2);
+	assert_non_null(src2);
+	assert_string_equal(src1, src2);
+	dc_symbols_free(s1);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s3), 0);
+	d3 = dc_sym_dso(s3, prog, NULL, 0);
+	assert_string_equal(name_at(s3, d3, leaf), "st_leaf");
+	dc_sym_img_counters(&l, &r);
+	assert_int_equal(l, l0 + 1);
+	assert_int_equal(r, r0 + 2);
+	assert_string_equal(name_at(s2, d2, leaf), "st_leaf");   /* still valid */
+	dc_symbols_free(s2);
+	dc_symbols_free(s3);
+	/* another binary at the same path: its own symbols */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tpath("symtest_ibt"), prog);
+	run(cmd);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s1), 0);
+	d1 = dc_sym_dso(s1, prog, NULL, 0);
+	k1 = dc_sym_dso_lookup(s1, d1, leaf_ibt->addr + 1, &lo, &hi);
+	assert_string_equal(dc_sym_name(s1, k1), "st_leaf");
+	assert_int_equal(lo, leaf_ibt->addr);
+	assert_int_equal(hi, leaf_ibt->addr + leaf_ibt->size);
+	dc_symbols_free(s1);
+	dc_sym_img_counters(&l, &r);
+	assert_int_equal(l, l0 + 2);
+	/* the same bytes, touched: read again */
+	snprintf(cmd, sizeof(cmd), "touch -d '2001-02-03 04:05:06' '%s'", prog);
+	run(cmd);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s1), 0);
+	d1 = dc_sym_dso(s1, prog, NULL, 0);
+	assert_string_equal(name_at(s1, d1, leaf_ibt), "st_leaf");
+	dc_symbols_free(s1);
+	dc_sym_img_counters(&l, &r);
+	assert_int_equal(l, l0 + 3);
+	assert_int_equal(r, r0 + 2);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	free(v);
+	free(vi);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_process_lookup),
 		cmocka_unit_test(test_search_paths),
+		cmocka_unit_test(test_image_cache),
 	};
 
 	find_testdata();

@@ -196,6 +196,69 @@ static void test_stats_from_folded(void **state)
 	fg_folded_free(f);
 }
 
+/* By stack, frames deeper than max_stack are one "[truncated]" row with
+ * their time; by function every frame counts. A line of 20000 frames
+ * makes at most SR_DEFAULT_MAX_STACK + 1 rows of bounded length (not
+ * 20000 rows of up to 20000 frames). */
+static void test_stats_from_folded_deep(void **state)
+{
+	struct fg_folded *f = read_str("m:1,avg:90;a:1,avg:80;b:1,avg:50;c:2,avg:10 40\n"
+				       "m:1,avg:90;a:1,avg:80;b:1,avg:50 6\n"
+				       "m;a;x;y 7\n");
+	struct fg_stats *st;
+	const struct fg_row *r;
+	size_t depth = 20000, n = depth * 7 + 16, longest = 0;
+	char *deep = malloc(n), *p = deep;
+	(void)state;
+
+	assert_int_equal(fg_stats_from_folded_max(f, FG_BY_STACK, 2, &st), 0);
+	assert_int_equal(fg_stats_count(st), 3);
+	r = fg_stats_find(st, "m;a");
+	assert_int_equal(r->total_ns, 53);
+	assert_int_equal(r->calls, 1);
+	assert_int_equal(r->self_ns, 0);
+	r = fg_stats_find(st, "m;a;[truncated]");
+	assert_non_null(r);
+	assert_int_equal(r->total_ns, 53);
+	assert_int_equal(r->self_ns, 53);
+	assert_int_equal(r->calls, 0);
+	assert_null(fg_stats_find(st, "m;a;b"));
+	fg_stats_free(st);
+	/* deep enough: the same rows as without a bound */
+	assert_int_equal(fg_stats_from_folded_max(f, FG_BY_STACK, 4, &st), 0);
+	assert_null(fg_stats_find(st, "m;a;b;c;[truncated]"));
+	assert_int_equal(fg_stats_find(st, "m;a;b;c")->calls, 2);
+	assert_int_equal(fg_stats_find(st, "m;a;b")->self_ns, 6);
+	fg_stats_free(st);
+	/* by function the bound does not apply */
+	assert_int_equal(fg_stats_from_folded_max(f, FG_BY_FUNCTION, 2, &st), 0);
+	assert_int_equal(fg_stats_find(st, "c")->calls, 2);
+	assert_int_equal(fg_stats_find(st, "y")->self_ns, 7);
+	fg_stats_free(st);
+	fg_folded_free(f);
+
+	assert_non_null(deep);
+	for (size_t i = 0; i < depth; i++)
+		p += sprintf(p, "%sf%zu", i ? ";" : "", i % 100);
+	strcpy(p, " 9\n");
+	f = read_str(deep);
+	assert_int_equal(fg_stats_from_folded(f, FG_BY_STACK, &st), 0);
+	assert_int_equal(fg_stats_count(st), SR_DEFAULT_MAX_STACK + 1);
+	for (size_t i = 0; i < fg_stats_count(st); i++) {
+		size_t len = strlen(fg_stats_row(st, i)->name);
+
+		longest = len > longest ? len : longest;
+		assert_int_equal(fg_stats_row(st, i)->total_ns, 9);
+	}
+	assert_true(longest < SR_DEFAULT_MAX_STACK * 4 + 16);
+	fg_stats_free(st);
+	assert_int_equal(fg_stats_from_folded(f, FG_BY_FUNCTION, &st), 0);
+	assert_int_equal(fg_stats_count(st), 100);
+	fg_stats_free(st);
+	fg_folded_free(f);
+	free(deep);
+}
+
 static char *table_str(const struct fg_stats *a, const struct fg_stats *b,
 		       const struct fg_table_options *o)
 {
@@ -605,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_percentiles_from_hist),
 		cmocka_unit_test(test_stats_thread_and_pseudo),
 		cmocka_unit_test(test_sort_parse),
+		cmocka_unit_test(test_stats_from_folded_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

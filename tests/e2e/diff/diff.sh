@@ -127,6 +127,15 @@ grep -q '^# p50/p90/p99/max' "$T/abf.tab" || fail "folded inputs: the table does
 # --top 1 keeps only that row
 "$PTFLAME" diff --table --sort self --top 1 "$T/a.txt" "$T/b.txt" >"$T/top"
 [ "$(awk 'NR > 3 && !/^#/' "$T/top" | wc -l)" -eq 1 ] || fail "--top 1 printed $(awk 'NR > 3' "$T/top" | wc -l) rows"
+# --by-stack rows of folded inputs keep --max-stack frames, deeper ones are
+# one [truncated] row with their time (rows are paths: unbounded, a deep
+# line would make rows quadratic in its depth)
+printf 'a;b;c;d 10\na;b;x 5\n' >"$T/deep.folded"
+"$PTFLAME" diff --table --by-stack --raw --max-stack 2 "$T/deep.folded" "$T/deep.folded" \
+	>"$T/deep.tab" 2>"$T/err" || fail "diff --by-stack --max-stack 2: $(cat "$T/err")"
+[ "$(awk 'NR > 3 && !/^#/ { print $1, $NF }' "$T/deep.tab" | sort | tr '\n' ' ')" = \
+	"15 a 15 a;b 15 a;b;[truncated] " ] ||
+	fail "--max-stack 2 on a folded input: rows $(awk 'NR > 3 && !/^#/ { print $1, $NF }' "$T/deep.tab" | tr '\n' ' ')"
 
 # --- the same from perf.data ---------------------------------------------------
 if "$PTFLAME" report -i "$T/a.data" --plain >"$T/a.rep" 2>"$T/err"; then
