@@ -38,6 +38,13 @@ struct qproc {
 	unsigned nhandlers;
 	bool dying;                /* exit_group issued */
 	bool unannounced;          /* maps reported but not announced yet */
+	/* When its last mmap-like syscall returned (0: none yet). qemu tells
+	 * of a code mapping only when it first translates a block in it, so a
+	 * new mapping is announced as made by that syscall, just before the
+	 * TIP.PGE of its return: as the kernel's MMAP record comes before it,
+	 * and at a point where a decoder takes a new image (the block that
+	 * first runs the code may come in the middle of a traced run). */
+	uint64_t map_sys_ts;
 };
 
 /* A time stamp of one syscall entry, set when the scheduler replays it:
@@ -754,10 +761,15 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 {
 	struct rc_emu_cpu *v = &e->cpu[c];
 	uint64_t x = d->vaddr;
-	/* code mappings reported since: announced now, before their use */
+	/* code mappings reported since: announced before their use, as made
+	 * by the last mmap-like syscall (see map_sys_ts), else now */
 	if (t->p->unannounced) {
+		uint64_t ts = v->now;
+
+		if (t->p->map_sys_ts && t->p->map_sys_ts <= v->now)
+			ts = t->p->map_sys_ts - 1;
 		t->p->unannounced = false;
-		if (maps_at(e, t, c, v->now))
+		if (maps_at(e, t, c, ts))
 			return e->fail;
 	}
 	if (t->pend) {
@@ -829,6 +841,8 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 				      t->sig_from, x);
 			else
 				TRUTH(e, v->now, (int)c, t, "sysret %ld %#" PRIx64, t->rs_nr, x);
+			if (t->rs_nr == SYS_mmap || t->rs_nr == SYS_mremap || t->rs_nr == SYS_mprotect)
+				t->p->map_sys_ts = v->now;
 			break;
 		case QR_NONE:
 			break;

@@ -56,4 +56,17 @@ if command -v perf >/dev/null; then
 	[ "$n0" -gt $((4 * n9)) ] && pass "MTC packets: $n0 at period 0, $n9 at period 9" ||
 		fail "MTC packets: $n0 at period 0, $n9 at period 9"
 fi
+# traced from exec (--start ''): ld.so maps libc and the program, and qemu
+# tells of a code mapping only when it first runs code there, in the middle
+# of a traced run; the mapping is announced as made by its mmap syscall
+# (before that syscall's TIP.PGE), so the decoder has the code when the
+# first call into libc comes (it was decoded as lost from there on: 10 %
+# of emu_nested's time, everything after ld.so's relocation)
+"$PTFLAME" record --emulate=qemu -q --start '' -o exec.data -- "$P" >/dev/null 2>&1
+"$PTFLAME" report -i exec.data -o exec.out 2>exec.err
+if grep -q ' 0 lost segments' exec.err && ! grep -q '\[lost\]' exec.out && grep -q ';main:1' exec.out; then
+	pass "--start '': traced from exec, no loss, main in the profile"
+else
+	fail "--start '': $(head -c 200 exec.err) $(grep -c '\[lost\]' exec.out) [lost] lines"
+fi
 finish
