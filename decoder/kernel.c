@@ -39,6 +39,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "decoder/decoder.h"
+#include "decoder/dc_strpool.h"
 
 struct kmap {
 	uint64_t start, end, pgoff;
@@ -171,24 +172,7 @@ static int cmp_ksym(const void *a, const void *b)
 
 static int add_name(struct dc_kernel *k, const char *s, uint32_t *off)
 {
-	size_t n = strlen(s) + 1;
-
-	if (k->names_len + n > k->names_cap) {
-		size_t cap = k->names_cap ? k->names_cap * 2 : 65536;
-		char *v;
-
-		while (cap < k->names_len + n)
-			cap *= 2;
-		v = realloc(k->names, cap);
-		if (!v)
-			return -ENOMEM;
-		k->names = v;
-		k->names_cap = cap;
-	}
-	memcpy(k->names + k->names_len, s, n);
-	*off = (uint32_t)k->names_len;
-	k->names_len += n;
-	return 0;
+	return dc_strpool_add(&k->names, &k->names_len, &k->names_cap, 65536, s, off);
 }
 
 /* Read a kallsyms file: its text symbols (t, T, w, W). */

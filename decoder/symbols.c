@@ -21,6 +21,7 @@
 #include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_strpool.h"
 #include "decoder/decoder.h"
 
 struct sym {
@@ -277,24 +278,7 @@ static bool file_matches(const char *path, const uint8_t *bid, size_t n)
 
 static int name_add(struct img *d, const char *name, uint32_t *off)
 {
-	size_t n = strlen(name) + 1;
-
-	if (d->names_len + n > d->names_cap) {
-		size_t ncap = d->names_cap ? d->names_cap * 2 : 4096;
-		char *nn;
-
-		while (ncap < d->names_len + n)
-			ncap *= 2;
-		nn = realloc(d->names, ncap);
-		if (!nn)
-			return -ENOMEM;
-		d->names = nn;
-		d->names_cap = ncap;
-	}
-	memcpy(d->names + d->names_len, name, n);
-	*off = (uint32_t)d->names_len;
-	d->names_len += n;
-	return 0;
+	return dc_strpool_add(&d->names, &d->names_len, &d->names_cap, 4096, name, off);
 }
 
 struct symvec {

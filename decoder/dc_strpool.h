@@ -1,0 +1,38 @@
+/* ptflame - decoder/dc_strpool.h: strings appended to one growing buffer
+ * and named by their offset (internal to decoder/): the symbol names of a
+ * binary, of the kernel. Offsets stay valid when the buffer moves.
+ */
+#ifndef PTFLAME_DC_STRPOOL_H
+#define PTFLAME_DC_STRPOOL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Append s (with its NUL) to *buf of *len bytes in *cap (first growth to
+ * first_cap); *off: where it starts. 0 or -ENOMEM. */
+static inline int dc_strpool_add(char **buf, size_t *len, size_t *cap, size_t first_cap,
+				 const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (*len + n > *cap) {
+		size_t ncap = *cap ? *cap * 2 : first_cap;
+		char *nb;
+
+		while (ncap < *len + n)
+			ncap *= 2;
+		nb = realloc(*buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, s, n);
+	*off = (uint32_t)*len;
+	*len += n;
+	return 0;
+}
+
+#endif
