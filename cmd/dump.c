@@ -111,6 +111,12 @@ static void dump_attrs(FILE *out, const struct dc_perf_file *f)
 			fprintf(out, " aux_watermark %" PRIu32, a->aux_watermark);
 		fputs(" flags", out);
 		put_attr_flags(out, a);
+		if (da->name) {
+			fputs(" name ", out);
+			put_str(out, da->name);
+		}
+		if (da->is_wake)
+			fputs(" (wakes)", out);
 		fprintf(out, " ids %zu", da->nr_ids);
 		for (size_t k = 0; k < da->nr_ids; k++)
 			fprintf(out, "%s%" PRIu64, k ? "," : " ", da->ids[k]);
@@ -331,10 +337,28 @@ static void put_body(FILE *out, const struct dc_perf_record *r)
 	case PERF_RECORD_ID_INDEX:
 		fprintf(out, " nr %" PRIu64, r->id_index.nr);
 		break;
-	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SAMPLE: {
+		struct dc_wake w;
+		int wake = dc_perf_wake(r, &w);
+
+		if (r->attr && r->attr->name) {
+			fputs(" ", out);
+			put_str(out, r->attr->name);
+		}
+		if (wake > 0) {
+			/* the waker is the trailer's pid/tid */
+			fprintf(out, " wakee %" PRIu32 " wakee_comm ", w.wakee_tid);
+			put_str(out, w.wakee_comm);
+			break;
+		}
+		if (wake < 0)
+			fputs(" BAD-WAKE (RAW missing or short)", out);
 		fprintf(out, " ip 0x%" PRIx64 " addr 0x%" PRIx64 " period %" PRIu64,
 			r->sample.ip, r->sample.addr, r->sample.period);
+		if (r->sample.raw)
+			fprintf(out, " raw %" PRIu32, r->sample.raw_size);
 		break;
+	}
 	default:
 		break;
 	}

@@ -410,6 +410,54 @@ static int parse_auxtrace_index(struct dc_perf_file *f, const struct pf_file_sec
 
 static int parse_features(struct dc_perf_file *f, char *err, size_t errlen);
 
+/* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event the attr, u32
+ * nr_ids, its name (a perf string) and its u64 ids. Each name goes to the
+ * attr owning the event's first id, or with no ids to the attr of the same
+ * position when the counts agree. Only names: a malformed entry ends the
+ * reading (the names read so far stay), it is no error. -ENOMEM only. */
+static int parse_event_desc(struct dc_perf_file *f, const struct pf_file_section *s)
+{
+	uint64_t pos = s->offset, end = s->offset + s->size;
+	uint32_t nr, asz;
+
+	if (s->size < 8)
+		return 0;
+	nr = rd32(f->map + pos);
+	asz = rd32(f->map + pos + 4);
+	pos += 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct dc_perf_attr *by_id;
+		uint32_t nids;
+		size_t at = SIZE_MAX;
+		char *name;
+		int ret;
+
+		if (asz > end - pos || end - pos - asz < 4)
+			return 0;
+		pos += asz;
+		nids = rd32(f->map + pos);
+		pos += 4;
+		ret = feat_string(f->map, &pos, end, &name);
+		if (ret)
+			return ret == -ENOMEM ? ret : 0;
+		if (nids > (end - pos) / 8) {
+			free(name);
+			return 0;
+		}
+		by_id = nids ? dc_perf_attr_by_id(f, rd64(f->map + pos)) : NULL;
+		if (by_id)
+			at = by_id->index;
+		else if (!nids && nr == f->nr_attrs)
+			at = i;
+		pos += (uint64_t)nids * 8;
+		if (at < f->nr_attrs && !f->attrs[at].name)
+			f->attrs[at].name = name;
+		else
+			free(name);
+	}
+	return 0;
+}
+
 static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	uint64_t table = f->hdr.data.offset + f->hdr.data.size;
@@ -460,7 +508,21 @@ static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
 	if (f->has_feat[HEADER_AUXTRACE] &&
 	    (ret = parse_auxtrace_index(f, &f->feat[HEADER_AUXTRACE])))
 		goto bad_auxtrace;
+	if (f->has_feat[HEADER_EVENT_DESC] && parse_event_desc(f, &f->feat[HEADER_EVENT_DESC]))
+		goto oom;
+	for (size_t i = 0; i < f->nr_attrs; i++) {
+		struct dc_perf_attr *a = &f->attrs[i];
+		uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+
+		a->is_wake = a->attr.type == PERF_TYPE_TRACEPOINT && a->name &&
+			     (!strcmp(a->name, "sched:sched_waking") ||
+			      !strcmp(a->name, "sched:sched_wakeup")) &&
+			     (a->attr.sample_type & need) == need;
+	}
 	return 0;
+oom:
+	set_err(err, errlen, "%s: out of memory", f->path);
+	return -ENOMEM;
 bad:
 	set_err(err, errlen, "%s: corrupt NRCPUS feature", f->path);
 	return ret;
@@ -646,8 +708,10 @@ void dc_perf_close(struct dc_perf_file *f)
 		return;
 	if (f->map)
 		munmap((void *)f->map, f->size);
-	for (size_t i = 0; f->attrs && i < f->nr_attrs; i++)
+	for (size_t i = 0; f->attrs && i < f->nr_attrs; i++) {
 		free((void *)f->attrs[i].ids);
+		free((void *)f->attrs[i].name);
+	}
 	free(f->attrs);
 	dc_hash_free(&f->ids);
 	for (size_t i = 0; i < f->cmdline_argc; i++)
@@ -823,14 +887,15 @@ static const struct dc_perf_attr *sample_attr(const struct dc_perf_file *f,
 }
 
 /* Leading fields of a SAMPLE (the rest is variable and left to callers). */
-static void parse_sample(const uint8_t *p, uint16_t size, uint64_t st,
+static void parse_sample(const uint8_t *p, uint16_t size, const struct perf_event_attr *attr,
 			 struct dc_perf_record *rec)
 {
+	uint64_t st = attr->sample_type;
 	const uint8_t *q = p + 8, *end = p + size;
 	struct dc_sample_id *sid = &rec->sid;
 
 #define TAKE(bit, stmt) \
-	if (st & (bit)) { if (end - q < 8) return; stmt; q += 8; }
+	if (st & (bit)) { if (end - q < 8) goto short_rec; stmt; q += 8; }
 	memset(sid, 0, sizeof(*sid));
 	sid->sample_type = st;
 	TAKE(PERF_SAMPLE_IDENTIFIER, sid->id = rd64(q));
@@ -844,6 +909,77 @@ static void parse_sample(const uint8_t *p, uint16_t size, uint64_t st,
 	TAKE(PERF_SAMPLE_PERIOD, rec->sample.period = rd64(q));
 #undef TAKE
 	sid->valid = true;
+	if (!(st & PERF_SAMPLE_RAW))
+		return;
+	/* on to RAW: skip READ and CALLCHAIN (by the attr's read_format) */
+	if (st & PERF_SAMPLE_READ) {
+		uint64_t rf = attr->read_format, n, per;
+
+		per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+		if (rf & PERF_FORMAT_GROUP) {
+			if (end - q < 8)
+				goto short_rec;
+			n = rd64(q);
+			q += 8;
+		} else {
+			n = 1;
+		}
+		n = n > (uint64_t)(end - q) / 8 ? UINT64_MAX : n * per;
+		n += !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		     !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+		if (n > (uint64_t)(end - q) / 8)
+			goto short_rec;
+		q += n * 8;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t n;
+
+		if (end - q < 8)
+			goto short_rec;
+		n = rd64(q);
+		q += 8;
+		if (n > (uint64_t)(end - q) / 8)
+			goto short_rec;
+		q += n * 8;
+	}
+	if (end - q < 4 || rd32(q) > (uint64_t)(end - q) - 4)
+		goto short_rec;
+	rec->sample.raw_size = rd32(q);
+	rec->sample.raw = q + 4;
+	return;
+short_rec:
+	rec->sample.short_rec = true;
+}
+
+int dc_perf_wake(const struct dc_perf_record *rec, struct dc_wake *w)
+{
+	const struct dc_rec_sample *s = &rec->sample;
+	int32_t pid;
+
+	if (rec->type != PERF_RECORD_SAMPLE || !rec->attr || !rec->attr->is_wake)
+		return 0;
+	if (!rec->sid.valid || !s->raw || s->raw_size < DC_WAKE_RAW_MIN)
+		return -EBADMSG;
+	memcpy(&pid, s->raw + 24, 4);
+	if (pid < 0)
+		return -EBADMSG;
+	memset(w, 0, sizeof(*w));
+	w->time = rec->sid.time;
+	w->cpu = rec->sid.sample_type & PERF_SAMPLE_CPU ? rec->sid.cpu : UINT32_MAX;
+	w->waker_pid = rec->sid.pid;
+	w->waker_tid = rec->sid.tid;
+	w->wakee_tid = (uint32_t)pid;
+	memcpy(w->wakee_comm, s->raw + 8, 16);
+	w->wakee_comm[16] = '\0';
+	return 1;
+}
+
+bool dc_perf_has_wakes(const struct dc_perf_file *f)
+{
+	for (size_t i = 0; i < f->nr_attrs; i++)
+		if (f->attrs[i].is_wake)
+			return true;
+	return false;
 }
 
 /* A NUL-terminated string starting at p + off within the record's first
@@ -909,7 +1045,7 @@ static int parse_body(const struct dc_perf_file *f, const uint8_t *p, uint64_t a
 			a = sample_attr(f, p, size);
 			rec->attr = a;
 			if (a)
-				parse_sample(p, size, a->attr.sample_type, rec);
+				parse_sample(p, size, &a->attr, rec);
 			rec->parsed = true;
 			return 0;
 		}

@@ -29,6 +29,9 @@ struct dc_perf_attr {
 	const uint64_t *ids;       /* owned by the dc_perf_file */
 	size_t nr_ids;
 	size_t index;              /* position in the attrs section */
+	const char *name;          /* HEADER_EVENT_DESC's name of the event
+	                              ("sched:sched_waking"), NULL if none */
+	bool is_wake;              /* a wake: see dc_perf_wake()         */
 };
 
 /* The sample_id_all trailer of a kernel record (or the matching fields of
@@ -134,8 +137,13 @@ struct dc_rec_time_conv {
 struct dc_rec_lost { uint64_t id, lost; };
 struct dc_rec_lost_samples { uint64_t lost; };
 struct dc_rec_id_index { uint64_t nr; };   /* ids are mapped by the reader */
-struct dc_rec_sample {             /* PERF_RECORD_SAMPLE: the leading fields */
+struct dc_rec_sample {             /* PERF_RECORD_SAMPLE */
 	uint64_t ip, addr, period; /* when the attr samples them */
+	const uint8_t *raw;        /* PERF_SAMPLE_RAW's bytes (after its u32
+	                              size), in the record; NULL if none  */
+	uint32_t raw_size;
+	bool short_rec;            /* the record ends before a field its
+	                              sample_type says it has           */
 };
 
 struct dc_perf_record {
@@ -248,6 +256,28 @@ int dc_perf_parse(const struct dc_perf_file *f, const void *buf, size_t avail,
 const char *dc_perf_type_name(uint32_t type);
 /* Name of a feature id ("NRCPUS", ...) or NULL if unknown. */
 const char *dc_perf_feature_name(int feat);
+
+/* A wake: a sample of a tracepoint attr named sched:sched_waking or
+ * sched:sched_wakeup (HEADER_EVENT_DESC) whose sample_type has TID, TIME
+ * and RAW (dc_perf_attr.is_wake). The sample's pid/tid is the waker (the
+ * task that ran the wake-up), time its moment, cpu the waker's CPU; RAW is
+ * the kernel's sched_waking payload, whose pid at offset 24 (s32) is the
+ * woken task and comm at 8 (char[16]) its name. */
+struct dc_wake {
+	uint64_t time;
+	uint32_t cpu;              /* UINT32_MAX without PERF_SAMPLE_CPU */
+	uint32_t waker_pid, waker_tid;
+	uint32_t wakee_tid;
+	char wakee_comm[17];
+};
+#define DC_WAKE_RAW_MIN 28         /* RAW bytes up to and with the pid */
+/* 1: rec is a wake (*w filled); 0: it is no wake; -EBADMSG: a sample of a
+ * wake attr that cannot be read (RAW missing or shorter than
+ * DC_WAKE_RAW_MIN, no TID or TIME, a negative pid): to be counted and
+ * skipped. */
+int dc_perf_wake(const struct dc_perf_record *rec, struct dc_wake *w);
+/* Does the file have a wake attr? */
+bool dc_perf_has_wakes(const struct dc_perf_file *f);
 
 /* Convert a TSC value to perf time with an AUXTRACE_INFO's clock fields. */
 uint64_t dc_pt_tsc_to_ns(const struct dc_pt_info *pt, uint64_t tsc);

@@ -203,6 +203,13 @@ struct dc_session_opts {
 	 * of this one (dc_ptq_config.ahead); the events are the same. */
 	unsigned jobs;
 	bool ahead_eager;          /* tests: see dc_ptq_config.ahead_eager  */
+	/* Optional: every wake record (dc_perf_wake), in time order with the
+	 * events; waker_comm is the waker's name then (NULL: none known). At
+	 * one time stamp wakes come before the other sideband records, so a
+	 * wake at the moment a thread is switched in is seen first. A wake
+	 * record that cannot be read is counted (stats.wakes_bad) and said
+	 * once through on_warning. */
+	void (*on_wake)(void *ctx, const struct dc_wake *w, const char *waker_comm);
 };
 
 struct dc_session_stats {
@@ -223,6 +230,9 @@ struct dc_session_stats {
 	bool per_cpu;
 	uint64_t ahead_windows;    /* windows a worker decoded (jobs > 1)   */
 	uint64_t ahead_deviations; /* ... that went back to this thread     */
+	bool wake_attr;            /* the file has a wake attr               */
+	uint64_t wakes, wakes_bad; /* wake records read / unreadable (only
+	                              counted with on_wake)                 */
 };
 
 /* Open and index a recording (one pass over the records, no payload is

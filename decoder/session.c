@@ -10,6 +10,7 @@
  * moment.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct snap {                      /* an image's copy for a worker thread */
 
 struct sbrec {                     /* a sideband record of the current round */
 	uint64_t time;
+	uint64_t late;             /* 0: a wake (first at its time), else 1 */
 	const void *raw;
 	uint64_t size;
 	uint64_t seq;
@@ -100,6 +102,8 @@ struct dc_session {
 	size_t nheap;
 
 	bool per_cpu, ran;
+	bool wakes;                /* on_wake and a wake attr: samples are read */
+	bool wake_warned;
 	uint64_t progress_mark;
 	uint64_t dropped_off;      /* file pages before this are dropped    */
 	struct dc_session_stats st;
@@ -716,6 +720,8 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	}
 	s->st.queues = s->nq;
 	s->st.per_cpu = s->per_cpu;
+	s->st.wake_attr = dc_perf_has_wakes(s->pf);
+	s->wakes = s->st.wake_attr && s->opts.on_wake;
 	/* the largest jobs - 1 queues decode ahead in worker threads */
 	for (unsigned k = 1; k < s->opts.jobs; k++) {
 		struct dc_ptq_config *best = NULL;
@@ -783,9 +789,11 @@ void dc_session_close(struct dc_session *s)
 
 /* ---- run ---------------------------------------------------------------- */
 
-static bool is_sideband(uint32_t type)
+static bool is_sideband(const struct dc_session *s, uint32_t type)
 {
 	switch (type) {
+	case PERF_RECORD_SAMPLE:
+		return s->wakes;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -806,6 +814,8 @@ static int cmp_sbrec(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
+	if (x->late != y->late)
+		return x->late < y->late ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -846,7 +856,7 @@ static int load_round(struct dc_session *s)
 		}
 		if (rec.type == PERF_RECORD_FINISHED_ROUND)
 			break;
-		if (!is_sideband(rec.type) || !rec.parsed)
+		if (!is_sideband(s, rec.type) || !rec.parsed)
 			continue;
 		if (s->rn == s->rcap) {
 			size_t ncap = s->rcap ? s->rcap * 2 : 256;
@@ -859,6 +869,7 @@ static int load_round(struct dc_session *s)
 		}
 		s->round[s->rn].time = rec.sid.valid && (rec.sid.sample_type & PERF_SAMPLE_TIME) ?
 				       rec.sid.time : 0;
+		s->round[s->rn].late = rec.type != PERF_RECORD_SAMPLE;
 		s->round[s->rn].raw = rec.raw;
 		s->round[s->rn].size = rec.total_size;
 		s->round[s->rn].seq = s->rseq++;
@@ -944,7 +955,7 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		/* (switch records may come from a CPU-wide event) */
 		if (rec->sid.valid && (rec->sid.sample_type & PERF_SAMPLE_TID) && rec->sid.tid &&
 		    rec->sid.tid != UINT32_MAX && rec->type != PERF_RECORD_SWITCH &&
-		    rec->type != PERF_RECORD_SWITCH_CPU_WIDE)
+		    rec->type != PERF_RECORD_SWITCH_CPU_WIDE && rec->type != PERF_RECORD_SAMPLE)
 			ret = dc_hash_put(&s->traced, rec->sid.tid, 1);
 		if (!ret && eff == DC_SB_FORK && rec->task.tid)
 			ret = dc_hash_put(&s->traced, rec->task.tid, 1);
@@ -1003,6 +1014,26 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 			ev.reason = DC_ON_SWITCH;
 		}
 		return deliver(s, &ev, cb, ctx);
+	case DC_SB_WAKE: {
+		struct dc_wake w;
+
+		if (dc_perf_wake(rec, &w) > 0) {
+			s->st.wakes++;
+			s->opts.on_wake(s->opts.ctx, &w, dc_sb_thread_comm(s->sb, w.waker_tid));
+		}
+		return 0;
+	}
+	case DC_SB_BAD_WAKE:
+		if (!s->st.wakes_bad++ && s->opts.on_warning) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "a wake record (%s sample) at time %" PRIu64
+				 " has no readable woken task (RAW payload missing or short): "
+				 "such records are skipped", rec->attr && rec->attr->name ?
+				 rec->attr->name : "sched", t);
+			s->opts.on_warning(s->opts.ctx, msg);
+		}
+		return 0;
 	case DC_SB_EXIT:
 		ev.pid = rec->task.pid;
 		ev.tid = rec->task.tid;

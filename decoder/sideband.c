@@ -34,6 +34,7 @@ struct dc_sideband {
 	size_t nprocs, cap_procs;
 	struct sb_cpu *cpus;
 	size_t ncpus;
+	uint64_t wakes, bad_wakes;
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -175,6 +176,13 @@ const char *dc_sb_thread_comm(const struct dc_sideband *sb, uint32_t tid)
 
 size_t dc_sb_nr_threads(const struct dc_sideband *sb) { return sb->nthreads; }
 size_t dc_sb_nr_procs(const struct dc_sideband *sb) { return sb->nprocs; }
+
+uint64_t dc_sb_nr_wakes(const struct dc_sideband *sb, uint64_t *bad)
+{
+	if (bad)
+		*bad = sb->bad_wakes;
+	return sb->wakes;
+}
 
 /* ---- mappings ----------------------------------------------------------- */
 
@@ -505,6 +513,20 @@ int dc_sb_apply(struct dc_sideband *sb, const struct dc_perf_record *rec, uint64
 	}
 	case PERF_RECORD_EXIT:
 		return DC_SB_EXIT;
+	case PERF_RECORD_SAMPLE: {
+		struct dc_wake w;
+
+		ret = dc_perf_wake(rec, &w);
+		if (ret > 0) {
+			sb->wakes++;
+			return DC_SB_WAKE;
+		}
+		if (ret < 0) {
+			sb->bad_wakes++;
+			return DC_SB_BAD_WAKE;
+		}
+		return DC_SB_NONE;
+	}
 	case PERF_RECORD_ITRACE_START:
 		ret = dc_sb_thread(sb, rec->itrace_start.pid, rec->itrace_start.tid);
 		if (!ret && sid_cpu(rec, &cpu))

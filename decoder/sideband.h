@@ -4,7 +4,9 @@
  * it knows: threads (tid -> pid) and their comms; each process's executable
  * file mappings over time (mid-trace mmap, exec, fork copying the parent's
  * maps); the thread running on each CPU over time (SWITCH_CPU_WIDE,
- * ITRACE_START, per-thread SWITCH).
+ * ITRACE_START, per-thread SWITCH). Wakes (sched:sched_waking samples,
+ * dc_perf_wake) change nothing in it: dc_sb_apply says which record is one
+ * and counts them.
  *
  * Time-indexed queries answer for any time not older than the last
  * dc_sb_prune() watermark, so a consumer may apply records ahead of the
@@ -60,6 +62,8 @@ enum dc_sb_effect {
 	DC_SB_SWITCH_IN,     /* sid tid was switched in on sid cpu             */
 	DC_SB_SWITCH_OUT,    /* sid tid was switched out                       */
 	DC_SB_ITRACE_START,  /* tracing of a thread started on a cpu           */
+	DC_SB_WAKE,          /* a wake (dc_perf_wake() reads it)               */
+	DC_SB_BAD_WAKE,      /* a wake record that cannot be read: skip it     */
 };
 
 /* Apply one record at time `time` (the record's sample time; non-decreasing
@@ -105,6 +109,8 @@ void dc_sb_prune(struct dc_sideband *sb, uint64_t time);
 
 /* Counters. */
 size_t dc_sb_nr_threads(const struct dc_sideband *sb);
+/* Wake records applied: readable ones, and *bad those that were not. */
+uint64_t dc_sb_nr_wakes(const struct dc_sideband *sb, uint64_t *bad);
 size_t dc_sb_nr_procs(const struct dc_sideband *sb);
 
 #endif
