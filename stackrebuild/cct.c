@@ -80,7 +80,13 @@ void sr_cct_free(struct sr_cct *cct)
 		free((char *)cct->threads[i].comm);
 	free(cct->threads);
 	free(cct->tab);
+	sr_cct_free(cct->edges);
 	free(cct);
+}
+
+const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct)
+{
+	return cct->edges;
 }
 
 const struct sr_node *sr_cct_root(const struct sr_cct *cct)
@@ -195,6 +201,31 @@ int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm)
 			str_printf("%s-%u", c, tid));
 }
 
+int sr_cct_name_waker(struct sr_cct *cct, uint64_t key, const char *name)
+{
+	return name_put(&cct->names, name_key(SR_NODE_WAKER, key), strdup(name));
+}
+
+bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key)
+{
+	return name_get(&cct->names, name_key(kind, key)) != NULL;
+}
+
+int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src)
+{
+	for (size_t i = 0; i < src->names.cap; i++) {
+		uint64_t k = src->names.keys[i];
+		unsigned kind = (unsigned)(k >> 32);
+
+		if (!k || (kind != SR_NODE_WAKER && kind != SR_NODE_THREAD) ||
+		    name_get(&dst->names, k))
+			continue;
+		if (name_put(&dst->names, k, strdup(src->names.names[i])))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int name_kernel(struct sr_cct *cct, uint64_t key)
 {
 	uint64_t k = name_key(SR_NODE_KERNEL, key);
@@ -237,6 +268,11 @@ const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
 		return "[truncated]";
 	case SR_NODE_UNTRACED:
 		return "[untraced]";
+	case SR_NODE_WAKER:
+		if (n->key == SR_KEY_NONE)
+			return "[no wake record]";
+		name = name_get(&cct->names, name_key(n->kind, n->key));
+		return name ? name : "[woken by unknown]";
 	case SR_NODE_ROOT:
 		return "[root]";
 	default:
@@ -516,6 +552,13 @@ int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src)
 {
 	int ret = sr_cct_merge_subtree(dst, &dst->root, &src->root, false, NULL);
 
+	if (!ret)
+		ret = sr_cct_copy_names(dst, src);
+	if (!ret && src->edges) {
+		if (!dst->edges && !(dst->edges = sr_cct_new(src->edges->sym)))
+			return -ENOMEM;
+		ret = sr_cct_merge(dst->edges, src->edges);
+	}
 	for (size_t i = 0; !ret && i < src->nthreads; i++)
 		ret = sr_cct_set_thread(dst, &src->threads[i]);
 	sr_cct_finalize(dst);

@@ -27,6 +27,7 @@ struct sr_cct {
 	struct name_map names;
 	struct sr_thread_stats *threads;
 	size_t nthreads, threads_cap;
+	struct sr_cct *edges;     /* wake edges (sr_cct_wake_edges), or NULL */
 };
 
 /* Unlink n from its parent and from the lookup table (it keeps its
@@ -42,6 +43,11 @@ int sr_cct_merge_subtree(struct sr_cct *dst, struct sr_node *dst_parent,
 			 uint64_t *self_sum);
 /* Bytes held by the tree (slabs, table, histograms, names). */
 size_t sr_cct_mem_bytes(const struct sr_cct *cct);
+/* Copy the names of src's thread and waker frames that dst lacks.
+ * 0 or -ENOMEM. */
+int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src);
+/* Is a name registered for (kind, key)? */
+bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key);
 /* Thread frame names: registers "comm-tid" for a THREAD node key. */
 int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm);
 

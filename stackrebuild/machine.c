@@ -18,6 +18,7 @@
  * never with the number of events.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,8 @@ enum { MAX_INLINE = 32 };
 struct pseudo {
 	struct sr_node *node;
 	uint64_t t0;
+	uint64_t self0;            /* [off-cpu] with wakers: node's OFFCPU self
+	                              time at t0 (what the wait added to it) */
 	uint64_t by0[SR_TIME_NKINDS];
 	uint8_t time_kind;         /* enum sr_time_kind                      */
 };
@@ -101,6 +104,7 @@ struct thread {
 	uint64_t seg_by[SR_TIME_NKINDS]; /* st.traced_by at seg_t0           */
 	uint64_t last_ns;
 	struct sr_node *work_node; /* THREAD node in m->work                  */
+	struct twake *wk;          /* wakes (opt.wakers), NULL until one      */
 };
 
 struct sr_machine {
@@ -116,7 +120,18 @@ struct sr_machine {
 	struct sr_cct *work;
 	struct sr_machine_stats st;
 	bool finished;
+	struct mwake *wk;          /* opt.wakers: the waker frames' names     */
 };
+
+struct twake;
+struct mwake;
+static struct mwake *wake_new(void);
+static void wake_free(struct mwake *w);
+static void twake_free(struct twake *w);
+static void wake_begin(struct sr_machine *m, struct thread *t);
+static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
+		    uint64_t now, bool end_seen);
+static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t);
 
 /* ---- setup ---- */
 
@@ -160,6 +175,8 @@ struct sr_machine *sr_machine_new(const struct sr_symbolizer *sym,
 	m->work = sr_cct_new(sym);
 	if (!m->work)
 		goto fail;
+	if (m->opt.wakers && !(m->wk = wake_new()))
+		goto fail;
 	return m;
 fail:
 	sr_machine_free(m);
@@ -173,6 +190,7 @@ static void thread_free(struct thread *t)
 	free(t->inl);
 	free(t->kf);
 	sr_cct_free(t->seg);
+	twake_free(t->wk);
 	free(t);
 }
 
@@ -185,6 +203,7 @@ void sr_machine_free(struct sr_machine *m)
 	free(m->threads);
 	free(m->tid_slot);
 	sr_cct_free(m->work);
+	wake_free(m->wk);
 	free((void *)m->opt.tids);
 	free((char *)m->opt.comm);
 	free((char *)m->opt.root);
@@ -458,6 +477,8 @@ static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool
 	if (ret)
 		return ret;
 	p = &t->ps[--t->nps];
+	if (m->wk && p->node->kind == SR_NODE_OFFCPU && (ret = wake_end(m, t, p, now, end_seen)))
+		return ret;
 	return end_call(m, t, p->node, p->t0, p->by0,
 			stack_depth(t) + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0), now, end_seen);
 }
@@ -1287,8 +1308,12 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		t->sigreturn = false;
 		return push_pseudo(t, SR_NODE_UNTRACED, 0, SR_TIME_USER, now);
 	case DC_OFF_SWITCH:
-		return switched_out(t) ? 0 :
-		       push_pseudo(t, SR_NODE_OFFCPU, 0, SR_TIME_OFFCPU, now);
+		if (switched_out(t))
+			return 0;
+		ret = push_pseudo(t, SR_NODE_OFFCPU, 0, SR_TIME_OFFCPU, now);
+		if (!ret && m->wk)
+			wake_begin(m, t);
+		return ret;
 	case DC_OFF_PREEMPT:
 		return switched_out(t) ? 0 :
 		       push_pseudo(t, SR_NODE_PREEMPT, 0, SR_TIME_PREEMPT, now);
@@ -1540,6 +1565,9 @@ static int extract_root(struct sr_machine *m, struct sr_cct *out, struct sr_node
 				return -ENOMEM;
 			descend = false;
 		}
+		/* (a waker's stack is no part of this thread's) */
+		if (s->kind == SR_NODE_WAKER)
+			descend = false;
 		if (descend && s->first_child) {
 			s = s->first_child;
 			continue;
@@ -1582,6 +1610,8 @@ static int output_thread(struct sr_machine *m, struct sr_cct *out, struct thread
 			ret = extract_root(m, out, dst, t->work_node, &st.kept_ns);
 		else
 			ret = sr_cct_merge_subtree(out, dst, t->work_node, false, &st.kept_ns);
+		if (!ret && m->wk)
+			ret = wake_output(m, out, t);
 	}
 	return ret ? ret : sr_cct_set_thread(out, &st);
 }
@@ -1606,6 +1636,17 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 		ret = finish_thread(m, t, end_ns);
 		if (!ret)
 			ret = output_thread(m, cct, t);
+	}
+	if (!ret && m->wk) {
+		/* the waker frames' names, for the tree and its edges */
+		if (!cct->edges && !(cct->edges = sr_cct_new(m->sym)))
+			ret = -ENOMEM;
+		if (!ret)
+			ret = sr_cct_copy_names(cct, m->work);
+		if (!ret)
+			ret = sr_cct_copy_names(cct->edges, m->work);
+		if (!ret)
+			sr_cct_finalize(cct->edges);
 	}
 	if (ret) {
 		sr_cct_free(cct);
@@ -1656,4 +1697,411 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 				 t->icap * sizeof(*t->inl) +
 				 sr_cct_mem_bytes(t->seg);
 	}
+}
+
+/* ---- wakes (opt.wakers): blocked time under its waker's stack ----------
+ *
+ * A wake takes a snapshot of the waker's stack for the woken thread (its
+ * last wake); when that thread's [off-cpu] ends, the snapshot decides where
+ * the interval's time goes (sr_machine_wake). The time is moved, not
+ * charged again: the [off-cpu] node got it while the thread was switched
+ * out (self0 says how much), and it goes from there to the frames below. */
+
+enum { WAKE_HIST = 256 };
+
+struct wkey {                      /* one frame of a snapshot path */
+	uint64_t key;
+	uint32_t kind;
+};
+
+struct wleg {                      /* a path below [off-cpu] and its time */
+	uint32_t off, len;         /* in wsnap.keys                          */
+	uint32_t shared;           /* leading frames counted by a leg before */
+	uint64_t span;             /* its length (the call's latency)        */
+	uint64_t self;             /* time for its last frame                */
+};
+
+struct wsnap {                     /* the last wake of a thread */
+	bool set;
+	uint64_t time;
+	uint32_t waker_tid;
+	uint64_t chain_ns;         /* time of legs[1..] (chains)             */
+	struct wkey *keys;
+	uint32_t nkeys, kcap;
+	struct wleg *legs;         /* legs[0]: [woken by W] + W's stack      */
+	uint32_t nlegs, lcap;
+};
+
+struct whist {                     /* a past wait of the thread that a wake
+	                              ended: [t0, t1], woken at wtime      */
+	uint64_t t0, t1, wtime;
+	uint32_t waker_tid;
+	uint32_t nkeys;
+	struct wkey *keys;         /* [woken by W] + W's stack               */
+};
+
+struct twake {
+	struct wsnap snap;
+	struct whist *hist;        /* ring of WAKE_HIST (chains only)        */
+	uint32_t nhist, hpos;
+	struct sr_cct *edges;      /* wait site -> waker site                */
+};
+
+struct mwake {
+	char **names;              /* key -> "[woken by COMM-TID]"           */
+	uint32_t n, cap;
+	uint32_t *slot;            /* open addressing by name: key + 1       */
+	uint32_t scap;
+};
+
+static struct mwake *wake_new(void)
+{
+	return calloc(1, sizeof(struct mwake));
+}
+
+static void wake_free(struct mwake *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->n; i++)
+		free(w->names[i]);
+	free(w->names);
+	free(w->slot);
+	free(w);
+}
+
+static void twake_free(struct twake *w)
+{
+	if (!w)
+		return;
+	free(w->snap.keys);
+	free(w->snap.legs);
+	for (uint32_t i = 0; w->hist && i < w->nhist; i++)
+		free(w->hist[i].keys);
+	free(w->hist);
+	sr_cct_free(w->edges);
+	free(w);
+}
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The key of "[woken by COMM-TID]", registered in m->work. UINT32_MAX on
+ * ENOMEM. */
+static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
+{
+	struct mwake *w = m->wk;
+	char *name;
+	uint32_t i;
+
+	if (asprintf(&name, "[woken by %s-%u]", comm && *comm ? comm : "unknown", tid) < 0)
+		return UINT32_MAX;
+	if (w->scap) {
+		for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
+			if (!strcmp(w->names[w->slot[i] - 1], name)) {
+				free(name);
+				return w->slot[i] - 1;
+			}
+	}
+	if ((w->n + 1) * 2 > w->scap) {
+		uint32_t cap = w->scap ? w->scap * 2 : 64, *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			goto oom;
+		for (uint32_t k = 0; k < w->n; k++) {
+			for (i = str_hash(w->names[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+				;
+			slot[i] = k + 1;
+		}
+		free(w->slot);
+		w->slot = slot;
+		w->scap = cap;
+	}
+	if (w->n == w->cap) {
+		uint32_t cap = w->cap ? w->cap * 2 : 16;
+		char **v = realloc(w->names, cap * sizeof(*v));
+
+		if (!v)
+			goto oom;
+		w->names = v;
+		w->cap = cap;
+	}
+	if (sr_cct_name_waker(m->work, w->n, name))
+		goto oom;
+	for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
+		;
+	w->slot[i] = w->n + 1;
+	w->names[w->n] = name;
+	return w->n++;
+oom:
+	free(name);
+	return UINT32_MAX;
+}
+
+static struct twake *twake_get(struct thread *t)
+{
+	if (!t->wk)
+		t->wk = calloc(1, sizeof(*t->wk));
+	return t->wk;
+}
+
+static int keys_reserve(struct wsnap *s, uint32_t more)
+{
+	if (s->nkeys + more > s->kcap) {
+		uint32_t cap = s->kcap ? s->kcap : 64;
+		struct wkey *v;
+
+		while (cap < s->nkeys + more)
+			cap *= 2;
+		v = realloc(s->keys, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->keys = v;
+		s->kcap = cap;
+	}
+	return 0;
+}
+
+static int leg_push(struct wsnap *s, const struct wleg *l)
+{
+	if (s->nlegs == s->lcap) {
+		uint32_t cap = s->lcap ? s->lcap * 2 : 8;
+		struct wleg *v = realloc(s->legs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->legs = v;
+		s->lcap = cap;
+	}
+	s->legs[s->nlegs++] = *l;
+	return 0;
+}
+
+/* The user stack of w now, root first (inline frames included, as the
+ * folded output names it), appended to s->keys. */
+static int push_stack(struct wsnap *s, const struct thread *w)
+{
+	uint32_t n = 0, at = s->nkeys;
+	const struct sr_node *leaf = w && w->started && w->nframes ? top_node(w) : NULL;
+
+	for (const struct sr_node *x = leaf; x && x->kind != SR_NODE_ROOT; x = x->parent)
+		n++;
+	if (keys_reserve(s, n))
+		return -ENOMEM;
+	s->nkeys += n;
+	for (const struct sr_node *x = leaf; n; x = x->parent) {
+		n--;
+		s->keys[at + n] = (struct wkey){ .key = x->key, .kind = x->kind };
+	}
+	return 0;
+}
+
+/* Chains: the blocks of thread `tid` inside [lo, hi) that a wake ended go
+ * below the leg at prefix (legs are in pre-order, each one's time its span
+ * less its sub-legs'); *used gets their spans' sum. */
+static int chain(struct sr_machine *m, struct wsnap *s, uint32_t prefix, uint32_t tid,
+		 uint64_t lo, uint64_t hi, uint32_t depth, uint64_t *used)
+{
+	struct thread *w = thread_find(m, tid);
+	struct twake *tw = w ? w->wk : NULL;
+
+	*used = 0;
+	if (!tw || !tw->hist || !depth)
+		return 0;
+	for (uint32_t k = 0; k < tw->nhist; k++) {
+		/* oldest first */
+		const struct whist *h = &tw->hist[(tw->hpos + WAKE_HIST - tw->nhist + k) % WAKE_HIST];
+		uint64_t a = h->t0 > lo ? h->t0 : lo, b = h->t1 < hi ? h->t1 : hi, sub = 0;
+		struct wleg l;
+		uint32_t idx;
+		int ret;
+
+		if (b <= a)
+			continue;
+		l.off = s->nkeys;
+		l.shared = s->legs[prefix].len;
+		l.len = l.shared + h->nkeys;
+		l.span = b - a;
+		l.self = 0;
+		if (keys_reserve(s, l.len))
+			return -ENOMEM;
+		memcpy(s->keys + l.off, s->keys + s->legs[prefix].off, l.shared * sizeof(*s->keys));
+		memcpy(s->keys + l.off + l.shared, h->keys, h->nkeys * sizeof(*s->keys));
+		s->nkeys += l.len;
+		idx = s->nlegs;
+		if (leg_push(s, &l))
+			return -ENOMEM;
+		ret = chain(m, s, idx, h->waker_tid, a, b < h->wtime ? b : h->wtime, depth - 1, &sub);
+		if (ret)
+			return ret;
+		s->legs[idx].self = l.span - (sub < l.span ? sub : l.span);
+		*used += l.span;
+	}
+	return 0;
+}
+
+int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
+		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid)
+{
+	struct thread *t, *w;
+	struct wsnap *s;
+	uint32_t key;
+	struct wleg base = { 0 };
+	int ret;
+
+	(void)waker_pid;
+	if (!m->wk || m->finished)
+		return 0;
+	m->st.wakes++;
+	if (waker_tid == wakee_tid || !tid_wanted(m, wakee_tid))
+		return 0;
+	t = thread_find(m, wakee_tid);
+	if (!t || !t->started)
+		return 0;
+	w = tid_wanted(m, waker_tid) ? thread_find(m, waker_tid) : NULL;
+	if (!waker_comm && w)
+		waker_comm = w->comm;
+	key = waker_key(m, waker_comm, waker_tid);
+	if (key == UINT32_MAX || !twake_get(t))
+		return -ENOMEM;
+	s = &t->wk->snap;
+	s->set = true;
+	s->time = time_ns;
+	s->waker_tid = waker_tid;
+	s->chain_ns = 0;
+	s->nkeys = s->nlegs = 0;
+	if (keys_reserve(s, 1))
+		return -ENOMEM;
+	s->keys[s->nkeys++] = (struct wkey){ .key = key, .kind = SR_NODE_WAKER };
+	if ((ret = push_stack(s, w)))
+		return ret;
+	base.len = s->nkeys;
+	if ((ret = leg_push(s, &base)))
+		return ret;
+	/* what the thread waited on W for, since it blocked: W's own blocks */
+	if (m->opt.wakers >= 2 && t->active && t->nps &&
+	    t->ps[t->nps - 1].node->kind == SR_NODE_OFFCPU && (m->keep & SR_KEEP(SR_TIME_OFFCPU))) {
+		uint64_t lo = t->ps[t->nps - 1].t0, hi = time_ns;
+
+		lo = lo > m->win_lo ? lo : m->win_lo;
+		hi = hi < m->win_hi ? hi : m->win_hi;
+		if (hi > lo && (ret = chain(m, s, 0, waker_tid, lo, hi, m->opt.wakers - 1,
+					    &s->chain_ns)))
+			return ret;
+	}
+	return 0;
+}
+
+static void wake_begin(struct sr_machine *m, struct thread *t)
+{
+	struct pseudo *p = &t->ps[t->nps - 1];
+
+	(void)m;
+	if (p->node->kind == SR_NODE_OFFCPU)
+		p->self0 = p->node->self_by[SR_TIME_OFFCPU];
+}
+
+static int hist_push(struct twake *tw, uint64_t t0, uint64_t t1, const struct wsnap *s)
+{
+	struct whist *h;
+	struct wkey *keys = malloc(s->legs[0].len * sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	if (!tw->hist && !(tw->hist = calloc(WAKE_HIST, sizeof(*tw->hist)))) {
+		free(keys);
+		return -ENOMEM;
+	}
+	memcpy(keys, s->keys + s->legs[0].off, s->legs[0].len * sizeof(*keys));
+	h = &tw->hist[tw->hpos];
+	if (tw->nhist == WAKE_HIST)
+		free(h->keys);
+	else
+		tw->nhist++;
+	*h = (struct whist){ .t0 = t0, .t1 = t1, .wtime = s->time, .waker_tid = s->waker_tid,
+			     .nkeys = s->legs[0].len, .keys = keys };
+	tw->hpos = (tw->hpos + 1) % WAKE_HIST;
+	return 0;
+}
+
+/* The [off-cpu] p of t ends at now: its time goes under its last wake. */
+static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
+		    uint64_t now, bool end_seen)
+{
+	uint64_t charged = p->node->self_by[SR_TIME_OFFCPU] - p->self0;
+	struct twake *tw = twake_get(t);
+	struct wsnap *s;
+	const struct sr_node *site = top_node(t);
+	struct sr_node *e, *leaf0 = NULL;
+	bool complete, woken;
+
+	if (!tw)
+		return -ENOMEM;
+	s = &tw->snap;
+	woken = s->set && s->time >= p->t0 && s->time <= now;
+	s->set = false;
+	/* (as end_call counts the [off-cpu] call itself) */
+	if (p->t0 >= m->win_hi || (now <= m->win_lo && !(p->t0 == now && now == m->win_lo)))
+		return 0;
+	complete = end_seen && p->t0 >= m->win_lo && now < m->win_hi;
+	if (woken) {
+		for (uint32_t i = 0; i < s->nlegs; i++) {
+			const struct wleg *l = &s->legs[i];
+			struct sr_node *n = p->node;
+
+			for (uint32_t j = 0; j < l->len; j++) {
+				const struct wkey *k = &s->keys[l->off + j];
+
+				n = seg_child(t, n, (enum sr_node_kind)k->kind, k->key);
+				if (!n)
+					return -ENOMEM;
+				if (j >= l->shared &&
+				    sr_node_add_call(n, complete, i ? l->span : now - p->t0))
+					return -ENOMEM;
+			}
+			if (i)
+				n->self_by[SR_TIME_OFFCPU] += l->self;
+			else
+				leaf0 = n;
+		}
+		leaf0->self_by[SR_TIME_OFFCPU] += charged - (s->chain_ns < charged ? s->chain_ns : charged);
+		p->node->self_by[SR_TIME_OFFCPU] -= charged;
+		m->st.waits_woken++;
+		if (m->opt.wakers >= 2 && hist_push(tw, p->t0, now, s))
+			return -ENOMEM;
+	} else {
+		m->st.waits_plain++;
+	}
+	/* the edge: wait site -> waker site */
+	if (!tw->edges && !(tw->edges = sr_cct_new(m->sym)))
+		return -ENOMEM;
+	e = sr_cct_child(tw->edges, NULL, site ? (enum sr_node_kind)site->kind : SR_NODE_UNKNOWN,
+			 site ? site->key : 0);
+	if (e && woken) {
+		const struct wkey *k = &s->keys[s->legs[0].off + s->legs[0].len - 1];
+
+		e = sr_cct_child(tw->edges, e, (enum sr_node_kind)k->kind, k->key);
+	} else if (e) {
+		e = sr_cct_child(tw->edges, e, SR_NODE_WAKER, SR_KEY_NONE);
+	}
+	if (!e || sr_node_add_call(e, true, charged))
+		return -ENOMEM;
+	sr_node_add_time(e, SR_TIME_OFFCPU, charged);
+	return 0;
+}
+
+/* A selected thread's edges into the output's. */
+static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t)
+{
+	if (!t->wk || !t->wk->edges)
+		return 0;
+	if (!out->edges && !(out->edges = sr_cct_new(m->sym)))
+		return -ENOMEM;
+	return sr_cct_merge(out->edges, t->wk->edges);
 }

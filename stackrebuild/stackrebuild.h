@@ -114,6 +114,10 @@ enum sr_node_kind {
 	SR_NODE_UNTRACED,   /* "[untraced]": a gap in the trace that the input
 	                       gives no reason for (DC_OFF_UNTRACED); its time
 	                       is the thread's, of kind USER                   */
+	SR_NODE_WAKER,      /* "[woken by COMM-TID]" under an [off-cpu] frame
+	                       (sr_options.wakers): the thread that ended the
+	                       wait; under it that thread's user stack at the
+	                       wake. key: the machine's number for the name   */
 	SR_NODE_NKINDS
 };
 #define SR_KEY_NONE UINT64_MAX
@@ -233,9 +237,25 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st);
 /* Recompute self_ns, total_by and total_ns from self_by, bottom-up. */
 void sr_cct_finalize(struct sr_cct *cct);
 /* Add src into dst (same key space: same symbolizer). Thread stats of src
- * are appended (merged by tid when dst has the tid already). dst is
+ * are appended (merged by tid when dst has the tid already), so are the
+ * names of its thread and waker frames and its wake edges. dst is
  * finalized. 0 or -ENOMEM. */
 int sr_cct_merge(struct sr_cct *dst, const struct sr_cct *src);
+/* Name the SR_NODE_WAKER frames of key ("[woken by COMM-TID]"). 0/-ENOMEM. */
+int sr_cct_name_waker(struct sr_cct *cct, uint64_t key, const char *name);
+
+/* Wake edges (sr_options.wakers): which code waited on which, a tree of
+ * two levels. Each child of the root is a wait site: the innermost user
+ * frame of a thread when it blocked ([off-cpu]), as a node of kind FUNC
+ * (or TRUNCATED, or UNKNOWN with no stack); each of its children a waker
+ * site: the innermost frame of the waker's user stack at the wake (FUNC),
+ * the [woken by COMM-TID] frame itself (WAKER) when the waker had none
+ * traced, or SR_KEY_NONE of kind WAKER ("[no wake record]") for the waits
+ * no wake record ended. A waker site node has calls = waits, one latency
+ * per wait (its blocked time: lat's count, sum, percentiles) and the
+ * blocked time as OFFCPU self time. NULL when wakers were off. Names:
+ * sr_cct_name(edges, node, NULL). */
+const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
 
 /* ------------------------------------------------------------------------
  * The stack machine.
@@ -391,6 +411,14 @@ struct sr_options {
 	void *call_ctx;
 	/* No inline frames even when the symbolizer has inline_at. */
 	bool no_inline;
+	/* report --wakers[=N]: 0 off. With N >= 1, the blocked time of each
+	 * [off-cpu] frame that a wake (sr_machine_wake) ended goes below it,
+	 * under "[woken by COMM-TID]" and the waker's user stack at the wake
+	 * (root first); with N >= 2 the waker's own blocked time during the
+	 * wait goes on below that, through up to N threads (the critical
+	 * path, see sr_machine_wake). The CCT gets wake edges
+	 * (sr_cct_wake_edges). */
+	uint32_t wakers;
 };
 #define SR_DEFAULT_MAX_STACK 1024
 #define SR_FUNC_STUB   1u   /* only jumps on: PLT entry, lazy resolver  */
@@ -413,6 +441,9 @@ struct sr_machine_stats {
 	uint64_t depth_overflows;  /* calls beyond SR_MAX_DEPTH (not pushed)  */
 	uint64_t truncated;        /* calls beyond max_stack ([truncated])    */
 	uint64_t bad_events;       /* unknown kind: ignored                   */
+	uint64_t wakes;            /* sr_machine_wake calls (wakers on)       */
+	uint64_t waits_woken;      /* [off-cpu] intervals given a waker       */
+	uint64_t waits_plain;      /* ... that had no wake in them            */
 	uint64_t nodes;            /* CCT nodes held now (all trees)          */
 	uint64_t mem_bytes;        /* memory held now (nodes, stacks, hists)  */
 };
@@ -437,6 +468,33 @@ int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
  * with sysno 59/322 on the TRACE_OFF the machine sees it by itself.
  * 0 or -ENOMEM. */
 int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns);
+/* A wake (sr_options.wakers; ignored without): at time_ns thread
+ * waker_tid (of process waker_pid; its name then waker_comm, NULL: the
+ * one the machine knows, else "unknown") woke wakee_tid. In time order
+ * with the events: the waker's stack now is its stack at the wake.
+ *
+ * Which wake ends a wait: an [off-cpu] interval of thread T, from its
+ * switch-out to its switch-in (or whatever else ends it: end of trace,
+ * lost data), is attributed to the LAST wake of T at a time inside the
+ * interval, both ends included; earlier wakes of the interval are
+ * ignored (T slept on: they did not end it), a wake while T was not
+ * switched out is forgotten at its next switch-out. An interval without
+ * one stays plain [off-cpu]. Every ns of an attributed interval moves
+ * below it: its [woken by W-TID] frame and W's stack take the interval's
+ * time, each frame counting one call (the wait; complete when the
+ * [off-cpu] is, latency the interval's length).
+ *
+ * Chains (wakers >= 2): of the interval [t0, t1] of T woken by W at w,
+ * the part [t0, w] is what T waited on W for; where W itself was blocked
+ * ([off-cpu]) during that part, and a wake ended that block of W, the
+ * overlap goes further down, below W's stack: "[woken by X-TID]" and X's
+ * stack at its wake of W, and so on through up to `wakers` threads (the
+ * overlap of X's own blocks with [max(t0, W's block start), X's wake of
+ * W]...). What W spent running, preempted, or blocked with no wake
+ * record stays on W's stack frame. A thread's last 256 blocks are
+ * looked at. Returns 0 or -ENOMEM. */
+int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
+		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid);
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
 /* End of the trace. Threads still traced (no TRACE_OFF(END) last) are
  * accounted up to end_ns when end_ns is later than their last event (pass 0

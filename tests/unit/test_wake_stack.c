@@ -1,0 +1,481 @@
+/* Unit tests: blocked time attributed to the waker (sr_options.wakers,
+ * sr_machine_wake) on synthetic event streams: a mutex handoff, a condition
+ * variable waited on twice, a pipe, the last of several wakes, wakes outside
+ * the interval, no wake, a --time window, chains through three and four
+ * threads, and the wake edges. Exact times and counts; per-thread sums stay
+ * the threads' traced time. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tests/unit/test_stack_util.h"
+
+#define NR_FUTEX 202
+#define NR_READ 0
+#define NR_WRITE 1
+
+static struct sr_machine *new_m(uint32_t wakers)
+{
+	struct sr_options o = { .per_thread = true, .wakers = wakers };
+	struct sr_machine *m = sr_machine_new(&fake_sym, &o);
+
+	assert_non_null(m);
+	return m;
+}
+
+static void comm(struct sr_machine *m, uint32_t tid, const char *name)
+{
+	assert_int_equal(sr_machine_comm(m, 100, tid, name, 0), 0);
+}
+
+static void wake(struct sr_machine *m, uint64_t t, uint32_t waker, uint32_t wakee)
+{
+	assert_int_equal(sr_machine_wake(m, t, 100, waker, NULL, wakee), 0);
+}
+
+/* Every thread's stacks add up to its traced time. */
+static void check_sums(const struct sr_cct *cct)
+{
+	for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+		const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+		char name[64];
+		const struct sr_node *n;
+
+		snprintf(name, sizeof(name), "%s-%u", *st->comm ? st->comm : "unknown", st->tid);
+		n = node_at(cct, name);
+		assert_non_null(n);
+		assert_int_equal(subtree_self(n), st->traced_ns);
+		assert_int_equal(st->kept_ns, st->traced_ns);
+	}
+}
+
+static void expect_stacks(const struct sr_cct *cct, const char *want)
+{
+	char *got = stacks(cct);
+
+	if (strcmp(got, want))
+		fprintf(stderr, "got:\n%s\nwant:\n%s\n", got, want);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* "wait -> waker calls total" per edge, sorted. */
+static char *edges(const struct sr_cct *cct)
+{
+	const struct sr_cct *e = sr_cct_wake_edges(cct);
+	struct lines l = { 0 };
+	struct text t = { 0 };
+
+	text_add(&t, "");
+	if (!e)
+		return t.buf;
+	for (const struct sr_node *a = sr_cct_root(e)->first_child; a; a = a->next_sibling)
+		for (const struct sr_node *b = a->first_child; b; b = b->next_sibling) {
+			char *line;
+
+			if (asprintf(&line, "%s -> %s %llu %llu p50 %llu\n", sr_cct_name(e, a, NULL),
+				     sr_cct_name(e, b, NULL), (unsigned long long)b->calls,
+				     (unsigned long long)b->total_ns,
+				     (unsigned long long)sr_hist_percentile(&b->lat, 50)) < 0)
+				abort();
+			if (l.n == l.cap) {
+				l.cap = l.cap ? l.cap * 2 : 8;
+				l.v = realloc(l.v, l.cap * sizeof(*l.v));
+			}
+			l.v[l.n++] = line;
+		}
+	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
+	for (size_t i = 0; i < l.n; i++) {
+		text_add(&t, l.v[i]);
+		free(l.v[i]);
+	}
+	free(l.v);
+	return t.buf;
+}
+
+static void expect_edges(const struct sr_cct *cct, const char *want)
+{
+	char *got = edges(cct);
+
+	if (strcmp(got, want))
+		fprintf(stderr, "got:\n%s\nwant:\n%s\n", got, want);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* Thread 1 (waiter) blocks in a's futex at 10..60; thread 2 (waker) wakes
+ * it at 50 from b's futex. */
+static void handoff(struct sr_machine *m, uint64_t wake_at)
+{
+	comm(m, 1, "waiter");
+	comm(m, 2, "waker");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_MAIN));
+	CALL(m, 1, 5, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
+	SWOUT(m, 1, 11);
+	CALL(m, 2, 20, F_MAIN, F_B);
+	SYSCALL(m, 2, 50, F_B, NR_FUTEX);
+	if (wake_at)
+		wake(m, wake_at, 2, 1);
+	RESUME(m, 2, 51, IP(F_B));
+	SWIN(m, 1, 60);
+	RESUME(m, 1, 61, IP(F_A));
+}
+
+static void test_mutex_handoff(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+	const struct sr_node *n;
+
+	(void)state;
+	handoff(m, 50);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "waiter-1;main 5\n"
+		      "waiter-1;main;a 44\n"
+		      "waiter-1;main;a;[kernel] futex 2\n"
+		      "waiter-1;main;a;[kernel] futex;[off-cpu];[woken by waker-2];main;b 49\n"
+		      "waker-2;main 20\n"
+		      "waker-2;main;b 79\n"
+		      "waker-2;main;b;[kernel] futex 1\n");
+	/* one wait, through every frame of the path, complete, 49 ns long */
+	n = node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu]");
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->self_ns, 0);
+	assert_int_equal(n->total_ns, 49);
+	n = node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu];[woken by waker-2]");
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->calls_inferred, 0);
+	assert_int_equal(n->lat.sum, 49);
+	n = node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu];[woken by waker-2];main;b");
+	assert_int_equal(n->calls, 1);
+	check_sums(cct);
+	expect_edges(cct, "a -> b 1 49 p50 49\n");
+	sr_cct_free(cct);
+}
+
+/* Without wakers the same stream is plain [off-cpu], wakes ignored. */
+static void test_off(void **state)
+{
+	struct sr_machine *m = new_m(0);
+	struct sr_cct *cct;
+
+	(void)state;
+	handoff(m, 50);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "waiter-1;main 5\n"
+		      "waiter-1;main;a 44\n"
+		      "waiter-1;main;a;[kernel] futex 2\n"
+		      "waiter-1;main;a;[kernel] futex;[off-cpu] 49\n"
+		      "waker-2;main 20\n"
+		      "waker-2;main;b 79\n"
+		      "waker-2;main;b;[kernel] futex 1\n");
+	assert_null(sr_cct_wake_edges(cct));
+	sr_cct_free(cct);
+}
+
+/* A wake at either end of the interval counts; before it or none: plain. */
+static void test_interval_ends(void **state)
+{
+	static const struct { uint64_t at; bool woken; } cases[] = {
+		{ 11, true }, { 60, true }, { 10, false }, { 0, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sr_machine *m = new_m(1);
+		struct sr_cct *cct;
+		const struct sr_node *n;
+
+		comm(m, 1, "waiter");
+		comm(m, 2, "waker");
+		START(m, 1, 0, IP(F_MAIN));
+		START(m, 2, 0, IP(F_MAIN));
+		CALL(m, 2, 1, F_MAIN, F_B);
+		if (cases[i].at == 10)
+			wake(m, 10, 2, 1);
+		SYSCALL(m, 1, 10, F_MAIN, NR_FUTEX);
+		if (cases[i].at == 11)
+			wake(m, 11, 2, 1);
+		SWOUT(m, 1, 11);
+		if (cases[i].at == 60)
+			wake(m, 60, 2, 1);
+		SWIN(m, 1, 60);
+		cct = finish(m, 70);
+		n = node_at(cct, "waiter-1;main;[kernel] futex;[off-cpu]");
+		assert_non_null(n);
+		assert_int_equal(n->total_ns, 49);
+		assert_int_equal(n->self_ns, cases[i].woken ? 0 : 49);
+		n = node_at(cct, "waiter-1;main;[kernel] futex;[off-cpu];[woken by waker-2];main;b");
+		if (cases[i].woken) {
+			assert_non_null(n);
+			assert_int_equal(n->self_ns, 49);
+		} else {
+			assert_null(n);
+		}
+		check_sums(cct);
+		expect_edges(cct, cases[i].woken ? "main -> b 1 49 p50 49\n" :
+			     "main -> [no wake record] 1 49 p50 49\n");
+		sr_cct_free(cct);
+	}
+}
+
+/* Condition variable: the consumer waits twice; the producer's wakes come
+ * from two places (its stack at each wake); within the second wait two
+ * wakes, the last one counts. */
+static void test_condvar(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+	const struct sr_node *n;
+
+	(void)state;
+	comm(m, 1, "consumer");
+	comm(m, 2, "producer");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_MAIN));
+	CALL(m, 1, 1, F_MAIN, F_A);
+	CALL(m, 2, 1, F_MAIN, F_C);
+	/* wait 1: 10..40, woken from main;c at 30 */
+	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
+	SWOUT(m, 1, 10);
+	SYSCALL(m, 2, 30, F_C, NR_FUTEX);
+	wake(m, 30, 2, 1);
+	RESUME(m, 2, 31, IP(F_C));
+	SWIN(m, 1, 40);
+	RESUME(m, 1, 41, IP(F_A));
+	/* wait 2: 50..100: a wake from c at 60, then one from c;d at 90 */
+	SYSCALL(m, 1, 50, F_A, NR_FUTEX);
+	SWOUT(m, 1, 50);
+	SYSCALL(m, 2, 60, F_C, NR_FUTEX);
+	wake(m, 60, 2, 1);
+	RESUME(m, 2, 61, IP(F_C));
+	CALL(m, 2, 70, F_C, F_D);
+	SYSCALL(m, 2, 90, F_D, NR_FUTEX);
+	wake(m, 90, 2, 1);
+	RESUME(m, 2, 91, IP(F_D));
+	SWIN(m, 1, 100);
+	RESUME(m, 1, 101, IP(F_A));
+	/* wait 3: the same stack as wait 1 */
+	SYSCALL(m, 1, 110, F_A, NR_FUTEX);
+	SWOUT(m, 1, 110);
+	RET(m, 2, 115, F_D, F_C);
+	SYSCALL(m, 2, 120, F_C, NR_FUTEX);
+	wake(m, 120, 2, 1);
+	RESUME(m, 2, 121, IP(F_C));
+	SWIN(m, 1, 125);
+	RESUME(m, 1, 126, IP(F_A));
+	cct = finish(m, 130);
+	n = node_at(cct, "consumer-1;main;a;[kernel] futex;[off-cpu];[woken by producer-2];main;c");
+	assert_non_null(n);
+	assert_int_equal(n->calls, 3);           /* waits 1 and 3, and 2 through c */
+	assert_int_equal(n->self_ns, 30 + 15);
+	assert_int_equal(n->total_ns, 30 + 15 + 50);
+	n = node_at(cct, "consumer-1;main;a;[kernel] futex;[off-cpu];[woken by producer-2];main;c;d");
+	assert_non_null(n);
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->self_ns, 50);
+	n = node_at(cct, "consumer-1;main;a;[kernel] futex;[off-cpu];[woken by producer-2]");
+	assert_int_equal(n->calls, 3);
+	assert_int_equal(n->total_ns, 95);
+	n = node_at(cct, "consumer-1;main;a;[kernel] futex;[off-cpu]");
+	assert_int_equal(n->calls, 3);
+	assert_int_equal(n->self_ns, 0);
+	check_sums(cct);
+	expect_edges(cct, "a -> c 2 45 p50 15\n"
+			  "a -> d 1 50 p50 50\n");
+	sr_cct_free(cct);
+}
+
+/* A pipe: the reader blocks in read, the writer's write wakes it; the
+ * writer's name is the one COMM gave it at the wake (passed by the
+ * caller), and an untraced waker has just its [woken by] frame. */
+static void test_pipe(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "reader");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_MAIN));
+	CALL(m, 1, 2, F_MAIN, F_F);
+	SYSCALL(m, 1, 4, F_F, NR_READ);
+	SWOUT(m, 1, 5);
+	CALL(m, 2, 6, F_MAIN, F_G);
+	SYSCALL(m, 2, 8, F_G, NR_WRITE);
+	assert_int_equal(sr_machine_wake(m, 8, 100, 2, "writer", 1), 0);
+	RESUME(m, 2, 9, IP(F_G));
+	SWIN(m, 1, 20);
+	RESUME(m, 1, 21, IP(F_F));
+	SYSCALL(m, 1, 24, F_F, NR_READ);
+	SWOUT(m, 1, 25);
+	/* woken by a thread the machine never saw (an interrupt, another
+	 * process) */
+	assert_int_equal(sr_machine_wake(m, 30, 7, 77, "ksoftirqd/0", 1), 0);
+	SWIN(m, 1, 35);
+	RESUME(m, 1, 36, IP(F_F));
+	cct = finish(m, 40);
+	expect_stacks(cct,
+		      "reader-1;main 2\n"
+		      "reader-1;main;f 9\n"
+		      "reader-1;main;f;[kernel] read 4\n"
+		      "reader-1;main;f;[kernel] read;[off-cpu];[woken by ksoftirqd/0-77] 10\n"
+		      "reader-1;main;f;[kernel] read;[off-cpu];[woken by writer-2];main;g 15\n"
+		      "unknown-2;main 6\n"
+		      "unknown-2;main;g 33\n"
+		      "unknown-2;main;g;[kernel] write 1\n");
+	check_sums(cct);
+	expect_edges(cct, "f -> [woken by ksoftirqd/0-77] 1 10 p50 10\n"
+			  "f -> g 1 15 p50 15\n");
+	sr_cct_free(cct);
+}
+
+/* A chain: A (1) waits 10..100 on B (2), which wakes it at 90 from b; B
+ * waited 20..70 on C (3), woken at 60 from c;d; C waited 30..50 on D (4),
+ * woken at 45 from f. Fed in time order. */
+static struct sr_cct *chain_run(uint32_t wakers)
+{
+	struct sr_machine *m = new_m(wakers);
+
+	comm(m, 1, "A");
+	comm(m, 2, "B");
+	comm(m, 3, "C");
+	comm(m, 4, "D");
+	for (uint32_t tid = 1; tid <= 4; tid++)
+		START(m, tid, 0, IP(F_MAIN));
+	CALL(m, 1, 1, F_MAIN, F_A);
+	CALL(m, 2, 1, F_MAIN, F_B);
+	CALL(m, 3, 1, F_MAIN, F_C);
+	CALL(m, 4, 1, F_MAIN, F_F);
+	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
+	SWOUT(m, 1, 10);
+	SYSCALL(m, 2, 20, F_B, NR_FUTEX);
+	SWOUT(m, 2, 20);
+	SYSCALL(m, 3, 30, F_C, NR_FUTEX);
+	SWOUT(m, 3, 30);
+	SYSCALL(m, 4, 45, F_F, NR_FUTEX);
+	wake(m, 45, 4, 3);
+	RESUME(m, 4, 46, IP(F_F));
+	SWIN(m, 3, 50);
+	RESUME(m, 3, 51, IP(F_C));
+	CALL(m, 3, 55, F_C, F_D);
+	SYSCALL(m, 3, 60, F_D, NR_FUTEX);
+	wake(m, 60, 3, 2);
+	RESUME(m, 3, 61, IP(F_D));
+	SWIN(m, 2, 70);
+	RESUME(m, 2, 71, IP(F_B));
+	SYSCALL(m, 2, 90, F_B, NR_FUTEX);
+	wake(m, 90, 2, 1);
+	RESUME(m, 2, 91, IP(F_B));
+	SWIN(m, 1, 100);
+	RESUME(m, 1, 101, IP(F_A));
+	return finish(m, 110);
+}
+
+#define AW "A-1;main;a;[kernel] futex;[off-cpu];"
+#define BW "B-2;main;b;[kernel] futex;[off-cpu];"
+#define CW "C-3;main;c;[kernel] futex;[off-cpu];"
+
+static void test_chain(void **state)
+{
+	static const char *const want[] = {
+		/* wakers=1: each wait under its direct waker */
+		AW "[woken by B-2];main;b 90\n"
+		BW "[woken by C-3];main;c;d 50\n"
+		CW "[woken by D-4];main;f 20\n",
+		/* 2: A's wait [10, 90] on B holds B's wait [20, 70] on C: 50 ns
+		 * go below B's stack; B's wait [20, 60] on C holds C's [30, 50] */
+		AW "[woken by B-2];main;b 40\n"
+		AW "[woken by B-2];main;b;[woken by C-3];main;c;d 50\n"
+		BW "[woken by C-3];main;c;d 30\n"
+		BW "[woken by C-3];main;c;d;[woken by D-4];main;f 20\n"
+		CW "[woken by D-4];main;f 20\n",
+		/* 3: and of those 50, C's wait within [20, 60]: [30, 50] */
+		AW "[woken by B-2];main;b 40\n"
+		AW "[woken by B-2];main;b;[woken by C-3];main;c;d 30\n"
+		AW "[woken by B-2];main;b;[woken by C-3];main;c;d;[woken by D-4];main;f 20\n"
+		BW "[woken by C-3];main;c;d 30\n"
+		BW "[woken by C-3];main;c;d;[woken by D-4];main;f 20\n"
+		CW "[woken by D-4];main;f 20\n",
+	};
+
+	(void)state;
+	for (uint32_t w = 1; w <= 4; w++) {
+		struct sr_cct *cct = chain_run(w);
+		char *got = stacks(cct), *only = calloc(1, strlen(got) + 1);
+		const struct sr_node *n;
+
+		/* the lines below [off-cpu] */
+		for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n"))
+			if (strstr(line, "[woken by")) {
+				strcat(only, line);
+				strcat(only, "\n");
+			}
+		if (strcmp(only, want[w < 3 ? w - 1 : 2]))
+			fprintf(stderr, "wakers=%u got:\n%s", w, only);
+		assert_string_equal(only, want[w < 3 ? w - 1 : 2]);
+		free(only);
+		free(got);
+		check_sums(cct);
+		/* one wait through every frame, the chain's too */
+		n = node_at(cct, AW "[woken by B-2];main;b");
+		assert_int_equal(n->calls, 1);
+		assert_int_equal(n->total_ns, 90);
+		if (w >= 3) {
+			n = node_at(cct, AW "[woken by B-2];main;b;[woken by C-3];main;c;d;[woken by D-4]");
+			assert_int_equal(n->calls, 1);
+			assert_int_equal(n->lat.sum, 20);
+		}
+		/* edges are the direct wakes only */
+		expect_edges(cct, "a -> b 1 90 p50 90\n"
+				  "b -> d 1 50 p50 50\n"
+				  "c -> f 1 20 p50 20\n");
+		sr_cct_free(cct);
+	}
+}
+
+/* --time cuts the wait: what is left of it moves, nothing more. */
+static void test_window(void **state)
+{
+	struct sr_options o = { .per_thread = true, .wakers = 2, .time_start = 30,
+				.time_end = 95 };
+	struct sr_machine *m = sr_machine_new(&fake_sym, &o);
+	struct sr_cct *cct;
+	const struct sr_node *n;
+
+	(void)state;
+	assert_non_null(m);
+	handoff(m, 50);
+	cct = finish(m, 100);
+	n = node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu]");
+	assert_int_equal(n->self_ns, 0);
+	assert_int_equal(n->total_ns, 30);     /* [30, 60) */
+	n = node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu];[woken by waker-2];main;b");
+	assert_int_equal(n->self_ns, 30);
+	assert_int_equal(n->calls_inferred, 1);  /* began before the window */
+	sr_cct_free(cct);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mutex_handoff),
+		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_interval_ends),
+		cmocka_unit_test(test_condvar),
+		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_window),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
