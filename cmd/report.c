@@ -45,6 +45,13 @@ const char cmd_report_help[] =
 	"                      stacks: each one's start and end (as --time takes\n"
 	"                      them), thread, duration split on-CPU / off-CPU /\n"
 	"                      kernel, and the calls inside it with their times\n"
+	"      --wakers[=N]    who kept each wait: under every [off-cpu] frame a wake\n"
+	"                      record ended, '[woken by COMM-TID]' and the waker's\n"
+	"                      user stack at the wake take its blocked time; with N\n"
+	"                      (default 1, at most 64) the waker's own blocked time\n"
+	"                      during the wait goes on below, through up to N\n"
+	"                      threads (the critical path). With --table: wait site\n"
+	"                      -> waker site rows (waits, total, avg, p50, p99)\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
@@ -73,13 +80,14 @@ const char cmd_report_help[] =
 	"examples:\n"
 	"  ptflame report > out.folded && flamegraph.pl out.folded > out.svg\n"
 	"  ptflame report --svg out.svg --offcpu --per-thread\n"
-	"  ptflame report --table --sort p99 --top 20\n";
+	"  ptflame report --table --sort p99 --top 20\n"
+	"  ptflame report --wakers --offcpu --svg waits.svg\n";
 
 enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_KCORE, OPT_KALLSYMS,
-	OPT_TIMELINE, OPT_SLOWEST, OPT_FORMAT,
+	OPT_TIMELINE, OPT_SLOWEST, OPT_FORMAT, OPT_WAKERS,
 };
 
 struct report_args {
@@ -125,6 +133,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "slowest", required_argument, NULL, OPT_SLOWEST },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "wakers", optional_argument, NULL, OPT_WAKERS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -181,6 +190,13 @@ static int parse(int argc, char **argv, struct report_args *a)
 			a->slowest = argv[optind++];
 			break;
 		case OPT_TABLE: a->table = true; break;
+		case OPT_WAKERS:
+			v = 1;
+			if (optarg && (cmd_parse_u64(optarg, &v) || !v || v > 64))
+				return cmd_usage_error("report", "--wakers=N wants a count of threads "
+						       "from 1 to 64, not '%s'", optarg);
+			a->run.sr.wakers = (uint32_t)v;
+			break;
 		case OPT_BY_STACK: a->by = FG_BY_STACK; table_only = "--by-stack"; break;
 		case OPT_RAW: a->tab.raw = true; break;
 		case OPT_SRCLINE: a->tab.srcline = true; break;
@@ -248,6 +264,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 		return cmd_usage_error("report", "%s is an option of the table: add --table", table_only);
 	if (a->table && a->slowest)
 		return cmd_usage_error("report", "--slowest and --table are two outputs: choose one");
+	if (a->table && a->run.sr.wakers && a->by == FG_BY_STACK)
+		return cmd_usage_error("report", "--table --wakers has one row per wait site and "
+				       "waker site: --by-stack is for the function table");
+	if (a->table && a->run.sr.wakers && a->tab.srcline)
+		return cmd_usage_error("report", "--srcline is for the function table, not "
+				       "--table --wakers");
 	return -1;
 }
 
@@ -358,10 +380,14 @@ static int write_main(const struct report_args *a, const struct call_sinks *k,
 
 		if (!a->tab.srcline)
 			sym.srcline = NULL;  /* no DWARF read unless asked */
-		ret = fg_stats_from_cct(report_cct(r), &sym, a->by, &st);
-		if (!ret)
-			ret = fg_table_write(o.f, st, NULL, &a->tab);
-		fg_stats_free(st);
+		if (a->run.sr.wakers) {
+			ret = fg_wake_table_write(o.f, report_cct(r), &sym, &a->tab);
+		} else {
+			ret = fg_stats_from_cct(report_cct(r), &sym, a->by, &st);
+			if (!ret)
+				ret = fg_table_write(o.f, st, NULL, &a->tab);
+			fg_stats_free(st);
+		}
 	} else {
 		ret = fg_fold(o.f, report_cct(r), report_symbolizer(r), &a->fold);
 	}

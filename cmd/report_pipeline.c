@@ -231,6 +231,7 @@ static int machine_finish(struct report_run *r)
 	r->sum.events = st.events;
 	r->sum.lost = st.lost_gaps;
 	r->sum.truncated = st.truncated;
+	r->sum.wakes = st.wakes;
 	ret = sr_machine_finish(r->machine, 0, &r->cct);
 	return ret;
 }
@@ -357,6 +358,16 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	r->progress_shown = true;
 }
 
+/* --wakers: a wake, in time order with the events. */
+static void on_wake(void *ctx, const struct dc_wake *w, const char *waker_comm)
+{
+	struct report_run *r = ctx;
+
+	if (r->machine && !r->err && sr_machine_wake(r->machine, w->time, w->waker_pid,
+						     w->waker_tid, waker_comm, w->wakee_tid))
+		r->err = -ENOMEM;
+}
+
 static int on_event(const struct dc_event *ev, void *ctx)
 {
 	struct report_run *r = ctx;
@@ -380,6 +391,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.inline_frames = !opt->sr.no_inline,
 		.ctx = r,
 		.jobs = opt->jobs,
+		.on_wake = opt->sr.wakers ? on_wake : NULL,
 	};
 	struct dc_session_stats st;
 	struct dc_symbols *syms;
@@ -497,6 +509,11 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 		return ret;
 	}
 	note_empty_filters(r, opt);
+	if (opt->sr.wakers && !r->sum.wakes)
+		fprintf(stderr, "ptflame %s: note: %s: %s: showing plain [off-cpu] (record with "
+			"'ptflame record', which writes them, or add -e sched:sched_waking to "
+			"'perf record')\n", r->cmd, opt->input, fmt == REPORT_INPUT_SCRIPT ?
+			"perf script text has no wake records" : "no wake records in this file");
 	*out = r;
 	return 0;
 }

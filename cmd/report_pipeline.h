@@ -44,6 +44,7 @@ struct report_summary {
 	uint64_t lost_ns;
 	uint64_t events;
 	uint64_t truncated;      /* calls cut by --max-stack             */
+	uint64_t wakes;          /* wake records read (--wakers)         */
 };
 
 struct report_run;

@@ -837,3 +837,139 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 	free(rows);
 	return ferror(out) ? -EIO : 0;
 }
+
+/* ------------------------------------------------------ wake edges table */
+
+struct wrow {
+	const char *wait, *waker;
+	const struct sr_node *n;
+	uint64_t key;
+};
+
+static int cmp_wrow(const void *x, const void *y)
+{
+	const struct wrow *p = x, *q = y;
+	int c;
+
+	if (p->key != q->key)
+		return p->key > q->key ? -1 : 1;
+	c = strcmp(p->wait, q->wait);
+	return c ? c : strcmp(p->waker, q->waker);
+}
+
+static uint64_t wrow_avg(const struct sr_node *n)
+{
+	return n->calls ? (n->total_ns + n->calls / 2) / n->calls : 0;
+}
+
+int fg_wake_table_write(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			const struct fg_table_options *opt)
+{
+	static const char *const titles[] = { "waits", "total", "avg", "p50", "p99" };
+	const struct sr_cct *e = sr_cct_wake_edges(cct);
+	struct fg_table_options defopt = { 0 };
+	size_t nr = 0, cap = 0, w[5];
+	struct wrow *rows = NULL;
+	char (*cells)[CELL];
+
+	if (!opt)
+		opt = &defopt;
+	for (const struct sr_node *a = e ? sr_cct_root(e)->first_child : NULL; a; a = a->next_sibling)
+		for (const struct sr_node *b = a->first_child; b; b = b->next_sibling)
+			cap++;
+	rows = calloc(cap ? cap : 1, sizeof(*rows));
+	cells = calloc((cap ? cap : 1) * 5, CELL);
+	if (!rows || !cells) {
+		free(rows);
+		free(cells);
+		return -ENOMEM;
+	}
+	for (const struct sr_node *a = e ? sr_cct_root(e)->first_child : NULL; a; a = a->next_sibling)
+		for (const struct sr_node *b = a->first_child; b; b = b->next_sibling) {
+			struct wrow *r = &rows[nr++];
+
+			r->wait = sr_cct_name(e, a, sym);
+			r->waker = sr_cct_name(e, b, sym);
+			r->n = b;
+			switch (opt->sort) {
+			case FG_SORT_CALLS: r->key = b->calls; break;
+			case FG_SORT_AVG: r->key = wrow_avg(b); break;
+			case FG_SORT_P99: r->key = sr_hist_percentile(&b->lat, 99); break;
+			default: r->key = b->total_ns; break;
+			}
+		}
+	qsort(rows, nr, sizeof(*rows), cmp_wrow);
+	if (opt->top && nr > opt->top)
+		nr = opt->top;
+	if (opt->format != FG_TABLE_TEXT) {
+		bool csv = opt->format == FG_TABLE_CSV;
+
+		fputs(csv ? "wait_site,waker_site,waits,total_ns,avg_ns,p50_ns,p99_ns\n" :
+		      "{\"edges\":[", out);
+		for (size_t i = 0; i < nr; i++) {
+			const struct sr_node *n = rows[i].n;
+			uint64_t v[5] = { n->calls, n->total_ns, wrow_avg(n),
+					  sr_hist_percentile(&n->lat, 50),
+					  sr_hist_percentile(&n->lat, 99) };
+
+			if (csv) {
+				csv_field(out, rows[i].wait);
+				fputc(',', out);
+				csv_field(out, rows[i].waker);
+				for (int k = 0; k < 5; k++)
+					fprintf(out, ",%" PRIu64, v[k]);
+				fputc('\n', out);
+				continue;
+			}
+			fputs(i ? ",{\"wait_site\":" : "{\"wait_site\":", out);
+			json_str(out, rows[i].wait);
+			fputs(",\"waker_site\":", out);
+			json_str(out, rows[i].waker);
+			fprintf(out, ",\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
+				",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 "}", v[0], v[1], v[2], v[3],
+				v[4]);
+		}
+		if (!csv)
+			fputs("]}\n", out);
+		free(rows);
+		free(cells);
+		return ferror(out) ? -EIO : 0;
+	}
+	for (int c = 0; c < 5; c++)
+		w[c] = strlen(titles[c]);
+	for (size_t i = 0; i < nr; i++) {
+		const struct sr_node *n = rows[i].n;
+
+		snprintf(cells[i * 5], CELL, "%" PRIu64, n->calls);
+		fmt_value(cells[i * 5 + 1], CELL, true, n->total_ns, true, opt->raw);
+		fmt_value(cells[i * 5 + 2], CELL, true, wrow_avg(n), true, opt->raw);
+		fmt_value(cells[i * 5 + 3], CELL, true, sr_hist_percentile(&n->lat, 50), true, opt->raw);
+		fmt_value(cells[i * 5 + 4], CELL, true, sr_hist_percentile(&n->lat, 99), true, opt->raw);
+		for (int c = 0; c < 5; c++)
+			if (width(cells[i * 5 + c]) > w[c])
+				w[c] = width(cells[i * 5 + c]);
+	}
+	for (int c = 0; c < 5; c++) {
+		fputs("  ", out);
+		pad(out, w[c] - strlen(titles[c]));
+		fputs(titles[c], out);
+	}
+	fputs("  Wait site -> waker site\n", out);
+	for (int c = 0; c < 5; c++) {
+		fputs("  ", out);
+		for (size_t k = 0; k < w[c]; k++)
+			fputc('=', out);
+	}
+	fputs("  =======================\n", out);
+	for (size_t i = 0; i < nr; i++) {
+		for (int c = 0; c < 5; c++) {
+			fputs("  ", out);
+			pad(out, w[c] - width(cells[i * 5 + c]));
+			fputs(cells[i * 5 + c], out);
+		}
+		fprintf(out, "  %s -> %s\n", rows[i].wait, rows[i].waker);
+	}
+	free(rows);
+	free(cells);
+	return ferror(out) ? -EIO : 0;
+}

@@ -149,6 +149,19 @@ struct fg_table_options {
 int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b,
 		   const struct fg_table_options *opt);
 
+/* report --table --wakers: the wake edges of a CCT (sr_cct_wake_edges),
+ * one row per wait site (the innermost user frame of a thread when it
+ * blocked) and waker site (the innermost frame of the waker's stack at the
+ * wake; "[woken by COMM-TID]" when it had none traced; "[no wake record]"
+ * for the blocked time no wake ended): the waits, their blocked time in
+ * total, avg, p50 and p99 of one wait's. opt: sort (total, the default;
+ * self is total; avg; p99; calls: the waits), top, raw, format (csv:
+ * "wait_site,waker_site,waits,total_ns,avg_ns,p50_ns,p99_ns"; json:
+ * {"edges":[{"wait_site":S,"waker_site":S,"waits":N,"total_ns":N,...}]}).
+ * A CCT without edges gives the header alone. 0, -ENOMEM or -EIO. */
+int fg_wake_table_write(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			const struct fg_table_options *opt);
+
 /* "1.234 ms" style: 3 significant decimals, unit ns, µs, ms or s. Returns
  * the length like snprintf. */
 int fg_format_ns(char *buf, size_t n, uint64_t ns);

@@ -132,6 +132,9 @@ static void wake_begin(struct sr_machine *m, struct thread *t);
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
 		    uint64_t now, bool end_seen);
 static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t);
+static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key);
+static void wake_new_segment(struct thread *t);
+static int wake_finish(struct sr_machine *m, struct sr_cct *out);
 
 /* ---- setup ---- */
 
@@ -710,6 +713,8 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 
 	if (!ret)
 		ret = pop_to(m, t, 0, now, false);
+	if (m->wk)
+		wake_new_segment(t);
 	t->seg_t0 = now;
 	memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
 	if (ret || !t->seg->root.first_child)
@@ -846,7 +851,7 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 		if (caller)
 			sr_cct_attach(t->seg, caller, list);
 	}
-	if (!caller)
+	if (!caller || (m->wk && wake_underflow(m, t, key)))
 		return -ENOMEM;
 	t->st.underflows++;
 	m->st.underflows++;
@@ -1642,6 +1647,8 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 		if (!cct->edges && !(cct->edges = sr_cct_new(m->sym)))
 			ret = -ENOMEM;
 		if (!ret)
+			ret = wake_finish(m, cct);
+		if (!ret)
 			ret = sr_cct_copy_names(cct, m->work);
 		if (!ret)
 			ret = sr_cct_copy_names(cct->edges, m->work);
@@ -1740,16 +1747,42 @@ struct whist {                     /* a past wait of the thread that a wake
 	struct wkey *keys;         /* [woken by W] + W's stack               */
 };
 
+struct wadd {                      /* an inferred caller a segment got */
+	uint32_t seg;
+	uint64_t key;
+};
+
 struct twake {
 	struct wsnap snap;
+	/* As a waker: its segments (the serial of the open one) and the
+	 * callers underflows put below them, in order; its last context. */
+	uint32_t seg;
+	struct wadd *adds;
+	uint32_t nadds, addcap;
+	bool has_ctx;
+	uint32_t last_ctx;
 	struct whist *hist;        /* ring of WAKE_HIST (chains only)        */
 	uint32_t nhist, hpos;
 	struct sr_cct *edges;      /* wait site -> waker site                */
 };
 
+/* A waker frame's context: the waker (its name, thread), and where its
+ * stack stood: the waker's segment and how many inferred callers it had
+ * been given then. Callers an underflow gives that segment later go
+ * below the waker frame at the end (wake_finish), as they go below
+ * everything the segment held in the waker's own stacks. The key of an
+ * SR_NODE_WAKER node is its context's index. */
+struct wctx {
+	uint32_t name, tid;
+	uint32_t seg, pre;         /* seg UINT32_MAX: no stack (untraced)   */
+};
+
 struct mwake {
-	char **names;              /* key -> "[woken by COMM-TID]"           */
+	char **names;              /* interned "[woken by COMM-TID]"         */
 	uint32_t n, cap;
+	uint32_t *plain;           /* names[i]'s context with no stack + 1   */
+	struct wctx *ctx;
+	uint32_t nctx, ctxcap;
 	uint32_t *slot;            /* open addressing by name: key + 1       */
 	uint32_t scap;
 };
@@ -1766,6 +1799,8 @@ static void wake_free(struct mwake *w)
 	for (uint32_t i = 0; i < w->n; i++)
 		free(w->names[i]);
 	free(w->names);
+	free(w->plain);
+	free(w->ctx);
 	free(w->slot);
 	free(w);
 }
@@ -1776,6 +1811,7 @@ static void twake_free(struct twake *w)
 		return;
 	free(w->snap.keys);
 	free(w->snap.legs);
+	free(w->adds);
 	for (uint32_t i = 0; w->hist && i < w->nhist; i++)
 		free(w->hist[i].keys);
 	free(w->hist);
@@ -1792,8 +1828,7 @@ static uint32_t str_hash(const char *s)
 	return h;
 }
 
-/* The key of "[woken by COMM-TID]", registered in m->work. UINT32_MAX on
- * ENOMEM. */
+/* The number of the name "[woken by COMM-TID]". UINT32_MAX on ENOMEM. */
 static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
 {
 	struct mwake *w = m->wk;
@@ -1826,14 +1861,18 @@ static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
 	if (w->n == w->cap) {
 		uint32_t cap = w->cap ? w->cap * 2 : 16;
 		char **v = realloc(w->names, cap * sizeof(*v));
+		uint32_t *pl;
 
 		if (!v)
 			goto oom;
 		w->names = v;
+		pl = realloc(w->plain, cap * sizeof(*pl));
+		if (!pl)
+			goto oom;
+		w->plain = pl;
 		w->cap = cap;
 	}
-	if (sr_cct_name_waker(m->work, w->n, name))
-		goto oom;
+	w->plain[w->n] = 0;
 	for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
 		;
 	w->slot[i] = w->n + 1;
@@ -1849,6 +1888,129 @@ static struct twake *twake_get(struct thread *t)
 	if (!t->wk)
 		t->wk = calloc(1, sizeof(*t->wk));
 	return t->wk;
+}
+
+/* The context of a waker frame for waker tid (w: its thread, NULL when
+ * untraced) now, registered in m->work with its name. UINT32_MAX on
+ * ENOMEM. */
+static uint32_t waker_ctx(struct sr_machine *m, const char *comm, uint32_t tid, struct thread *w)
+{
+	struct mwake *mw = m->wk;
+	uint32_t name = waker_key(m, comm, tid);
+	struct twake *tw = NULL;
+	struct wctx c = { .name = name, .tid = tid, .seg = UINT32_MAX };
+
+	if (name == UINT32_MAX)
+		return UINT32_MAX;
+	if (w && w->started && w->nframes) {
+		if (!(tw = twake_get(w)))
+			return UINT32_MAX;
+		c.seg = tw->seg;
+		c.pre = tw->nadds;
+		if (tw->has_ctx && !memcmp(&mw->ctx[tw->last_ctx], &c, sizeof(c)))
+			return tw->last_ctx;
+	} else if (mw->plain[name]) {
+		return mw->plain[name] - 1;
+	}
+	if (mw->nctx == mw->ctxcap) {
+		uint32_t cap = mw->ctxcap ? mw->ctxcap * 2 : 16;
+		struct wctx *v = realloc(mw->ctx, cap * sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		mw->ctx = v;
+		mw->ctxcap = cap;
+	}
+	if (sr_cct_name_waker(m->work, mw->nctx, mw->names[name]))
+		return UINT32_MAX;
+	mw->ctx[mw->nctx] = c;
+	if (tw) {
+		tw->has_ctx = true;
+		tw->last_ctx = mw->nctx;
+	} else {
+		mw->plain[name] = mw->nctx + 1;
+	}
+	return mw->nctx++;
+}
+
+/* An underflow gave t's segment the inferred caller key. */
+static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key)
+{
+	struct twake *tw = t->wk;
+
+	(void)m;
+	if (!tw || !tw->has_ctx)
+		return 0;   /* no waker frame was taken from its stack yet */
+	if (tw->nadds == tw->addcap) {
+		uint32_t cap = tw->addcap ? tw->addcap * 2 : 8;
+		struct wadd *v = realloc(tw->adds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		tw->adds = v;
+		tw->addcap = cap;
+	}
+	tw->adds[tw->nadds++] = (struct wadd){ .seg = tw->seg, .key = key };
+	return 0;
+}
+
+static void wake_new_segment(struct thread *t)
+{
+	if (t->wk)
+		t->wk->seg++;
+}
+
+/* Below every waker frame of out, the inferred callers the waker's segment
+ * got after the frame's stack was taken (outermost first), each with the
+ * frame's calls: the stack as the waker's own stacks show it. */
+static int wake_finish(struct sr_machine *m, struct sr_cct *out)
+{
+	const struct mwake *mw = m->wk;
+	struct sr_node *top = &out->root, *n = top->first_child;
+
+	while (n) {
+		if (n->kind == SR_NODE_WAKER && n->key < mw->nctx) {
+			const struct wctx *c = &mw->ctx[n->key];
+			const struct thread *w = c->seg != UINT32_MAX ? thread_find(m, c->tid) : NULL;
+			const struct twake *tw = w ? w->wk : NULL;
+			struct sr_node *list = NULL, *x, *p = n;
+
+			for (uint32_t i = tw ? tw->nadds : 0; i-- > c->pre;) {
+				if (tw->adds[i].seg != c->seg)
+					continue;
+				if (p == n) {
+					/* (the first: take the frame's subtree off) */
+					while ((x = n->first_child)) {
+						sr_cct_detach(out, x);
+						x->next_sibling = list;
+						list = x;
+					}
+				}
+				p = sr_cct_child(out, p, SR_NODE_FUNC, tw->adds[i].key);
+				if (!p)
+					return -ENOMEM;
+				p->calls += n->calls;
+				p->calls_inferred += n->calls_inferred;
+				if (sr_hist_merge(&p->lat, &n->lat))
+					return -ENOMEM;
+			}
+			for (struct sr_node *next; list; list = next) {
+				next = list->next_sibling;
+				list->next_sibling = NULL;
+				sr_cct_attach(out, p, list);
+			}
+		}
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != top && !n->next_sibling)
+			n = n->parent;
+		if (n == top)
+			break;
+		n = n->next_sibling;
+	}
+	return 0;
 }
 
 static int keys_reserve(struct wsnap *s, uint32_t more)
@@ -1967,7 +2129,7 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	w = tid_wanted(m, waker_tid) ? thread_find(m, waker_tid) : NULL;
 	if (!waker_comm && w)
 		waker_comm = w->comm;
-	key = waker_key(m, waker_comm, waker_tid);
+	key = waker_ctx(m, waker_comm, waker_tid, w);
 	if (key == UINT32_MAX || !twake_get(t))
 		return -ENOMEM;
 	s = &t->wk->snap;

@@ -1,0 +1,105 @@
+#!/bin/bash
+# issue 16 (reading): report --wakers[=N] on a real recording (emu_threads:
+# two workers contend for a mutex on 1 CPU). Whatever the file holds:
+#  - the blocked time only moves below [off-cpu]: cutting every line at its
+#    "[woken by ...]" frame gives the plain report exactly (same stacks,
+#    same times, per thread), for N = 1 and 3;
+#  - --table --wakers: its waits and blocked time are all the [off-cpu]
+#    calls and time of the plain report;
+#  - the same output at -j 1 and -j 4;
+#  - a file without wake records says so once and shows plain [off-cpu];
+#    one with them shows [woken by COMM-TID] frames;
+#  - bad uses are one line and exit 2.
+. "$REPORT_DIR/common.sh"
+expect_same() { if cmp -s "$1" "$2"; then pass "$3"; else fail "$3: $1 and $2 differ: $(diff "$1" "$2" | head -4 | tr '\n' '|')"; fi; }
+expect_nogrep() { if grep -qE -- "$1" "$2"; then fail "$3: /$1/ in $2: $(grep -m2 -E -- "$1" "$2")"; else pass "$3"; fi; }
+expect_eq() { if [ "$1" = "$2" ]; then pass "$3 ($1)"; else fail "$3: '$1' != '$2'"; fi; }
+
+# cut_wakers IN OUT: every line cut at its first "[woken by" frame, summed
+cut_wakers() {
+	python3 - "$1" "$2" <<'EOF'
+import sys
+acc = {}
+for line in open(sys.argv[1]):
+    stack, val = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    for i, f in enumerate(frames):
+        if f.startswith("[woken by ") and i and frames[i - 1] == "[off-cpu]":
+            frames = frames[:i]
+            break
+    key = ";".join(frames)
+    acc[key] = acc.get(key, 0) + int(val)
+with open(sys.argv[2], "w") as out:
+    for k in sorted(acc):
+        if acc[k]:
+            out.write("%s %d\n" % (k, acc[k]))
+EOF
+}
+# sorted, summed, zero lines dropped (the plain report as cut_wakers writes)
+norm() { awk '{v = $NF; $NF = ""; sub(/ $/, ""); s[$0] += v} END {for (k in s) if (s[k]) print k, s[k]}' "$1" | LC_ALL=C sort >"$2"; }
+
+"$PTFLAME" record --emulate -q -o thr.data --truth thr.truth --cpus 1 --time-slice 150 \
+	-- "$TESTDATA/emu_threads" >thr.rec 2>&1 || { fail "record: $(head -c 300 thr.rec)"; finish; }
+if "$PTFLAME" dump --header-only thr.data | grep -q '(wakes)'; then has_wakes=1; else has_wakes=0; fi
+
+report plain.folded -i thr.data --plain --per-thread
+norm plain.folded plain.norm
+for n in 1 3; do
+	report w$n.folded -i thr.data --plain --per-thread --wakers=$n
+	cut_wakers w$n.folded w$n.cut
+	LC_ALL=C sort w$n.cut -o w$n.cut
+	if cmp -s plain.norm w$n.cut; then
+		pass "--wakers=$n: cut at [woken by], the plain report ($(wc -l <plain.norm) stacks)"
+	else
+		fail "--wakers=$n: cut at [woken by] differs from the plain report: $(diff plain.norm w$n.cut | head -4 | tr '\n' '|')"
+	fi
+done
+
+# --wakers alone is --wakers=1; the note is said once, or wakes show
+"$PTFLAME" report -i thr.data --plain --per-thread --wakers >w.folded 2>w.err
+expect_same w1.folded w.folded "--wakers is --wakers=1"
+if [ $has_wakes = 0 ]; then
+	expect_lines 1 <(grep 'no wake records in this file: showing plain \[off-cpu\]' w.err) \
+		"no wake records: said once"
+	expect_nogrep '\[woken by' w.folded "no wake records: plain [off-cpu]"
+else
+	expect_nogrep 'no wake records' w.err "wake records: no note"
+	expect_grep ';\[off-cpu\];\[woken by [^;]*-[0-9]+\]' w.folded "wake records: [woken by COMM-TID] frames"
+fi
+"$PTFLAME" report -q -i thr.data --plain >/dev/null 2>nw.err
+expect_nogrep 'wake' nw.err "without --wakers: nothing said of wakes"
+
+# the table: every [off-cpu] call and its time, once
+report ann.folded -i thr.data
+"$PTFLAME" report -q -i thr.data --table --wakers --format csv >t.csv 2>t.err ||
+	fail "--table --wakers --format csv: $(head -c 300 t.err)"
+waits=$(awk -F, 'NR > 1 {s += $(NF - 4)} END {print s + 0}' t.csv)
+total=$(awk -F, 'NR > 1 {s += $(NF - 3)} END {print s + 0}' t.csv)
+off_calls=$(awk '{l = $0; sub(/ [0-9]+$/, "", l); n = split(l, f, ";"); if (f[n] ~ /^\[off-cpu\]:/) {c = f[n]; sub(/^\[off-cpu\]:/, "", c); sub(/[(,].*/, "", c); s += c}} END {print s + 0}' ann.folded)
+off_ns=$(grep '\[off-cpu\]' plain.folded | awk '{s += $NF} END {print s + 0}')
+expect_eq "$waits" "$off_calls" "--table --wakers: the waits are the [off-cpu] calls"
+expect_eq "$total" "$off_ns" "--table --wakers: the blocked time is the [off-cpu] time"
+expect_eq "$(head -1 t.csv)" "wait_site,waker_site,waits,total_ns,avg_ns,p50_ns,p99_ns" "csv header"
+"$PTFLAME" report -q -i thr.data --table --wakers >t.txt 2>&1
+expect_grep '^ +waits +total +avg +p50 +p99  Wait site -> waker site$' t.txt "text table header"
+[ $has_wakes = 1 ] || expect_grep ' -> \[no wake record\]$' t.txt "without wake records: [no wake record] rows"
+"$PTFLAME" report -q -i thr.data --table --wakers --format json >t.json 2>/dev/null
+expect_rc 0 "--format json is JSON" -- python3 -c 'import json, sys; json.load(open(sys.argv[1]))' t.json
+
+# -j does not change it
+"$PTFLAME" report -q -i thr.data --plain --wakers=3 -j 1 >j1.folded 2>/dev/null
+"$PTFLAME" report -q -i thr.data --plain --wakers=3 -j 4 >j4.folded 2>/dev/null
+expect_same j1.folded j4.folded "--wakers=3: -j 1 and -j 4 the same"
+# the SVG and the timeline take the new frames
+expect_rc 0 "--wakers --svg" -- "$PTFLAME" report -q -i thr.data --wakers --svg w.svg
+expect_rc 0 "--wakers --timeline" -- "$PTFLAME" report -q -i thr.data --wakers --timeline w.json
+expect_rc 0 "--wakers timeline is JSON" -- python3 -c 'import json, sys; json.load(open(sys.argv[1]))' w.json
+
+# bad uses: one line, exit 2
+for bad in "--wakers=0" "--wakers=65" "--wakers=x" "--wakers= " "--table --wakers --by-stack" \
+	"--table --wakers --srcline"; do
+	# shellcheck disable=SC2086
+	expect_rc 2 "$bad refused" -- "$PTFLAME" report -q -i thr.data $bad
+	expect_lines 1 "$T/err" "$bad: one line"
+done
+finish
