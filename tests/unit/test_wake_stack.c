@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "flamegraph/flamegraph.h"
 #include "tests/unit/test_stack_util.h"
 
 #define NR_FUTEX 202
@@ -465,6 +466,114 @@ static void test_window(void **state)
 	sr_cct_free(cct);
 }
 
+/* The waker's stack gets an inferred caller after the wake (it returns
+ * above its root): the waker frame's path gets it too, as the waker's own
+ * stacks do; one from a later segment (after lost data) does not. */
+static void test_later_caller(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	comm(m, 1, "waiter");
+	comm(m, 2, "waker");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_B));              /* traced from inside b */
+	SYSCALL(m, 1, 10, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 10);
+	SYSCALL(m, 2, 20, F_B, NR_FUTEX);
+	wake(m, 20, 2, 1);
+	RESUME(m, 2, 21, IP(F_B));
+	SWIN(m, 1, 30);
+	RESUME(m, 1, 31, IP(F_MAIN));
+	RET(m, 2, 40, F_B, F_MAIN);            /* main: an inferred caller */
+	/* a second wait, woken from main itself; then data is lost and the
+	 * new segment's underflow (into _start) is not the old one's */
+	SYSCALL(m, 1, 50, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 50);
+	SYSCALL(m, 2, 60, F_MAIN, NR_FUTEX);
+	wake(m, 60, 2, 1);
+	RESUME(m, 2, 61, IP(F_MAIN));
+	SWIN(m, 1, 70);
+	RESUME(m, 1, 71, IP(F_MAIN));
+	LOST(m, 2, 80);
+	SYNC(m, 2, 81, IP(F_C));                /* not on the stack: a new one */
+	RET(m, 2, 90, F_C, F_START);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "waiter-1;main 58\n"
+		      "waiter-1;main;[kernel] futex 2\n"
+		      "waiter-1;main;[kernel] futex;[off-cpu];[woken by waker-2];main 20\n"
+		      "waiter-1;main;[kernel] futex;[off-cpu];[woken by waker-2];main;b 20\n"
+		      "waker-2;_start 10\n"
+		      "waker-2;_start;c 9\n"
+		      "waker-2;main 39\n"
+		      "waker-2;main;[kernel] futex 1\n"
+		      "waker-2;main;[lost] 1\n"
+		      "waker-2;main;b 39\n"
+		      "waker-2;main;b;[kernel] futex 1\n");
+	/* (two waker frames of one name: the folded output makes them one) */
+	f = open_memstream(&buf, &len);
+	assert_int_equal(fg_fold(f, cct, NULL, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, ";[off-cpu]:2,avg:20;[woken by waker-2]:2,avg:20;main:2,avg:20 20\n"));
+	assert_non_null(strstr(buf, ";[woken by waker-2]:2,avg:20;main:2,avg:20;b:1,avg:20 20\n"));
+	free(buf);
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
+/* The wake table: rows, order, units, csv and json. */
+static void test_table(void **state)
+{
+	struct fg_table_options o = { 0 };
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	handoff(m, 50);
+	SYSCALL(m, 2, 70, F_B, NR_FUTEX);
+	SWOUT(m, 2, 70);
+	SWIN(m, 2, 2070);                       /* no wake: 2 µs */
+	cct = finish(m, 3000);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(fg_wake_table_write(f, cct, NULL, &o), 0);
+	fclose(f);
+	assert_string_equal(buf,
+		"  waits     total       avg       p50       p99  Wait site -> waker site\n"
+		"  =====  ========  ========  ========  ========  =======================\n"
+		"      1  2.000 µs  2.000 µs  2.000 µs  2.000 µs  b -> [no wake record]\n"
+		"      1     49 ns     49 ns     49 ns     49 ns  a -> b\n");
+	free(buf);
+	o.format = FG_TABLE_CSV;
+	o.sort = FG_SORT_CALLS;
+	o.top = 1;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(fg_wake_table_write(f, cct, NULL, &o), 0);
+	fclose(f);
+	assert_string_equal(buf, "wait_site,waker_site,waits,total_ns,avg_ns,p50_ns,p99_ns\n"
+				 "a,b,1,49,49,49,49\n");
+	free(buf);
+	o.format = FG_TABLE_JSON;
+	o.top = 0;
+	o.sort = FG_SORT_TOTAL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(fg_wake_table_write(f, cct, NULL, &o), 0);
+	fclose(f);
+	assert_string_equal(buf, "{\"edges\":[{\"wait_site\":\"b\",\"waker_site\":\"[no wake record]\","
+				 "\"waits\":1,\"total_ns\":2000,\"avg_ns\":2000,\"p50_ns\":2000,"
+				 "\"p99_ns\":2000},{\"wait_site\":\"a\",\"waker_site\":\"b\",\"waits\":1,"
+				 "\"total_ns\":49,\"avg_ns\":49,\"p50_ns\":49,\"p99_ns\":49}]}\n");
+	free(buf);
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_later_caller),
+		cmocka_unit_test(test_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
