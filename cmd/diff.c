@@ -46,6 +46,9 @@ const char cmd_diff_help[] =
 	"      --max-stack N   keep N frames per stack (default 1024): of trace\n"
 	"                      inputs, and of folded inputs in --by-stack tables\n"
 	"                      (deeper frames: one [truncated] row)\n"
+	"      --wakers[=N]    trace inputs: each [off-cpu] frame's time under\n"
+	"                      '[woken by COMM-TID]' and the waker's stack, through\n"
+	"                      up to N threads (as 'ptflame report --wakers')\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
@@ -57,7 +60,7 @@ const char cmd_diff_help[] =
 
 enum {
 	OPT_TABLE = REPORT_OPT_NEXT, OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS,
-	OPT_MAX_STACK, OPT_SVG,
+	OPT_MAX_STACK, OPT_SVG, OPT_WAKERS,
 };
 
 struct diff_opts {
@@ -216,6 +219,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "wakers", optional_argument, NULL, OPT_WAKERS },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -273,6 +277,13 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 			break;
 		case OPT_SVG:
 			o->svg = optarg;
+			break;
+		case OPT_WAKERS:
+			v = 1;
+			if (optarg && (cmd_parse_u64(optarg, &v) || !v || v > 64))
+				return cmd_usage_error("diff", "--wakers=N wants a count of threads "
+						       "from 1 to 64, not '%s'", optarg);
+			o->sr.wakers = (uint32_t)v;
 			break;
 		default:
 			return 2;

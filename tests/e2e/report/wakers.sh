@@ -95,6 +95,20 @@ expect_rc 0 "--wakers --svg" -- "$PTFLAME" report -q -i thr.data --wakers --svg 
 expect_rc 0 "--wakers --timeline" -- "$PTFLAME" report -q -i thr.data --wakers --timeline w.json
 expect_rc 0 "--wakers timeline is JSON" -- python3 -c 'import json, sys; json.load(open(sys.argv[1]))' w.json
 
+# diff: the new frames are frames (folded inputs), and --wakers of trace inputs
+if "$PTFLAME" diff w1.folded w3.folded >d13.txt 2>d13.err; then
+	expect_eq "$(awk '{a += $(NF - 1); b += $NF} END {print a + 0, b + 0}' d13.txt)" \
+		"$(sum_col w1.folded) $(sum_col w3.folded)" "diff of --wakers=1 and =3 outputs: both totals"
+else
+	fail "diff of --wakers outputs: $(head -c 300 d13.err)"
+fi
+"$PTFLAME" diff --wakers thr.data thr.data >dd.txt 2>dd.err || fail "diff --wakers: $(head -c 300 dd.err)"
+awk '{print $(NF - 1) == $NF ? "same" : "differs"}' dd.txt | sort -u >dd.same
+expect_eq "$(cat dd.same)" "same" "diff --wakers of one recording: every stack the same"
+expect_eq "$(awk '{s += $NF} END {print s + 0}' dd.txt)" "$(sum_col w1.folded)" \
+	"diff --wakers: report --wakers's total"
+[ $has_wakes = 0 ] || expect_grep '\[woken by ' dd.txt "diff --wakers: [woken by] stacks"
+
 # bad uses: one line, exit 2
 for bad in "--wakers=0" "--wakers=65" "--wakers=x" "--wakers= " "--table --wakers --by-stack" \
 	"--table --wakers --srcline"; do
