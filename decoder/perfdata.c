@@ -924,9 +924,11 @@ static void parse_sample(const uint8_t *p, uint16_t size, const struct perf_even
 		} else {
 			n = 1;
 		}
-		n = n > (uint64_t)(end - q) / 8 ? UINT64_MAX : n * per;
-		n += !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-		     !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+		/* (n is checked before it is multiplied: per is at most 3) */
+		if (n > (uint64_t)(end - q) / 8)
+			goto short_rec;
+		n = n * per + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		    !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
 		if (n > (uint64_t)(end - q) / 8)
 			goto short_rec;
 		q += n * 8;

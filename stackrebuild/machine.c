@@ -72,6 +72,8 @@ struct pseudo {
 
 struct thread {
 	struct sr_thread_stats st; /* st.comm is not used until finish       */
+	bool unwanted;             /* not in --tid: followed only as a waker
+	                              (opt.wakers), never output            */
 	char *comm;
 	uint64_t comm_time;
 	bool comm_matched;         /* had opt.comm at some time              */
@@ -283,6 +285,7 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 		return NULL;
 	t->st.pid = pid;
 	t->st.tid = tid;
+	t->unwanted = !tid_wanted(m, tid);
 	t->seg = sr_cct_new(m->sym);
 	t->work_node = sr_cct_child(m->work, NULL, SR_NODE_THREAD, tid);
 	if (!t->seg || !t->work_node) {
@@ -301,7 +304,7 @@ int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 {
 	struct thread *t;
 
-	if (m->finished || !comm || !tid_wanted(m, tid))
+	if (m->finished || !comm || (!m->wk && !tid_wanted(m, tid)))
 		return 0;
 	t = thread_get(m, pid, tid);
 	if (!t)
@@ -321,7 +324,7 @@ int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t t
 	struct thread *t;
 
 	(void)time_ns;
-	if (m->finished || !tid_wanted(m, tid))
+	if (m->finished || (!m->wk && !tid_wanted(m, tid)))
 		return 0;
 	t = thread_get(m, pid, tid);
 	if (!t)
@@ -427,7 +430,7 @@ static int end_call(const struct sr_machine *m, const struct thread *t, struct s
 	if (t0 < m->win_lo || t1 >= m->win_hi)
 		complete = false;
 	ret = sr_node_add_call(node, complete, t1 - t0);
-	if (ret || !m->opt.on_call)
+	if (ret || !m->opt.on_call || t->unwanted)
 		return ret;
 	{
 		struct sr_call c = {
@@ -1455,7 +1458,9 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	int ret;
 
 	m->st.events++;
-	if (m->finished || !tid_wanted(m, ev->tid))
+	/* (with wakers every thread is followed: a waker's stack is needed
+	 * whether or not --tid shows it) */
+	if (m->finished || (!m->wk && !tid_wanted(m, ev->tid)))
 		return 0;
 	if (ev->kind < DC_EV_CALL || ev->kind > DC_EV_INLINE) {
 		m->st.bad_events++;
@@ -1636,7 +1641,7 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 	for (size_t i = 0; !ret && i < m->nthreads; i++) {
 		struct thread *t = m->threads[i];
 
-		if (!t->started)
+		if (!t->started || t->unwanted)
 			continue;
 		ret = finish_thread(m, t, end_ns);
 		if (!ret)
@@ -1671,9 +1676,16 @@ int sr_machine_func_names(const struct sr_machine *m,
 	int ret = 0;
 
 	while (s && !ret) {
+		const struct thread *t;
+		bool skip = false;
+
+		/* (a thread outside --tid, followed as a waker) */
+		if (s->kind == SR_NODE_THREAD && s->parent == top &&
+		    (t = thread_find(m, (uint32_t)s->key)) && t->unwanted)
+			skip = true;
 		if (s->kind == SR_NODE_FUNC)
 			ret = fn(ctx, sr_cct_name(m->work, s, NULL));
-		if (s->first_child) {
+		if (s->first_child && !skip) {
 			s = s->first_child;
 			continue;
 		}
@@ -1696,6 +1708,12 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct thread *t = m->threads[i];
 
+		if (t->unwanted) {
+			/* (followed for its wakes only) */
+			st->nodes += t->seg->nnodes;
+			st->mem_bytes += sizeof(*t) + sr_cct_mem_bytes(t->seg);
+			continue;
+		}
 		st->threads += t->started;
 		st->traced_ns += t->st.traced_ns;
 		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
@@ -1835,7 +1853,9 @@ static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
 	char *name;
 	uint32_t i;
 
-	if (asprintf(&name, "[woken by %s-%u]", comm && *comm ? comm : "unknown", tid) < 0)
+	/* (tid 0: the idle task, woken from an interrupt; the kernel's name) */
+	if (asprintf(&name, "[woken by %s-%u]", comm && *comm ? comm : tid ? "unknown" : "swapper",
+		     tid) < 0)
 		return UINT32_MAX;
 	if (w->scap) {
 		for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
@@ -2121,12 +2141,13 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	if (!m->wk || m->finished)
 		return 0;
 	m->st.wakes++;
-	if (waker_tid == wakee_tid || !tid_wanted(m, wakee_tid))
+	/* (a thread outside --tid needs its waits only for chains) */
+	if (waker_tid == wakee_tid || (m->opt.wakers < 2 && !tid_wanted(m, wakee_tid)))
 		return 0;
 	t = thread_find(m, wakee_tid);
 	if (!t || !t->started)
 		return 0;
-	w = tid_wanted(m, waker_tid) ? thread_find(m, waker_tid) : NULL;
+	w = thread_find(m, waker_tid);
 	if (!waker_comm && w)
 		waker_comm = w->comm;
 	key = waker_ctx(m, waker_comm, waker_tid, w);
@@ -2208,6 +2229,8 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 	s = &tw->snap;
 	woken = s->set && s->time >= p->t0 && s->time <= now;
 	s->set = false;
+	if (!(m->keep & SR_KEEP(SR_TIME_OFFCPU)))
+		return 0;   /* (--oncpu: no blocked time to place) */
 	/* (as end_call counts the [off-cpu] call itself) */
 	if (p->t0 >= m->win_hi || (now <= m->win_lo && !(p->t0 == now && now == m->win_lo)))
 		return 0;

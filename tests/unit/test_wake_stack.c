@@ -343,9 +343,8 @@ static void test_pipe(void **state)
 /* A chain: A (1) waits 10..100 on B (2), which wakes it at 90 from b; B
  * waited 20..70 on C (3), woken at 60 from c;d; C waited 30..50 on D (4),
  * woken at 45 from f. Fed in time order. */
-static struct sr_cct *chain_run(uint32_t wakers)
+static struct sr_cct *chain_run_m(struct sr_machine *m)
 {
-	struct sr_machine *m = new_m(wakers);
 
 	comm(m, 1, "A");
 	comm(m, 2, "B");
@@ -380,6 +379,11 @@ static struct sr_cct *chain_run(uint32_t wakers)
 	SWIN(m, 1, 100);
 	RESUME(m, 1, 101, IP(F_A));
 	return finish(m, 110);
+}
+
+static struct sr_cct *chain_run(uint32_t wakers)
+{
+	return chain_run_m(new_m(wakers));
 }
 
 #define AW "A-1;main;a;[kernel] futex;[off-cpu];"
@@ -574,6 +578,63 @@ static void test_table(void **state)
 	sr_cct_free(cct);
 }
 
+/* --tid A: only A is output, but its wakers' stacks (and, for chains,
+ * their waits) are followed all the same. */
+static void test_tid_filter(void **state)
+{
+	static const uint32_t tids[] = { 1 };
+	struct sr_options o = { .per_thread = true, .wakers = 3, .tids = tids, .ntids = 1 };
+	struct sr_cct *cct = chain_run_m(sr_machine_new(&fake_sym, &o));
+	char *got = stacks(cct);
+
+	(void)state;
+	assert_string_equal(got,
+		"A-1;main 1\n"
+		"A-1;main;a 18\n"
+		"A-1;main;a;[kernel] futex 1\n"
+		AW "[woken by B-2];main;b 40\n"
+		AW "[woken by B-2];main;b;[woken by C-3];main;c;d 30\n"
+		AW "[woken by B-2];main;b;[woken by C-3];main;c;d;[woken by D-4];main;f 20\n");
+	free(got);
+	assert_int_equal(sr_cct_nthreads(cct), 1);
+	check_sums(cct);
+	expect_edges(cct, "a -> b 1 90 p50 90\n");
+	sr_cct_free(cct);
+}
+
+/* --oncpu: no blocked time, so nothing goes below [off-cpu]. */
+static void test_oncpu(void **state)
+{
+	struct sr_options o = { .per_thread = true, .wakers = 1, .keep_time = SR_KEEP_ONCPU };
+	struct sr_machine *m = sr_machine_new(&fake_sym, &o);
+	struct sr_cct *cct;
+
+	(void)state;
+	handoff(m, 50);
+	cct = finish(m, 100);
+	assert_null(node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu];[woken by waker-2]"));
+	expect_edges(cct, "");
+	sr_cct_free(cct);
+}
+
+/* A wake by the idle task (an interrupt) with no name: the kernel's. */
+static void test_swapper(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "sleeper");
+	START(m, 1, 0, IP(F_MAIN));
+	SYSCALL(m, 1, 10, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 10);
+	assert_int_equal(sr_machine_wake(m, 15, 0, 0, NULL, 1), 0);
+	SWIN(m, 1, 20);
+	cct = finish(m, 30);
+	assert_non_null(node_at(cct, "sleeper-1;main;[kernel] futex;[off-cpu];[woken by swapper-0]"));
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +647,9 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_later_caller),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_tid_filter),
+		cmocka_unit_test(test_oncpu),
+		cmocka_unit_test(test_swapper),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
