@@ -90,7 +90,8 @@ static char *edges(const struct sr_cct *cct)
 			}
 			l.v[l.n++] = line;
 		}
-	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_str);
 	for (size_t i = 0; i < l.n; i++) {
 		text_add(&t, l.v[i]);
 		free(l.v[i]);
