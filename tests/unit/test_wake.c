@@ -537,8 +537,30 @@ static void test_session_order(void **state)
 	rm_tmp(&t);
 }
 
-int main(void)
+/* test_wake --write PATH: a file with wakes of both layouts and an
+ * unreadable one, for the dump e2e test. */
+static int write_only(const char *path)
 {
+	struct wake_spec s[] = {
+		{ .time = SMP_T0 + 10, .waker_pid = 100, .waker_tid = 101, .cpu = 2, .wakee = 102,
+		  .wakee_comm = "consumer" },
+		{ .time = SMP_T0 + 20, .waker_pid = 100, .waker_tid = 102, .cpu = 1, .wakee = 101,
+		  .wakee_comm = "producer", .perf_style = true },
+		{ .time = SMP_T0 + 30, .waker_pid = 100, .waker_tid = 102, .wakee = 101,
+		  .wakee_comm = "producer", .raw_size = 12 },
+	};
+	struct rc_perf_writer *w = new_file(path, "sched:sched_waking");
+
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		write_wake(w, &s[i]);
+	finish(w);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--write"))
+		return write_only(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_wakes),
 		cmocka_unit_test(test_wakeup_name),
