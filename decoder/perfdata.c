@@ -48,6 +48,8 @@ struct dc_perf_file {
 
 	uint64_t data_start, data_end, pos;
 	bool pipe;                 /* a pipe-mode stream (perf record -o -) */
+	const uint8_t *tracing;    /* a pipe's tracing data (in the map)   */
+	uint64_t tracing_size;
 	char errmsg[512];
 };
 
@@ -410,6 +412,41 @@ static int parse_auxtrace_index(struct dc_perf_file *f, const struct pf_file_sec
 
 static int parse_features(struct dc_perf_file *f, char *err, size_t errlen);
 
+/* Tracing data (HEADER_TRACING_DATA, or a pipe's TRACING_DATA record)
+ * holds the events' format files, "name: NAME\nID: N\nformat:...": a
+ * tracepoint attr (config N) that HEADER_EVENT_DESC did not name (a pipe
+ * has none) gets its name from there, for the wake events. -ENOMEM only. */
+static int tracepoint_names(struct dc_perf_file *f, const uint8_t *p, uint64_t len)
+{
+	static const char *const wanted[] = { "sched_waking", "sched_wakeup" };
+
+	for (size_t w = 0; w < 2; w++) {
+		char key[40];
+		const uint8_t *at = p, *end = p + len;
+		size_t kl = (size_t)snprintf(key, sizeof(key), "name: %s\nID: ", wanted[w]);
+
+		while ((at = memmem(at, (size_t)(end - at), key, kl))) {
+			uint64_t id = 0;
+			const uint8_t *d = at + kl;
+
+			for (; d < end && *d >= '0' && *d <= '9' && id < (UINT64_MAX - 9) / 10; d++)
+				id = id * 10 + (uint64_t)(*d - '0');
+			at = d;
+			for (size_t i = 0; i < f->nr_attrs; i++) {
+				struct dc_perf_attr *a = &f->attrs[i];
+
+				if (a->attr.type != PERF_TYPE_TRACEPOINT || a->attr.config != id || a->name)
+					continue;
+				if (asprintf((char **)&a->name, "sched:%s", wanted[w]) < 0) {
+					a->name = NULL;
+					return -ENOMEM;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 /* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event the attr, u32
  * nr_ids, its name (a perf string) and its u64 ids. Each name goes to the
  * attr owning the event's first id, or with no ids to the attr of the same
@@ -510,6 +547,12 @@ static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
 		goto bad_auxtrace;
 	if (f->has_feat[HEADER_EVENT_DESC] && parse_event_desc(f, &f->feat[HEADER_EVENT_DESC]))
 		goto oom;
+	if (f->has_feat[HEADER_TRACING_DATA] &&
+	    tracepoint_names(f, f->map + f->feat[HEADER_TRACING_DATA].offset,
+			     f->feat[HEADER_TRACING_DATA].size))
+		goto oom;
+	if (f->tracing && tracepoint_names(f, f->tracing, f->tracing_size))
+		goto oom;
 	for (size_t i = 0; i < f->nr_attrs; i++) {
 		struct dc_perf_attr *a = &f->attrs[i];
 		uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
@@ -601,10 +644,14 @@ static int read_pipe(struct dc_perf_file *f, char *err, size_t errlen)
 			break;   /* dc_perf_next reports it where it is */
 		if (type == PERF_RECORD_AUXTRACE && size >= 16)
 			total += rd64(p + 8);
-		if (type == PERF_RECORD_HEADER_TRACING_DATA) {
-			set_err(err, errlen, "%s: pipe-mode tracing data (tracepoint events) is "
-				"not supported: record Intel PT without tracepoints", f->path);
-			return -ENOTSUP;
+		/* tracepoint formats: header, u32 size, u32 pad, then size bytes
+		 * (8-aligned); the names are read from them, the rest skipped */
+		if (type == PERF_RECORD_HEADER_TRACING_DATA && size >= 16) {
+			total += rd32(p + 8);
+			if (total <= f->size - pos && !f->tracing) {
+				f->tracing = p + size;
+				f->tracing_size = total - size;
+			}
 		}
 		if (type == PERF_RECORD_HEADER_ATTR &&
 		    (ret = pipe_attr(f, p + 8, size - 8, pos, err, errlen)))
@@ -1157,6 +1204,19 @@ static int parse_body(const struct dc_perf_file *f, const uint8_t *p, uint64_t a
 			ai->priv[i] = rd64(p + PF_AUXTRACE_INFO_HDR + 8 * i);
 		if (ai->type == PERF_AUXTRACE_INTEL_PT)
 			parse_pt_info(p, size, ai);
+		break;
+	}
+	case PERF_RECORD_HEADER_TRACING_DATA: {
+		uint32_t tsize;
+
+		NEED(16);
+		tsize = rd32(p + 8);
+		if (tsize > avail - size) {
+			set_err(err, errlen, "TRACING_DATA of %" PRIu32
+				" bytes runs past the end of the data section", tsize);
+			return -EINVAL;
+		}
+		rec->total_size = size + (uint64_t)tsize;
 		break;
 	}
 	case PERF_RECORD_AUXTRACE: {

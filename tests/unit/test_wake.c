@@ -122,7 +122,7 @@ struct wake_spec {
 };
 
 /* A SAMPLE of the wake attr; raw_size < 36 cuts the payload. */
-static void write_wake(struct rc_perf_writer *w, const struct wake_spec *s)
+static void build_wake(struct buf *bp, const struct wake_spec *s)
 {
 	struct buf b = { .n = 0 };
 	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE };
@@ -156,9 +156,25 @@ static void write_wake(struct rc_perf_writer *w, const struct wake_spec *s)
 	padded = (rs + 4 + 7) / 8 * 8 - 4;
 	put32(&b, rs);
 	put(&b, raw, padded);
-	((struct perf_event_header *)b.b)->size = (uint16_t)b.n;
+	h.size = (uint16_t)b.n;
+	memcpy(b.b, &h, sizeof(h));
+	*bp = b;
+}
+
+static void write_wake(struct rc_perf_writer *w, const struct wake_spec *s)
+{
+	struct buf b;
+
+	build_wake(&b, s);
 	assert_int_equal(rc_perf_write(w, b.b), 0);
 }
+
+/* Tracing data as perf writes it holds the format files: what matters
+ * here is "name: sched_waking\nID: N\n". */
+static const char tracing_text[] =
+	"\x17\x08\x44tracing0.6\0...header_page...\n"
+	"name: sched_switch\nID: 316\nformat:\n\tfield:...\n"
+	"name: sched_waking\nID: 317\nformat:\n\tfield:unsigned short common_type;\n";
 
 /* HEADER_EVENT_DESC naming the attrs (names[i] for attr i, NULL: none). */
 static void event_desc(struct rc_perf_writer *w, const struct perf_event_attr *const *attrs,
@@ -208,10 +224,13 @@ static struct rc_perf_writer *new_file(const char *path, const char *wake_name)
 	assert_int_equal(rc_perf_add_attr(w, &wk, &id, 1), 0);
 	id = WAKE_ID_PERF;
 	assert_int_equal(rc_perf_add_attr(w, &wkp, &id, 1), 0);
-	if (wake_name)
+	if (wake_name && strcmp(wake_name, "tracing"))
 		event_desc(w, attrs, ids, names, 4);
 	else
 		assert_int_equal(rc_perf_set_feature(w, HEADER_EVENT_DESC, "\0\0\0\0\0\0\0\0", 8), 0);
+	if (wake_name && !strcmp(wake_name, "tracing"))
+		assert_int_equal(rc_perf_set_feature(w, HEADER_TRACING_DATA, tracing_text,
+						     sizeof(tracing_text)), 0);
 	assert_int_equal(rc_perf_auxtrace_info_pt(w, &smp_pt_info), 0);
 	return w;
 }
@@ -346,6 +365,71 @@ static void test_other_tracepoint(void **state)
 		assert_int_equal(res[0], 0);
 		rm_tmp(&t);
 	}
+}
+
+/* No EVENT_DESC name: the tracing data's format names the tracepoint by
+ * its id (the attr's config); in a file, and in a pipe-mode stream (perf
+ * record -o -), which has no EVENT_DESC at all. */
+static void test_tracing_data(void **state)
+{
+	struct wake_spec s = { .time = 7000, .waker_pid = 1, .waker_tid = 2, .wakee = 3,
+			       .wakee_comm = "x" };
+	struct dc_wake w[2];
+	int res[2];
+	struct tmp t;
+	struct rc_perf_writer *wr;
+	struct dc_perf_file *f;
+	char err[256];
+	FILE *fp;
+	struct buf b = { .n = 0 };
+	struct perf_event_attr a;
+	struct perf_event_header h;
+	uint64_t v;
+	uint32_t tsize = (uint32_t)(sizeof(tracing_text) + 7) / 8 * 8;
+
+	(void)state;
+	mk_tmp(&t);
+	wr = new_file(t.path, "tracing");
+	write_wake(wr, &s);
+	finish(wr);
+	assert_int_equal(dc_perf_open(t.path, &f, err, sizeof(err)), 0);
+	assert_string_equal(dc_perf_attr_at(f, 2)->name, "sched:sched_waking");
+	assert_true(dc_perf_attr_at(f, 2)->is_wake);
+	dc_perf_close(f);
+	assert_int_equal(read_wakes(t.path, w, res, 2), 1);
+	assert_int_equal(res[0], 1);
+
+	/* the pipe: header, HEADER_ATTR, TRACING_DATA and its bytes, SAMPLE */
+	fp = fopen(t.path, "w");
+	assert_non_null(fp);
+	fwrite("PERFILE2", 1, 8, fp);
+	v = 16;
+	fwrite(&v, 8, 1, fp);
+	wake_attr(&a, false);
+	a.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	h = (struct perf_event_header){ .type = PERF_RECORD_HEADER_ATTR,
+					.size = sizeof(h) + PERF_ATTR_SIZE_VER7 + 8 };
+	fwrite(&h, sizeof(h), 1, fp);
+	fwrite(&a, PERF_ATTR_SIZE_VER7, 1, fp);
+	v = WAKE_ID;
+	fwrite(&v, 8, 1, fp);
+	h = (struct perf_event_header){ .type = PERF_RECORD_HEADER_TRACING_DATA, .size = 16 };
+	fwrite(&h, sizeof(h), 1, fp);
+	fwrite(&tsize, 4, 1, fp);
+	fwrite("\0\0\0\0", 4, 1, fp);
+	fwrite(tracing_text, 1, sizeof(tracing_text), fp);
+	fwrite("\0\0\0\0\0\0\0", 1, tsize - sizeof(tracing_text), fp);
+	build_wake(&b, &s);
+	fwrite(b.b, 1, b.n, fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(dc_perf_open(t.path, &f, err, sizeof(err)), 0);
+	assert_true(dc_perf_has_wakes(f));
+	dc_perf_close(f);
+	assert_int_equal(read_wakes(t.path, w, res, 2), 1);
+	assert_int_equal(res[0], 1);
+	assert_int_equal(w[0].wakee_tid, 3);
+	assert_int_equal(w[0].waker_tid, 2);
+	rm_tmp(&t);
 }
 
 /* Short payloads: -EBADMSG, never a read past the record. */
@@ -565,6 +649,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_read_wakes),
 		cmocka_unit_test(test_wakeup_name),
 		cmocka_unit_test(test_other_tracepoint),
+		cmocka_unit_test(test_tracing_data),
 		cmocka_unit_test(test_short_raw),
 		cmocka_unit_test(test_cut_records),
 		cmocka_unit_test(test_session_order),
