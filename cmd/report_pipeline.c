@@ -31,6 +31,7 @@ struct report_run {
 	const char *cmd;
 	uint32_t max_stack;
 	bool progress, progress_shown;
+	bool wakers;               /* --wakers                          */
 };
 
 static enum report_input sniff(const unsigned char *buf, size_t n)
@@ -232,6 +233,9 @@ static int machine_finish(struct report_run *r)
 	r->sum.lost = st.lost_gaps;
 	r->sum.truncated = st.truncated;
 	r->sum.wakes = st.wakes;
+	r->sum.wakers = r->wakers;
+	r->sum.waits = st.waits_woken + st.waits_plain;
+	r->sum.waits_woken = st.waits_woken;
 	ret = sr_machine_finish(r->machine, 0, &r->cct);
 	return ret;
 }
@@ -490,6 +494,7 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 	src->fd = src->spool = -1;
 	r->cmd = opt->cmd ? opt->cmd : "report";
 	r->progress = opt->progress;
+	r->wakers = opt->sr.wakers != 0;
 	r->max_stack = opt->sr.max_stack ? opt->sr.max_stack : SR_DEFAULT_MAX_STACK;
 	if (fmt == REPORT_INPUT_AUTO)
 		fmt = r->src.kind;
@@ -570,6 +575,10 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->threads == 1 ? "" : "s", traced, range, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
+	if (s->wakers && s->wakes)
+		fprintf(stderr, "ptflame %s: --wakers: %" PRIu64 " of %" PRIu64 " wait%s ([off-cpu]) "
+			"ended by a wake record\n", cmd, s->waits_woken, s->waits,
+			s->waits == 1 ? "" : "s");
 	if (s->truncated)
 		fprintf(stderr, "ptflame %s: %" PRIu64 " call%s deeper than --max-stack %" PRIu32
 			" shown as [truncated]\n", cmd, s->truncated, s->truncated == 1 ? "" : "s",

@@ -45,6 +45,8 @@ struct report_summary {
 	uint64_t events;
 	uint64_t truncated;      /* calls cut by --max-stack             */
 	uint64_t wakes;          /* wake records read (--wakers)         */
+	bool wakers;             /* --wakers: the next two are known     */
+	uint64_t waits, waits_woken; /* [off-cpu] waits, those a wake ended */
 };
 
 struct report_run;

@@ -2257,11 +2257,11 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 		}
 		leaf0->self_by[SR_TIME_OFFCPU] += charged - (s->chain_ns < charged ? s->chain_ns : charged);
 		p->node->self_by[SR_TIME_OFFCPU] -= charged;
-		m->st.waits_woken++;
+		m->st.waits_woken += !t->unwanted;
 		if (m->opt.wakers >= 2 && hist_push(tw, p->t0, now, s))
 			return -ENOMEM;
 	} else {
-		m->st.waits_plain++;
+		m->st.waits_plain += !t->unwanted;
 	}
 	/* the edge: wait site -> waker site */
 	if (!tw->edges && !(tw->edges = sr_cct_new(m->sym)))

@@ -442,7 +442,8 @@ struct sr_machine_stats {
 	uint64_t truncated;        /* calls beyond max_stack ([truncated])    */
 	uint64_t bad_events;       /* unknown kind: ignored                   */
 	uint64_t wakes;            /* sr_machine_wake calls (wakers on)       */
-	uint64_t waits_woken;      /* [off-cpu] intervals given a waker       */
+	uint64_t waits_woken;      /* [off-cpu] intervals given a waker (of
+	                              the threads --tid shows)               */
 	uint64_t waits_plain;      /* ... that had no wake in them            */
 	uint64_t nodes;            /* CCT nodes held now (all trees)          */
 	uint64_t mem_bytes;        /* memory held now (nodes, stacks, hists)  */

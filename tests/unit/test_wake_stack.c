@@ -136,8 +136,14 @@ static void test_mutex_handoff(void **state)
 	struct sr_cct *cct;
 	const struct sr_node *n;
 
+	struct sr_machine_stats st;
+
 	(void)state;
 	handoff(m, 50);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.wakes, 1);
+	assert_int_equal(st.waits_woken, 1);
+	assert_int_equal(st.waits_plain, 0);
 	cct = finish(m, 100);
 	expect_stacks(cct,
 		      "waiter-1;main 5\n"

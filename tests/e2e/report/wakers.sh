@@ -65,6 +65,8 @@ if [ $has_wakes = 0 ]; then
 else
 	expect_nogrep 'no wake records' w.err "wake records: no note"
 	expect_grep ';\[off-cpu\];\[woken by [^;]*-[0-9]+\]' w.folded "wake records: [woken by COMM-TID] frames"
+	expect_grep '^ptflame report: --wakers: [1-9][0-9]* of [0-9]+ waits \(\[off-cpu\]\) ended by a wake record$' \
+		w.err "wake records: the summary says how many waits had one"
 fi
 "$PTFLAME" report -q -i thr.data --plain >/dev/null 2>nw.err
 expect_nogrep 'wake' nw.err "without --wakers: nothing said of wakes"
