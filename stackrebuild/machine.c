@@ -1732,7 +1732,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
  * charged again: the [off-cpu] node got it while the thread was switched
  * out (self0 says how much), and it goes from there to the frames below. */
 
-enum { WAKE_HIST = 256 };
+enum { WAKE_HIST = 256, WAKE_MAX_LEGS = 4096 };
 
 struct wkey {                      /* one frame of a snapshot path */
 	uint64_t key;
@@ -2106,6 +2106,8 @@ static int chain(struct sr_machine *m, struct wsnap *s, uint32_t prefix, uint32_
 
 		if (b <= a)
 			continue;
+		if (s->nlegs >= WAKE_MAX_LEGS)
+			break;   /* (a bound on one wait's paths: the rest stays above) */
 		l.off = s->nkeys;
 		l.shared = s->legs[prefix].len;
 		l.len = l.shared + h->nkeys;

@@ -493,7 +493,8 @@ int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t t
  * overlap of X's own blocks with [max(t0, W's block start), X's wake of
  * W]...). What W spent running, preempted, or blocked with no wake
  * record stays on W's stack frame. A thread's last 256 blocks are
- * looked at. Returns 0 or -ENOMEM. */
+ * looked at, and one wait gets at most 4096 such paths. Returns 0 or
+ * -ENOMEM. */
 int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid);
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);

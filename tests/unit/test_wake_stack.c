@@ -642,6 +642,52 @@ static void test_swapper(void **state)
 	sr_cct_free(cct);
 }
 
+/* Chains look at a waker's last 256 waits: B waits 300 times on C during
+ * A's one wait on B; 256 of them go below B's stack in A's. */
+static void test_chain_history(void **state)
+{
+	struct sr_machine *m = new_m(2);
+	struct sr_cct *cct;
+	const struct sr_node *n;
+	uint64_t t = 10;
+
+	(void)state;
+	comm(m, 1, "A");
+	comm(m, 2, "B");
+	comm(m, 3, "C");
+	for (uint32_t tid = 1; tid <= 3; tid++)
+		START(m, tid, 0, IP(F_MAIN));
+	SYSCALL(m, 1, 5, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 5);
+	for (int i = 0; i < 300; i++, t += 100) {
+		SYSCALL(m, 2, t, F_MAIN, NR_FUTEX);
+		SWOUT(m, 2, t);
+		SYSCALL(m, 3, t + 30, F_MAIN, NR_FUTEX);
+		wake(m, t + 30, 3, 2);
+		RESUME(m, 3, t + 31, IP(F_MAIN));
+		SWIN(m, 2, t + 40);                 /* 40 ns blocked */
+		RESUME(m, 2, t + 41, IP(F_MAIN));
+	}
+	SYSCALL(m, 2, t, F_MAIN, NR_FUTEX);
+	wake(m, t, 2, 1);
+	RESUME(m, 2, t + 1, IP(F_MAIN));
+	SWIN(m, 1, t + 10);
+	RESUME(m, 1, t + 11, IP(F_MAIN));
+	cct = finish(m, t + 20);
+	n = node_at(cct, "A-1;main;[kernel] futex;[off-cpu];[woken by B-2];main");
+	assert_non_null(n);
+	assert_int_equal(n->total_ns, t + 10 - 5);
+	assert_int_equal(n->self_ns, t + 10 - 5 - 256 * 40);
+	n = node_at(cct, "A-1;main;[kernel] futex;[off-cpu];[woken by B-2];main;[woken by C-3];main");
+	assert_non_null(n);
+	assert_int_equal(n->self_ns, 256 * 40);
+	assert_int_equal(n->calls, 256);
+	n = node_at(cct, "B-2;main;[kernel] futex;[off-cpu];[woken by C-3];main");
+	assert_int_equal(n->calls, 300);
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_tid_filter),
 		cmocka_unit_test(test_oncpu),
 		cmocka_unit_test(test_swapper),
+		cmocka_unit_test(test_chain_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
