@@ -77,7 +77,11 @@
  *   clone <ptid> | fork <ppid> <ptid> | exec <path> | comm <name>
  *   mmap <start> <len> <pgoff> <path>   executable mapping of pid
  *   ovf <ip> | drop-aux <offset> <size> | stop | exit
- * Per thread the lines are in time order.
+ *   wake <wakee_tid>            this thread (the waker) ended a traced
+ *                               wait of wakee_tid (its sched:sched_waking
+ *                               sample in the file has the same time)
+ * Per thread the lines are in time order, except "wake" lines: written
+ * when the wakee's wait ends, stamped with the waker's time.
  *
  * --dump-insns FILE: every stepped (retired) instruction, one line
  * "<tid> <ip_hex>" in stepping order (per thread in program order).
