@@ -1,0 +1,63 @@
+/* Wake testdata: a three-thread chain. main ("chain-a") waits for
+ * "chain-b", which waits for "chain-c": C works (a busy loop) and signals
+ * B; B then works and signals A. A's wait is ended by B, and B's, inside
+ * it, by C. */
+#include <pthread.h>
+
+#include "wake_common.h"
+
+struct gate {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int open;
+};
+
+static struct gate ab = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+static struct gate bc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+
+static void gate_wait(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	while (!g->open)
+		pthread_cond_wait(&g->cv, &g->m);
+	pthread_mutex_unlock(&g->m);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	g->open = 1;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->m);
+}
+
+static void *thread_c(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "chain-c");
+	spin(5000);
+	gate_open(&bc);     /* wakes B */
+	return NULL;
+}
+
+static void *thread_b(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "chain-b");
+	gate_wait(&bc);     /* C's signal ends it */
+	spin(3000);
+	gate_open(&ab);     /* wakes A */
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t b, c;
+	pthread_setname_np(pthread_self(), "chain-a");
+	pthread_create(&b, NULL, thread_b, NULL);
+	pthread_create(&c, NULL, thread_c, NULL);
+	gate_wait(&ab);     /* B's signal ends it */
+	pthread_join(b, NULL);
+	pthread_join(c, NULL);
+	return 0;
+}

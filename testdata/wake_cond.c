@@ -1,0 +1,50 @@
+/* Wake testdata: producer/consumer on a condition variable. "cv-consumer"
+ * waits for each of 3 items; main ("wake_cond") makes each one slowly
+ * (a busy loop), then signals. */
+#include <pthread.h>
+
+#include "wake_common.h"
+
+#define ITEMS 3
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int queued, taken;
+
+static void take(void)
+{
+	pthread_mutex_lock(&m);
+	while (queued == 0)
+		pthread_cond_wait(&cv, &m);     /* main's signal wakes it */
+	queued--;
+	taken++;
+	pthread_mutex_unlock(&m);
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "cv-consumer");
+	for (int i = 0; i < ITEMS; i++)
+		take();
+	return NULL;
+}
+
+static void produce(void)
+{
+	spin(4000);
+	pthread_mutex_lock(&m);
+	queued++;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&m);
+}
+
+int main(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, consumer, NULL);
+	for (int i = 0; i < ITEMS; i++)
+		produce();
+	pthread_join(t, NULL);
+	return taken != ITEMS;
+}

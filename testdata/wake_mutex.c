@@ -1,0 +1,43 @@
+/* Wake testdata: a mutex handed back and forth between two threads.
+ * main ("wake_mutex") holds the lock while "mx-waiter" blocks on it; main's
+ * unlock wakes it; then the waiter holds it while main blocks; its unlock
+ * wakes main; main joins it (its exit wakes main if still running). */
+#include <pthread.h>
+
+#include "wake_common.h"
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+static void hold_waiter(void)
+{
+	pthread_mutex_lock(&m);     /* blocks: main holds it */
+	spin(6000);                 /* main blocks on it meanwhile */
+	pthread_mutex_unlock(&m);   /* wakes main */
+}
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "mx-waiter");
+	hold_waiter();
+	return NULL;
+}
+
+static void hold_main(void)
+{
+	spin(3000);
+	pthread_mutex_unlock(&m);   /* wakes the waiter */
+}
+
+int main(void)
+{
+	pthread_t t;
+	pthread_mutex_lock(&m);
+	pthread_create(&t, NULL, waiter, NULL);
+	hold_main();
+	spin(1500);                 /* the waiter takes the lock meanwhile */
+	pthread_mutex_lock(&m);     /* blocks until its unlock */
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	return 0;
+}

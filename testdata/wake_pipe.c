@@ -1,0 +1,43 @@
+/* Wake testdata: a pipe between two threads. "pp-reader" blocks in read()
+ * for each of 3 bytes; main ("wake_pipe") writes each one after a busy
+ * loop, then closes its end (the reader's last read returns 0: woken by
+ * the close). */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "wake_common.h"
+
+#define BYTES 3
+
+static int fds[2];
+static int got;
+
+static void *reader(void *arg)
+{
+	char c;
+	(void)arg;
+	pthread_setname_np(pthread_self(), "pp-reader");
+	while (read(fds[0], &c, 1) == 1)    /* blocks until main writes */
+		got++;
+	return NULL;
+}
+
+static void send_byte(void)
+{
+	spin(4000);
+	write(fds[1], "x", 1);
+}
+
+int main(void)
+{
+	pthread_t t;
+	if (pipe(fds))
+		return 1;
+	pthread_create(&t, NULL, reader, NULL);
+	for (int i = 0; i < BYTES; i++)
+		send_byte();
+	spin(4000);
+	close(fds[1]);
+	pthread_join(t, NULL);
+	return got != BYTES;
+}
