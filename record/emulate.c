@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <signal.h>
@@ -73,6 +74,7 @@ struct thr {
 	 * (pthread_join waits there); 0: unknown */
 	uint64_t ctid;
 	uint64_t clone_ctid;      /* that of the thread its clone is making */
+	uint64_t pipe_key;        /* read of a pipe: wake_key() of it, else 0 */
 	/* created by a thread still running natively to the start symbol: it
 	 * runs natively to the start symbol too */
 	bool to_start;
@@ -1028,6 +1030,26 @@ static int collect(struct emu *e, bool block)
 
 /* ---- stepping ----------------------------------------------------------------- */
 
+/* The wake key of fd FD of thread TID when it is a pipe: 1 << 62 | its
+ * inode (both ends of a pipe have the same inode; futex addresses are user
+ * addresses, far below), else 0. Sockets are left out: the two ends of a
+ * socket pair have different inodes, and /proc does not tell the peer. */
+static uint64_t pipe_key(pid_t tid, uint64_t fd)
+{
+	char fn[64], l[64];
+	if (fd > INT_MAX)
+		return 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/fd/%d", (int)tid, (int)fd);
+	ssize_t n = readlink(fn, l, sizeof(l) - 1);
+	if (n <= 0)
+		return 0;
+	l[n] = 0;
+	unsigned long long ino;
+	if (sscanf(l, "pipe:[%llu]", &ino) != 1)
+		return 0;
+	return UINT64_C(1) << 62 | (ino & ((UINT64_C(1) << 62) - 1));
+}
+
 static void note_wake(struct emu *e, const struct thr *t, unsigned c, uint64_t uaddr,
 		      uint64_t vtime)
 {
@@ -1050,20 +1072,25 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * so a futex wait that another traced thread ended would last as long as
  * the emulator took to step the waker there. Instead it ends at the
  * waker's virtual time: the latest wake of the same futex (or a thread
- * exit) issued after the wait began; *WAKER is set to it. Otherwise
+ * exit) issued after the wait began; a read of a pipe at the first write
+ * to or close of that pipe by a traced thread after the read began (the
+ * one that gave it data or its end); *WAKER is set to it. Otherwise
  * (sleeps, timeouts, I/O): the measured time, less the ptrace cost of one
  * step. */
 static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
 				 const struct wake **waker)
 {
 	*waker = NULL;
-	if (t->nk == NK_SYSCALL && t->futex_wait) {
+	if (t->nk == NK_SYSCALL && (t->futex_wait || t->pipe_key)) {
 		const struct wake *best = NULL;
 		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
 		for (unsigned i = 0; i < n; i++) {
 			const struct wake *w = &e->wakes[i];
-			if ((w->uaddr == t->futex_addr || w->uaddr == 0) && !ts_before(&w->real, &t->t0) &&
-			    (!best || ts_before(&best->real, &w->real)))
+			bool match = t->pipe_key ? w->uaddr == t->pipe_key
+						 : w->uaddr == t->futex_addr || w->uaddr == 0;
+			if (match && !ts_before(&w->real, &t->t0) &&
+			    (!best || (t->pipe_key ? ts_before(&w->real, &best->real)
+						   : ts_before(&best->real, &w->real))))
 				best = w;
 		}
 		*waker = best;
@@ -1111,7 +1138,14 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
 	t->futex_wait = false;
-	if (nr == SYS_futex) {
+	t->pipe_key = 0;
+	if (nr == SYS_read || nr == SYS_readv) {
+		t->pipe_key = pipe_key(t->tid, r->rdi);
+	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_close) {
+		uint64_t k = pipe_key(t->tid, r->rdi);
+		if (k)
+			note_wake(e, t, c, k, v->now);
+	} else if (nr == SYS_futex) {
 		if (rc_emu_futex_wakes((int)r->rsi))
 			note_wake(e, t, c, r->rdi, v->now);
 		else
