@@ -14,6 +14,7 @@ struct gate {
 
 static struct gate ab = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
 static struct gate bc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+static volatile int a_waits, b_waits;
 
 static void gate_wait(struct gate *g)
 {
@@ -35,6 +36,7 @@ static void *thread_c(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "chain-c");
+	flag_wait(&b_waits, 1);
 	spin(5000);
 	gate_open(&bc);     /* wakes B */
 	return NULL;
@@ -44,7 +46,9 @@ static void *thread_b(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "chain-b");
+	flag_set(&b_waits, 1);
 	gate_wait(&bc);     /* C's signal ends it */
+	flag_wait(&a_waits, 1);
 	spin(3000);
 	gate_open(&ab);     /* wakes A */
 	return NULL;
@@ -56,6 +60,7 @@ int main(void)
 	pthread_setname_np(pthread_self(), "chain-a");
 	pthread_create(&b, NULL, thread_b, NULL);
 	pthread_create(&c, NULL, thread_c, NULL);
+	flag_set(&a_waits, 1);
 	gate_wait(&ab);     /* B's signal ends it */
 	pthread_join(b, NULL);
 	pthread_join(c, NULL);

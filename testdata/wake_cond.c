@@ -10,9 +10,11 @@
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int queued, taken;
+static volatile int wanted;
 
 static void take(void)
 {
+	flag_set(&wanted, taken + 1);
 	pthread_mutex_lock(&m);
 	while (queued == 0)
 		pthread_cond_wait(&cv, &m);     /* main's signal wakes it */
@@ -30,8 +32,9 @@ static void *consumer(void *arg)
 	return NULL;
 }
 
-static void produce(void)
+static void produce(int i)
 {
+	flag_wait(&wanted, i + 1);  /* the consumer is about to wait */
 	spin(4000);
 	pthread_mutex_lock(&m);
 	queued++;
@@ -44,7 +47,7 @@ int main(void)
 	pthread_t t;
 	pthread_create(&t, NULL, consumer, NULL);
 	for (int i = 0; i < ITEMS; i++)
-		produce();
+		produce(i);
 	pthread_join(t, NULL);
 	return taken != ITEMS;
 }

@@ -7,11 +7,14 @@
 #include "wake_common.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static volatile int waiting, holding;
 
 static void hold_waiter(void)
 {
+	flag_set(&waiting, 1);
 	pthread_mutex_lock(&m);     /* blocks: main holds it */
-	spin(6000);                 /* main blocks on it meanwhile */
+	flag_set(&holding, 1);
+	spin(4000);                 /* main blocks on it meanwhile */
 	pthread_mutex_unlock(&m);   /* wakes main */
 }
 
@@ -25,6 +28,7 @@ static void *waiter(void *arg)
 
 static void hold_main(void)
 {
+	flag_wait(&waiting, 1);
 	spin(3000);
 	pthread_mutex_unlock(&m);   /* wakes the waiter */
 }
@@ -35,7 +39,10 @@ int main(void)
 	pthread_mutex_lock(&m);
 	pthread_create(&t, NULL, waiter, NULL);
 	hold_main();
-	spin(1500);                 /* the waiter takes the lock meanwhile */
+	/* busily (no syscall, whose real duration could outlast the waiter's
+	 * hold): the waiter has the lock */
+	while (!holding)
+		;
 	pthread_mutex_lock(&m);     /* blocks until its unlock */
 	pthread_mutex_unlock(&m);
 	pthread_join(t, NULL);

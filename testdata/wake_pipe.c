@@ -11,21 +11,25 @@
 
 static int fds[2];
 static int got;
+static volatile int reading;
 
 static void *reader(void *arg)
 {
 	char c;
 	(void)arg;
 	pthread_setname_np(pthread_self(), "pp-reader");
+	flag_set(&reading, 1);
 	while (read(fds[0], &c, 1) == 1)    /* blocks until main writes */
-		got++;
+		flag_set(&reading, ++got + 1);
 	return NULL;
 }
 
-static void send_byte(void)
+static void send_byte(int i)
 {
+	flag_wait(&reading, i + 1);         /* the reader is about to read */
 	spin(4000);
-	write(fds[1], "x", 1);
+	if (write(fds[1], "x", 1) != 1)
+		_exit(2);
 }
 
 int main(void)
@@ -35,7 +39,8 @@ int main(void)
 		return 1;
 	pthread_create(&t, NULL, reader, NULL);
 	for (int i = 0; i < BYTES; i++)
-		send_byte();
+		send_byte(i);
+	flag_wait(&reading, BYTES + 1);
 	spin(4000);
 	close(fds[1]);
 	pthread_join(t, NULL);

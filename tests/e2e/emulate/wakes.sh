@@ -4,10 +4,16 @@
 # Debian's perf reads the file (with and without --itrace=cr, exit 0, no
 # complaint) and prints them as the truth's "wake" lines, one to one
 # (wakes.py match); each lies in a wait of its wakee (wakes.py waits).
-# tests/e2e/qemu reruns this on the qemu backend.
+# On the four wake_* programs (every wait ended by a traced thread), the
+# waits each program must have are there, and the truth model of `report
+# --wakers` (truth_profile.py --wakers) attributes every blocked ns of them
+# to a waker, keeping each thread's total; `report` (plain) still matches
+# the truth exactly, and `report --wakers`, when this build has it, matches
+# the model. tests/e2e/qemu reruns this on the qemu backend.
 . "$E2E_LIB"
 command -v perf >/dev/null || { echo "perf not installed: skipped"; exit 77; }
 W=(python3 "$EMU_DIR/wakes.py")
+TP=(python3 "$REPORT_DIR/truth_profile.py")
 
 # rec NAME [--none] [RECORD ARGS] -- PROG [ARGS]: record with the truth,
 # then check the records against it (--none: there are none). Sets OK=1
@@ -55,6 +61,62 @@ waits() {
 # depends on real time), joined by main (who exits first too)
 rec threads -- "$TESTDATA/emu_threads"
 waits threads "emu_threads<-emu_threads:1"
+
+# model NAME: the truth model with and without --wakers (per thread): the
+# same total per thread, [woken by] frames under [off-cpu] only, each wake
+# line's wait attributed; plain report == truth; report --wakers == model
+model() {
+	local name=$1 v
+	[ "$OK" = 1 ] || return
+	"${TP[@]}" expect "$name.truth" --per-thread >"$name.exp" 2>/dev/null
+	"${TP[@]}" expect "$name.truth" --per-thread --wakers >"$name.expw" 2>/dev/null
+	if awk '{split($1, f, ";"); t[f[1]] += $NF} END {for (k in t) print k, t[k]}' "$name.exp" | sort >"$name.tot" &&
+		awk '{split($1, f, ";"); t[f[1]] += $NF} END {for (k in t) print k, t[k]}' "$name.expw" | sort >"$name.totw" &&
+		[ -s "$name.tot" ] && cmp -s "$name.tot" "$name.totw"; then
+		pass "$name: --wakers keeps every thread's time ($(tr '\n' ' ' <"$name.tot"))"
+	else
+		fail "$name: per-thread totals differ with --wakers: $(diff "$name.tot" "$name.totw" | head -5)"
+	fi
+	local bad nw nl
+	bad=$(grep -c '\[woken by' "$name.expw" | tr -d ' ')
+	nw=$(grep -E '\[off-cpu\][^;]*;\[woken by [^]]+-[0-9]+\][^;]*;' "$name.expw" | wc -l)
+	nl=$(awk '$5 == "wake"' "$name.truth" | wc -l)
+	[ "$bad" -eq "$nw" ] && [ "$nw" -ge 1 ] && [ "$nw" -le "$nl" ] &&
+		pass "$name: $nw [woken by] stacks, each under [off-cpu] with the waker's stack ($nl wake lines)" ||
+		fail "$name: $bad [woken by] lines, $nw under [off-cpu] with a stack, $nl wake lines"
+	for v in "" --per-thread; do
+		if "$PTFLAME" report -q -i "$name.data" $v >"$name.rep$v" 2>"$name.rep$v.err" &&
+			"${TP[@]}" compare "$name.truth" "$name.rep$v" $v >"$name.cmp$v" 2>&1; then
+			pass "$name report $v: $(tail -1 "$name.cmp$v")"
+		else
+			fail "$name report $v: $(head -c 600 "$name.rep$v.err") $(head -c 800 "$name.cmp$v")"
+		fi
+		if ! "$PTFLAME" report --help 2>&1 | grep -q -- --wakers; then
+			echo "($name: this report has no --wakers: its check skipped)"
+			continue
+		fi
+		if "$PTFLAME" report -q -i "$name.data" --wakers $v >"$name.repw$v" 2>"$name.repw$v.err" &&
+			"${TP[@]}" compare "$name.truth" "$name.repw$v" $v --wakers >"$name.cmpw$v" 2>&1; then
+			pass "$name report --wakers $v: $(tail -1 "$name.cmpw$v")"
+		else
+			fail "$name report --wakers $v: $(head -c 600 "$name.repw$v.err") $(head -c 800 "$name.cmpw$v")"
+		fi
+	done
+}
+
+# the wake_* programs: the waits each must have (wakee<-waker by comm)
+rec mutex -- "$TESTDATA/wake_mutex"
+waits mutex "mx-waiter<-wake_mutex:1" "wake_mutex<-mx-waiter:1"
+model mutex
+rec cond -- "$TESTDATA/wake_cond"
+waits cond "cv-consumer<-wake_cond:3"
+model cond
+rec pipe -- "$TESTDATA/wake_pipe"
+waits pipe "pp-reader<-wake_pipe:4"
+model pipe
+rec chain -- "$TESTDATA/wake_chain"
+waits chain "chain-a<-chain-b:1" "chain-b<-chain-c:1"
+model chain
 
 # the wake attr is there even when nothing woke anyone (emu_nested has one
 # thread): a reader can tell "no wakes" from "not recorded"
