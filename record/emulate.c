@@ -34,6 +34,7 @@
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
 #include "record/ptenc.h"
+#include "record/qemu_proto.h"  /* rc_qp_pipe_key */
 
 
 enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
@@ -1030,10 +1031,8 @@ static int collect(struct emu *e, bool block)
 
 /* ---- stepping ----------------------------------------------------------------- */
 
-/* The wake key of fd FD of thread TID when it is a pipe: 1 << 62 | its
- * inode (both ends of a pipe have the same inode; futex addresses are user
- * addresses, far below), else 0. Sockets are left out: the two ends of a
- * socket pair have different inodes, and /proc does not tell the peer. */
+/* The wake key of fd FD of thread TID when it is a pipe (rc_qp_pipe_key),
+ * else 0. */
 static uint64_t pipe_key(pid_t tid, uint64_t fd)
 {
 	char fn[64], l[64];
@@ -1044,10 +1043,7 @@ static uint64_t pipe_key(pid_t tid, uint64_t fd)
 	if (n <= 0)
 		return 0;
 	l[n] = 0;
-	unsigned long long ino;
-	if (sscanf(l, "pipe:[%llu]", &ino) != 1)
-		return 0;
-	return UINT64_C(1) << 62 | (ino & ((UINT64_C(1) << 62) - 1));
+	return rc_qp_pipe_key(l);
 }
 
 static void note_wake(struct emu *e, const struct thr *t, unsigned c, uint64_t uaddr,
