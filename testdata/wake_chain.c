@@ -15,6 +15,7 @@ struct gate {
 static struct gate ab = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
 static struct gate bc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
 static volatile int a_waits, b_waits;
+static volatile pid_t a_tid, b_tid;
 
 static void gate_wait(struct gate *g)
 {
@@ -36,7 +37,7 @@ static void *thread_c(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "chain-c");
-	flag_wait(&b_waits, 1);
+	wait_blocked(&b_waits, 1, &b_tid, SYS_futex, &bc.cv, sizeof(bc.cv));
 	spin(5000);
 	gate_open(&bc);     /* wakes B */
 	return NULL;
@@ -46,9 +47,10 @@ static void *thread_b(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "chain-b");
+	b_tid = my_tid();
 	flag_set(&b_waits, 1);
 	gate_wait(&bc);     /* C's signal ends it */
-	flag_wait(&a_waits, 1);
+	wait_blocked(&a_waits, 1, &a_tid, SYS_futex, &ab.cv, sizeof(ab.cv));
 	spin(3000);
 	gate_open(&ab);     /* wakes A */
 	return NULL;
@@ -58,6 +60,7 @@ int main(void)
 {
 	pthread_t b, c;
 	pthread_setname_np(pthread_self(), "chain-a");
+	a_tid = my_tid();
 	pthread_create(&b, NULL, thread_b, NULL);
 	pthread_create(&c, NULL, thread_c, NULL);
 	flag_set(&a_waits, 1);

@@ -11,6 +11,7 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int queued, taken;
 static volatile int wanted;
+static volatile pid_t consumer_tid;
 
 static void take(void)
 {
@@ -27,6 +28,7 @@ static void *consumer(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "cv-consumer");
+	consumer_tid = my_tid();
 	for (int i = 0; i < ITEMS; i++)
 		take();
 	return NULL;
@@ -34,7 +36,7 @@ static void *consumer(void *arg)
 
 static void produce(int i)
 {
-	flag_wait(&wanted, i + 1);  /* the consumer is about to wait */
+	wait_blocked(&wanted, i + 1, &consumer_tid, SYS_futex, &cv, sizeof(cv));  /* the consumer waits */
 	spin(4000);
 	pthread_mutex_lock(&m);
 	queued++;

@@ -7,14 +7,17 @@
 #include "wake_common.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static volatile int waiting, holding;
+static volatile int waiting, holding, locking;
+static volatile pid_t main_tid, waiter_tid;
 
 static void hold_waiter(void)
 {
+	waiter_tid = my_tid();
 	flag_set(&waiting, 1);
 	pthread_mutex_lock(&m);     /* blocks: main holds it */
 	flag_set(&holding, 1);
-	spin(4000);                 /* main blocks on it meanwhile */
+	wait_blocked(&locking, 1, &main_tid, SYS_futex, &m, sizeof(m));
+	spin(4000);                 /* main blocked on it */
 	pthread_mutex_unlock(&m);   /* wakes main */
 }
 
@@ -28,7 +31,7 @@ static void *waiter(void *arg)
 
 static void hold_main(void)
 {
-	flag_wait(&waiting, 1);
+	wait_blocked(&waiting, 1, &waiter_tid, SYS_futex, &m, sizeof(m));
 	spin(3000);
 	pthread_mutex_unlock(&m);   /* wakes the waiter */
 }
@@ -36,6 +39,7 @@ static void hold_main(void)
 int main(void)
 {
 	pthread_t t;
+	main_tid = my_tid();
 	pthread_mutex_lock(&m);
 	pthread_create(&t, NULL, waiter, NULL);
 	hold_main();
@@ -43,6 +47,7 @@ int main(void)
 	 * hold): the waiter has the lock */
 	while (!holding)
 		;
+	flag_set(&locking, 1);
 	pthread_mutex_lock(&m);     /* blocks until its unlock */
 	pthread_mutex_unlock(&m);
 	pthread_join(t, NULL);

@@ -12,12 +12,14 @@
 static int fds[2];
 static int got;
 static volatile int reading;
+static volatile pid_t reader_tid;
 
 static void *reader(void *arg)
 {
 	char c;
 	(void)arg;
 	pthread_setname_np(pthread_self(), "pp-reader");
+	reader_tid = my_tid();
 	flag_set(&reading, 1);
 	while (read(fds[0], &c, 1) == 1)    /* blocks until main writes */
 		flag_set(&reading, ++got + 1);
@@ -26,7 +28,7 @@ static void *reader(void *arg)
 
 static void send_byte(int i)
 {
-	flag_wait(&reading, i + 1);         /* the reader is about to read */
+	wait_blocked(&reading, i + 1, &reader_tid, SYS_read, (void *)(long)fds[0], 1);  /* the reader waits */
 	spin(4000);
 	if (write(fds[1], "x", 1) != 1)
 		_exit(2);
@@ -40,7 +42,7 @@ int main(void)
 	pthread_create(&t, NULL, reader, NULL);
 	for (int i = 0; i < BYTES; i++)
 		send_byte(i);
-	flag_wait(&reading, BYTES + 1);
+	wait_blocked(&reading, BYTES + 1, &reader_tid, SYS_read, (void *)(long)fds[0], 1);
 	spin(4000);
 	close(fds[1]);
 	pthread_join(t, NULL);

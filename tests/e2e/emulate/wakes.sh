@@ -60,7 +60,7 @@ waits() {
 # two workers taking turns on a mutex (with sleeps: whether they contend
 # depends on real time), joined by main (who exits first too)
 rec threads -- "$TESTDATA/emu_threads"
-waits threads "emu_threads<-emu_threads:1"
+waits threads "*<-*:1"
 
 # model NAME: the truth model with and without --wakers (per thread): the
 # same total per thread, [woken by] frames under [off-cpu] only, each wake
@@ -104,18 +104,19 @@ model() {
 	done
 }
 
-# the wake_* programs: the waits each must have (wakee<-waker by comm)
+# the wake_* programs: the waits each must have (wakee<-waker; T0 is main,
+# T1, T2 the threads it makes, in order)
 rec mutex -- "$TESTDATA/wake_mutex"
-waits mutex "mx-waiter<-wake_mutex:1" "wake_mutex<-mx-waiter:1"
+waits mutex "T1<-T0:1" "T0<-T1:1"
 model mutex
 rec cond -- "$TESTDATA/wake_cond"
-waits cond "cv-consumer<-wake_cond:3"
+waits cond "T1<-T0:3"
 model cond
 rec pipe -- "$TESTDATA/wake_pipe"
-waits pipe "pp-reader<-wake_pipe:4"
+waits pipe "T1<-T0:4"
 model pipe
 rec chain -- "$TESTDATA/wake_chain"
-waits chain "chain-a<-chain-b:1" "chain-b<-chain-c:1"
+waits chain "T0<-T1:1" "T1<-T2:1"
 model chain
 
 # the wake attr is there even when nothing woke anyone (emu_nested has one
