@@ -73,7 +73,7 @@ int rc_emu_wake(struct rc_perf_writer *w, FILE *truth, unsigned cpu, pid_t pid, 
 }
 
 int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, unsigned ncpu,
-		  const char *const *cmdline, size_t argc)
+		  const char *const *cmdline, size_t argc, bool wakes)
 {
 	struct rc_ptenc_perf_info pi;
 	rc_ptenc_perf_info(ecfg, &pi);
@@ -119,7 +119,7 @@ int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, 
 	rc_perf_wake_attr(&wk, wake_tp_id());
 	for (unsigned c = 0; c < ncpu; c++)
 		ids[c] = RC_EMU_WAKE_ID_BASE + c;
-	if (rc == 0)
+	if (rc == 0 && wakes)
 		rc = rc_perf_add_attr_named(w, &wk, ids, ncpu, RC_WAKE_EVENT_NAME);
 	free(ids);
 	struct dc_pt_info pt = { 0 };

@@ -22,11 +22,12 @@
 
 struct dc_sample_id rc_emu_sid(unsigned cpu, bool pt, pid_t pid, pid_t tid, uint64_t t);
 
-/* attrs (intel_pt + dummy sideband + sched:sched_waking, one id per CPU), AUXTRACE_INFO,
+/* attrs (intel_pt + dummy sideband + sched:sched_waking unless !WAKES
+ * (--no-wakers), one id per CPU), AUXTRACE_INFO,
  * TIME_CONV, nr_cpus, cmdline (when CMDLINE). 0 or a negative errno code
  * (the writer's message says why). */
 int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, unsigned ncpu,
-		  const char *const *cmdline, size_t argc);
+		  const char *const *cmdline, size_t argc, bool wakes);
 
 /* A wake record (perfwriter.h, "wake records") and its truth line
  * "<t> <cpu> <pid> <tid> wake <wakee_tid>": traced thread PID/TID, on CPU

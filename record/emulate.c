@@ -909,7 +909,7 @@ static int native_done(struct emu *e, struct thr *t)
 {
 	const struct wake *wk;
 	uint64_t d = virtual_duration(e, t, elapsed_ns(&t->t0), &wk);
-	if (wk && wk->tid != t->tid) {
+	if (wk && wk->tid != t->tid && !e->o->no_wakers) {
 		/* a traced thread ended this wait: its wake record */
 		char comm[64];
 		read_comm(t->tid, comm, sizeof(comm));
@@ -1418,7 +1418,8 @@ static int run(struct emu *e)
 
 static int write_header(struct emu *e)
 {
-	return wfail(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, e->o->cmdline, e->o->cmdline_argc));
+	return wfail(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, e->o->cmdline, e->o->cmdline_argc,
+					   !e->o->no_wakers));
 }
 
 /* fork + PTRACE_TRACEME + exec; a pipe reports exec failure. */

@@ -106,6 +106,7 @@ struct rc_emu_opts {
 	const char *truth_path;    /* NULL: none */
 	const char *dump_insns_path; /* NULL: none */
 	bool follow_fork;          /* trace fork children too */
+	bool no_wakers;            /* no wake records (nor truth wake lines) */
 	uint64_t inject_ovf;       /* OVF every N packets per CPU; 0: off */
 	uint64_t drop_aux;         /* drop every Nth AUX chunk; 0: off */
 	uint64_t irq_rate;         /* --inject-interrupts: asynchronous exits per

@@ -1060,7 +1060,7 @@ static int step(struct qemu *e, struct qthr *t)
 				d = q->vtime > t->v0 ? q->vtime - t->v0 + e->o->ns_per_insn
 						     : e->o->ns_per_insn;
 				/* a traced thread ended this wait: its wake record */
-				if (q->tid != t->tid &&
+				if (q->tid != t->tid && !e->o->no_wakers &&
 				    wcheck(e, rc_emu_wake(e->w, e->truth, q->cpu, q->pid, q->tid,
 							  q->vtime, t->tid, e->comm, -1)))
 					return e->fail;
@@ -1289,7 +1289,8 @@ static int setup(struct qemu *e)
 	e->s.truth = e->truth;
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;
-	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc));
+	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc,
+					    !o->no_wakers));
 }
 
 static uint64_t mono(void)

@@ -119,6 +119,20 @@ rec chain -- "$TESTDATA/wake_chain"
 waits chain "T0<-T1:1" "T1<-T2:1"
 model chain
 
+# --no-wakers: neither the event nor records nor truth wake lines; the
+# waits themselves end as before (the truth still has the blocked waits)
+if "$PTFLAME" record --emulate -q --no-wakers -o off.data --truth off.truth -- "$TESTDATA/wake_cond" \
+	>off.out 2>&1; then
+	n=$(awk '$5 == "wake"' off.truth | wc -l)
+	b=$(awk '$5 == "switch-out" && $6 == "block"' off.truth | wc -l)
+	h=$(perf report --header-only -i off.data 2>&1 | grep -c "sched:sched_waking")
+	[ "$n" -eq 0 ] && [ "$h" -eq 0 ] && [ "$b" -ge 3 ] &&
+		pass "--no-wakers: no wake event, no wake lines ($b blocked waits)" ||
+		fail "--no-wakers: $n wake lines, $h event names, $b blocked waits"
+else
+	fail "--no-wakers: record failed: $(head -c 300 off.out)"
+fi
+
 # the wake attr is there even when nothing woke anyone (emu_nested has one
 # thread): a reader can tell "no wakes" from "not recorded"
 rec nested --none -- "$TESTDATA/emu_nested"
