@@ -75,7 +75,7 @@ struct thr {
 	 * (pthread_join waits there); 0: unknown */
 	uint64_t ctid;
 	uint64_t clone_ctid;      /* that of the thread its clone is making */
-	uint64_t pipe_key;        /* read of a pipe: wake_key() of it, else 0 */
+	uint64_t pipe_key;        /* read of a pipe: pipe_key() of it, else 0 */
 	/* created by a thread still running natively to the start symbol: it
 	 * runs natively to the start symbol too */
 	bool to_start;

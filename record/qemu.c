@@ -678,7 +678,10 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				 * the host runs a new thread when it likes), else
 				 * the one its creator is still in */
 				struct qthr *pt = find_thr(e, b.ptid);
-				for (size_t k = e->nstamps; pt && k > 0; k--)
+				/* (a thread's first words follow its clone soon: a
+				 * bounded look back) */
+				size_t lo = e->nstamps > 65536 ? e->nstamps - 65536 : 0;
+				for (size_t k = e->nstamps; pt && k > lo; k--)
 					if (e->stamps[k - 1].kind == 2 &&
 					    e->stamps[k - 1].child == h->tid) {
 						stamp = (uint32_t)k;
