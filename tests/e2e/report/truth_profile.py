@@ -42,7 +42,8 @@ switch-in), a frame "[woken by COMM-TID]" (the waker's comm at the wake,
 its tid), then the waker's user stack at its last syscall at or before the
 wake (the waking one: root first, callers inferred later included, the
 innermost frame the function that issued it, no [kernel]). Every frame there counts the waits attributed
-through it (all complete) and the leaf holds their blocked time, which
+through it (compare checks those counts, not "(inferred)" marks there) and
+the leaf holds their blocked time, which
 leaves the [off-cpu] frame itself; a wait without a wake line stays plain
 [off-cpu]. Without --wakers the wake lines change nothing.
 
@@ -939,7 +940,10 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
             if calls is not None and calls != ecalls:
                 errs.append("line %d: frame %d %r has %d calls, truth %d: %s"
                             % (ln, depth + 1, fr, calls, ecalls, line[:300]))
-            if calls is not None and inferred != (ecomplete == 0):
+            # under [woken by ...] a frame counts waits, not calls: whether
+            # it says "(inferred)" is not checked (--wakers)
+            woken = any(split_frame(f)[0].startswith("[woken by ") for f in frames[:depth + 1])
+            if calls is not None and inferred != (ecomplete == 0) and not woken:
                 errs.append("line %d: frame %d %r: truth has %d complete call(s): %s"
                             % (ln, depth + 1, fr, ecomplete, line[:300]))
         else:
