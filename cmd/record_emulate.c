@@ -74,6 +74,9 @@ static const char emulate_help[] =
 	"      --mtc-period N    MTC packet every 2^N CTC ticks, 0..15 (default 3)\n"
 	"      --no-cyc          no CYC packets (default: CYC on, so that decoders\n"
 	"                        get exact times; without it, MTC precision)\n"
+	"      --no-wakers       no wake records (by default a sched:sched_waking\n"
+	"                        sample for each wait a traced thread ended: futex\n"
+	"                        wake, exit waking a join, write/close of a pipe)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
 	"  -q, --quiet           no summary line\n"
 	"SIGINT/SIGTERM stop tracing and write the file; then PROG gets SIGTERM\n"
@@ -84,7 +87,7 @@ static const char emulate_help[] =
 enum {
 	OPT_EMULATE = 256, OPT_START, OPT_MAX_INSNS, OPT_CPUS, OPT_NS, OPT_SLICE, OPT_TRUTH,
 	OPT_DUMP, OPT_FOLLOW, OPT_OVF, OPT_DROP, OPT_PSB, OPT_CYC, OPT_HELP, OPT_CHUNK, OPT_MTC,
-	OPT_IRQ, OPT_SEED,
+	OPT_IRQ, OPT_SEED, OPT_NO_WAKERS,
 };
 
 static int parse_num(const char *opt, const char *arg, unsigned long long min,
@@ -115,6 +118,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "drop-aux", required_argument, NULL, OPT_DROP },
 		{ "inject-interrupts", required_argument, NULL, OPT_IRQ },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "no-wakers", no_argument, NULL, OPT_NO_WAKERS },
 		{ "psb-period", required_argument, NULL, OPT_PSB },
 		{ "no-cyc", no_argument, NULL, OPT_CYC },
 		{ "mtc-period", required_argument, NULL, OPT_MTC },
@@ -213,6 +217,9 @@ int cmd_record_emulate(int argc, char **argv)
 			if (parse_num("--seed", optarg, 0, ~0ull, &v))
 				return 2;
 			o.seed = v;
+			break;
+		case OPT_NO_WAKERS:
+			o.no_wakers = true;
 			break;
 		case OPT_PSB:
 			if (parse_num("--psb-period", optarg, 256, 1ull << 30, &v))

@@ -48,12 +48,17 @@ static const char record_pt_help[] =
 	"                           executable (hardware address filter)\n"
 	"  -S, --snapshot           overwrite mode: keep only the newest trace; a\n"
 	"                           snapshot is written on SIGUSR2 and at the end\n"
+	"      --no-wakers          no wake records (by default the sched:sched_waking\n"
+	"                           tracepoint on every CPU, when tracefs and the\n"
+	"                           kernel allow it, tells report who ended each\n"
+	"                           wait; without, one line says why)\n"
 	"      --sideband-only      test/diagnostic mode: no PT event, only the\n"
 	"                           sideband events (runs without PT hardware; also\n"
 	"                           PTFLAME_SIDEBAND_ONLY=1)\n"
 	"  -h, --help               this text\n"
 	"\n"
-	"environment: PTFLAME_SYSFS=DIR reads the PMU from DIR instead of /sys\n"
+	"environment: PTFLAME_SYSFS=DIR reads the PMU from DIR instead of /sys,\n"
+	"PTFLAME_TRACEFS=DIR the tracepoint from DIR instead of /sys/kernel/tracing\n"
 	"(tests). Errors name what to change: kernel.perf_event_paranoid,\n"
 	"/proc/sys/kernel/perf_event_mlock_kb, 'ulimit -l'.\n";
 
@@ -165,7 +170,8 @@ static int parse_period(const char *opt, const char *s, int *out)
 	return 0;
 }
 
-enum { O_DATA = 256, O_CYC, O_MTC, O_PSB, O_NORET, O_KERNEL, O_FILTER, O_SIDEBAND };
+enum { O_DATA = 256, O_CYC, O_MTC, O_PSB, O_NORET, O_KERNEL, O_FILTER, O_SIDEBAND,
+       O_NO_WAKERS };
 
 static void summary(const struct rc_pt_opts *o, const struct rc_pt_stats *st)
 {
@@ -188,6 +194,10 @@ static void summary(const struct rc_pt_opts *o, const struct rc_pt_stats *st)
 			"--data-size when sideband events were lost)" : "");
 	if (o->snapshot)
 		fprintf(stderr, "ptflame record: %llu snapshots\n", (unsigned long long)st->snapshots);
+	if (st->wakes)
+		fprintf(stderr, "ptflame record: wake records: sched:sched_waking on every CPU\n");
+	else if (st->wake_note[0])
+		fprintf(stderr, "ptflame record: %s\n", st->wake_note);
 	if (st->lost_records)
 		fprintf(stderr, "ptflame record: %llu sideband events lost in %llu LOST records "
 			"(use a larger --data-size)\n",
@@ -211,6 +221,7 @@ int cmd_record_pt(int argc, char **argv)
 		{ "filter",        required_argument, NULL, O_FILTER },
 		{ "snapshot",      no_argument,       NULL, 'S' },
 		{ "sideband-only", no_argument,       NULL, O_SIDEBAND },
+		{ "no-wakers",     no_argument,       NULL, O_NO_WAKERS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_pt_opts o = { .output = "perf.data", .mtc_period = -1, .psb_period = -1 };
@@ -228,6 +239,7 @@ int cmd_record_pt(int argc, char **argv)
 		}
 	o.sideband_only = env && *env && strcmp(env, "0");
 	o.sysfs = getenv("PTFLAME_SYSFS");
+	o.tracefs = getenv("PTFLAME_TRACEFS");
 	optind = 1;
 	while (!rc && (c = cmd_getopt("record", argc, argv, "+o:d:p:t:m:S", longopts)) != -1) {
 		switch (c) {
@@ -245,6 +257,7 @@ int cmd_record_pt(int argc, char **argv)
 		case O_FILTER: o.filter = optarg; break;
 		case 'S': o.snapshot = true; break;
 		case O_SIDEBAND: o.sideband_only = true; break;
+		case O_NO_WAKERS: o.no_wakers = true; break;
 		case CMD_OPT_HELP: rc = -1; break;
 		default: rc = 2; break;          /* CMD_OPT_ERR: already said */
 		}

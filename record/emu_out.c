@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include "record/wake.h"
+
 #define PMU_TYPE_FALLBACK 10u
 
 struct dc_sample_id rc_emu_sid(unsigned cpu, bool pt, pid_t pid, pid_t tid, uint64_t t)
@@ -48,8 +50,30 @@ static unsigned pmu_type(void)
 	return t ? t : PMU_TYPE_FALLBACK;
 }
 
+/* The machine's sched_waking id when its tracefs tells it, else
+ * RC_WAKE_TP_ID_NONE (readers do not depend on it); read once. */
+static uint64_t wake_tp_id(void)
+{
+	static uint64_t id;
+	if (!id)
+		rc_wake_tp_id(NULL, &id);
+	return id;
+}
+
+int rc_emu_wake(struct rc_perf_writer *w, FILE *truth, unsigned cpu, pid_t pid, pid_t tid,
+		uint64_t t, pid_t wakee, const char *wakee_comm, int target_cpu)
+{
+	uint8_t raw[RC_WAKE_RAW_SIZE];
+	struct dc_sample_id s = rc_emu_sid(cpu, false, pid, tid, t);
+	s.id = RC_EMU_WAKE_ID_BASE + cpu;
+	rc_perf_wake_raw(raw, wake_tp_id(), (int32_t)tid, wakee_comm, (int32_t)wakee,
+			 RC_WAKE_PRIO_NORMAL, target_cpu >= 0 ? target_cpu : (int)cpu);
+	rc_emu_truth(truth, t, (int)cpu, pid, tid, "wake %d", (int)wakee);
+	return rc_perf_wake(w, &s, raw);
+}
+
 int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, unsigned ncpu,
-		  const char *const *cmdline, size_t argc)
+		  const char *const *cmdline, size_t argc, bool wakes)
 {
 	struct rc_ptenc_perf_info pi;
 	rc_ptenc_perf_info(ecfg, &pi);
@@ -89,6 +113,14 @@ int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, 
 		ids[c] = RC_EMU_DUMMY_ID_BASE + c;
 	if (rc == 0)
 		rc = rc_perf_add_attr(w, &d, ids, ncpu);
+	/* wake records: the attr is there even when no wake comes, so that a
+	 * reader can tell "recorded, nothing woke" from "not recorded" */
+	struct perf_event_attr wk;
+	rc_perf_wake_attr(&wk, wake_tp_id());
+	for (unsigned c = 0; c < ncpu; c++)
+		ids[c] = RC_EMU_WAKE_ID_BASE + c;
+	if (rc == 0 && wakes)
+		rc = rc_perf_add_attr_named(w, &wk, ids, ncpu, RC_WAKE_EVENT_NAME);
 	free(ids);
 	struct dc_pt_info pt = { 0 };
 	pt.pmu_type = type;

@@ -18,14 +18,23 @@
 
 #define RC_EMU_PT_ID_BASE 0x1000u    /* sample id of the intel_pt event on cpu c */
 #define RC_EMU_DUMMY_ID_BASE 0x2000u /* sample id of the sideband event on cpu c */
+#define RC_EMU_WAKE_ID_BASE 0x3000u  /* sample id of the wake event on cpu c */
 
 struct dc_sample_id rc_emu_sid(unsigned cpu, bool pt, pid_t pid, pid_t tid, uint64_t t);
 
-/* attrs (intel_pt + dummy sideband, one id per CPU), AUXTRACE_INFO,
+/* attrs (intel_pt + dummy sideband + sched:sched_waking unless !WAKES
+ * (--no-wakers), one id per CPU), AUXTRACE_INFO,
  * TIME_CONV, nr_cpus, cmdline (when CMDLINE). 0 or a negative errno code
  * (the writer's message says why). */
 int rc_emu_header(struct rc_perf_writer *w, const struct rc_ptenc_config *ecfg, unsigned ncpu,
-		  const char *const *cmdline, size_t argc);
+		  const char *const *cmdline, size_t argc, bool wakes);
+
+/* A wake record (perfwriter.h, "wake records") and its truth line
+ * "<t> <cpu> <pid> <tid> wake <wakee_tid>": traced thread PID/TID, on CPU
+ * CPU at time T, ended a wait of traced thread WAKEE (named WAKEE_COMM,
+ * last on TARGET_CPU). Returns 0 or a writer error. */
+int rc_emu_wake(struct rc_perf_writer *w, FILE *truth, unsigned cpu, pid_t pid, pid_t tid,
+		uint64_t t, pid_t wakee, const char *wakee_comm, int target_cpu);
 
 /* Where AUX chunks go: shared by all CPUs of a recording. */
 struct rc_emu_auxsink {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
 #include "record/ptenc.h"
+#include "record/qemu_proto.h"  /* rc_qp_pipe_key */
 
 
 enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
@@ -69,6 +71,11 @@ struct thr {
 	uint64_t futex_addr;      /* futex wait: the address */
 	uint64_t sys_arg0;        /* rdi of the pending syscall */
 	bool futex_wait;
+	/* CLONE_CHILD_CLEARTID: the futex the kernel wakes at its exit
+	 * (pthread_join waits there); 0: unknown */
+	uint64_t ctid;
+	uint64_t clone_ctid;      /* that of the thread its clone is making */
+	uint64_t pipe_key;        /* read of a pipe: pipe_key() of it, else 0 */
 	/* created by a thread still running natively to the start symbol: it
 	 * runs natively to the start symbol too */
 	bool to_start;
@@ -76,9 +83,10 @@ struct thr {
 
 struct stash { pid_t tid; int status; };
 
-/* A futex wake (or thread exit, uaddr 0: it wakes pthread_join) issued by a
- * traced thread: virtual time, and real time of issue. */
-struct wake { uint64_t uaddr, vtime; struct timespec real; };
+/* A futex wake (or thread exit: it wakes pthread_join at its clear-tid
+ * address, uaddr 0 when unknown: any futex) issued by a traced thread:
+ * virtual time, real time of issue, and the waker (its CPU then). */
+struct wake { uint64_t uaddr, vtime; struct timespec real; pid_t pid, tid; unsigned cpu; };
 #define NWAKES 64
 
 struct emu {
@@ -688,6 +696,10 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	if (!nt)
 		return efail(e, -ENOMEM, "out of memory");
 	nt->s.ready_ns = now;
+	if (is_thread) {
+		nt->ctid = t->clone_ctid;
+		t->clone_ctid = 0;
+	}
 	nt->to_start = t->s.state == RC_EMU_NATIVE && t->nk == NK_TO_START && p->bp;
 	struct dc_sample_id s = rc_emu_sid(0, false, p->pid, ntid, now);
 	wfail(e, rc_perf_fork(e->w, (uint32_t)p->pid, (uint32_t)t->proc->pid, (uint32_t)ntid,
@@ -890,11 +902,21 @@ static int native_event(struct emu *e, struct thr *t, int status)
 
 /* A native thread finished its native part: ready (async) or back on its
  * CPU (sync syscall). */
-static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d);
+static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
+				 const struct wake **waker);
 
 static int native_done(struct emu *e, struct thr *t)
 {
-	uint64_t d = virtual_duration(e, t, elapsed_ns(&t->t0));
+	const struct wake *wk;
+	uint64_t d = virtual_duration(e, t, elapsed_ns(&t->t0), &wk);
+	if (wk && wk->tid != t->tid && !e->o->no_wakers) {
+		/* a traced thread ended this wait: its wake record */
+		char comm[64];
+		read_comm(t->tid, comm, sizeof(comm));
+		if (wfail(e, rc_emu_wake(e->w, e->truth, wk->cpu, wk->pid, wk->tid, wk->vtime,
+					 t->tid, comm, -1)))
+			return e->fail;
+	}
 	if (t->sys_nr == SYS_mmap || t->sys_nr == SYS_munmap || t->sys_nr == SYS_mprotect ||
 	    t->sys_nr == SYS_mremap || t->nk == NK_TO_START)
 		t->proc->maps_dirty = true;
@@ -1009,11 +1031,30 @@ static int collect(struct emu *e, bool block)
 
 /* ---- stepping ----------------------------------------------------------------- */
 
-static void note_wake(struct emu *e, uint64_t uaddr, uint64_t vtime)
+/* The wake key of fd FD of thread TID when it is a pipe (rc_qp_pipe_key),
+ * else 0. */
+static uint64_t pipe_key(pid_t tid, uint64_t fd)
+{
+	char fn[64], l[64];
+	if (fd > INT_MAX)
+		return 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/fd/%d", (int)tid, (int)fd);
+	ssize_t n = readlink(fn, l, sizeof(l) - 1);
+	if (n <= 0)
+		return 0;
+	l[n] = 0;
+	return rc_qp_pipe_key(l);
+}
+
+static void note_wake(struct emu *e, const struct thr *t, unsigned c, uint64_t uaddr,
+		      uint64_t vtime)
 {
 	struct wake *w = &e->wakes[e->nwakes++ % NWAKES];
 	w->uaddr = uaddr;
 	w->vtime = vtime;
+	w->pid = t->proc->pid;
+	w->tid = t->tid;
+	w->cpu = c;
 	clock_gettime(CLOCK_MONOTONIC, &w->real);
 }
 
@@ -1027,19 +1068,28 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * so a futex wait that another traced thread ended would last as long as
  * the emulator took to step the waker there. Instead it ends at the
  * waker's virtual time: the latest wake of the same futex (or a thread
- * exit) issued after the wait began. Otherwise (sleeps, timeouts, I/O):
- * the measured time, less the ptrace cost of one step. */
-static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d)
+ * exit) issued after the wait began; a read of a pipe at the first write
+ * to or close of that pipe by a traced thread after the read began (the
+ * one that gave it data or its end); *WAKER is set to it. Otherwise
+ * (sleeps, timeouts, I/O): the measured time, less the ptrace cost of one
+ * step. */
+static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
+				 const struct wake **waker)
 {
-	if (t->nk == NK_SYSCALL && t->futex_wait) {
+	*waker = NULL;
+	if (t->nk == NK_SYSCALL && (t->futex_wait || t->pipe_key)) {
 		const struct wake *best = NULL;
 		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
 		for (unsigned i = 0; i < n; i++) {
 			const struct wake *w = &e->wakes[i];
-			if ((w->uaddr == t->futex_addr || w->uaddr == 0) && !ts_before(&w->real, &t->t0) &&
-			    (!best || ts_before(&best->real, &w->real)))
+			bool match = t->pipe_key ? w->uaddr == t->pipe_key
+						 : w->uaddr == t->futex_addr || w->uaddr == 0;
+			if (match && !ts_before(&w->real, &t->t0) &&
+			    (!best || (t->pipe_key ? ts_before(&w->real, &best->real)
+						   : ts_before(&best->real, &w->real))))
 				best = w;
 		}
+		*waker = best;
 		if (best)
 			return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
 						   : e->o->ns_per_insn;
@@ -1084,14 +1134,31 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
 	t->futex_wait = false;
-	if (nr == SYS_futex) {
+	t->pipe_key = 0;
+	if (nr == SYS_read || nr == SYS_readv) {
+		t->pipe_key = pipe_key(t->tid, r->rdi);
+	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_close) {
+		uint64_t k = pipe_key(t->tid, r->rdi);
+		if (k)
+			note_wake(e, t, c, k, v->now);
+	} else if (nr == SYS_futex) {
 		if (rc_emu_futex_wakes((int)r->rsi))
-			note_wake(e, r->rdi, v->now);
+			note_wake(e, t, c, r->rdi, v->now);
 		else
 			t->futex_wait = true;
 		t->futex_addr = r->rdi;
 	} else if (nr == SYS_exit) {
-		note_wake(e, 0, v->now);  /* CLONE_CHILD_CLEARTID wakes the joiner */
+		/* CLONE_CHILD_CLEARTID wakes the joiner */
+		note_wake(e, t, c, t->ctid, v->now);
+	} else if (nr == SYS_set_tid_address) {
+		t->ctid = r->rdi;
+	} else if (nr == SYS_clone && (r->rdi & CLONE_CHILD_CLEARTID)) {
+		t->clone_ctid = r->r10;
+	} else if (nr == SYS_clone3) {
+		uint64_t ca[3] = { 0 };  /* struct clone_args: flags, pidfd, child_tid */
+		if (read_mem(t->tid, r->rdi, (uint8_t *)ca, sizeof(ca)) == sizeof(ca) &&
+		    (ca[0] & CLONE_CHILD_CLEARTID))
+			t->clone_ctid = ca[2];
 	}
 	if (may_block(t, r)) {
 		if (start_native(e, t, NK_SYSCALL, true, nr))
@@ -1351,7 +1418,8 @@ static int run(struct emu *e)
 
 static int write_header(struct emu *e)
 {
-	return wfail(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, e->o->cmdline, e->o->cmdline_argc));
+	return wfail(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, e->o->cmdline, e->o->cmdline_argc,
+					   !e->o->no_wakers));
 }
 
 /* fork + PTRACE_TRACEME + exec; a pipe reports exec failure. */

@@ -77,7 +77,11 @@
  *   clone <ptid> | fork <ppid> <ptid> | exec <path> | comm <name>
  *   mmap <start> <len> <pgoff> <path>   executable mapping of pid
  *   ovf <ip> | drop-aux <offset> <size> | stop | exit
- * Per thread the lines are in time order.
+ *   wake <wakee_tid>            this thread (the waker) ended a traced
+ *                               wait of wakee_tid (its sched:sched_waking
+ *                               sample in the file has the same time)
+ * Per thread the lines are in time order, except "wake" lines: written
+ * when the wakee's wait ends, stamped with the waker's time.
  *
  * --dump-insns FILE: every stepped (retired) instruction, one line
  * "<tid> <ip_hex>" in stepping order (per thread in program order).
@@ -102,6 +106,7 @@ struct rc_emu_opts {
 	const char *truth_path;    /* NULL: none */
 	const char *dump_insns_path; /* NULL: none */
 	bool follow_fork;          /* trace fork children too */
+	bool no_wakers;            /* no wake records (nor truth wake lines) */
 	uint64_t inject_ovf;       /* OVF every N packets per CPU; 0: off */
 	uint64_t drop_aux;         /* drop every Nth AUX chunk; 0: off */
 	uint64_t irq_rate;         /* --inject-interrupts: asynchronous exits per

@@ -32,6 +32,7 @@ struct wattr {
 	uint32_t size;             /* on-disk attr.size */
 	uint64_t *ids;
 	size_t nr_ids;
+	char *name;                /* HEADER_EVENT_DESC name, NULL: derived */
 };
 
 struct feat_buf {
@@ -178,8 +179,10 @@ int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, siz
 
 static void free_writer(struct rc_perf_writer *w)
 {
-	for (size_t i = 0; i < w->nr_attrs; i++)
+	for (size_t i = 0; i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
+		free(w->attrs[i].name);
+	}
 	free(w->attrs);
 	for (int i = 0; i < HEADER_LAST_FEATURE; i++)
 		free(w->feat[i].data);
@@ -199,6 +202,12 @@ void rc_perf_abort(struct rc_perf_writer *w)
 
 int rc_perf_add_attr(struct rc_perf_writer *w, const struct perf_event_attr *attr,
 		     const uint64_t *ids, size_t nr_ids)
+{
+	return rc_perf_add_attr_named(w, attr, ids, nr_ids, NULL);
+}
+
+int rc_perf_add_attr_named(struct rc_perf_writer *w, const struct perf_event_attr *attr,
+			   const uint64_t *ids, size_t nr_ids, const char *name)
 {
 	struct wattr *a, *n;
 	uint32_t size = attr->size ? attr->size : PF_ATTR_SIZE_MAX_PERF61;
@@ -229,6 +238,8 @@ int rc_perf_add_attr(struct rc_perf_writer *w, const struct perf_event_attr *att
 		memcpy(a->ids, ids, nr_ids * sizeof(uint64_t));
 	a->nr_ids = nr_ids;
 	w->nr_attrs++;
+	if (name && !(a->name = strdup(name)))
+		return fail(w, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -352,6 +363,111 @@ int rc_perf_write_sid(struct rc_perf_writer *w, const void *rec,
 	return emit(w, buf, h.size);
 }
 
+static void put_header(uint8_t *buf, uint32_t type, uint16_t misc, uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = size };
+
+	memcpy(buf, &h, sizeof(h));
+}
+
+int rc_perf_sample(struct rc_perf_writer *w, const struct dc_sample_id *sid, uint64_t ip,
+		   const void *raw, uint32_t raw_size)
+{
+	static const uint64_t known = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				      PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
+				      PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+	uint8_t buf[REC_MAX + 1];
+	const struct wattr *a;
+	uint64_t st, id, v;
+	size_t n = sizeof(struct perf_event_header);
+
+	if (start_data(w))
+		return w->err;
+	a = attr_for(w, sid->id);
+	if (!a)
+		return fail(w, -EINVAL, "sample id %" PRIu64 " belongs to no attr", sid->id);
+	st = a->attr.sample_type;
+	if (st & ~known)
+		return fail(w, -EINVAL, "sample_type %#" PRIx64 " has fields the writer cannot fill",
+			    st);
+	if (raw_size > REC_MAX - 128)
+		return fail(w, -EINVAL, "sample RAW of %" PRIu32 " bytes too large", raw_size);
+	id = sid->id;
+	if (!id && a->nr_ids == 1)
+		id = a->ids[0];
+	/* perf's order of the fields */
+#define PUT(p, k) (memcpy(buf + n, (p), (k)), n += (k))
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		PUT(&id, 8);
+	if (st & PERF_SAMPLE_IP)
+		PUT(&ip, 8);
+	if (st & PERF_SAMPLE_TID) {
+		PUT(&sid->pid, 4);
+		PUT(&sid->tid, 4);
+	}
+	if (st & PERF_SAMPLE_TIME)
+		PUT(&sid->time, 8);
+	if (st & PERF_SAMPLE_ID)
+		PUT(&id, 8);
+	if (st & PERF_SAMPLE_CPU) {
+		v = sid->cpu;
+		PUT(&v, 8);
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		v = 1;
+		PUT(&v, 8);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/* u32 size + data ends on an 8-byte boundary */
+		uint32_t padded = (uint32_t)(((raw_size + 4 + 7) & ~(size_t)7) - 4);
+
+		PUT(&padded, 4);
+		if (raw_size)
+			PUT(raw, raw_size);
+		memset(buf + n, 0, padded - raw_size);
+		n += padded - raw_size;
+	}
+#undef PUT
+	put_header(buf, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)n);
+	return emit(w, buf, n);
+}
+
+void rc_perf_wake_attr(struct perf_event_attr *a, uint64_t tp_id)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->size = PF_ATTR_SIZE_MAX_PERF61;
+	a->config = tp_id;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a->sample_id_all = 1;
+	a->exclude_hv = 1;
+}
+
+void rc_perf_wake_raw(uint8_t raw[RC_WAKE_RAW_SIZE], uint64_t tp_id, int32_t waker_tid,
+		      const char *wakee_comm, int32_t wakee_tid, int32_t prio,
+		      int32_t target_cpu)
+{
+	uint16_t type = (uint16_t)tp_id;
+	size_t len = wakee_comm ? strnlen(wakee_comm, 15) : 0;
+
+	memset(raw, 0, RC_WAKE_RAW_SIZE);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &waker_tid, 4);
+	if (len)
+		memcpy(raw + RC_WAKE_OFF_COMM, wakee_comm, len);
+	memcpy(raw + RC_WAKE_OFF_PID, &wakee_tid, 4);
+	memcpy(raw + RC_WAKE_OFF_PRIO, &prio, 4);
+	memcpy(raw + RC_WAKE_OFF_TARGET_CPU, &target_cpu, 4);
+}
+
+int rc_perf_wake(struct rc_perf_writer *w, const struct dc_sample_id *sid,
+		 const uint8_t raw[RC_WAKE_RAW_SIZE])
+{
+	return rc_perf_sample(w, sid, 0, raw, RC_WAKE_RAW_SIZE);
+}
+
 /* A record body with a NUL-terminated string at its end, padded to 8. */
 static int write_with_string(struct rc_perf_writer *w, uint8_t *buf, size_t fixed,
 			     const char *s, const struct dc_sample_id *sid)
@@ -367,13 +483,6 @@ static int write_with_string(struct rc_perf_writer *w, uint8_t *buf, size_t fixe
 	h.size = (uint16_t)(fixed + padded);
 	memcpy(buf, &h, sizeof(h));
 	return rc_perf_write_sid(w, buf, sid);
-}
-
-static void put_header(uint8_t *buf, uint32_t type, uint16_t misc, uint16_t size)
-{
-	struct perf_event_header h = { .type = type, .misc = misc, .size = size };
-
-	memcpy(buf, &h, sizeof(h));
 }
 
 /* A record of a fixed-size body: header, body, then the sample_id trailer. */
@@ -741,13 +850,16 @@ static int build_auxtrace_feature(struct rc_perf_writer *w)
 /* HEADER_EVENT_DESC, as perf record writes it (names for perf script and
  * perf report --header-only): u32 nr, u32 attr size, then per attr: the
  * attr, u32 nr_ids, its name (a perf string), its ids. */
-static void event_name(const struct rc_perf_writer *w, const struct perf_event_attr *a,
+static void event_name(const struct rc_perf_writer *w, const struct wattr *wa,
 		       char *buf, size_t len)
 {
+	const struct perf_event_attr *a = &wa->attr;
 	const char *mod = a->exclude_kernel && !a->exclude_user ? "u" :
 			  !a->exclude_kernel && a->exclude_user ? "k" : "";
 
-	if (w->pt_type && a->type == w->pt_type)
+	if (wa->name)
+		snprintf(buf, len, "%s", wa->name);
+	else if (w->pt_type && a->type == w->pt_type)
 		snprintf(buf, len, "intel_pt//%s", mod);
 	else if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
 		snprintf(buf, len, "dummy%s%s", *mod ? ":" : "", mod);
@@ -768,7 +880,7 @@ static int build_event_desc(struct rc_perf_writer *w)
 		const struct wattr *a = &w->attrs[i];
 		uint32_t nr = (uint32_t)a->nr_ids;
 
-		event_name(w, &a->attr, name, sizeof(name));
+		event_name(w, a, name, sizeof(name));
 		if (feat_append(w, HEADER_EVENT_DESC, &a->attr, a->size) ||
 		    feat_append(w, HEADER_EVENT_DESC, &nr, 4) || feat_string(w, HEADER_EVENT_DESC, name) ||
 		    feat_append(w, HEADER_EVENT_DESC, a->ids, a->nr_ids * sizeof(uint64_t)))
@@ -805,6 +917,69 @@ static int write_features(struct rc_perf_writer *w)
 	return 0;
 }
 
+/* HEADER_TRACING_DATA for a file with a wake attr: perf refuses a file
+ * with a tracepoint attr whose format it cannot find there ("broken or
+ * missing trace data"), so it gets the one format the file needs, the
+ * layout rc_perf_wake_raw writes, under the attr's config as its ID. The
+ * feature is trace-cmd's "tracing" data, version 0.6 (little-endian, 8-byte
+ * longs): the ring buffer's page header of x86-64 (perf reads no page, but
+ * cannot read an empty one), no header_event text, no ftrace formats, one event system "sched" with one
+ * format, and empty kallsyms, printk formats and saved cmdlines. */
+static int build_tracing_data(struct rc_perf_writer *w)
+{
+	static const uint8_t magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const int f = HEADER_TRACING_DATA;
+	const struct wattr *a = NULL;
+	char fmt[1024];
+	uint8_t b[4] = { 0, 8, 0, 0 };  /* little-endian, sizeof(long) */
+	uint32_t page = 4096, one = 1, zero4 = 0;
+	static const char hpage[] =
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+	uint64_t zero8 = 0, len, hlen = sizeof(hpage) - 1;
+
+	for (size_t i = 0; i < w->nr_attrs && !a; i++)
+		if (w->attrs[i].attr.type == PERF_TYPE_TRACEPOINT && w->attrs[i].name &&
+		    !strcmp(w->attrs[i].name, RC_WAKE_EVENT_NAME))
+			a = &w->attrs[i];
+	if (!a || w->feat[f].set)
+		return w->err;
+	len = (uint64_t)snprintf(fmt, sizeof(fmt),
+		"name: sched_waking\n"
+		"ID: %llu\n"
+		"format:\n"
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+		"\n"
+		"\tfield:char comm[16];\toffset:%u;\tsize:16;\tsigned:0;\n"
+		"\tfield:pid_t pid;\toffset:%u;\tsize:4;\tsigned:1;\n"
+		"\tfield:int prio;\toffset:%u;\tsize:4;\tsigned:1;\n"
+		"\tfield:int target_cpu;\toffset:%u;\tsize:4;\tsigned:1;\n"
+		"\n"
+		"print fmt: \"comm=%%s pid=%%d prio=%%d target_cpu=%%03d\", REC->comm, REC->pid,"
+		" REC->prio, REC->target_cpu\n",
+		(unsigned long long)a->attr.config, RC_WAKE_OFF_COMM, RC_WAKE_OFF_PID,
+		RC_WAKE_OFF_PRIO, RC_WAKE_OFF_TARGET_CPU);
+	if (feat_append(w, f, magic, sizeof(magic)) || feat_append(w, f, "0.6", 4) ||
+	    feat_append(w, f, b, 2) || feat_append(w, f, &page, 4) ||
+	    feat_append(w, f, "header_page", 12) || feat_append(w, f, &hlen, 8) ||
+	    feat_append(w, f, hpage, hlen) ||
+	    feat_append(w, f, "header_event", 13) || feat_append(w, f, &zero8, 8) ||
+	    feat_append(w, f, &zero4, 4) ||                      /* ftrace formats */
+	    feat_append(w, f, &one, 4) || feat_append(w, f, "sched", 6) ||
+	    feat_append(w, f, &one, 4) || feat_append(w, f, &len, 8) ||
+	    feat_append(w, f, fmt, len) ||
+	    feat_append(w, f, &zero4, 4) ||                      /* kallsyms */
+	    feat_append(w, f, &zero4, 4) ||                      /* printk formats */
+	    feat_append(w, f, &zero8, 8))                        /* saved cmdlines */
+		return w->err;
+	return 0;
+}
+
 int rc_perf_close(struct rc_perf_writer *w)
 {
 	return rc_perf_finish(w, NULL, 0);
@@ -815,7 +990,8 @@ int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
 	uint8_t hb[sizeof(struct pf_file_header)];
 	int ret;
 
-	if (start_data(w) || build_auxtrace_feature(w) || build_event_desc(w))
+	if (start_data(w) || build_auxtrace_feature(w) || build_event_desc(w) ||
+	    build_tracing_data(w))
 		goto out;
 	w->hdr.data.size = w->off - w->hdr.data.offset;
 	if (write_features(w) || flush(w))

@@ -47,6 +47,56 @@ const char *rc_perf_errmsg(const struct rc_perf_writer *w);
 int rc_perf_add_attr(struct rc_perf_writer *w, const struct perf_event_attr *attr,
 		     const uint64_t *ids, size_t nr_ids);
 
+/* rc_perf_add_attr with the event's name for HEADER_EVENT_DESC (perf
+ * script prints it; NULL: the writer's own, e.g. "intel_pt//u", "dummy:u",
+ * "typeT/CONFIG/"). */
+int rc_perf_add_attr_named(struct rc_perf_writer *w, const struct perf_event_attr *attr,
+			   const uint64_t *ids, size_t nr_ids, const char *name);
+
+/* --- wake records (sched:sched_waking samples) ---------------------------
+ * A wakeup is a PERF_RECORD_SAMPLE of a tracepoint attr named
+ * "sched:sched_waking": the sample's pid/tid are the WAKER, its time the
+ * moment of the wake, its cpu the waker's; RAW is the kernel's
+ * sched_waking payload (x86-64, Linux 5.x/6.x), RC_WAKE_RAW_SIZE bytes:
+ *   u16 common_type @0, u8 common_flags @2, u8 common_preempt_count @3,
+ *   s32 common_pid @4 (waker tid), char comm[16] @8 (the WAKEE's comm),
+ *   s32 pid @24 (WAKEE tid), s32 prio @28, s32 target_cpu @32.
+ * Readers take the wakee from offset 24 and the waker from the sample's
+ * tid; they must not depend on attr.config (the tracepoint id of the
+ * recording machine's tracefs, or RC_WAKE_TP_ID_NONE when none was
+ * readable). Both recorders, hardware and emulated, write this. */
+#define RC_WAKE_EVENT_NAME "sched:sched_waking"
+#define RC_WAKE_RAW_SIZE 36u
+#define RC_WAKE_OFF_COMM 8u
+#define RC_WAKE_OFF_PID 24u
+#define RC_WAKE_OFF_PRIO 28u
+#define RC_WAKE_OFF_TARGET_CPU 32u
+#define RC_WAKE_TP_ID_NONE 0xffffu   /* config when no tracefs told the id */
+#define RC_WAKE_PRIO_NORMAL 120       /* the kernel's prio of a nice-0 task */
+/* The wake attr: PERF_TYPE_TRACEPOINT, config TP_ID, sample_period 1,
+ * sample_type IDENTIFIER|IP|TID|TIME|CPU|RAW, sample_id_all, user and
+ * kernel not excluded (a tracepoint fires in the kernel). IP is there as
+ * `perf record -e sched:sched_waking` has it (the kernel's ip at the
+ * tracepoint; 0 from the emulators): without it `perf script -F ip,...`
+ * refuses the whole file. */
+void rc_perf_wake_attr(struct perf_event_attr *a, uint64_t tp_id);
+/* The RAW payload of a wake of WAKEE_TID (named WAKEE_COMM, cut to 15
+ * bytes) by WAKER_TID. */
+void rc_perf_wake_raw(uint8_t raw[RC_WAKE_RAW_SIZE], uint64_t tp_id, int32_t waker_tid,
+		      const char *wakee_comm, int32_t wakee_tid, int32_t prio,
+		      int32_t target_cpu);
+/* A wake record: sid (id = a wake attr's sample id, pid/tid = waker, time,
+ * cpu) and its payload. */
+int rc_perf_wake(struct rc_perf_writer *w, const struct dc_sample_id *sid,
+		 const uint8_t raw[RC_WAKE_RAW_SIZE]);
+
+/* A PERF_RECORD_SAMPLE of the attr owning sid->id, with the fields of its
+ * sample_type in perf's order; supported: IDENTIFIER, IP (ip), TID, TIME,
+ * ID, CPU, PERIOD (1), RAW (u32 raw_size + raw, zero-padded so the record
+ * stays 8-byte aligned, as the kernel pads it). Any other field: -EINVAL. */
+int rc_perf_sample(struct rc_perf_writer *w, const struct dc_sample_id *sid, uint64_t ip,
+		   const void *raw, uint32_t raw_size);
+
 /* Raw record, written as is (size from its header). For AUXTRACE use
  * rc_perf_auxtrace. */
 int rc_perf_write(struct rc_perf_writer *w, const void *rec);

@@ -37,13 +37,14 @@
 #include "record/pt_internal.h"
 #include "record/pt_ring.h"
 #include "record/procmaps.h"
+#include "record/wake.h"
 
 #define MAX_CPUS 4096
 #define PT_DIR "/bus/event_source/devices/intel_pt"
 
 enum ev_kind {
 	EV_PT = RC_PT_EV_PT, EV_TRACK = RC_PT_EV_TRACK, EV_SWITCH = RC_PT_EV_SWITCH,
-	EV_KINDS = RC_PT_EV_KINDS
+	EV_WAKE = RC_PT_EV_WAKE, EV_KINDS = RC_PT_EV_KINDS
 };
 
 struct pmu {
@@ -93,6 +94,8 @@ struct rec {
 	size_t nevs, evcap;
 	bool cpu_wide;               /* SWITCH_CPU_WIDE via system-wide dummies */
 	bool text_poke;              /* --kernel: TEXT_POKE/KSYMBOL on them     */
+	bool wakes;                  /* sched:sched_waking on every CPU         */
+	uint64_t wake_tp_id;
 	uint64_t aux_size;
 	struct dc_rec_time_conv tc;  /* from the first buffer's control page */
 	struct perf_event_attr attr[EV_KINDS];
@@ -410,6 +413,7 @@ static void make_attrs(struct rec *r)
 		.pmu_type = r->pmu.type, .config = r->pmu.config, .aux_size = r->aux_size,
 		.kernel = o->kernel, .workload = o->argv != NULL, .per_thread = r->per_thread,
 		.cpu_wide = r->cpu_wide, .snapshot = o->snapshot, .text_poke = r->text_poke,
+		.wake_tp_id = r->wake_tp_id,
 	};
 
 	rc_pt_make_attrs(&c, r->attr);
@@ -556,6 +560,81 @@ static int open_events(struct rec *r)
 			rc = add_event(r, EV_SWITCH, -1, bf->cpu, b);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* Wake records (issue 16): sched:sched_waking on every CPU, next to the
+ * CPU-wide switch events, when tracefs tells its id and the kernel lets us
+ * open it (CPU-wide, RAW: paranoid -1 or CAP_PERFMON); otherwise one line
+ * in the stats says why and the recording goes on without. */
+static void plan_wakes(struct rec *r)
+{
+	const struct rc_pt_opts *o = r->o;
+	long paranoid = proc_long("/proc/sys/kernel/perf_event_paranoid", 2);
+	int rc;
+
+	r->wakes = false;
+	if (o->no_wakers)
+		return;
+	if (r->per_thread) {
+		snprintf(r->st->wake_note, sizeof(r->st->wake_note),
+			 "-t traces threads, not CPUs: recording without wake records "
+			 "(-p PID has them)");
+		return;
+	}
+	if ((rc = rc_wake_tp_id(o->tracefs, &r->wake_tp_id))) {
+		rc_pt_wake_note(r->st->wake_note, sizeof(r->st->wake_note), rc, o->tracefs,
+				r->wake_tp_id, 0, paranoid);
+		return;
+	}
+	if (!r->cpu_wide) {
+		rc_pt_wake_note(r->st->wake_note, sizeof(r->st->wake_note), 0, o->tracefs,
+				r->wake_tp_id, EACCES, paranoid);
+		return;
+	}
+	r->wakes = true;
+}
+
+/* The wake events, one per CPU buffer; on any failure none (and the
+ * note). Opened after every other event: the owner of each buffer is
+ * already known. */
+static int open_wakes(struct rec *r)
+{
+	size_t first = r->nevs;
+
+	if (!r->wakes)
+		return 0;
+	for (size_t b = 0; b < r->nbufs; b++) {
+		uint64_t id = 0;
+		int fd;
+
+		if (r->nevs == r->evcap) {
+			size_t cap = r->evcap ? 2 * r->evcap : 16;
+			struct event *n = realloc(r->evs, cap * sizeof(*n));
+
+			if (!n)
+				return fail(r, -ENOMEM, "out of memory");
+			r->evs = n;
+			r->evcap = cap;
+		}
+		fd = perf_open(&r->attr[EV_WAKE], -1, r->bufs[b].cpu, -1);
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
+			int e = errno;
+
+			if (fd >= 0)
+				close(fd);
+			rc_pt_wake_note(r->st->wake_note, sizeof(r->st->wake_note), 0, r->o->tracefs,
+					r->wake_tp_id, e,
+					proc_long("/proc/sys/kernel/perf_event_paranoid", 2));
+			while (r->nevs > first)
+				close(r->evs[--r->nevs].fd);
+			r->wakes = false;
+			return 0;
+		}
+		r->evs[r->nevs] = (struct event){ .fd = fd, .kind = EV_WAKE, .buf = b, .id = id,
+						  .pid = -1, .cpu = r->bufs[b].cpu };
+		r->nevs++;
 	}
 	return 0;
 }
@@ -964,7 +1043,9 @@ static int write_attrs(struct rec *r)
 		for (size_t i = 0; i < r->nevs; i++)
 			if (r->evs[i].kind == (enum ev_kind)k)
 				ids[n++] = r->evs[i].id;
-		rc = n ? rc_perf_add_attr(r->w, &r->attr[k], ids, n) : 0;
+		rc = !n ? 0 : k == EV_WAKE ? rc_perf_add_attr_named(r->w, &r->attr[k], ids, n,
+								      RC_WAKE_EVENT_NAME)
+				   : rc_perf_add_attr(r->w, &r->attr[k], ids, n);
 		free(ids);
 		if (rc)
 			return fail(r, rc, "writing %s: %s", r->o->output, rc_perf_errmsg(r->w));
@@ -1479,12 +1560,13 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 	r->aux_size = aux;
 	r->text_poke = o->kernel;
 	make_attrs(r);
-	if (!r->per_thread) {
+	if (!r->per_thread)
 		probe_cpu_wide(r);
-		make_attrs(r);
-	}
+	plan_wakes(r);
+	make_attrs(r);
 	raise_nofile();
-	if ((rc = open_events(r)) || (rc = set_filters(r)) || (rc = map_buffers(r, data, aux)) ||
+	if ((rc = open_events(r)) || (rc = open_wakes(r)) || (rc = set_filters(r)) ||
+	    (rc = map_buffers(r, data, aux)) ||
 	    (rc = redirect_events(r)))
 		return rc;
 	if ((rc = write_attrs(r)) || (rc = write_id_index(r)) || (rc = write_info(r)) ||
@@ -1500,8 +1582,11 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 	r->st->cpus = r->per_thread ? 0 : (unsigned)r->ncpus;
 	r->st->threads = (unsigned)r->ntasks;
 	r->st->cpu_wide_switch = r->cpu_wide;
-	/* CPU-wide switch events start now; the rest on exec (-- CMD) or now. */
-	if ((rc = ioctl_all(r, EV_SWITCH, PERF_EVENT_IOC_ENABLE, (size_t)-1)))
+	r->st->wakes = r->wakes;
+	/* CPU-wide switch and wake events start now; the rest on exec (-- CMD)
+	 * or now. */
+	if ((rc = ioctl_all(r, EV_SWITCH, PERF_EVENT_IOC_ENABLE, (size_t)-1)) ||
+	    (rc = ioctl_all(r, EV_WAKE, PERF_EVENT_IOC_ENABLE, (size_t)-1)))
 		return fail(r, rc, "enabling the switch events: %s", strerror(-rc));
 	if (o->argv)
 		return release_child(r);

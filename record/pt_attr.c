@@ -63,4 +63,16 @@ void rc_pt_make_attrs(const struct rc_pt_attr_cfg *c, struct perf_event_attr *at
 	 * them: the caller clears the bits on EINVAL). */
 	a->text_poke = c->kernel && c->text_poke;
 	a->ksymbol = c->kernel && c->text_poke;
+
+	/* Wakes: CPU-wide (every task's wakes on the CPU: the wakee may be
+	 * woken by any task, so no filter on the waker's side; a filter on the
+	 * wakee's pid would miss the threads the target makes later, and the
+	 * tracepoint has no tgid: the reader drops the wakes of other tasks).
+	 * A tracepoint fires in the kernel: exclude_kernel would drop them
+	 * all. Enabled with the switch events. */
+	a = &attr[RC_PT_EV_WAKE];
+	rc_perf_wake_attr(a, c->wake_tp_id);
+	a->disabled = 1;
+	a->exclude_hv = 1;
+	a->sample_id_all = 1;
 }

@@ -45,8 +45,9 @@ void rc_pt_valid_str(uint64_t valid, char *buf, size_t len);
 /* ---- the events' attrs (record/pt_attr.c) --------------------------- */
 
 /* The events: PT, the tracking dummy (MMAP2/COMM/FORK/EXIT) next to it, the
- * CPU-wide switch dummy. */
-enum { RC_PT_EV_PT, RC_PT_EV_TRACK, RC_PT_EV_SWITCH, RC_PT_EV_KINDS };
+ * CPU-wide switch dummy, the CPU-wide sched:sched_waking tracepoint (wake
+ * records, perfwriter.h). */
+enum { RC_PT_EV_PT, RC_PT_EV_TRACK, RC_PT_EV_SWITCH, RC_PT_EV_WAKE, RC_PT_EV_KINDS };
 
 struct rc_pt_attr_cfg {
 	int pmu_type;                /* intel_pt's type and config            */
@@ -58,9 +59,19 @@ struct rc_pt_attr_cfg {
 	bool cpu_wide;               /* switches from the CPU-wide dummy      */
 	bool snapshot;               /* overwrite mode                        */
 	bool text_poke;              /* the kernel has text_poke/ksymbol      */
+	uint64_t wake_tp_id;         /* sched_waking's id (tracefs)           */
 };
 
 void rc_pt_make_attrs(const struct rc_pt_attr_cfg *c, struct perf_event_attr *attr); /* [RC_PT_EV_KINDS] */
+
+/* ---- wake records (record/pt_msg.c) -------------------------------- */
+
+/* Why a recording goes on without wake records, one line: TP_RC is what
+ * rc_wake_tp_id said for tracefs ROOT (NULL: the default roots), OPEN_ERR
+ * the errno of opening the tracepoint (0: not tried), PARANOID the
+ * kernel.perf_event_paranoid setting. */
+void rc_pt_wake_note(char *buf, size_t len, int tp_rc, const char *root, uint64_t tp_id,
+		     int open_err, long paranoid);
 
 /* ---- messages (record/pt_msg.c) ------------------------------------- */
 

@@ -7,6 +7,7 @@
 
 #include "record/record.h"
 #include "record/pt_internal.h"
+#include "record/wake.h"
 
 void rc_pt_open_errmsg(char *buf, size_t len, int err, int type, uint64_t config, int cpu,
 		       const char *pmu_dir)
@@ -57,4 +58,29 @@ void rc_pt_map_errmsg(char *buf, size_t len, const struct rc_pt_map_err *m)
 	}
 	snprintf(buf, len, "cannot map %llu KiB of perf ring buffers: %s",
 		 (unsigned long long)(m->bytes >> 10), strerror(m->err));
+}
+
+void rc_pt_wake_note(char *buf, size_t len, int tp_rc, const char *root, uint64_t tp_id,
+		     int open_err, long paranoid)
+{
+	const char *r = root ? root : RC_TRACEFS_ROOT;
+
+	if (tp_rc == -ENOENT)
+		snprintf(buf, len, "no sched:sched_waking tracepoint under %s%s (mount tracefs: "
+			 "mount -t tracefs nodev %s): recording without wake records",
+			 r, root ? "" : " or " RC_TRACEFS_ROOT_DEBUG, r);
+	else if (tp_rc == -EACCES)
+		snprintf(buf, len, "cannot read %s/events/sched/sched_waking/id (run as root): "
+			 "recording without wake records", r);
+	else if (tp_rc)
+		snprintf(buf, len, "%s/events/sched/sched_waking/id holds no tracepoint id: "
+			 "recording without wake records", r);
+	else if (open_err == EACCES || open_err == EPERM)
+		snprintf(buf, len, "not allowed to open sched:sched_waking on every CPU "
+			 "(kernel.perf_event_paranoid = %ld, needs -1, or root/CAP_PERFMON): "
+			 "recording without wake records", paranoid);
+	else
+		snprintf(buf, len, "cannot open sched:sched_waking (tracepoint id %llu): %s: "
+			 "recording without wake records", (unsigned long long)tp_id,
+			 strerror(open_err));
 }

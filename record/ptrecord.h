@@ -34,6 +34,9 @@ struct rc_pt_opts {
 	int psb_period;              /* -1: the PMU's default                 */
 	const char *filter;          /* trace only this function, or NULL     */
 	const char *sysfs;           /* "/sys" (tests point it elsewhere)     */
+	const char *tracefs;         /* NULL: /sys/kernel/tracing, then
+	                              * /sys/kernel/debug/tracing (tests)      */
+	bool no_wakers;              /* --no-wakers: no wake records          */
 	/* Set asynchronously by the caller's signal handlers: stop recording;
 	 * take a snapshot now (--snapshot). May be NULL. */
 	volatile sig_atomic_t *stop;
@@ -62,6 +65,9 @@ struct rc_pt_stats {
 	uint64_t lost_events;
 	uint64_t snapshots;
 	bool cpu_wide_switch;        /* SWITCH_CPU_WIDE (else per-task SWITCH) */
+	bool wakes;                  /* sched:sched_waking on every CPU       */
+	char wake_note[512];         /* why not (one line), "" when wakes or  */
+	                             /* --no-wakers                           */
 	bool child_exited;           /* -- CMD: how it ended                  */
 	int child_status;            /* waitpid status                        */
 	bool child_stopped;          /* ... by us, when recording stopped first */

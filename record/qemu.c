@@ -48,8 +48,19 @@ struct qproc {
 };
 
 /* A time stamp of one syscall entry, set when the scheduler replays it:
- * wakes and creations refer to it. */
-struct qstamp { uint64_t uaddr; uint64_t vtime; bool set, traced; int kind; /* 1 wake, 2 clone */ };
+ * wakes and creations refer to it. uaddr: a futex's address, a pipe's
+ * rc_qp_pipe_key, 0 for an exit (it wakes a join: any futex). The thread
+ * that issued it and its CPU then (a wake's waker) come with vtime. */
+struct qstamp {
+	uint64_t uaddr;
+	uint64_t vtime;
+	bool set, traced;
+	int kind;                  /* 1 wake, 2 clone */
+	pid_t pid, tid;
+	unsigned cpu;
+	pid_t child;               /* clone: the tid it returned (parse side) */
+	uint64_t ctid;             /* clone: the new thread's clear-tid futex */
+};
 
 struct qthr {
 	struct rc_emu_sthr s;      /* scheduling (first: thr_of) */
@@ -68,8 +79,10 @@ struct qthr {
 	uint64_t sys_t, v0;
 	bool sys_thread;           /* the syscall makes a thread (clone) */
 	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
-	size_t clone_stamp;        /* parse side: of the last clone/fork (+1) */
+	size_t clone_stamp;        /* parse side: of the clone/fork it is in (+1),
+				    * 0 once it returned */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
+	uint64_t ctid;             /* parse side: its clear-tid futex, 0 unknown */
 };
 
 struct qemu {
@@ -483,6 +496,13 @@ static bool page_crossing(struct qemu *e, const struct rc_qp_def *d)
 	return ((d->last_ip + full.len - 1) & ~(uint64_t)4095) != page;
 }
 
+/* A syscall whose fd may be a pipe (the plugin's extra: its key). */
+static bool is_pipe_io(int64_t nr)
+{
+	return nr == SYS_read || nr == SYS_readv || nr == SYS_write || nr == SYS_writev ||
+	       nr == SYS_close;
+}
+
 /* Parse one chunk: words go to their thread's queue; maps, definitions,
  * stamps and births are handled here, in pipe order. */
 static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32_t *w, size_t nw)
@@ -580,34 +600,54 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH) {
 			if (!t && !(t = new_thr(e, h->tid, p)))
 				return e->fail;
+			_Static_assert(sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_ret) &&
+				       sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_birth),
+				       "rec below holds any of them");
 			uint32_t words = m == RC_QP_SYS ? RC_QP_WORDS(struct rc_qp_sys) :
 					 m == RC_QP_RET ? RC_QP_WORDS(struct rc_qp_ret) :
 					 RC_QP_WORDS(struct rc_qp_birth);
 			if (i + words > nw)
 				break;
 			/* the record, then one word: the stamp it sets or waits for */
-			uint32_t rec[1 + 16];
+			uint32_t rec[2 + RC_QP_WORDS(struct rc_qp_sys)];  /* the largest record */
 			rec[0] = m;
 			memcpy(rec + 1, w + i, words * 4);
 			uint32_t stamp = 0;
 			if (m == RC_QP_SYS) {
 				struct rc_qp_sys s;
 				memcpy(&s, w + i, sizeof(s));
+				bool pipe = is_pipe_io(s.nr) && s.extra;
 				bool wake = (s.nr == SYS_futex && rc_emu_futex_wakes((int)s.a2)) ||
-					    s.nr == SYS_exit;
+					    s.nr == SYS_exit ||
+					    (pipe && s.nr != SYS_read && s.nr != SYS_readv);
 				bool clone = s.nr == SYS_clone || s.nr == SYS_clone3 ||
 					     s.nr == SYS_fork || s.nr == SYS_vfork;
+				/* an exit wakes its clear-tid futex (a join);
+				 * unknown (0): any futex */
 				stamp = (uint32_t)new_stamp(e, wake ? 1 : clone ? 2 : 0,
-							    s.nr == SYS_futex ? s.a1 : 0);
+							    s.nr == SYS_futex ? s.a1 :
+							    pipe ? s.extra :
+							    s.nr == SYS_exit ? t->ctid : 0);
+				if (clone)
+					e->stamps[stamp - 1].ctid = s.ctid;
+				if (s.nr == SYS_set_tid_address)
+					t->ctid = s.a1;
 				t->sys_stamp = stamp;
 				if (clone)
 					t->clone_stamp = stamp;
 			} else if (m == RC_QP_RET) {
 				struct rc_qp_ret r;
 				memcpy(&r, w + i, sizeof(r));
+				if (t->clone_stamp && (r.nr == SYS_clone || r.nr == SYS_clone3 ||
+						       r.nr == SYS_fork || r.nr == SYS_vfork)) {
+					e->stamps[t->clone_stamp - 1].child = r.ret > 0 ? (pid_t)r.ret : 0;
+					t->clone_stamp = 0;
+				}
 				/* a futex wait ends at the latest wake of its futex
-				 * (or a thread exit) between its entry and return */
-				if (r.nr == SYS_futex && t->sys_stamp) {
+				 * (or a thread exit) between its entry and return;
+				 * a wake (kind 1) is no wait: it takes its time */
+				if (r.nr == SYS_futex && t->sys_stamp &&
+				    e->stamps[t->sys_stamp - 1].kind != 1) {
 					uint64_t ua = e->stamps[t->sys_stamp - 1].uaddr;
 					for (size_t k = e->nstamps; k > t->sys_stamp; k--) {
 						const struct qstamp *q = &e->stamps[k - 1];
@@ -617,12 +657,43 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 						}
 					}
 				}
+				/* a read of a pipe at the first write to or close
+				 * of it between its entry and return */
+				if ((r.nr == SYS_read || r.nr == SYS_readv) && t->sys_stamp &&
+				    e->stamps[t->sys_stamp - 1].uaddr) {
+					uint64_t key = e->stamps[t->sys_stamp - 1].uaddr;
+					for (size_t k = t->sys_stamp + 1; k <= e->nstamps; k++) {
+						const struct qstamp *q = &e->stamps[k - 1];
+						if (q->kind == 1 && q->uaddr == key) {
+							stamp = (uint32_t)k;
+							break;
+						}
+					}
+				}
 			} else {
 				struct rc_qp_birth b;
 				memcpy(&b, w + i, sizeof(b));
+				/* the clone that made it: the one that returned its
+				 * tid (its creator may be in another clone by now:
+				 * the host runs a new thread when it likes), else
+				 * the one its creator is still in */
 				struct qthr *pt = find_thr(e, b.ptid);
-				if (pt)
+				/* (a thread's first words follow its clone soon: a
+				 * bounded look back) */
+				size_t lo = e->nstamps > 65536 ? e->nstamps - 65536 : 0;
+				for (size_t k = e->nstamps; pt && k > lo; k--)
+					if (e->stamps[k - 1].kind == 2 &&
+					    e->stamps[k - 1].child == h->tid) {
+						stamp = (uint32_t)k;
+						break;
+					}
+				if (pt && !stamp)
 					stamp = (uint32_t)pt->clone_stamp;
+				if (stamp && !b.fork) {
+					if (!t && !(t = new_thr(e, h->tid, p)))
+						return e->fail;
+					t->ctid = e->stamps[stamp - 1].ctid;
+				}
 			}
 			rec[1 + words] = stamp;
 			if (push(e, t, rec, 2 + words))
@@ -922,6 +993,8 @@ static int step(struct qemu *e, struct qthr *t)
 				e->stamps[stamp - 1].vtime = latest_now(e);
 				e->stamps[stamp - 1].traced = false;
 				e->stamps[stamp - 1].set = true;
+				e->stamps[stamp - 1].pid = t->p->pid;
+				e->stamps[stamp - 1].tid = t->tid;
 			}
 			t->head += len;
 			if (s.nr == SYS_exit || s.nr == SYS_exit_group)
@@ -945,6 +1018,9 @@ static int step(struct qemu *e, struct qthr *t)
 			e->stamps[stamp - 1].vtime = v->now;
 			e->stamps[stamp - 1].traced = true;
 			e->stamps[stamp - 1].set = true;
+			e->stamps[stamp - 1].pid = t->p->pid;
+			e->stamps[stamp - 1].tid = t->tid;
+			e->stamps[stamp - 1].cpu = c;
 		}
 		t->sys_nr = (long)s.nr;
 		t->sys_t = s.t_ns;
@@ -978,13 +1054,20 @@ static int step(struct qemu *e, struct qthr *t)
 			return 1;
 		}
 		uint64_t d = measured(e, t->sys_t, r.t_ns);
-		if (stamp && t->sys_nr == SYS_futex) {
+		if (stamp && (t->sys_nr == SYS_futex || t->sys_nr == SYS_read ||
+			      t->sys_nr == SYS_readv)) {
 			const struct qstamp *q = &e->stamps[stamp - 1];
 			if (!q->set)
 				return 0;  /* the waker has not got there yet */
-			if (q->traced)
+			if (q->traced) {
 				d = q->vtime > t->v0 ? q->vtime - t->v0 + e->o->ns_per_insn
 						     : e->o->ns_per_insn;
+				/* a traced thread ended this wait: its wake record */
+				if (q->tid != t->tid && !e->o->no_wakers &&
+				    wcheck(e, rc_emu_wake(e->w, e->truth, q->cpu, q->pid, q->tid,
+							  q->vtime, t->tid, e->comm, -1)))
+					return e->fail;
+			}
 		}
 		if (r.ret > 0 && (t->sys_thread || (e->o->follow_fork && (r.nr == SYS_clone ||
 		    r.nr == SYS_clone3 || r.nr == SYS_fork || r.nr == SYS_vfork)))) {
@@ -1209,7 +1292,8 @@ static int setup(struct qemu *e)
 	e->s.truth = e->truth;
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;
-	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc));
+	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc,
+					    !o->no_wakers));
 }
 
 static uint64_t mono(void)

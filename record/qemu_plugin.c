@@ -15,6 +15,7 @@
  * in other threads (a futex wake precedes the waiter's return). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -47,6 +48,10 @@ static int out_fd = -1;
 static int dead;
 static pid_t my_pid;
 static unsigned fork_gen;
+/* The thread that last entered clone/clone3 (a thread creating a thread):
+ * qemu may run the vCPU init callback in the new thread itself, which then
+ * cannot tell its creator from its own tid. */
+static _Atomic pid_t last_cloner;
 static struct tbuf *bufs[MAX_VCPUS];
 static _Atomic uint32_t *next_id;  /* shared with forked children */
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -127,6 +132,8 @@ static struct tbuf *self(unsigned vcpu)
 	}
 	b->h.pid = my_pid;
 	b->h.tid = gettid_();
+	if (!b->born && br.ptid == b->h.tid && b->h.tid != my_pid)
+		br.ptid = atomic_load(&last_cloner);  /* init ran in this thread */
 	b->h.vcpu = vcpu;
 	b->gen = fork_gen;
 	b->born = 1;
@@ -290,14 +297,30 @@ static uint64_t guest_u64(uint64_t addr)
 	return v;
 }
 
+/* rc_qp_pipe_key of host fd FD (qemu-user passes guest fds through) */
+static uint64_t fd_pipe_key(uint64_t fd)
+{
+	char fn[64], l[64];
+	if (fd > 1u << 30)
+		return 0;
+	snprintf(fn, sizeof(fn), "/proc/self/fd/%d", (int)fd);
+	ssize_t n = readlink(fn, l, sizeof(l) - 1);
+	if (n <= 0)
+		return 0;
+	l[n] = 0;
+	return rc_qp_pipe_key(l);
+}
+
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1,
 		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
 		       uint64_t a7, uint64_t a8)
 {
-	(void)id; (void)a4; (void)a5; (void)a6; (void)a7; (void)a8;
+	(void)id; (void)a5; (void)a6; (void)a7; (void)a8;
 	struct tbuf *b = self(vcpu);
 	if (!b)
 		return;
+	if (num == SYS_clone || num == SYS_clone3)
+		atomic_store(&last_cloner, gettid_());
 	struct rc_qp_sys s = { 0 };
 	s.nr = num;
 	s.a1 = a1;
@@ -307,6 +330,13 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		s.extra = a2 ? guest_u64(a2) : ~0ull;
 	else if (num == SYS_clone3)
 		s.extra = guest_u64(a1);
+	if (num == SYS_clone && (a1 & CLONE_CHILD_CLEARTID))
+		s.ctid = a4;
+	else if (num == SYS_clone3 && (s.extra & CLONE_CHILD_CLEARTID))
+		s.ctid = guest_u64(a1 + 16);  /* struct clone_args: child_tid */
+	else if (num == SYS_read || num == SYS_readv || num == SYS_write || num == SYS_writev ||
+		 num == SYS_close)
+		s.extra = fd_pipe_key(a1);  /* before a close makes it go */
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
 	flush(b);

@@ -61,8 +61,12 @@ struct rc_qp_sys {
 	int64_t nr;
 	uint64_t a1, a2, a3;
 	uint64_t extra;       /* rt_sigaction: the new handler (~0: none);
-			       * clone3: the flags */
+			       * clone3: the flags; read, readv, write,
+			       * writev, close: rc_qp_pipe_key of the fd */
 	uint64_t t_ns;        /* CLOCK_MONOTONIC at entry */
+	uint64_t ctid;        /* clone, clone3 with CLONE_CHILD_CLEARTID: the
+			       * new thread's clear-tid address (the futex
+			       * its exit wakes); else 0 */
 };
 
 struct rc_qp_ret {
@@ -78,5 +82,28 @@ struct rc_qp_birth {
 };
 
 #define RC_QP_WORDS(type) ((uint32_t)((sizeof(type) + 3) / 4))
+
+/* The wake key of a pipe, from the target of a /proc/PID/fd/N link
+ * ("pipe:[INODE]"): 1 << 62 | INODE (both ends of a pipe have one inode;
+ * futex addresses, the other wake keys, are user addresses far below); 0
+ * for anything else. Sockets are left out: the two ends of a socket pair
+ * have different inodes, and /proc does not tell the peer. Both emulators
+ * use it (the ptrace stepper too). */
+static inline uint64_t rc_qp_pipe_key(const char *link)
+{
+	static const char pre[] = "pipe:[";
+	uint64_t ino = 0;
+	const char *p = link;
+	for (const char *q = pre; *q; q++, p++)
+		if (*p != *q)
+			return 0;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9' && ino < (UINT64_C(1) << 58))
+		ino = ino * 10 + (uint64_t)(*p++ - '0');
+	if (*p != ']' || p[1])
+		return 0;
+	return UINT64_C(1) << 62 | ino;
+}
 
 #endif

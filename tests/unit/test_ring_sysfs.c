@@ -138,7 +138,8 @@ static void test_resolve_filter(void **state)
 static void test_attrs(void **state)
 {
 	struct rc_pt_attr_cfg c = { .pmu_type = 8, .config = 0x2001, .aux_size = 4u << 20,
-				    .workload = true, .cpu_wide = true, .text_poke = true };
+				    .workload = true, .cpu_wide = true, .text_poke = true,
+				    .wake_tp_id = 317 };
 	struct perf_event_attr a[RC_PT_EV_KINDS];
 
 	(void)state;
@@ -156,6 +157,20 @@ static void test_attrs(void **state)
 	/* user space only: no kernel text changes to follow */
 	assert_int_equal(a[RC_PT_EV_SWITCH].text_poke, 0);
 	assert_int_equal(a[RC_PT_EV_SWITCH].ksymbol, 0);
+	/* wakes: the sched_waking tracepoint of tracefs's id, every task's
+	 * (no inherit: CPU-wide), the kernel not excluded (a tracepoint fires
+	 * there: exclude_kernel would drop every sample), enabled by us */
+	assert_int_equal(a[RC_PT_EV_WAKE].type, PERF_TYPE_TRACEPOINT);
+	assert_int_equal(a[RC_PT_EV_WAKE].config, 317);
+	assert_int_equal(a[RC_PT_EV_WAKE].sample_period, 1);
+	assert_int_equal(a[RC_PT_EV_WAKE].sample_type,
+			 PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
+	assert_int_equal(a[RC_PT_EV_WAKE].exclude_kernel, 0);
+	assert_int_equal(a[RC_PT_EV_WAKE].exclude_user, 0);
+	assert_int_equal(a[RC_PT_EV_WAKE].inherit, 0);
+	assert_int_equal(a[RC_PT_EV_WAKE].disabled, 1);
+	assert_int_equal(a[RC_PT_EV_WAKE].enable_on_exec, 0);
 	for (int k = 0; k < RC_PT_EV_KINDS; k++) {
 		assert_int_equal(a[k].sample_id_all, 1);
 		assert_true(a[k].sample_type & PERF_SAMPLE_IDENTIFIER);
@@ -225,6 +240,37 @@ static void test_messages(void **state)
 	assert_non_null(strstr(buf, "(now unlimited)"));
 }
 
+/* Why a recording has no wake records: one line each, with what to do. */
+static void test_wake_notes(void **state)
+{
+	char b[512];
+
+	(void)state;
+	rc_pt_wake_note(b, sizeof(b), -ENOENT, NULL, 0xffff, 0, 2);
+	assert_string_equal(b, "no sched:sched_waking tracepoint under /sys/kernel/tracing or "
+			    "/sys/kernel/debug/tracing (mount tracefs: mount -t tracefs nodev "
+			    "/sys/kernel/tracing): recording without wake records");
+	rc_pt_wake_note(b, sizeof(b), -ENOENT, "/x/tr", 0xffff, 0, 2);
+	assert_string_equal(b, "no sched:sched_waking tracepoint under /x/tr (mount tracefs: "
+			    "mount -t tracefs nodev /x/tr): recording without wake records");
+	rc_pt_wake_note(b, sizeof(b), -EACCES, NULL, 0xffff, 0, 2);
+	assert_non_null(strstr(b, "cannot read /sys/kernel/tracing/events/sched/sched_waking/id"));
+	assert_non_null(strstr(b, "(run as root)"));
+	rc_pt_wake_note(b, sizeof(b), -EINVAL, "/x/tr", 0xffff, 0, 2);
+	assert_non_null(strstr(b, "/x/tr/events/sched/sched_waking/id holds no tracepoint id"));
+	rc_pt_wake_note(b, sizeof(b), 0, NULL, 317, EACCES, 2);
+	assert_string_equal(b, "not allowed to open sched:sched_waking on every CPU "
+			    "(kernel.perf_event_paranoid = 2, needs -1, or root/CAP_PERFMON): "
+			    "recording without wake records");
+	rc_pt_wake_note(b, sizeof(b), 0, NULL, 317, ENOENT, -1);
+	assert_non_null(strstr(b, "cannot open sched:sched_waking (tracepoint id 317): "));
+	for (int e = 0; e < 3; e++) {
+		rc_pt_wake_note(b, sizeof(b), e ? -ENOENT : 0, NULL, 1, e == 2 ? EPERM : 0, 1);
+		assert_non_null(strstr(b, ": recording without wake records"));
+		assert_null(strchr(b, '\n'));
+	}
+}
+
 static void test_module_line(void **state)
 {
 	char name[80];
@@ -253,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_attrs),
 		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_module_line),
+		cmocka_unit_test(test_wake_notes),
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_set_field),

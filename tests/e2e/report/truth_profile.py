@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The expected profile of an emulated recording, from its truth log alone.
 
-usage: truth_profile.py expect TRUTH [--per-thread]
+usage: truth_profile.py expect TRUTH [--per-thread] [--wakers]
        truth_profile.py compare TRUTH FOLDED [--per-thread] [--no-time]
                         [--no-comm] [--slack-ns N] [--only-tids LIST]
-                        [--show-plt]
+                        [--show-plt] [--wakers]
        truth_profile.py same TRUTH FOLDED_A FOLDED_B [--slack-ns N]
                         [--jump-only-ok]
        truth_profile.py walltime TRUTH [--perf-data FILE]
@@ -33,6 +33,19 @@ walltime prints "TID NS" per thread: its traced wall time (first event with
 paths    checks that every stack of FOLDED, pseudo-frames removed, is a
          contiguous sub-path of a call path the program really had (for
          traces with lost data, whose contexts can legitimately differ).
+
+--wakers (expect, compare) models `report --wakers` from the truth's
+"wake" lines: under the [off-cpu] frame of a wait that a wake line ended
+(the wake of its thread written while it was off its CPU, else the one
+stamped between its switch-out, less one context switch, and its
+switch-in), a frame "[woken by COMM-TID]" (the waker's comm at the wake,
+its tid), then the waker's user stack at its last syscall at or before the
+wake (the waking one: root first, callers inferred later included, the
+innermost frame the function that issued it, no [kernel]). Every frame there counts the waits attributed
+through it (compare checks those counts, not "(inferred)" marks there) and
+the leaf holds their blocked time, which
+leaves the [off-cpu] frame itself; a wait without a wake line stays plain
+[off-cpu]. Without --wakers the wake lines change nothing.
 
 Inline frames ("NAME (inlined)", report's default) are folded back into
 their function before any check (parse_folded): the truth log has no
@@ -291,13 +304,14 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 
 class Frame:
-    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0")
+    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
         self.started, self.handler = started, handler
         self.stub = False
         self.t0 = t0
+        self.wake = None        # --wakers: (time, waker tid) that ended it
 
 
 # report --show-plt: PLT stubs stay frames of their own
@@ -328,6 +342,10 @@ class Thread:
         # --timeline and --slowest (timeline_check.py, slowest_check.py)
         self.calls = []
         self.seg_t0 = None
+        self.comms = []         # (time, name) from its comm lines
+        self.sys_stacks = []    # (time, top user frame's node) per syscall
+        self.waits = []         # (offcpu node, blocked ns, wake) when --wakers
+        self.pending_wakes = []  # (time, waker tid) not yet given to a wait
 
     # accounting
     def account(self, t):
@@ -424,10 +442,11 @@ class Thread:
 
 
 class Model:
-    def __init__(self):
+    def __init__(self, wakers=False):
         self.sym = Symbolizer()
         self.threads = {}
         self.comms = {}
+        self.wakers = wakers
 
     def thread(self, pid, tid):
         th = self.threads.get(tid)
@@ -451,6 +470,12 @@ class Model:
         th = self.thread(pid, tid)
         if ev == "comm":
             th.comm = " ".join(args)
+            th.comms.append((t, th.comm))
+            return
+        if ev == "wake":
+            # stamped with the waker's time, written when the wakee's wait
+            # ended: not an event of the waker's own timeline
+            self.ev_wake(t, tid, int(args[0]))
             return
         if ev == "exec":
             self.sym.exec(pid)
@@ -558,6 +583,9 @@ class Model:
 
     def ev_syscall(self, th, t, args):
         self.repair(th, int(args[1], 16))
+        if self.wakers:
+            top = [fr.node for fr in th.stack if fr.pseudo is None]
+            th.sys_stacks.append((t, top[-1] if top else None))
         th.push("[kernel]", frozenset(["[kernel]"]), pseudo="kernel")
 
     def leave_kernel(self, th):
@@ -614,8 +642,28 @@ class Model:
         p = "preempt" if args and args[0] == "preempt" else "offcpu"
         th.push(p, frozenset([PSEUDO[p]]), pseudo=p)
 
+    def ev_wake(self, t, waker, wakee):
+        if not self.wakers:
+            return
+        w = self.threads.get(wakee)
+        if w is not None and w.stack and w.stack[-1].pseudo == "offcpu" and \
+                w.stack[-1].wake is None:
+            w.stack[-1].wake = (t, waker)
+        elif w is not None:
+            w.pending_wakes.append((t, waker))
+
     def ev_switch_in(self, th, t, args):
         if th.stack and th.stack[-1].pseudo in ("offcpu", "preempt"):
+            fr = th.stack[-1]
+            if self.wakers and fr.pseudo == "offcpu":
+                wake = fr.wake
+                if wake is None:
+                    for i, (wt, wk) in enumerate(th.pending_wakes):
+                        if fr.t0 - SWITCH_NS <= wt <= t:
+                            wake = th.pending_wakes.pop(i)
+                            break
+                if wake is not None:
+                    th.waits.append((fr.node, t - fr.t0, wake))
             th.pop()
         if th.stack and th.stack[-1].pseudo == "irq":
             th.resume_at = t + SWITCH_NS // 2
@@ -631,6 +679,38 @@ class Model:
         for th in self.threads.values():
             while th.stack:
                 th.pop(complete=False)
+        for th in self.threads.values():
+            for node, ns, (wt, waker) in th.waits:
+                self.attribute(node, ns, wt, waker)
+
+    def attribute(self, node, ns, wt, waker):
+        """Move NS of blocked time of [off-cpu] NODE under its waker."""
+        wth = self.threads.get(waker)
+        comm, stack = "unknown", []
+        if wth is not None:
+            names = [c for ct, c in wth.comms if ct <= wt] or [c for ct, c in wth.comms[:1]]
+            comm = names[-1] if names else wth.comm or "unknown"
+            before = [st for st_t, st in wth.sys_stacks if st_t <= wt]
+            # the node's callers as the whole truth knows them (an inferred
+            # caller found later, by a return from the root, included)
+            top = before[-1] if before else None
+            while top is not None and top.key is not None:
+                if isinstance(top.key, tuple):
+                    stack.append((top.key, top.names))
+                top = top.parent
+            stack.reverse()
+        label = "[woken by %s-%d]" % (comm, waker)
+        n = node.child(("wokenby", label), frozenset([label]))
+        path = [n]
+        for key, names in stack:
+            n = n.child(key, names)
+            path.append(n)
+        for p in path:
+            p.calls += 1
+            p.complete += 1
+            p.entries += 1
+        node.self_ns -= ns
+        path[-1].self_ns += ns
 
     def tree(self, per_thread):
         root = Node(None, None, None)
@@ -662,8 +742,8 @@ def check_switch_order(line, out_at):
                          % (tid, t, out_at[tid]))
 
 
-def load(path):
-    m = Model()
+def load(path, wakers=False):
+    m = Model(wakers)
     out_at = {}
     with open(path) as fh:
         for line in fh:
@@ -694,8 +774,8 @@ def frame_str(n):
     return "%s:%d%s" % (name, n.calls, "(inferred)" if n.complete == 0 else "")
 
 
-def cmd_expect(truth, per_thread):
-    m = load(truth)
+def cmd_expect(truth, per_thread, wakers=False):
+    m = load(truth, wakers)
     out = []
     walk(m.tree(per_thread), [], out)
     lines = sorted("%s %d" % (";".join(frame_str(n) for n in p), p[-1].self_ns)
@@ -808,8 +888,8 @@ def merge_kernel(rows):
 
 
 def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
-                check_comm=True):
-    m = load(truth)
+                check_comm=True, wakers=False):
+    m = load(truth, wakers)
     if only_tids:
         m.threads = {t: th for t, th in m.threads.items() if t in only_tids}
     root = m.tree(per_thread)
@@ -860,7 +940,10 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
             if calls is not None and calls != ecalls:
                 errs.append("line %d: frame %d %r has %d calls, truth %d: %s"
                             % (ln, depth + 1, fr, calls, ecalls, line[:300]))
-            if calls is not None and inferred != (ecomplete == 0):
+            # under [woken by ...] a frame counts waits, not calls: whether
+            # it says "(inferred)" is not checked (--wakers)
+            woken = any(split_frame(f)[0].startswith("[woken by ") for f in frames[:depth + 1])
+            if calls is not None and inferred != (ecomplete == 0) and not woken:
                 errs.append("line %d: frame %d %r: truth has %d complete call(s): %s"
                             % (ln, depth + 1, fr, ecomplete, line[:300]))
         else:
@@ -1110,7 +1193,7 @@ def main(argv):
     per_thread = "--per-thread" in argv
     SHOW_PLT = "--show-plt" in argv
     if cmd == "expect":
-        cmd_expect(truth, per_thread)
+        cmd_expect(truth, per_thread, "--wakers" in argv)
         return 0
     if cmd == "walltime":
         pd = None
@@ -1136,7 +1219,7 @@ def main(argv):
             if a == "--only-tids":
                 tids = {int(x) for x in argv[i + 1].split(",")}
         return cmd_compare(truth, argv[3], per_thread, "--no-time" not in argv, slack, tids,
-                           "--no-comm" not in argv)
+                           "--no-comm" not in argv, "--wakers" in argv)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -1,0 +1,142 @@
+#!/bin/bash
+# Wake records (issue 16): record --emulate writes a sched:sched_waking
+# sample for each traced wait a traced thread ended, at the waker's time;
+# Debian's perf reads the file (with and without --itrace=cr, exit 0, no
+# complaint) and prints them as the truth's "wake" lines, one to one
+# (wakes.py match); each lies in a wait of its wakee (wakes.py waits).
+# On the four wake_* programs (every wait ended by a traced thread), the
+# waits each program must have are there, and the truth model of `report
+# --wakers` (truth_profile.py --wakers) attributes every blocked ns of them
+# to a waker, keeping each thread's total; `report` (plain) still matches
+# the truth exactly, and `report --wakers`, when this build has it, matches
+# the model. tests/e2e/qemu reruns this on the qemu backend.
+. "$E2E_LIB"
+command -v perf >/dev/null || { echo "perf not installed: skipped"; exit 77; }
+W=(python3 "$EMU_DIR/wakes.py")
+TP=(python3 "$REPORT_DIR/truth_profile.py")
+
+# rec NAME [--none] [RECORD ARGS] -- PROG [ARGS]: record with the truth,
+# then check the records against it (--none: there are none). Sets OK=1
+# when the recording worked.
+rec() {
+	local name=$1 none=; shift
+	[ "$1" = --none ] && { none=--none; shift; }
+	OK=0
+	if ! "$PTFLAME" record --emulate -q -o "$name.data" --truth "$name.truth" "$@" \
+		>"$name.out" 2>&1; then
+		fail "$name: record failed: $(head -c 400 "$name.out")"
+		return
+	fi
+	OK=1
+	local o
+	for o in "" "--itrace=cr"; do
+		if perf script $o -i "$name.data" >"$name.ps" 2>"$name.pserr"; then
+			[ -s "$name.pserr" ] && fail "$name: perf script $o complained: $(head -c 300 "$name.pserr")"
+		else
+			fail "$name: perf script $o failed: $(head -c 300 "$name.pserr")"
+		fi
+	done
+	perf script --ns -F trace:tid,cpu,time,event,trace -i "$name.data" >"$name.wk" 2>"$name.wkerr"
+	if "${W[@]}" match "$name.truth" "$name.wk" $none >"$name.match" 2>&1; then
+		pass "$name: $(tail -1 "$name.match")"
+	else
+		fail "$name: $(head -c 800 "$name.match")"
+	fi
+}
+
+# waits NAME EXPECT...: wakes.py waits with --expect each
+waits() {
+	local name=$1; shift
+	[ "$OK" = 1 ] || return
+	local a=() e
+	for e in "$@"; do a+=(--expect "$e"); done
+	if "${W[@]}" waits "$name.truth" "${a[@]}" >"$name.waits" 2>&1; then
+		pass "$name: $(tail -1 "$name.waits")"
+	else
+		fail "$name: $(head -c 800 "$name.waits")"
+	fi
+}
+
+# two workers taking turns on a mutex (with sleeps: whether they contend
+# depends on real time), joined by main (who exits first too)
+rec threads -- "$TESTDATA/emu_threads"
+waits threads "*<-*:1"
+
+# model NAME: the truth model with and without --wakers (per thread): the
+# same total per thread, [woken by] frames under [off-cpu] only, each wake
+# line's wait attributed; plain report == truth; report --wakers == model
+model() {
+	local name=$1 v
+	[ "$OK" = 1 ] || return
+	"${TP[@]}" expect "$name.truth" --per-thread >"$name.exp" 2>/dev/null
+	"${TP[@]}" expect "$name.truth" --per-thread --wakers >"$name.expw" 2>/dev/null
+	if awk '{split($1, f, ";"); t[f[1]] += $NF} END {for (k in t) print k, t[k]}' "$name.exp" | sort >"$name.tot" &&
+		awk '{split($1, f, ";"); t[f[1]] += $NF} END {for (k in t) print k, t[k]}' "$name.expw" | sort >"$name.totw" &&
+		[ -s "$name.tot" ] && cmp -s "$name.tot" "$name.totw"; then
+		pass "$name: --wakers keeps every thread's time ($(tr '\n' ' ' <"$name.tot"))"
+	else
+		fail "$name: per-thread totals differ with --wakers: $(diff "$name.tot" "$name.totw" | head -5)"
+	fi
+	local bad nw nl
+	bad=$(grep -c '\[woken by' "$name.expw" | tr -d ' ')
+	nw=$(grep -E '\[off-cpu\][^;]*;\[woken by [^]]+-[0-9]+\][^;]*;' "$name.expw" | wc -l)
+	nl=$(awk '$5 == "wake"' "$name.truth" | wc -l)
+	[ "$bad" -eq "$nw" ] && [ "$nw" -ge 1 ] && [ "$nw" -le "$nl" ] &&
+		pass "$name: $nw [woken by] stacks, each under [off-cpu] with the waker's stack ($nl wake lines)" ||
+		fail "$name: $bad [woken by] lines, $nw under [off-cpu] with a stack, $nl wake lines"
+	for v in "" --per-thread; do
+		if "$PTFLAME" report -q -i "$name.data" $v >"$name.rep$v" 2>"$name.rep$v.err" &&
+			"${TP[@]}" compare "$name.truth" "$name.rep$v" $v >"$name.cmp$v" 2>&1; then
+			pass "$name report $v: $(tail -1 "$name.cmp$v")"
+		else
+			fail "$name report $v: $(head -c 600 "$name.rep$v.err") $(head -c 800 "$name.cmp$v")"
+		fi
+		if ! "$PTFLAME" report --help 2>&1 | grep -q -- --wakers; then
+			echo "($name: this report has no --wakers: its check skipped)"
+			continue
+		fi
+		if "$PTFLAME" report -q -i "$name.data" --wakers $v >"$name.repw$v" 2>"$name.repw$v.err" &&
+			"${TP[@]}" compare "$name.truth" "$name.repw$v" $v --wakers >"$name.cmpw$v" 2>&1; then
+			pass "$name report --wakers $v: $(tail -1 "$name.cmpw$v")"
+		else
+			fail "$name report --wakers $v: $(head -c 600 "$name.repw$v.err") $(head -c 800 "$name.cmpw$v")"
+		fi
+	done
+}
+
+# the wake_* programs: the waits each must have (wakee<-waker; T0 is main,
+# T1, T2 the threads it makes, in order)
+rec mutex -- "$TESTDATA/wake_mutex"
+waits mutex "T1<-T0:1" "T0<-T1:1"
+model mutex
+rec cond -- "$TESTDATA/wake_cond"
+waits cond "T1<-T0:3"
+model cond
+rec pipe -- "$TESTDATA/wake_pipe"
+waits pipe "T1<-T0:4"
+model pipe
+rec chain -- "$TESTDATA/wake_chain"
+waits chain "T0<-T1:1" "T1<-T2:1"
+model chain
+
+# --no-wakers: neither the event nor records nor truth wake lines; the
+# waits themselves end as before (the truth still has the blocked waits)
+if "$PTFLAME" record --emulate -q --no-wakers -o off.data --truth off.truth -- "$TESTDATA/wake_cond" \
+	>off.out 2>&1; then
+	n=$(awk '$5 == "wake"' off.truth | wc -l)
+	b=$(awk '$5 == "switch-out" && $6 == "block"' off.truth | wc -l)
+	h=$(perf report --header-only -i off.data 2>&1 | grep -c "sched:sched_waking")
+	[ "$n" -eq 0 ] && [ "$h" -eq 0 ] && [ "$b" -ge 3 ] &&
+		pass "--no-wakers: no wake event, no wake lines ($b blocked waits)" ||
+		fail "--no-wakers: $n wake lines, $h event names, $b blocked waits"
+else
+	fail "--no-wakers: record failed: $(head -c 300 off.out)"
+fi
+
+# the wake attr is there even when nothing woke anyone (emu_nested has one
+# thread): a reader can tell "no wakes" from "not recorded"
+rec nested --none -- "$TESTDATA/emu_nested"
+grep -q "sched:sched_waking" <(perf report --header-only -i nested.data 2>&1) &&
+	pass "nested: the file names the sched:sched_waking event" ||
+	fail "nested: no sched:sched_waking event in the header"
+finish
