@@ -1062,8 +1062,13 @@ static int step(struct qemu *e, struct qthr *t)
 			if (q->traced) {
 				d = q->vtime > t->v0 ? q->vtime - t->v0 + e->o->ns_per_insn
 						     : e->o->ns_per_insn;
-				/* a traced thread ended this wait: its wake record */
-				if (q->tid != t->tid && !e->o->no_wakers &&
+				/* a traced thread ended this wait: its wake record.
+				 * Not when the waker's clock was behind the wait's
+				 * start: in virtual time the wake came first, so it
+				 * ended no sleep (the wait took one instruction),
+				 * and a reader must never see a wake before the
+				 * switch-out of the sleep it ends. */
+				if (q->tid != t->tid && !e->o->no_wakers && q->vtime > t->v0 &&
 				    wcheck(e, rc_emu_wake(e->w, e->truth, q->cpu, q->pid, q->tid,
 							  q->vtime, t->tid, e->comm, -1)))
 					return e->fail;
