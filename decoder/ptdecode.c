@@ -648,10 +648,22 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 		piece_close(q, p->x_last);
 }
 
+/* A time L read after the held branch's packet: a timing packet came
+ * after that packet, so the branch retired before L (the first such
+ * packet's time, at most L); tighter than its period when the time before
+ * it came from a TSC (a PSB+, the one before a TIP.PGE), which falls
+ * anywhere in a period. */
+static void piece_later(struct dc_ptq *q, uint64_t L)
+{
+	if (q->pc.pend && L > q->pc.pend_L && (!q->pc.pend_U || L + 1 < q->pc.pend_U))
+		q->pc.pend_U = L + 1;
+}
+
 /* A branch that took a packet, read at time L: a bound, but held until
  * its tick (which may tell a later time read at its own packet). */
 static void piece_branch(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 {
+	piece_later(q, L);
 	piece_commit(q);
 	q->pc.pend = true;
 	q->pc.pend_x = x;
@@ -678,6 +690,7 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 	double lo = 0, xi;
 	uint64_t at;
 
+	piece_later(q, t);
 	piece_commit(q);
 	piece_add(q, x, t, mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
 	xi = (double)x - (double)p->x0;
