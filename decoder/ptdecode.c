@@ -2549,14 +2549,16 @@ static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
 	}
 }
 
-size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max)
+size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigned *mtcs)
 {
 	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
 	uint64_t last_ip = q->ctx_ip;
 	size_t n = 0;
+	bool more = true, pgd = false;   /* PGEs still counted; its PGD seen */
 
+	*mtcs = 0;
 	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
 		return 0;
 	pc.size = sizeof(pc);
@@ -2566,15 +2568,22 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max)
 	if (!pd)
 		return 0;
 	if (pt_pkt_sync_set(pd, q->ctx_off) >= 0) {
-		while (n < max && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
-			if (pkt.type == ppt_mtc || pkt.type == ppt_tsc || pkt.type == ppt_psb ||
-			    pkt.type == ppt_ovf)
+		while ((more || !pgd) && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+			if (pkt.type == ppt_tsc || pkt.type == ppt_psb || pkt.type == ppt_ovf)
 				break;
+			if (pkt.type == ppt_mtc) {
+				more = false;
+				*mtcs += !pgd;
+			}
+			if (pkt.type == ppt_tip_pgd)
+				pgd = true;
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
 				update_last_ip(&last_ip, &pkt);
-			if (pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed)
+			if (more && pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
 				ips[n++] = last_ip;
+				more = n < max;
+			}
 		}
 	}
 	pt_pkt_free_decoder(pd);

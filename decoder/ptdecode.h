@@ -172,8 +172,10 @@ uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *a
 /* ... the ips of the TIP.PGEs after it in the trace before its next
  * timing packet (MTC, TSC; a PSB or an OVF ends the look too): the code
  * after each ran before that packet's time, within the PGE's period. At
- * most max; the count (0: none, or the data is not at hand). */
-size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max);
+ * most max; the count (0: none, or the data is not at hand). *mtcs: the
+ * MTCs between it and its TIP.PGD (so many period edges the code after it
+ * ran past: with k of them it ran until after time_ns + (k - 1) period). */
+size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigned *mtcs);
 /* ... the owner learnt from the sideband that the code after it ran at or
  * after t (the thread got the CPU then): its time is at least t. */
 void dc_ptq_ctx_raise(struct dc_ptq *q, uint64_t t);

@@ -291,12 +291,14 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
  * records, not applied), each over the part of [L, L + P) it held the CPU;
  * a stint older than the one the queue's last PGE went to is out (the
  * trace's stretches follow the switches in order), as are the idle task
- * and threads that own no trace. With several left: the thread whose code
- * goes on at the PGE's ip (after its last syscall, at its interrupt's FUP:
- * a thread resumes where it stopped), then the one that held the CPU
- * longest in the window after the queue's last event (the likeliest), then
- * the earliest. The PGE's time is raised to
- * the start of the chosen stint: its code ran after the switch-in. */
+ * and threads that own no trace, and a stint that ended before the code
+ * after the PGE was still running (MTCs before its PGD tell until when).
+ * The PGEs that follow in the same period follow the stints in order: see
+ * pge_pick. The PGE's time is raised to the start of the chosen stint:
+ * its code ran after the switch-in. What no packet and no record tells
+ * stays open: two threads resuming at the same ip in one period (the
+ * same code, a clone's parent and child) are told apart only by the
+ * order of the switches and what each stint must hold. */
 
 enum { PGE_CANDS = 16, PGE_INS = 256 };
 
@@ -379,7 +381,9 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * for each stint that began and ended within the window without one (a
  * thread switched in runs user code before it is switched out again) and
  * 1 for each stint's first PGE not where its thread stopped (a thread's
- * code goes on there). The PGE gets the stint of the cheapest, the
+ * code goes on there). A stint that ended before runs_to cannot have the
+ * PGE (its code ran past MTCs up to there: a PGD is never later than the
+ * switch-out after it). The PGE gets the stint of the cheapest, the
  * earliest of equals. */
 enum { PGE_BIG = 1000, PGE_MAX = 64 };
 
@@ -411,7 +415,8 @@ static bool pge_resume(struct dc_session *s, const struct pge_cand *c,
 
 static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		       const struct pge_in *in, size_t nin,
-		       const uint64_t *ips, size_t m, uint64_t after, uint64_t end)
+		       const uint64_t *ips, size_t m, uint64_t after, uint64_t end,
+		       uint64_t runs_to)
 {
 	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS];
 	uint64_t res[PGE_CANDS];
@@ -454,7 +459,9 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (ok[i] && g[0][i] != UINT_MAX) {
+		/* (the PGE's code ran until past runs_to: a stint that ended
+		 * before cannot be its) */
+		if (ok[i] && g[0][i] != UINT_MAX && (c[i].to >= end || c[i].to > runs_to)) {
 			unsigned v = skipped + pge_ipc(have, res, dup, ips, 0, i) + g[0][i];
 
 			if (v < best_cost) {
@@ -474,6 +481,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	struct pge_in in[PGE_INS];
 	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after), ips[PGE_MAX];
 	size_t n, m, k, nin;
+	unsigned mtcs;
 
 	if (!per)
 		return;
@@ -484,13 +492,14 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	c[0].since = *since;
 	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
 	ips[0] = ip;
-	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, PGE_MAX - 1);
+	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, PGE_MAX - 1, &mtcs);
 	/* (and after the queue's last event: the stint before it held the
 	 * CPU only from there) */
 	for (size_t i = 0; i < n; i++)
 		if (c[i].from < after)
 			c[i].from = after;
-	k = pge_pick(s, c, n, in, nin, ips, m, sq->pge_since, L + per);
+	k = pge_pick(s, c, n, in, nin, ips, m, sq->pge_since, L + per,
+		     mtcs > 1 ? L + (mtcs - 1) * per : 0);
 	if (k == SIZE_MAX)
 		return;
 	*pid = c[k].pid;
