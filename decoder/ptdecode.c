@@ -169,6 +169,10 @@ struct dc_ptq {
 	size_t nfinal;             /* head entries whose time is known      */
 	enum ctx_kind ctx_kind;
 	uint64_t ctx_ns, ctx_ip;
+	uint64_t ctx_up;           /* in ops.context: a coarse PGE's time is
+				    * below this (0: not one)               */
+	const uint8_t *ctx_win;    /* the window and offset the decoder was */
+	uint64_t ctx_off;          /* at when a PGE set the context point   */
 	bool done;
 
 	struct dc_ptq_stats st;
@@ -281,6 +285,19 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->cfg; }
 void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
 void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
+
+uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after)
+{
+	*period = q->ctx_up ? q->ctx_up - q->ctx_ns : 0;
+	*after = q->last_push;
+	return q->ctx_up ? q->ctx_ip : 0;
+}
+
+void dc_ptq_ctx_raise(struct dc_ptq *q, uint64_t t)
+{
+	if (q->ctx_up && t > q->ctx_ns)
+		q->ctx_ns = t < q->ctx_up ? t : q->ctx_up - 1;
+}
 
 const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q)
 {
@@ -648,10 +665,22 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 		piece_close(q, p->x_last);
 }
 
+/* A time L read after the held branch's packet: a timing packet came
+ * after that packet, so the branch retired before L (the first such
+ * packet's time, at most L); tighter than its period when the time before
+ * it came from a TSC (a PSB+, the one before a TIP.PGE), which falls
+ * anywhere in a period. */
+static void piece_later(struct dc_ptq *q, uint64_t L)
+{
+	if (q->pc.pend && L > q->pc.pend_L && (!q->pc.pend_U || L + 1 < q->pc.pend_U))
+		q->pc.pend_U = L + 1;
+}
+
 /* A branch that took a packet, read at time L: a bound, but held until
  * its tick (which may tell a later time read at its own packet). */
 static void piece_branch(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 {
+	piece_later(q, L);
 	piece_commit(q);
 	q->pc.pend = true;
 	q->pc.pend_x = x;
@@ -678,6 +707,7 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 	double lo = 0, xi;
 	uint64_t at;
 
+	piece_later(q, t);
 	piece_commit(q);
 	piece_add(q, x, t, mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
 	xi = (double)x - (double)p->x0;
@@ -2104,6 +2134,9 @@ static int set_ctx(struct dc_ptq *q, enum ctx_kind kind, uint64_t ns, uint64_t i
 	q->ctx_kind = kind;
 	q->ctx_ns = ns;
 	q->ctx_ip = ip;
+	q->ctx_win = NULL;
+	if (kind == CTX_ENABLE && q->coarse && d_offset(q, &q->ctx_off) >= 0)
+		q->ctx_win = q->win;
 	return 0;
 }
 
@@ -2516,6 +2549,47 @@ static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
 	}
 }
 
+size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigned *mtcs)
+{
+	struct pt_config pc = q->cfg.pt;
+	struct pt_packet_decoder *pd;
+	struct pt_packet pkt;
+	uint64_t last_ip = q->ctx_ip;
+	size_t n = 0;
+	bool more = true, pgd = false;   /* PGEs still counted; its PGD seen */
+
+	*mtcs = 0;
+	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
+		return 0;
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)q->win;
+	pc.end = (uint8_t *)q->win + q->win_len;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return 0;
+	if (pt_pkt_sync_set(pd, q->ctx_off) >= 0) {
+		while ((more || !pgd) && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+			if (pkt.type == ppt_tsc || pkt.type == ppt_psb || pkt.type == ppt_ovf)
+				break;
+			if (pkt.type == ppt_mtc) {
+				more = false;
+				*mtcs += !pgd;
+			}
+			if (pkt.type == ppt_tip_pgd)
+				pgd = true;
+			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
+			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
+				update_last_ip(&last_ip, &pkt);
+			if (more && pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
+				ips[n++] = last_ip;
+				more = n < max;
+			}
+		}
+	}
+	pt_pkt_free_decoder(pd);
+	return n;
+}
+
 /* Rebuild the window to go on at the next TIP.PGE at or after the
  * decoder's position (see above): 1 done, 0 a PSB, an OVF or the window's
  * end comes first (libipt goes on at the PSB), < 0 -ENOMEM. */
@@ -2891,11 +2965,17 @@ static int do_ctx(struct dc_ptq *q)
 	enum ctx_kind kind = q->ctx_kind;
 	struct pt_image *image = NULL;
 	bool first = false;
-	uint64_t since = 0;
+	uint64_t since = 0, up;
 	int ret;
 
 	q->ctx_kind = CTX_NONE;
+	/* a PGE on a coarse clock: its time read is a period's lower bound,
+	 * which the sideband may raise (the thread got the CPU later) */
+	q->ctx_up = kind == CTX_ENABLE && q->coarse && mtc_period_ns(q) ?
+		    q->ctx_ns + mtc_period_ns(q) : 0;
+	up = q->ctx_up;
 	ret = q->ops.context(q->ctx, q, q->ctx_ns, &q->pid, &q->tid, &image, &first, &since);
+	q->ctx_up = 0;
 	if (ret < 0)
 		return ret;
 	if (q->lost && q->tid != q->lost_tid && have_thread(q)) {
@@ -2938,7 +3018,7 @@ static int do_ctx(struct dc_ptq *q)
 		if (q->coarse) {
 			/* its time comes with the piece that starts here */
 			piece_add(q, q->icount + 1, q->ctx_ns,
-				  mtc_period_ns(q) ? q->ctx_ns + mtc_period_ns(q) : 0);
+				  up ? up : mtc_period_ns(q) ? q->ctx_ns + mtc_period_ns(q) : 0);
 			return push_at(q, DC_EV_TRACE_ON, first ? DC_ON_START : DC_ON_RESUME,
 				       q->ctx_ip, q->icount + 1);
 		}

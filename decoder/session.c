@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ struct sq {                        /* a queue as the session sees it */
 	uint64_t bytes;            /* AUX bytes of the queue            */
 	bool have_chunk;
 	uint32_t ctx_pid, ctx_tid; /* the last traced thread it answered */
+	uint64_t pge_since;        /* coarse clock: the stint a TIP.PGE was
+				    * last given to began then (pge_thread) */
 };
 
 struct img {
@@ -81,6 +84,10 @@ struct dc_session {
 	size_t nsnaps;
 
 	struct dc_hash seen;       /* tids with events */
+	struct dc_hash resume;     /* coarse clock: tid -> where its code goes
+				    * on after its last TRACE_OFF           */
+	struct dc_hash resume_t;   /* ... and that TRACE_OFF's time         */
+	struct dc_hash last_in;    /* ... tid -> its last switch-in applied  */
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
 	 * both a task and a CPU) traces only the task and its children: the
 	 * threads with records of their own (not switch records: perf
@@ -277,6 +284,249 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 	return 0;
 }
 
+/* ---- the thread at a TIP.PGE on a coarse clock ----------------------------
+ *
+ * Without CYC the time read at a TIP.PGE is only a lower bound L: the code
+ * after it ran in [L, L + P) (P: one MTC period), and the thread on the CPU
+ * at L may be one switched out before that code ran. Looked up at L, whole
+ * stretches went to the thread switched out before (or to the idle task).
+ * So the candidates are the thread on the CPU at L and every one the
+ * sideband switches in on that CPU before L + P (read ahead in the sorted
+ * records, not applied), each over the part of [L, L + P) it held the CPU;
+ * a stint older than the one the queue's last PGE went to is out (the
+ * trace's stretches follow the switches in order), as are the idle task
+ * and threads that own no trace, and a stint that ended before the code
+ * after the PGE was still running (MTCs before its PGD tell until when).
+ * The PGEs that follow in the same period follow the stints in order: see
+ * pge_pick. The PGE's time is raised to the start of the chosen stint:
+ * its code ran after the switch-in. What no packet and no record tells
+ * stays open: two threads resuming at the same ip in one period (the
+ * same code, a clone's parent and child) are told apart only by the
+ * order of the switches and what each stint must hold. */
+
+enum { PGE_CANDS = 16, PGE_INS = 256 };
+
+struct pge_cand {
+	uint32_t pid, tid;
+	uint64_t from, to;         /* its part of [L, L + P)                 */
+	uint64_t since;            /* its stint began (switch record time)   */
+};
+
+struct pge_in {                    /* a switch-in read ahead, on any cpu */
+	uint32_t tid;
+	uint64_t t;
+};
+
+static bool owns_trace(struct dc_session *s, uint32_t tid)
+{
+	uint64_t v;
+
+	return tid && tid != UINT32_MAX && (!s->per_task || dc_hash_get(&s->traced, tid, &v));
+}
+
+/* Read ahead: the stints on cpu after c[0] until `end`, the count; the
+ * switch-ins on any cpu in in[0, *nin). */
+static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct pge_cand *c,
+		       struct pge_in *in, size_t *nin)
+{
+	size_t n = 1;
+
+	*nin = 0;
+
+	for (size_t i = s->rpos; i < s->rn && s->round[i].time < end; i++) {
+		struct dc_perf_record rec;
+		char err[64];
+		uint64_t t = s->round[i].time;
+
+		if (t < c[0].from)
+			continue;
+		if (dc_perf_parse(s->pf, s->round[i].raw, s->round[i].size, &rec, err,
+				  sizeof(err)) < 0 ||
+		    (rec.type != PERF_RECORD_SWITCH && rec.type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+		    !rec.sid.valid)
+			continue;
+		if (!rec.sw.out && *nin < PGE_INS) {
+			in[*nin].tid = rec.sid.tid;
+			in[(*nin)++].t = t;
+		}
+		if (!(rec.sid.sample_type & PERF_SAMPLE_CPU) || rec.sid.cpu != cpu)
+			continue;
+		if (rec.sw.out) {
+			/* (a per-thread record: only that its stint ended) */
+			if (c[n - 1].to > t)
+				c[n - 1].to = t;
+			if (!rec.sw.cpu_wide || n == PGE_CANDS)
+				continue;
+			c[n].pid = rec.sw.next_prev_pid;
+			c[n].tid = rec.sw.next_prev_tid;
+		} else if (c[n - 1].tid == rec.sid.tid && c[n - 1].to == end) {
+			/* the switch-in the switch-out announced: from here */
+			c[n - 1].from = c[n - 1].since = t;
+			continue;
+		} else {
+			if (n == PGE_CANDS)
+				continue;
+			if (c[n - 1].to > t)
+				c[n - 1].to = t;
+			c[n].pid = rec.sid.pid;
+			c[n].tid = rec.sid.tid;
+		}
+		c[n].from = c[n].since = t;
+		c[n].to = end;
+		n++;
+	}
+	return n;
+}
+
+/* Pick the PGE's thread among the candidates (see above): the index, or
+ * SIZE_MAX. ips[0, m): the PGE's ip and those of the TIP.PGEs after it up
+ * to the next timing packet, all in the window. They follow the stints in
+ * order: an assignment of them to stints, never going back, costs PGE_BIG
+ * for each stint that began and ended within the window without one (a
+ * thread switched in runs user code before it is switched out again) and
+ * 1 for each stint's first PGE not where its thread stopped (a thread's
+ * code goes on there). A stint that ended before runs_to cannot have the
+ * PGE (its code ran past MTCs up to there: a PGD is never later than the
+ * switch-out after it). The PGE gets the stint of the cheapest, the
+ * earliest of equals. */
+enum { PGE_BIG = 1000, PGE_MAX = 64 };
+
+static unsigned pge_ipc(const bool *have, const uint64_t *res, const bool *dup,
+			const uint64_t *ips, size_t j, size_t k)
+{
+	/* (a thread that had a stint earlier in the window may have stopped
+	 * since its last TRACE_OFF that is out: not checked there) */
+	return have[k] && res[k] != ips[j] && (!j || !dup[k]) ? 1 : 0;
+}
+
+/* Where c's thread goes on, if known: not when it got a CPU after its last
+ * TRACE_OFF that is out and before c's stint (it may have stopped elsewhere
+ * since: its TRACE_OFF there is still to come, later than L). */
+static bool pge_resume(struct dc_session *s, const struct pge_cand *c,
+		       const struct pge_in *in, size_t nin, uint64_t *ip)
+{
+	uint64_t t_off, y;
+
+	if (!dc_hash_get(&s->resume, c->tid, ip) || !dc_hash_get(&s->resume_t, c->tid, &t_off))
+		return false;
+	if (dc_hash_get(&s->last_in, c->tid, &y) && y > t_off && y < c->since)
+		return false;
+	for (size_t i = 0; i < nin; i++)
+		if (in[i].tid == c->tid && in[i].t > t_off && in[i].t < c->since)
+			return false;
+	return true;
+}
+
+static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
+		       const struct pge_in *in, size_t nin,
+		       const uint64_t *ips, size_t m, uint64_t after, uint64_t end,
+		       uint64_t runs_to)
+{
+	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS];
+	uint64_t res[PGE_CANDS];
+	unsigned g[PGE_MAX][PGE_CANDS], best_cost = UINT_MAX, skipped = 0;
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to && c[i].since >= after;
+		/* (the stint the last PGE went to has had one) */
+		owe[i] = i && ok[i] && c[i].to < end && c[i].since > after;
+		dup[i] = false;
+		for (size_t k = 0; k < i; k++)
+			dup[i] |= c[k].tid == c[i].tid;
+		have[i] = pge_resume(s, &c[i], in, nin, &res[i]);
+	}
+	/* g[j][i]: the least cost of PGEs j+1.. with PGE j in stint i */
+	for (size_t j = m; j-- > 0;) {
+		for (size_t i = 0; i < n; i++) {
+			unsigned v = UINT_MAX, gap = 0;
+
+			if (j + 1 == m) {
+				v = 0;
+				for (size_t k = i + 1; k < n; k++)
+					v += owe[k] ? PGE_BIG : 0;
+				g[j][i] = v;
+				continue;
+			}
+			if (ok[i])
+				v = g[j + 1][i];   /* the next one in the same stint */
+			for (size_t k = i + 1; k < n; k++) {
+				if (ok[k] && g[j + 1][k] != UINT_MAX) {
+					unsigned w = gap + pge_ipc(have, res, dup, ips, j + 1, k) +
+						     g[j + 1][k];
+
+					v = w < v ? w : v;
+				}
+				gap += owe[k] ? PGE_BIG : 0;
+			}
+			g[j][i] = v;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* (the PGE's code ran until past runs_to: a stint that ended
+		 * before cannot be its) */
+		if (ok[i] && g[0][i] != UINT_MAX && (c[i].to >= end || c[i].to > runs_to)) {
+			unsigned v = skipped + pge_ipc(have, res, dup, ips, 0, i) + g[0][i];
+
+			if (v < best_cost) {
+				best_cost = v;
+				best = i;
+			}
+		}
+		skipped += owe[i] ? PGE_BIG : 0;
+	}
+	return best;
+}
+
+static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, uint64_t L,
+		       uint32_t *pid, uint32_t *tid, uint64_t *since)
+{
+	struct pge_cand c[PGE_CANDS];
+	struct pge_in in[PGE_INS];
+	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after), ips[PGE_MAX];
+	size_t n, m, k, nin;
+	unsigned mtcs;
+
+	if (!per)
+		return;
+	c[0].pid = *pid;
+	c[0].tid = *tid;
+	c[0].from = L;
+	c[0].to = L + per;
+	c[0].since = *since;
+	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
+	ips[0] = ip;
+	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, PGE_MAX - 1, &mtcs);
+	/* (and after the queue's last event: the stint before it held the
+	 * CPU only from there) */
+	for (size_t i = 0; i < n; i++)
+		if (c[i].from < after)
+			c[i].from = after;
+	k = pge_pick(s, c, n, in, nin, ips, m, sq->pge_since, L + per,
+		     mtcs > 1 ? L + (mtcs - 1) * per : 0);
+	if (k == SIZE_MAX)
+		return;
+	*pid = c[k].pid;
+	*tid = c[k].tid;
+	*since = c[k].since;
+	sq->pge_since = c[k].since;
+	dc_ptq_ctx_raise(q, c[k].from);
+}
+
+/* A thread's code goes on after a syscall's instruction (syscall and
+ * sysenter: 2 bytes) or at the FUP of an interrupt (coarse clocks only). */
+static int note_resume(struct dc_session *s, const struct dc_event *ev)
+{
+	if (ev->kind != DC_EV_TRACE_OFF || !ev->from_ip)
+		return 0;
+	if (ev->reason != DC_OFF_SYSCALL && ev->reason != DC_OFF_FAULT)
+		return 0;
+	if (dc_hash_put(&s->resume_t, ev->tid, ev->time_ns))
+		return -ENOMEM;
+	return dc_hash_put(&s->resume, ev->tid,
+			   ev->reason == DC_OFF_SYSCALL ? ev->from_ip + 2 : ev->from_ip);
+}
+
 static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
 		     uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since)
 {
@@ -286,8 +536,12 @@ static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pi
 
 	*since = 0;
 	if (sq->cpu != UINT32_MAX) {
-		if (dc_sb_cpu_tid_since(s->sb, sq->cpu, time_ns, pid, tid, since)) {
+		if (dc_sb_cpu_tid_since(s->sb, sq->cpu, time_ns, pid, tid, since))
 			*pid = *tid = UINT32_MAX;
+		if (s->no_cyc)
+			pge_thread(s, sq, q, time_ns, pid, tid, since);
+		if (*tid == UINT32_MAX) {
+			*pid = UINT32_MAX;
 		} else if (s->per_task && !dc_hash_get(&s->traced, *tid, &v) && sq->ctx_tid) {
 			*pid = sq->ctx_pid;
 			*tid = sq->ctx_tid;
@@ -780,6 +1034,9 @@ void dc_session_close(struct dc_session *s)
 	dc_hash_free(&s->q_by_idx);
 	dc_hash_free(&s->img_by_pid);
 	dc_hash_free(&s->seen);
+	dc_hash_free(&s->resume);
+	dc_hash_free(&s->resume_t);
+	dc_hash_free(&s->last_in);
 	dc_hash_free(&s->traced);
 	free(s->round);
 	free(s->heap);
@@ -932,6 +1189,8 @@ static int deliver(struct dc_session *s, const struct dc_event *ev,
 			return ret;
 		s->st.threads++;
 	}
+	if (s->no_cyc && (ret = note_resume(s, ev)))
+		return ret;
 	if (!s->st.first_ns || ev->time_ns < s->st.first_ns)
 		s->st.first_ns = ev->time_ns;
 	if (ev->time_ns > s->st.last_ns)
@@ -984,6 +1243,8 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		return 0;
 	}
 	case DC_SB_SWITCH_IN:
+		if (s->no_cyc && rec->sid.valid && ev.tid && dc_hash_put(&s->last_in, ev.tid, t))
+			return -ENOMEM;
 		/* switched in on a CPU whose trace is lost right now (per-
 		 * thread mode: its own trace): its time from here is lost too
 		 * (it may never show up in the trace) */

@@ -94,9 +94,12 @@ does not time-stamp branches, a decoder learns the time of a branch only
 from the timing packet that goes with the next packet the trace has (a full
 TNT, a TIP, a PGD...), and MTC alone resolves 256 ns. There a line passes
 when
-    |report - truth| <= truth / 1000 + 2 * SLACK * (times it was entered)
-with SLACK = --slack-ns (default 256 for same). The thread sums (walltime)
-are always exact.
+    |report - truth| <= truth / 1000 + 2 * SLACK * (stretches of its self time)
+with SLACK = --slack-ns (default 256 for same): a stretch is each time the
+context got time after another one had (it was entered, or a callee or the
+kernel returned to it), at least once per time it was entered; both its ends
+are events a coarse clock may place up to one MTC period off. The thread
+sums (walltime) are always exact.
 """
 import bisect
 import json
@@ -271,7 +274,7 @@ KEYNAMES = {}
 
 class Node:
     __slots__ = ("key", "names", "parent", "kids", "calls", "complete",
-                 "self_ns", "entries")
+                 "self_ns", "entries", "spans")
 
     def __init__(self, key, names, parent):
         self.key, self.names, self.parent = key, names, parent
@@ -279,6 +282,9 @@ class Node:
             KEYNAMES.setdefault(key, set()).update(names)
         self.kids = {}
         self.calls = self.complete = self.self_ns = self.entries = 0
+        # stretches of self time (it got time, after another node had):
+        # each begins and ends at an event a coarse clock may misplace
+        self.spans = 0
 
     def child(self, key, names):
         n = self.kids.get(key)
@@ -291,6 +297,7 @@ class Node:
         self.complete += other.complete
         self.self_ns += other.self_ns
         self.entries += other.entries
+        self.spans += other.spans
         for k, o in other.kids.items():
             self.child(k, o.names).merge_from(o)
 
@@ -332,6 +339,7 @@ class Thread:
         self.segs = []
         self.stack = []
         self.first = self.last = None
+        self.last_node = None
         self.traced = False
         self.comm = None
         self.anomalies = []
@@ -355,6 +363,11 @@ class Thread:
             if self.stack:
                 n = self.stack[-1].node
                 n.self_ns += t - self.last
+                if n is not self.last_node:
+                    n.spans += 1
+                    self.last_node = n
+            else:
+                self.last_node = None
             self.last = t
 
     def push(self, key, names, pseudo=None, started=True, handler=False):
@@ -378,6 +391,10 @@ class Thread:
             n = old.parent.child(key, names)
             n.self_ns += old.self_ns
             old.self_ns = 0
+            n.spans += old.spans
+            old.spans = 0
+            if self.last_node is old:
+                self.last_node = n
             old.calls -= 1
             old.entries -= 1
             n.calls += 1
@@ -950,7 +967,7 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
             for n in nodes:
                 seen.add(id(n))
             exp = sum(n.self_ns for n in nodes)
-            entries = sum(n.entries for n in nodes)
+            entries = sum(max(n.entries, n.spans) for n in nodes)
             diff = abs(val - exp)
             tol = exp // 1000 + 2 * slack_ns * entries
             if exp and diff:
@@ -970,7 +987,7 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
             continue
         # a context with time but no line of its own: ptflame gave it 0 ns
         # (a leaf context with calls always has a line, "... 0" at least)
-        tol = n.self_ns // 1000 + 2 * slack_ns * n.entries
+        tol = n.self_ns // 1000 + 2 * slack_ns * max(n.entries, n.spans)
         if not n.kids or (check_time and n.self_ns > tol):
             errs.append("missing context (%d ns, %d calls, tolerance %d): %s"
                         % (n.self_ns, n.calls, tol, ";".join(frame_str(x) for x in p)))
