@@ -260,7 +260,9 @@ static int load(struct ctx *c, const char *path, struct dc_perf_file **fp)
 	*fp = f;
 	for (size_t i = 0; i < dc_perf_nr_attrs(f); i++) {
 		const struct dc_perf_attr *a = dc_perf_attr_at(f, i);
-		if (a->attr.type != PERF_TYPE_SOFTWARE && a->attr.type != PERF_TYPE_HARDWARE) {
+		/* the PT event: not the dummy, nor the wake tracepoint */
+		if (a->attr.type != PERF_TYPE_SOFTWARE && a->attr.type != PERF_TYPE_HARDWARE &&
+		    a->attr.type != PERF_TYPE_TRACEPOINT) {
 			c->pt_config = a->attr.config;
 			c->pt_type = a->attr.type;
 		}
