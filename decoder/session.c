@@ -79,6 +79,8 @@ struct dc_session {
 	size_t nsnaps;
 
 	struct dc_hash seen;       /* tids with events */
+	bool seen_any;             /* seen_last is in seen (never removed)  */
+	uint32_t seen_last;
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
 	 * both a task and a CPU) traces only the task and its children: the
 	 * threads with records of their own (not switch records: perf
@@ -916,11 +918,13 @@ static int deliver(struct dc_session *s, const struct dc_event *ev,
 	uint64_t v;
 	int ret;
 
-	if (!dc_hash_get(&s->seen, ev->tid, &v)) {
+	if ((!s->seen_any || ev->tid != s->seen_last) && !dc_hash_get(&s->seen, ev->tid, &v)) {
 		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)))
 			return ret;
 		s->st.threads++;
 	}
+	s->seen_any = true;
+	s->seen_last = ev->tid;
 	if (!s->st.first_ns || ev->time_ns < s->st.first_ns)
 		s->st.first_ns = ev->time_ns;
 	if (ev->time_ns > s->st.last_ns)

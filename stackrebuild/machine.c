@@ -117,6 +117,7 @@ struct sr_machine {
 	struct sr_machine_stats st;
 	bool finished;
 	struct key_bits *kbits;    /* KEY_BITS_N, direct-mapped by key       */
+	struct thread *last;       /* the thread of the last event           */
 };
 
 /* What a function key's name says (key_flags, unnamed), kept per key: a
@@ -252,11 +253,14 @@ static int tid_index_grow(struct sr_machine *m)
 
 static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
 {
-	struct thread *t = thread_find(m, tid);
+	struct thread *t = m->last;
 	size_t i;
 
-	if (t)
+	/* (events come in runs of one thread; threads live to the end) */
+	if (t && t->st.tid == tid)
 		return t;
+	if ((t = thread_find(m, tid)))
+		return m->last = t;
 	if (m->nthreads == m->threads_cap) {
 		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
 		struct thread **v = realloc(m->threads, cap * sizeof(*v));
