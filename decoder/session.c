@@ -889,7 +889,8 @@ static int load_round(struct dc_session *s)
 /* Is the next sideband record due before a queue item at time t? Switch-
  * outs and exits go after queue items of the same time (the trace's
  * TIP.PGD comes first), everything else before. */
-static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_perf_record *rec)
+static int sb_next(struct dc_session *s, const struct sbrec **out,
+		   const struct dc_perf_record **rec)
 {
 	int ret;
 
@@ -908,7 +909,7 @@ static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_per
 			return ret;
 		s->next_raw = (*out)->raw;
 	}
-	*rec = s->next_rec;
+	*rec = &s->next_rec;   /* (not copied: 784 bytes, before every event) */
 	return 1;
 }
 
@@ -1140,7 +1141,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		}
 	}
 	for (;;) {
-		struct dc_perf_record rec;
+		const struct dc_perf_record *rec = NULL;
 		const struct sbrec *sr = NULL;
 		struct dc_ptq *q;
 		struct dc_event ev;
@@ -1151,14 +1152,14 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 			goto out;
 		}
 		if (have_sb) {
-			bool late = rec.type == PERF_RECORD_EXIT ||
-				    ((rec.type == PERF_RECORD_SWITCH ||
-				      rec.type == PERF_RECORD_SWITCH_CPU_WIDE) && rec.sw.out);
+			bool late = rec->type == PERF_RECORD_EXIT ||
+				    ((rec->type == PERF_RECORD_SWITCH ||
+				      rec->type == PERF_RECORD_SWITCH_CPU_WIDE) && rec->sw.out);
 
 			if (!s->nheap || sr->time < hkey(s, 0) ||
 			    (sr->time == hkey(s, 0) && !late)) {
 				s->rpos++;
-				ret = apply_sideband(s, &rec, sr->time, cb, ctx);
+				ret = apply_sideband(s, rec, sr->time, cb, ctx);
 				if (ret)
 					goto out;
 				/* history older than every queue's next point is
