@@ -88,6 +88,8 @@ struct dc_session {
 				    * on after its last TRACE_OFF           */
 	struct dc_hash resume_t;   /* ... and that TRACE_OFF's time         */
 	struct dc_hash last_in;    /* ... tid -> its last switch-in applied  */
+	bool seen_any;             /* seen_last is in seen (never removed)  */
+	uint32_t seen_last;
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
 	 * both a task and a CPU) traces only the task and its children: the
 	 * threads with records of their own (not switch records: perf
@@ -1155,7 +1157,8 @@ static int load_round(struct dc_session *s)
 /* Is the next sideband record due before a queue item at time t? Switch-
  * outs and exits go after queue items of the same time (the trace's
  * TIP.PGD comes first), everything else before. */
-static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_perf_record *rec)
+static int sb_next(struct dc_session *s, const struct sbrec **out,
+		   const struct dc_perf_record **rec)
 {
 	int ret;
 
@@ -1174,7 +1177,7 @@ static int sb_next(struct dc_session *s, const struct sbrec **out, struct dc_per
 			return ret;
 		s->next_raw = (*out)->raw;
 	}
-	*rec = s->next_rec;
+	*rec = &s->next_rec;   /* (not copied: 784 bytes, before every event) */
 	return 1;
 }
 
@@ -1184,13 +1187,15 @@ static int deliver(struct dc_session *s, const struct dc_event *ev,
 	uint64_t v;
 	int ret;
 
-	if (!dc_hash_get(&s->seen, ev->tid, &v)) {
+	if ((!s->seen_any || ev->tid != s->seen_last) && !dc_hash_get(&s->seen, ev->tid, &v)) {
 		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)))
 			return ret;
 		s->st.threads++;
 	}
 	if (s->no_cyc && (ret = note_resume(s, ev)))
 		return ret;
+	s->seen_any = true;
+	s->seen_last = ev->tid;
 	if (!s->st.first_ns || ev->time_ns < s->st.first_ns)
 		s->st.first_ns = ev->time_ns;
 	if (ev->time_ns > s->st.last_ns)
@@ -1428,7 +1433,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		}
 	}
 	for (;;) {
-		struct dc_perf_record rec;
+		const struct dc_perf_record *rec = NULL;
 		const struct sbrec *sr = NULL;
 		struct dc_ptq *q;
 		struct dc_event ev;
@@ -1439,14 +1444,14 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 			goto out;
 		}
 		if (have_sb) {
-			bool late = rec.type == PERF_RECORD_EXIT ||
-				    ((rec.type == PERF_RECORD_SWITCH ||
-				      rec.type == PERF_RECORD_SWITCH_CPU_WIDE) && rec.sw.out);
+			bool late = rec->type == PERF_RECORD_EXIT ||
+				    ((rec->type == PERF_RECORD_SWITCH ||
+				      rec->type == PERF_RECORD_SWITCH_CPU_WIDE) && rec->sw.out);
 
 			if (!s->nheap || sr->time < hkey(s, 0) ||
 			    (sr->time == hkey(s, 0) && !late)) {
 				s->rpos++;
-				ret = apply_sideband(s, &rec, sr->time, cb, ctx);
+				ret = apply_sideband(s, rec, sr->time, cb, ctx);
 				if (ret)
 					goto out;
 				/* history older than every queue's next point is

@@ -98,6 +98,11 @@ struct inl_ctx {
 	uint64_t key;
 };
 
+/* The per-address cache's front: the entry an address had last, found
+ * without hashing (blocks and events come back to the same few hundred
+ * addresses over and over). */
+#define SYM_FRONT 4096
+
 struct dc_symbols {
 	struct dc_symbols_opts opts;
 	char *debug_dir, *buildid_dir, *symfs;
@@ -113,6 +118,9 @@ struct dc_symbols {
 	struct dc_hash cache_idx;       /* mixed (pid, ip) -> index in cache */
 	struct cache_ent *cache;
 	size_t ncache, cap_cache;
+	uint32_t front[SYM_FRONT];      /* direct-mapped (pid, ip) -> index + 1 */
+	uint32_t front_pid;             /* the process last looked up ...    */
+	struct dc_sb_proc *front_proc;  /* ... (never freed before the sb)   */
 	uint64_t lookups, hits;
 	struct dc_sym_kernel kern;      /* kernel addresses (may be unset) */
 	struct dc_hash ictx_idx;        /* (dso + 1) << 32 | instance -> id */
@@ -1356,12 +1364,44 @@ static uint64_t cache_mix(uint32_t pid, uint64_t ip)
 }
 
 /* The cache entry of (pid, ip), filled with its function; NULL when out of
- * memory (*lo, *hi and the key are in *tmp then). */
-static struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t ip,
-				   struct cache_ent *tmp)
+ * memory (*lo, *hi and the key are in *tmp then). An entry is valid while
+ * its process's mappings are those it was made with (maps_gen). The front
+ * is checked first: an index it holds is the one the hash gives for
+ * (pid, ip) when the entry there is (pid, ip)'s, as the hash maps a key to
+ * one entry only. */
+static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+				    uint32_t gen, uint32_t *front, struct cache_ent *tmp);
+
+static inline struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+					  struct cache_ent *tmp)
 {
-	struct dc_sb_proc *p = s->sb ? dc_sb_proc(s->sb, pid) : NULL;
-	uint32_t gen = p ? p->maps_gen : 0;
+	struct dc_sb_proc *p = NULL;
+	uint32_t gen, *front = &s->front[(ip ^ (ip >> 11) ^ pid * 0x9e37u) & (SYM_FRONT - 1)];
+	struct cache_ent *e;
+
+	if (s->sb) {
+		if (s->front_proc && s->front_pid == pid) {
+			p = s->front_proc;
+		} else if ((p = dc_sb_proc(s->sb, pid))) {
+			s->front_pid = pid;   /* (one proc per pid, kept to the end) */
+			s->front_proc = p;
+		}
+	}
+	gen = p ? p->maps_gen : 0;
+	if (*front) {
+		e = &s->cache[*front - 1];
+		if (e->pid == pid && e->ip == ip && e->gen == gen) {
+			s->hits++;
+			return e;
+		}
+	}
+	return cache_fill(s, pid, ip, gen, front, tmp);
+}
+
+/* cache_get past the front: the hash, else a lookup. */
+static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+				    uint32_t gen, uint32_t *front, struct cache_ent *tmp)
+{
 	uint64_t mix = cache_mix(pid, ip), idx;
 	struct cache_ent *e;
 
@@ -1369,6 +1409,7 @@ static struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t 
 		e = &s->cache[idx];
 		if (e->pid == pid && e->ip == ip && e->gen == gen) {
 			s->hits++;
+			*front = (uint32_t)idx + 1;
 			return e;
 		}
 	} else {
@@ -1394,6 +1435,7 @@ static struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t 
 	}
 	e = &s->cache[idx];
 	*e = *tmp;
+	*front = (uint32_t)idx + 1;
 	return e;
 }
 

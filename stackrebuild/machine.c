@@ -123,6 +123,17 @@ struct sr_machine {
 	struct sr_machine_stats st;
 	bool finished;
 	struct mwake *wk;          /* opt.wakers: the waker frames' names     */
+	struct key_bits *kbits;    /* KEY_BITS_N, direct-mapped by key       */
+	struct thread *last;       /* the thread of the last event           */
+};
+
+/* What a function key's name says (key_flags, unnamed), kept per key: a
+ * key names one function for the whole run, and the name tests (string
+ * compares) were paid on every call and return. */
+enum { KEY_BITS_N = 1024, KB_UNNAMED = 0x40, KB_VALID = 0x80 };
+struct key_bits {
+	uint64_t key;
+	uint8_t bits;              /* SR_FUNC_* | KB_UNNAMED | KB_VALID       */
 };
 
 struct twake;
@@ -178,7 +189,8 @@ struct sr_machine *sr_machine_new(const struct sr_symbolizer *sym,
 	m->keep = m->opt.keep_time ? m->opt.keep_time : SR_KEEP_ALL;
 	m->inl = sym && sym->inline_at && sym->inline_up && !m->opt.no_inline;
 	m->work = sr_cct_new(sym);
-	if (!m->work)
+	m->kbits = calloc(KEY_BITS_N, sizeof(*m->kbits));
+	if (!m->work || !m->kbits)
 		goto fail;
 	if (m->opt.wakers && !(m->wk = wake_new()))
 		goto fail;
@@ -207,6 +219,7 @@ void sr_machine_free(struct sr_machine *m)
 		thread_free(m->threads[i]);
 	free(m->threads);
 	free(m->tid_slot);
+	free(m->kbits);
 	sr_cct_free(m->work);
 	wake_free(m->wk);
 	free((void *)m->opt.tids);
@@ -264,11 +277,14 @@ static int tid_index_grow(struct sr_machine *m)
 
 static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
 {
-	struct thread *t = thread_find(m, tid);
+	struct thread *t = m->last;
 	size_t i;
 
-	if (t)
+	/* (events come in runs of one thread; threads live to the end) */
+	if (t && t->st.tid == tid)
 		return t;
+	if ((t = thread_find(m, tid)))
+		return m->last = t;
 	if (m->nthreads == m->threads_cap) {
 		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
 		struct thread **v = realloc(m->threads, cap * sizeof(*v));
@@ -861,13 +877,11 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
 }
 
-static unsigned key_flags(const struct sr_machine *m, uint64_t key)
+static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 {
 	const char *name;
 	size_t len;
 
-	if (!m->sym)
-		return 0;
 	if (m->opt.func_flags)
 		return m->opt.func_flags(m->sym->ctx, key);
 	name = m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
@@ -889,6 +903,26 @@ static unsigned key_flags(const struct sr_machine *m, uint64_t key)
 	return 0;
 }
 
+/* key_flags and unnamed of a key, from the per-key cache. */
+static unsigned key_bits(const struct sr_machine *m, uint64_t key)
+{
+	struct key_bits *e = &m->kbits[(key ^ (key >> 32) ^ (key >> 10)) & (KEY_BITS_N - 1)];
+	const char *name;
+
+	if ((e->bits & KB_VALID) && e->key == key)
+		return e->bits;
+	name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
+	e->key = key;
+	e->bits = (uint8_t)(KB_VALID | (!name || name[0] == '[' ? KB_UNNAMED : 0) |
+			    (m->sym ? key_flags_of(m, key) & 0x3f : 0));
+	return e->bits;
+}
+
+static unsigned key_flags(const struct sr_machine *m, uint64_t key)
+{
+	return key_bits(m, key) & 0x3f;
+}
+
 static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 {
 	return n->kind == SR_NODE_FUNC || n->kind == SR_NODE_TRUNCATED ? key_flags(m, n->key) : 0;
@@ -898,9 +932,7 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
  * it "starts" says nothing of entries. */
 static bool unnamed(const struct sr_machine *m, uint64_t key)
 {
-	const char *name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
-
-	return !name || name[0] == '[';
+	return key_bits(m, key) & KB_UNNAMED;
 }
 
 /* Is the syscall entered now rt_sigreturn? Its number tells when known;

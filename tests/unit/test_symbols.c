@@ -313,6 +313,15 @@ static void test_process_lookup(void **state)
 	assert_non_null(strstr(w.last, "/nonexistent/libx.so"));
 	assert_int_equal(dc_sym_nr_missing(s), 1);
 	assert_string_equal(dc_sym_missing(s, 0), "/nonexistent/libx.so");
+	/* a process first looked up before it has mappings is answered
+	 * anew once it has them (the lookup cache's front keeps the last
+	 * process, and an entry is valid for one state of its mappings) */
+	assert_int_equal(dc_sym_func_key(s, 300, base1 + leaf->addr), DC_SYM_KEY_UNKNOWN);
+	assert_int_equal(dc_sb_mmap(sb, 300, 0, base1, 0x20000, 0, tpath("symtest"), NULL, 0), 0);
+	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 300, base1 + leaf->addr)), "st_leaf");
+	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 100, base1 + mid->addr)), "st_middle");
+	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 300, base1 + mid->addr)), "st_middle");
+	assert_int_equal(dc_sym_func_key(s, 300, 0x7f0000000010ull), DC_SYM_KEY_UNKNOWN);
 	/* a new mapping over the old range changes the answer */
 	assert_int_equal(dc_sb_mmap(sb, 100, 10, base1, 0x20000, 0, "/nonexistent/other", NULL, 0),
 			 0);
