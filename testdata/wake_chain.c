@@ -1,7 +1,7 @@
 /* Wake testdata: a three-thread chain. main ("chain-a") waits for
  * "chain-b", which waits for "chain-c": C works (a busy loop) and signals
- * B; B then works and signals A. A's wait is ended by B, and B's, inside
- * it, by C. */
+ * B (once both A and B are blocked); B then works and signals A. A's wait
+ * is ended by B, and B's, inside it, by C. */
 #include <pthread.h>
 
 #include "wake_common.h"
@@ -38,6 +38,9 @@ static void *thread_c(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "chain-c");
 	wait_blocked(&b_waits, 1, &b_tid, SYS_futex, &bc.cv, sizeof(bc.cv));
+	/* and A too: so that B's wait lies inside A's (a chain for
+	 * report --wakers=N), whatever the scheduler did */
+	wait_blocked(&a_waits, 1, &a_tid, SYS_futex, &ab.cv, sizeof(ab.cv));
 	spin(5000);
 	gate_open(&bc);     /* wakes B */
 	return NULL;

@@ -119,6 +119,22 @@ model pipe
 rec chain -- "$TESTDATA/wake_chain"
 waits chain "T0<-T1:1" "T1<-T2:1"
 model chain
+# chains (--wakers=N): A's wait on B holds B's wait on C (wake_chain makes
+# C wait until both block), so with N >= 2 part of A's blocked time goes
+# below B's stack to C's; the model (truth_profile.py Model.chain) and
+# report must agree exactly, and the model must have such a path
+if [ "$OK" = 1 ]; then
+	for v in "" --per-thread; do
+		"${TP[@]}" expect chain.truth --wakers=3 $v >chain.expc$v 2>/dev/null
+		nc=$(grep -cE '\[woken by [^]]+\][^ ]*\[woken by ' chain.expc$v)
+		if [ "$nc" -ge 1 ] && "$PTFLAME" report -q -i chain.data --wakers=3 $v >chain.repc$v 2>chain.repc$v.err &&
+			"${TP[@]}" compare chain.truth chain.repc$v $v --wakers=3 >chain.cmpc$v 2>&1; then
+			pass "chain report --wakers=3 $v: $nc chained stacks; $(tail -1 chain.cmpc$v)"
+		else
+			fail "chain report --wakers=3 $v: $nc chained stacks in the model; $(head -c 300 chain.repc$v.err) $(head -c 800 chain.cmpc$v)"
+		fi
+	done
+fi
 
 # --no-wakers: neither the event nor records nor truth wake lines; the
 # waits themselves end as before (the truth still has the blocked waits)

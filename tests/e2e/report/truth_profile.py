@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The expected profile of an emulated recording, from its truth log alone.
 
-usage: truth_profile.py expect TRUTH [--per-thread] [--wakers]
+usage: truth_profile.py expect TRUTH [--per-thread] [--wakers[=N]]
        truth_profile.py compare TRUTH FOLDED [--per-thread] [--no-time]
                         [--no-comm] [--slack-ns N] [--only-tids LIST]
-                        [--show-plt] [--wakers]
+                        [--show-plt] [--wakers[=N]]
        truth_profile.py same TRUTH FOLDED_A FOLDED_B [--slack-ns N]
                         [--jump-only-ok]
        truth_profile.py walltime TRUTH [--perf-data FILE]
@@ -45,7 +45,9 @@ innermost frame the function that issued it, no [kernel]). Every frame there cou
 through it (compare checks those counts, not "(inferred)" marks there) and
 the leaf holds their blocked time, which
 leaves the [off-cpu] frame itself; a wait without a wake line stays plain
-[off-cpu]. Without --wakers the wake lines change nothing.
+[off-cpu]. Without --wakers the wake lines change nothing. --wakers=N
+follows chains N threads deep (Model.chain says which part goes where,
+the rule of doc/DESIGN.md, modelled here on the truth's own waits).
 
 Inline frames ("NAME (inlined)", report's default) are folded back into
 their function before any check (parse_folded): the truth log has no
@@ -459,7 +461,7 @@ class Thread:
 
 
 class Model:
-    def __init__(self, wakers=False):
+    def __init__(self, wakers=0):
         self.sym = Symbolizer()
         self.threads = {}
         self.comms = {}
@@ -680,7 +682,7 @@ class Model:
                             wake = th.pending_wakes.pop(i)
                             break
                 if wake is not None:
-                    th.waits.append((fr.node, t - fr.t0, wake))
+                    th.waits.append((fr.node, t - fr.t0, wake, fr.t0))
             th.pop()
         if th.stack and th.stack[-1].pseudo == "irq":
             th.resume_at = t + SWITCH_NS // 2
@@ -697,11 +699,30 @@ class Model:
             while th.stack:
                 th.pop(complete=False)
         for th in self.threads.values():
-            for node, ns, (wt, waker) in th.waits:
-                self.attribute(node, ns, wt, waker)
+            for node, ns, (wt, waker), t0 in th.waits:
+                leaf = self.attribute(node, ns, wt, waker)
+                self.chain(leaf, t0, wt, waker, self.wakers - 1)
+
+    def chain(self, leaf, lo, hi, waker, depth):
+        """--wakers=N: the part of a wait [LO, the wake at HI) during which
+        its WAKER was itself blocked (off its CPU, until its switch-in) in a
+        wait that a wake ended moves from LEAF (the waker's stack) to that
+        wait's own waker's stack below it; one level further down the window
+        is [that part's start, the wake of the waker), and so on, DEPTH more
+        threads down."""
+        wth = self.threads.get(waker)
+        if depth < 1 or wth is None:
+            return
+        for _node, ns, (xt, x), s in wth.waits:
+            a, b = max(lo, s), min(hi, s + ns)
+            if b <= a:
+                continue
+            sub = self.attribute(leaf, b - a, xt, x)
+            self.chain(sub, a, min(b, xt), x, depth - 1)
 
     def attribute(self, node, ns, wt, waker):
-        """Move NS of blocked time of [off-cpu] NODE under its waker."""
+        """Move NS of blocked time of [off-cpu] NODE (or, in a chain, of a
+        waker's frame) under its waker; the path's last node."""
         wth = self.threads.get(waker)
         comm, stack = "unknown", []
         if wth is not None:
@@ -728,6 +749,7 @@ class Model:
             p.entries += 1
         node.self_ns -= ns
         path[-1].self_ns += ns
+        return path[-1]
 
     def tree(self, per_thread):
         root = Node(None, None, None)
@@ -1208,9 +1230,13 @@ def main(argv):
     global SHOW_PLT
     cmd, truth = argv[1], argv[2]
     per_thread = "--per-thread" in argv
+    wakers = 0   # --wakers: 1 (the waker only); --wakers=N: chains of N
+    for a in argv:
+        if a == "--wakers" or a.startswith("--wakers="):
+            wakers = int(a.split("=", 1)[1]) if "=" in a else 1
     SHOW_PLT = "--show-plt" in argv
     if cmd == "expect":
-        cmd_expect(truth, per_thread, "--wakers" in argv)
+        cmd_expect(truth, per_thread, wakers)
         return 0
     if cmd == "walltime":
         pd = None
@@ -1236,7 +1262,7 @@ def main(argv):
             if a == "--only-tids":
                 tids = {int(x) for x in argv[i + 1].split(",")}
         return cmd_compare(truth, argv[3], per_thread, "--no-time" not in argv, slack, tids,
-                           "--no-comm" not in argv, "--wakers" in argv)
+                           "--no-comm" not in argv, wakers)
     print(__doc__, file=sys.stderr)
     return 2
 
