@@ -456,11 +456,9 @@ static int open_error(struct rec *r, enum ev_kind k, int pid, int cpu, int e)
 	return fail(r, -e, "perf_event_open (dummy sideband event, CPU %d): %s", cpu, strerror(e));
 }
 
-static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
+/* Room for one more event in r->evs. */
+static int ev_reserve(struct rec *r)
 {
-	struct event *ev;
-	int fd;
-
 	if (r->nevs == r->evcap) {
 		size_t cap = r->evcap ? 2 * r->evcap : 16;
 		struct event *n = realloc(r->evs, cap * sizeof(*n));
@@ -470,6 +468,16 @@ static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
 		r->evs = n;
 		r->evcap = cap;
 	}
+	return 0;
+}
+
+static int add_event(struct rec *r, enum ev_kind k, int pid, int cpu, size_t b)
+{
+	struct event *ev;
+	int fd;
+
+	if (ev_reserve(r))
+		return -ENOMEM;
 	fd = perf_open(&r->attr[k], pid, cpu, -1);
 	/* a thread of a -p process that exited meanwhile: go on without it */
 	if (fd < 0 && errno == ESRCH && pid > 0 && r->o->nr_pids)
@@ -609,15 +617,8 @@ static int open_wakes(struct rec *r)
 		uint64_t id = 0;
 		int fd;
 
-		if (r->nevs == r->evcap) {
-			size_t cap = r->evcap ? 2 * r->evcap : 16;
-			struct event *n = realloc(r->evs, cap * sizeof(*n));
-
-			if (!n)
-				return fail(r, -ENOMEM, "out of memory");
-			r->evs = n;
-			r->evcap = cap;
-		}
+		if (ev_reserve(r))
+			return -ENOMEM;
 		fd = perf_open(&r->attr[EV_WAKE], -1, r->bufs[b].cpu, -1);
 		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
 			int e = errno;
