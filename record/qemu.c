@@ -83,6 +83,7 @@ struct qthr {
 				    * 0 once it returned */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
 	uint64_t ctid;             /* parse side: its clear-tid futex, 0 unknown */
+	char comm[16];             /* its name if it set one (else e->comm) */
 };
 
 struct qemu {
@@ -323,12 +324,19 @@ static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
 
 /* ---- sideband -------------------------------------------------------------- */
 
+/* The name of T: the program's, or what T set (prctl PR_SET_NAME, as
+ * pthread_setname_np on itself does; a new thread inherits its creator's). */
+static const char *tcomm(const struct qemu *e, const struct qthr *t)
+{
+	return t->comm[0] ? t->comm : e->comm;
+}
+
 static int emit_comm(struct qemu *e, struct qthr *t, unsigned cpu, uint64_t ts)
 {
-	TRUTH(e, ts, -1, t, "comm %s", e->comm);
+	TRUTH(e, ts, -1, t, "comm %s", tcomm(e, t));
 	struct dc_sample_id s = rc_emu_sid(cpu, false, t->p->pid, t->tid, ts);
-	return wcheck(e, rc_perf_comm(e->w, (uint32_t)t->p->pid, (uint32_t)t->tid, e->comm, false,
-				      &s));
+	return wcheck(e, rc_perf_comm(e->w, (uint32_t)t->p->pid, (uint32_t)t->tid, tcomm(e, t),
+				      false, &s));
 }
 
 static int emit_mmap(struct qemu *e, struct qthr *t, struct rc_map *m, unsigned cpu, uint64_t ts)
@@ -1022,6 +1030,12 @@ static int step(struct qemu *e, struct qthr *t)
 			e->stamps[stamp - 1].tid = t->tid;
 			e->stamps[stamp - 1].cpu = c;
 		}
+		if (s.nr == SYS_prctl && s.a1 == PR_SET_NAME && s.name[0]) {
+			/* the kernel writes a COMM record for the new name */
+			memcpy(t->comm, s.name, sizeof(t->comm) - 1);
+			if (emit_comm(e, t, c, v->now))
+				return e->fail;
+		}
 		t->sys_nr = (long)s.nr;
 		t->sys_t = s.t_ns;
 		t->sys_thread = (s.nr == SYS_clone && (s.a1 & CLONE_THREAD)) ||
@@ -1070,7 +1084,7 @@ static int step(struct qemu *e, struct qthr *t)
 				 * switch-out of the sleep it ends. */
 				if (q->tid != t->tid && !e->o->no_wakers && q->vtime > t->v0 &&
 				    wcheck(e, rc_emu_wake(e->w, e->truth, q->cpu, q->pid, q->tid,
-							  q->vtime, t->tid, e->comm, -1)))
+							  q->vtime, t->tid, tcomm(e, t), -1)))
 					return e->fail;
 			}
 		}
@@ -1112,7 +1126,10 @@ static int step(struct qemu *e, struct qthr *t)
 		TRUTH(e, now, -1, t, "fork %d %d", (int)b.ppid, (int)b.ptid);
 	else
 		TRUTH(e, now, -1, t, "clone %d", (int)b.ptid);
-	TRUTH(e, now, -1, t, "comm %s", e->comm);
+	struct qthr *pt = find_thr(e, (pid_t)b.ptid);  /* fork and clone inherit the name */
+	if (pt && pt != t)
+		memcpy(t->comm, pt->comm, sizeof(t->comm));
+	TRUTH(e, now, -1, t, "comm %s", tcomm(e, t));
 	if (q && q->traced) {
 		t->traced = true;
 		t->rs = QR_START;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -337,6 +338,14 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	else if (num == SYS_read || num == SYS_readv || num == SYS_write || num == SYS_writev ||
 		 num == SYS_close)
 		s.extra = fd_pipe_key(a1);  /* before a close makes it go */
+	else if (num == SYS_prctl && a1 == PR_SET_NAME) {
+		/* a thread's new name (pthread_setname_np on itself): read
+		 * with process_vm_readv, which fails on a bad pointer where a
+		 * plain read would crash the guest */
+		struct iovec l = { s.name, sizeof(s.name) - 1 }, r = { (void *)(uintptr_t)a2, l.iov_len };
+		if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+			memset(s.name, 0, sizeof(s.name));
+	}
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
 	flush(b);

@@ -67,6 +67,8 @@ struct rc_qp_sys {
 	uint64_t ctid;        /* clone, clone3 with CLONE_CHILD_CLEARTID: the
 			       * new thread's clear-tid address (the futex
 			       * its exit wakes); else 0 */
+	char name[16];        /* prctl(PR_SET_NAME): the new name, read at
+			       * entry (NUL-padded; empty if unreadable) */
 };
 
 struct rc_qp_ret {

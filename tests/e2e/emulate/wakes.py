@@ -18,8 +18,8 @@ waits  every wake line is written during a wait of its wakee (after the
        are not one (the wait then lasts one instruction). --expect: at least N wakes of thread WAKEE by thread
        WAKER, threads named T0, T1, ... in the order the truth first names
        them (T0: the first traced thread, the program's main thread; "*"
-       any thread; the
-       qemu backend does not know thread names, so no comm).
+       any thread; by order rather than comm, so that one expectation
+       holds however a backend learns names).
 """
 import re
 import sys

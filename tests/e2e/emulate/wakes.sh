@@ -124,6 +124,11 @@ model chain
 # below B's stack to C's; the model (truth_profile.py Model.chain) and
 # report must agree exactly, and the model must have such a path
 if [ "$OK" = 1 ]; then
+	# the wakers by the names the threads gave themselves
+	# (pthread_setname_np: prctl PR_SET_NAME; both backends see it)
+	if grep -q '\[woken by chain-b-[0-9]*\]' chain.repw && grep -q '\[woken by chain-c-[0-9]*\]' chain.repw
+	then pass "chain: the wakers by their thread names (chain-b, chain-c)"
+	else fail "chain: no [woken by chain-b-TID] and [woken by chain-c-TID]: $(grep -o '\[woken by [^]]*\]' chain.repw | sort -u | head -5)"; fi
 	for v in "" --per-thread; do
 		"${TP[@]}" expect chain.truth --wakers=3 $v >chain.expc$v 2>/dev/null
 		nc=$(grep -cE '\[woken by [^]]+\][^ ]*\[woken by ' chain.expc$v)
