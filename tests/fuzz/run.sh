@@ -45,13 +45,17 @@ seed_perf() {
 }
 
 # seed_folded: report's folded output of the recordings, in each form,
-# and a wide file (400 distinct stacks in 3.3 KB: the growth of the
-# tables and maps, which 4 KB of report's output, 40 long lines, never
-# reach).
+# and two wide files, which 4 KB of report's output (40 long lines) are
+# not: 400 distinct stacks (the growth of the tables and maps), and 140
+# annotated ones that are 100 without their annotations (the growth of
+# the reader's map of annotated stacks, which only a 16 KB input of the
+# corpus reached before).
 seed_folded() {
 	local d=$seeds/folded f n
 	mkdir -p "$d"
 	awk 'BEGIN { for (i = 0; i < 400; i++) printf "f%d %d\n", i, i + 1 }' >"$d/wide.folded"
+	awk 'BEGIN { for (i = 0; i < 140; i++) printf "main;f%d:1,avg:%d %d\n", i % 100, i, i + 1 }' \
+		>"$d/wide-annotated.folded"
 	for f in "$seeds"/perf/*.data; do
 		n=$(basename "$f" .data)
 		"$PTFLAME" report -q -i "$f" >"$d/$n.folded" 2>/dev/null &&
@@ -89,7 +93,7 @@ seed_script() {
 # wait on the lock); a failed attempt leaves no stamp and is retried. The
 # stamp holds the seeds' version: when the seeds change, a build directory
 # makes them again.
-seeds_version=2
+seeds_version=3
 mkdir -p "$FUZZ_DIR"
 exec 9>"$FUZZ_DIR/.seeds.lock"
 flock 9
