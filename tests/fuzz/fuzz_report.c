@@ -65,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.format = REPORT_INPUT_PERF,
 		.quiet = true,
 		.cmd = "report",
+		.jobs = 2,     /* one decode-ahead worker, on any machine */
 	};
 	struct report_run *r = NULL;
 	char err[512];

@@ -22,7 +22,10 @@ seeds=$FUZZ_DIR/seeds
 
 # seed_perf: emulated recordings (a few KB each) of varied programs:
 # threads on 2 CPUs, signals, longjmp, tail calls, C++ exceptions, fork+exec,
-# dlopen, overflows, lost AUX chunks, a short PSB period.
+# dlopen, overflows, lost AUX chunks, a short PSB period without CYC (on
+# emu_threads, 2.6 KB of trace; on emu_signal, 44 KB, it and the inputs
+# fuzzed from it took the report target 180-240 ms each, 30 times the
+# others: a quarter of its corpus and most of its time).
 seed_perf() {
 	local d=$seeds/perf
 	mkdir -p "$d"
@@ -38,13 +41,21 @@ seed_perf() {
 	rec threads emu_threads --cpus 2 --time-slice 300 &&
 	rec forkexec emu_forkexec --follow-fork && rec dlopen emu_dlopen &&
 	rec ovf emu_nested --inject-ovf 40 && rec drop emu_threads --drop-aux 3 --aux-chunk 512 &&
-	rec psb emu_signal --psb-period 256 --no-cyc
+	rec psb emu_threads --psb-period 256 --no-cyc
 }
 
-# seed_folded: report's folded output of the recordings, in each form.
+# seed_folded: report's folded output of the recordings, in each form,
+# and two wide files, which 4 KB of report's output (40 long lines) are
+# not: 400 distinct stacks (the growth of the tables and maps), and 140
+# annotated ones that are 100 without their annotations (the growth of
+# the reader's map of annotated stacks, which only a 16 KB input of the
+# corpus reached before).
 seed_folded() {
 	local d=$seeds/folded f n
 	mkdir -p "$d"
+	awk 'BEGIN { for (i = 0; i < 400; i++) printf "f%d %d\n", i, i + 1 }' >"$d/wide.folded"
+	awk 'BEGIN { for (i = 0; i < 140; i++) printf "main;f%d:1,avg:%d %d\n", i % 100, i, i + 1 }' \
+		>"$d/wide-annotated.folded"
 	for f in "$seeds"/perf/*.data; do
 		n=$(basename "$f" .data)
 		"$PTFLAME" report -q -i "$f" >"$d/$n.folded" 2>/dev/null &&
@@ -79,43 +90,63 @@ seed_script() {
 }
 
 # Made once, by the first of the targets meson runs in parallel (the others
-# wait on the lock); a failed attempt leaves no stamp and is retried.
+# wait on the lock); a failed attempt leaves no stamp and is retried. The
+# stamp holds the seeds' version: when the seeds change, a build directory
+# makes them again.
+seeds_version=3
 mkdir -p "$FUZZ_DIR"
 exec 9>"$FUZZ_DIR/.seeds.lock"
 flock 9
-if [ ! -e "$seeds/.done" ]; then
+if [ "$(cat "$seeds/.done" 2>/dev/null)" != "$seeds_version" ]; then
 	rm -rf "$seeds"
 	seed_perf && seed_folded && seed_script || { echo "run.sh: cannot make the seeds" >&2; exit 1; }
-	touch "$seeds/.done"
+	echo "$seeds_version" >"$seeds/.done"
 fi
 flock -u 9
 exec 9>&-
-dirs=() maxlen=()
+dirs=() maxlen=() sched=()
 case $name in
 perfdata)
 	# and the real recordings' perf.data files (linked, not copied)
 	mkdir -p "$seeds/realdata"
 	[ -d "$real" ] && ln -sf "$real"/*.data "$seeds/realdata/" 2>/dev/null
 	dirs=("$seeds/perf" "$seeds/realdata") ;;
-report) dirs=("$seeds/perf") ;;
+# A recording's decoding takes 3-250 ms here: inputs that run faster are
+# chosen more often (up to 30 times), none is left out.
+report) dirs=("$seeds/perf") sched=(-entropic_scale_per_exec_time=1) ;;
 # Text is read line by line: 16 KB inputs (longer seeds are cut) reach
 # every state and run several times faster than the seeds' 100 KB.
 script) dirs=("$seeds/script") maxlen=(-max_len=16384) ;;
-folded) dirs=("$seeds/folded") maxlen=(-max_len=16384) ;;
+# A folded input's cost is its output's size (tables, SVG): 3-4 ms for
+# 16 KB, 35 ms for a 16 KB line of 14,000 frames. 4 KB reach the same
+# code (a line deeper than --max-stack, 2,000 frames; hundreds of
+# distinct stacks): see README, Fuzzing, for what was compared.
+folded) dirs=("$seeds/folded") maxlen=(-max_len=4096) ;;
 *) echo "run.sh: no target '$name'" >&2; exit 2 ;;
 esac
-# Inputs that once crashed or hung a target (kept as regression tests).
-[ -d "$SRCDIR/tests/fuzz/regress/$name" ] && dirs+=("$SRCDIR/tests/fuzz/regress/$name")
 corpus=$FUZZ_DIR/corpus/$name
 art=$FUZZ_DIR/artifacts/$name
 mkdir -p "$corpus" "$art"
 log=$FUZZ_DIR/fuzz-$name.log
 # UBSan aborts (the code is built -fno-sanitize-recover); leaks fail the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# Inputs that once crashed or hung a target (kept as regression tests) run
+# first, each whole (a seed directory would cut them to -max_len), then
+# seed the fuzzer.
+reg=$SRCDIR/tests/fuzz/regress/$name
+if [ -d "$reg" ]; then
+	if ! "$exe" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
+		-malloc_limit_mb="${FUZZ_RSS_MB:-2048}" "$reg"/* >"$log" 2>&1; then
+		echo "FAIL: fuzz-$name: a regression input fails again; the log's end ($log):" >&2
+		tail -n 40 "$log" >&2
+		exit 1
+	fi
+	dirs+=("$reg")
+fi
 start=$SECONDS
 "$exe" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
 	-malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -close_fd_mask=3 -print_final_stats=1 \
-	-artifact_prefix="$art/" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} "${maxlen[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
+	-artifact_prefix="$art/" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} "${maxlen[@]}" "${sched[@]}" "$corpus" "${dirs[@]}" >"$log" 2>&1
 rc=$?
 execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)
 rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$log" | tail -n 1)
