@@ -57,10 +57,11 @@ rec off PTFLAME_TRACEFS="$T/none" -- --no-wakers &&
 	{ if grep -q "wake" off.err; then fail "--no-wakers: still a wake line: $(cat off.err)"
 	  else pass "--no-wakers: no wake line"; fi; no_wake_attr off; }
 
-# -t: per-thread buffers, no CPU-wide events: said
-"$PROG" & P=$!
+# -t: per-thread buffers, no CPU-wide events: said (a thread that lives
+# longer than the recording: the program may end before record attaches)
+sleep 30 & P=$!
 "${R[@]}" -o tid.data -t $P -d 0.2 >tid.out 2>tid.err
-wait $P
+kill $P 2>/dev/null; wait $P 2>/dev/null
 expect_grep "^ptflame record: -t traces threads, not CPUs: $NOTE" tid.err "-t: one line"
 
 # this machine's own tracefs: either the records are there (and perf shows
