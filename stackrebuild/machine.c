@@ -1226,6 +1226,15 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	/* Returning from the root: the trace started below its caller. */
 	if (t->nframes == 1)
 		return underflow(m, t, key, now, false);
+	/* A function returning into itself while the frame below is another:
+	 * a recursion level the trace lost (the calls just before an OVF that
+	 * took no packet). It gets an inferred frame above the caller frame,
+	 * which stays (sync_top would replace that frame: its own return then
+	 * underflowed into an inferred copy of itself, main under main). */
+	if (frame_is(&t->frames[t->nframes - 1], key)) {
+		ret = pop_frame(m, t, now, true);
+		return ret ? ret : push_frame(m, t, key, now, F_INFERRED);
+	}
 	/* The caller frame is not the function returned to: it left for that
 	 * one unseen (see sync_top). Never rewrite what lies below. */
 	ret = pop_frame(m, t, now, true);

@@ -938,6 +938,36 @@ static void test_cpu_migration(void **state)
 }
 
 /* Lost data, then the next event's ip is the top function: keep. */
+/* An OVF that took the last recursive call with it: after the gap the
+ * stack shows one level of f fewer than ran, so an f returns into f with
+ * main below it. That is a level the trace lost (an inferred f above
+ * main), not main left for f unseen: replacing main made its own return
+ * underflow into an inferred main above the old one (main;main, a path no
+ * program has). */
+static void test_lost_recursion_level(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_F);
+	LOST(m, 1, 20);                /* f called f: not decoded       */
+	SYNC(m, 1, 30, IP(F_F));
+	CALL(m, 1, 40, F_F, F_F);
+	RET(m, 1, 50, F_F, F_F);
+	RET(m, 1, 60, F_F, F_F);       /* the lost level returns        */
+	RET(m, 1, 70, F_F, F_MAIN);
+	RET(m, 1, 80, F_MAIN, F_START);
+	END(m, 1, 90, F_START);
+	cct = finish(m, 0);
+	expect_stacks(cct, "_start 10\n_start;main 20\n_start;main;f 40\n_start;main;f;[lost] 10\n"
+			   "_start;main;f;f 10\n");
+	expect_calls(cct, "_start;main", 1, 0);  /* one main, entry and return seen */
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_lost_resync_keep(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1870,6 +1900,7 @@ int main(void)
 		cmocka_unit_test(test_syscall_names),
 		cmocka_unit_test(test_preemption),
 		cmocka_unit_test(test_cpu_migration),
+		cmocka_unit_test(test_lost_recursion_level),
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_reset),
