@@ -272,7 +272,10 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             everything of the current stack segment is re-parented.
  *             Into a sigreturn trampoline (SR_FUNC_SIGRETURN) not on the
  *             stack: the returning frame was a signal handler (its entry
- *             unseen after a loss); the trampoline replaces it.
+ *             unseen after a loss); the trampoline replaces it. A function
+ *             returning into itself over another caller frame: a recursion
+ *             level lost with an OVF; an inferred frame of it goes above
+ *             the caller frame, which stays.
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a
