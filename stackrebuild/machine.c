@@ -542,6 +542,24 @@ static struct sr_node *seg_child(struct thread *t, struct sr_node *parent,
 	return n;
 }
 
+/* Room for need elements of size in *v (capacity *cap, doubled from
+ * min). */
+static int grow(void **v, uint32_t *cap, uint32_t need, size_t size, uint32_t min)
+{
+	uint32_t c = *cap ? *cap : min;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(n = realloc(*v, c * size)))
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
 static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		      uint64_t t0, uint8_t flags)
 {
@@ -551,15 +569,8 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (t->nframes == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 32;
-		struct frame *v = realloc(t->frames, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->frames = v;
-		t->cap = cap;
-	}
+	if (grow((void **)&t->frames, &t->cap, t->nframes + 1, sizeof(*t->frames), 32))
+		return -ENOMEM;
 	n = top_node(t);
 	if (t->nframes >= (m->opt.max_stack ? m->opt.max_stack : SR_DEFAULT_MAX_STACK)) {
 		/* too deep: a [truncated] frame under the last kept one (the
@@ -654,18 +665,8 @@ static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint
 		if (ret)
 			return ret;
 	}
-	if (f->ibase + n > t->icap) {
-		uint32_t cap = t->icap ? t->icap : 16;
-		struct inl *v;
-
-		while (cap < f->ibase + n)
-			cap *= 2;
-		v = realloc(t->inl, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->inl = v;
-		t->icap = cap;
-	}
+	if (grow((void **)&t->inl, &t->icap, f->ibase + n, sizeof(*t->inl), 16))
+		return -ENOMEM;
 	parent = k ? t->inl[f->ibase + k - 1].node : f->node;
 	for (; k < n; k++) {
 		struct sr_node *node = seg_child(t, parent, SR_NODE_FUNC, keys[k]);
@@ -1066,15 +1067,8 @@ static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t 
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (t->nkf == t->kcap) {
-		uint32_t cap = t->kcap ? t->kcap * 2 : 16;
-		struct frame *v = realloc(t->kf, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->kf = v;
-		t->kcap = cap;
-	}
+	if (grow((void **)&t->kf, &t->kcap, t->nkf + 1, sizeof(*t->kf), 16))
+		return -ENOMEM;
 	parent = t->nkf ? t->kf[t->nkf - 1].node : t->ps[t->kps].node;
 	n = seg_child(t, parent, SR_NODE_FUNC, key);
 	if (!n)
@@ -2076,32 +2070,13 @@ static int wake_finish(struct sr_machine *m, struct sr_cct *out)
 
 static int keys_reserve(struct wsnap *s, uint32_t more)
 {
-	if (s->nkeys + more > s->kcap) {
-		uint32_t cap = s->kcap ? s->kcap : 64;
-		struct wkey *v;
-
-		while (cap < s->nkeys + more)
-			cap *= 2;
-		v = realloc(s->keys, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->keys = v;
-		s->kcap = cap;
-	}
-	return 0;
+	return grow((void **)&s->keys, &s->kcap, s->nkeys + more, sizeof(*s->keys), 64);
 }
 
 static int leg_push(struct wsnap *s, const struct wleg *l)
 {
-	if (s->nlegs == s->lcap) {
-		uint32_t cap = s->lcap ? s->lcap * 2 : 8;
-		struct wleg *v = realloc(s->legs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->legs = v;
-		s->lcap = cap;
-	}
+	if (grow((void **)&s->legs, &s->lcap, s->nlegs + 1, sizeof(*s->legs), 8))
+		return -ENOMEM;
 	s->legs[s->nlegs++] = *l;
 	return 0;
 }
