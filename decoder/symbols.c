@@ -26,10 +26,11 @@
 
 struct sym {
 	uint64_t start, end;    /* ELF vaddrs, [start, end) */
-	uint64_t limit;         /* unsized: end of its section (0: unknown) */
 	uint64_t end_cap;       /* unsized: end of its section (0: unknown) */
 	uint32_t name;          /* offset in dso->names */
 	uint8_t prio;           /* lower wins among symbols at one address */
+	bool label;             /* STT_NOTYPE in code: names only code no
+				 * function symbol covers (finish_syms) */
 };
 
 struct seg {
@@ -330,7 +331,42 @@ static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t si
 	e->end = size ? start + size : 0;   /* 0: up to the next symbol */
 	e->end_cap = 0;
 	e->prio = prio;
+	e->label = false;
 	sv->n++;
+	return 0;
+}
+
+/* The section holding sym's address, when it has one. */
+static bool sym_section(Elf *elf, const GElf_Sym *sym, GElf_Shdr *sec)
+{
+	Elf_Scn *ss = sym->st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym->st_shndx) : NULL;
+
+	return ss && gelf_getshdr(ss, sec) && sec->sh_addr <= sym->st_value &&
+	       sec->sh_addr + sec->sh_size > sym->st_value;
+}
+
+/* A label (STT_NOTYPE) in code: hand-written asm names its entry points so,
+ * ld.so's _start and _dl_start_user (the first code of every process) among
+ * them. It names the code from it to the next symbol, but only code that no
+ * function symbol covers (finish_syms), so labels inside a function
+ * (assembler loops, glibc's aliases) change nothing. Labels outside code
+ * (_end, __bss_start, __GNU_EH_FRAME_HDR, linker set bounds) and local
+ * assembler names (".L", ARM's "$x") name nothing. */
+static int label_add(struct img *d, Elf *elf, const GElf_Sym *sym, const char *name,
+		     struct symvec *sv, uint8_t prio_base, bool demangle)
+{
+	GElf_Shdr sec;
+	int ret;
+
+	if (name[0] == '.' || name[0] == '$' || !sym_section(elf, sym, &sec) ||
+	    !(sec.sh_flags & SHF_EXECINSTR))
+		return 0;
+	/* after every function symbol at the same address */
+	ret = sym_add(d, sv, sym->st_value, 0, name, prio_base + 32, demangle);
+	if (ret)
+		return ret;
+	sv->v[sv->n - 1].label = true;
+	sv->v[sv->n - 1].end_cap = sec.sh_addr + sec.sh_size;
 	return 0;
 }
 
@@ -359,12 +395,18 @@ static int read_symtab(struct img *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
 		if (!name || !name[0])
 			continue;
+		if (type == STT_NOTYPE) {
+			ret = label_add(d, elf, &sym, name, sv, prio_base, demangle);
+			if (ret)
+				return ret;
+			continue;
+		}
 		/* Among aliases prefer sized, then global, then weak, then local. */
 		prio = prio_base + (sym.st_size ? 0 : 8) +
 		       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
@@ -375,10 +417,8 @@ static int read_symtab(struct img *d, Elf *elf, Elf_Scn *scn, struct symvec *sv,
 			/* an unsized symbol (asm: _init, _fini) ends with its
 			 * section at the latest, even when no symbol follows */
 			GElf_Shdr sec;
-			Elf_Scn *ss = elf_getscn(elf, sym.st_shndx);
 
-			if (ss && gelf_getshdr(ss, &sec) && sec.sh_addr <= sym.st_value &&
-			    sec.sh_addr + sec.sh_size > sym.st_value)
+			if (sym_section(elf, &sym, &sec))
 				sv->v[sv->n - 1].end_cap = sec.sh_addr + sec.sh_size;
 		}
 	}
@@ -607,6 +647,17 @@ static int cmp_sym(const void *a, const void *b)
 	return (int)x->prio - (int)y->prio;
 }
 
+/* An unsized symbol's room: up to the next symbol (next: 0 none), within
+ * its section, at most 1 MiB (else 1 byte: a marker, not a function). */
+static void unsized_end(struct sym *e, uint64_t next)
+{
+	e->end = next;
+	if (e->end_cap && (!e->end || e->end > e->end_cap))
+		e->end = e->end_cap;
+	if (!e->end || e->end - e->start > (1u << 20))
+		e->end = e->start + 1;
+}
+
 /* Sort, keep one symbol per address, drop symbols inside a sized function
  * (a local label or an alias typed as a function, glibc's __write_nocancel
  * inside __write: not a function of its own; execution falling into it
@@ -636,17 +687,30 @@ static void finish_syms(struct img *d, struct symvec *sv)
 		sv->v[k++] = sv->v[i];
 	}
 	w = k;
-	for (size_t i = 0; i < w; i++) {
-		if (sv->v[i].end)
+	/* functions first: their rooms do not depend on labels */
+	for (size_t i = 0, next = 0; i < w; i++) {
+		if (sv->v[i].end || sv->v[i].label)
 			continue;
-		sv->v[i].end = i + 1 < w ? sv->v[i + 1].start : 0;
-		if (sv->v[i].end_cap && (!sv->v[i].end || sv->v[i].end > sv->v[i].end_cap))
-			sv->v[i].end = sv->v[i].end_cap;
-		if (!sv->v[i].end || sv->v[i].end - sv->v[i].start > (1u << 20))
-			sv->v[i].end = sv->v[i].start + 1;
+		for (next = next > i ? next : i + 1; next < w && sv->v[next].label; next++)
+			;
+		unsized_end(&sv->v[i], next < w ? sv->v[next].start : 0);
+	}
+	/* then labels, in what no function covers */
+	cover = 0;
+	k = 0;
+	for (size_t i = 0; i < w; i++) {
+		if (!sv->v[i].label) {
+			if (sv->v[i].end > cover)
+				cover = sv->v[i].end;
+		} else if (sv->v[i].start < cover) {
+			continue;
+		} else {
+			unsized_end(&sv->v[i], i + 1 < w ? sv->v[i + 1].start : 0);
+		}
+		sv->v[k++] = sv->v[i];
 	}
 	d->syms = sv->v;
-	d->nsyms = w;
+	d->nsyms = k;
 	sv->v = NULL;
 }
 

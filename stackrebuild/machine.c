@@ -1229,6 +1229,16 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 		ret = pop_frame(m, t, now, true);
 		return ret ? ret : push_frame(m, t, key, now, F_INFERRED);
 	}
+	/* A call that was the last instruction of its caller's symbol returns
+	 * to the first byte of the next symbol, a label the caller goes on
+	 * in (ld.so's _start calls _dl_start and runs on in _dl_start_user):
+	 * no call of it, the same frame, which answers to that key too. */
+	if (frame_is(&t->frames[t->nframes - 2], key_of(m, ev->pid, ev->to_ip - 1))) {
+		ret = pop_frame(m, t, now, true);
+		if (!ret)
+			t->frames[t->nframes - 1].alias = key;
+		return ret;
+	}
 	/* The caller frame is not the function returned to: it left for that
 	 * one unseen (see sync_top). Never rewrite what lies below. */
 	ret = pop_frame(m, t, now, true);

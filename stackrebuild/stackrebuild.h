@@ -275,7 +275,11 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             unseen after a loss); the trampoline replaces it. A function
  *             returning into itself over another caller frame: a recursion
  *             level lost with an OVF; an inferred frame of it goes above
- *             the caller frame, which stays.
+ *             the caller frame, which stays. To another function whose
+ *             preceding byte is the caller frame's: the call was the last
+ *             instruction of its symbol and the caller runs on into the
+ *             label after it (ld.so's _start into _dl_start_user): the
+ *             same frame, which answers to that key too.
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a

@@ -34,9 +34,37 @@ __asm__(".text\n"
 	"\tnop\n\tret\n"
 	".size st_outer_asm,.-st_outer_asm\n");
 
+/* Labels (no .type: STT_NOTYPE), as hand-written asm has them. st_lbl_entry
+ * and st_lbl_next name code no function symbol covers (ld.so's _start,
+ * which calls _dl_start and runs on in _dl_start_user); st_lbl_inside lies
+ * in a sized function and st_lbl_in_unsized in the room of an unsized one
+ * (up to the next function symbol): both name nothing. */
+__asm__(".text\n.p2align 4\n"
+	".globl st_lbl_entry\n"
+	"st_lbl_entry:\n\tnop\n\tcall st_lbl_func\n"
+	"st_lbl_next:\n\tnop\n\tret\n"
+	".p2align 4\n"
+	".globl st_lbl_func\n.type st_lbl_func,@function\n"
+	"st_lbl_func:\n\tnop\n\tnop\n"
+	"st_lbl_inside:\n\tnop\n\tret\n"
+	".size st_lbl_func,.-st_lbl_func\n"
+	".p2align 4\n"
+	".globl st_lbl_unsized\n.type st_lbl_unsized,@function\n"
+	"st_lbl_unsized:\n\tnop\n\tnop\n"
+	".globl st_lbl_in_unsized\n"
+	"st_lbl_in_unsized:\n\tnop\n\tret\n"
+	".p2align 4\n"
+	".globl st_lbl_after\n.type st_lbl_after,@function\n"
+	"st_lbl_after:\n\tret\n"
+	".size st_lbl_after,.-st_lbl_after\n");
+
+void st_lbl_entry(void);
+
 int main(int argc, char **argv)
 {
 	int r = st_global(argc > 1 ? argv[1] : "symtest");
+
+	st_lbl_entry();
 
 	r += symtest_cpp_entry(r & 7);
 	printf("%d\n", r);

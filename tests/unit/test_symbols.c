@@ -180,6 +180,79 @@ static void test_debuglink(void **state)
 	check_all_funcs(tpath("symtest-stripped"), tpath("symtest"));
 }
 
+/* Any symbol's address (nm), or fail. */
+static uint64_t nm_addr(const char *bin, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[1024];
+	unsigned long long a = 0;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char type, sym[512];
+
+		if (sscanf(line, "%llx %c %511s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
+			found = true;
+			break;
+		}
+	}
+	pclose(p);
+	if (!found)
+		fail_msg("nm has no %s in %s", name, bin);
+	return a;
+}
+
+static void expect_range(struct dc_symbols *s, int dso, uint64_t addr, const char *name,
+			 uint64_t lo, uint64_t hi)
+{
+	uint64_t l, h;
+
+	assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, addr, &l, &h)), name);
+	assert_int_equal(l, lo);
+	assert_int_equal(h, hi);
+}
+
+/* Labels (STT_NOTYPE in code) name code no function symbol covers, from
+ * the label to the next symbol; inside a function's room they name
+ * nothing; labels outside code are no names. */
+static void check_labels(const char *bin, const char *nm_bin)
+{
+	uint64_t entry = nm_addr(nm_bin, "st_lbl_entry"), next = nm_addr(nm_bin, "st_lbl_next");
+	uint64_t func = nm_addr(nm_bin, "st_lbl_func"), inside = nm_addr(nm_bin, "st_lbl_inside");
+	uint64_t unsized = nm_addr(nm_bin, "st_lbl_unsized");
+	uint64_t in_unsized = nm_addr(nm_bin, "st_lbl_in_unsized");
+	uint64_t after = nm_addr(nm_bin, "st_lbl_after"), data = nm_addr(nm_bin, "__data_start");
+	struct dc_symbols *s;
+	const char *name;
+	uint64_t lo, hi;
+	int dso;
+
+	assert_true(entry < next && next < func && func < inside && inside < unsized &&
+		    unsized < in_unsized && in_unsized < after);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, bin, NULL, 0);
+	assert_true(dso >= 0);
+	expect_range(s, dso, entry, "st_lbl_entry", entry, next);
+	expect_range(s, dso, next - 1, "st_lbl_entry", entry, next);
+	expect_range(s, dso, next, "st_lbl_next", next, func);
+	expect_range(s, dso, func - 1, "st_lbl_next", next, func);
+	expect_range(s, dso, inside, "st_lbl_func", func, func + 4);
+	expect_range(s, dso, in_unsized, "st_lbl_unsized", unsized, after);
+	name = dc_sym_name(s, dc_sym_dso_lookup(s, dso, data, &lo, &hi));
+	assert_true(!name || (strcmp(name, "__data_start") && strcmp(name, "data_start")));
+	dc_symbols_free(s);
+}
+
+static void test_labels(void **state)
+{
+	(void)state;
+	check_labels(tpath("symtest"), tpath("symtest"));
+	check_labels(tpath("symtest-stripped"), tpath("symtest"));
+}
+
 /* PLT stubs named like objdump names them, for the lazy .plt / .plt.got
  * layout and the IBT .plt.sec layout. */
 static void check_plt(const char *bin)
@@ -518,6 +591,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symtab),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_process_lookup),

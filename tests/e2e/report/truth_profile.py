@@ -128,6 +128,7 @@ class ElfSyms:
         self.loads = []      # (p_offset, p_vaddr, p_filesz)
         self.funcs = {}      # start -> [size, set(names)]
         self.starts = []
+        self.labels = set()  # starts of labels only (STT_NOTYPE): lookup
         if not os.path.isfile(path):
             return
         for line in run(["readelf", "-lW", path]).splitlines():
@@ -147,10 +148,16 @@ class ElfSyms:
             if m and int(m.group(2), 16):
                 a = int(m.group(2), 16)
                 self.sections.append((a, a + int(m.group(3), 16)))
+        notype, typed = set(), set()
         for fpath in files:
             for dyn in ([], ["-D"]):
                 for demangle in ([], ["-C"]):
                     self._nm(["nm", "-S", "--defined-only"] + dyn + demangle + [fpath])
+            for line in run(["readelf", "-Ws", fpath]).splitlines():
+                f = line.split()
+                if len(f) >= 8 and f[0][:-1].isdigit() and f[6] not in ("UND", "ABS"):
+                    (notype if f[3] == "NOTYPE" else typed).add(int(f[1], 16))
+        self.labels = notype - typed
         self._plt(path)
         self.starts = sorted(self.funcs)
 
@@ -191,24 +198,34 @@ class ElfSyms:
         return None
 
     def lookup(self, vaddr):
-        """(start, names) of the function holding vaddr, or None."""
+        """(start, names) of the function holding vaddr, or None. A label
+        (hand-written asm's entry points: ld.so's _start) names only code
+        that no function symbol's room holds, up to the next symbol."""
         i = bisect.bisect_right(self.starts, vaddr) - 1
+        label = None
         while i >= 0:
             start = self.starts[i]
             size, names = self.funcs[start]
+            is_label = start in self.labels
             if size == 0:
-                # unsized (asm): up to the next symbol, within its section
-                end = self.starts[i + 1] if i + 1 < len(self.starts) else None
+                # unsized (asm): up to the next symbol (a function's: the
+                # next function's), within its section
+                j = i + 1
+                while not is_label and j < len(self.starts) and self.starts[j] in self.labels:
+                    j += 1
+                end = self.starts[j] if j < len(self.starts) else None
                 for lo, hi in self.sections:
                     if lo <= start < hi and (end is None or end > hi):
                         end = hi
                 size = end - start if end else 0
             if start <= vaddr < start + max(size, 1):
-                return start, names
+                if not is_label:
+                    return start, names
+                label = label or (start, names)
             if vaddr - start > 1 << 20:
                 break
             i -= 1        # a shorter symbol may hide a larger one (nested)
-        return None
+        return label
 
 
 def vdso_image():
@@ -313,7 +330,8 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 
 class Frame:
-    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake")
+    __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake",
+                 "alias")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
@@ -321,6 +339,10 @@ class Frame:
         self.stub = False
         self.t0 = t0
         self.wake = None        # --wakers: (time, waker tid) that ended it
+        self.alias = None       # a label the function ran on into (ev_ret)
+
+    def holds(self, key):
+        return self.pseudo is None and key in (self.key, self.alias)
 
 
 # report --show-plt: PLT stubs stay frames of their own
@@ -432,7 +454,7 @@ class Thread:
         """index of the nearest frame holding key (below the top)."""
         end = len(self.stack) - (1 if below_top else 0)
         for i in range(end - 1, -1, -1):
-            if self.stack[i].pseudo is None and self.stack[i].key == key:
+            if self.stack[i].holds(key):
                 return i
         return None
 
@@ -548,7 +570,7 @@ class Model:
         if not th.top_user():
             return
         key, start, names = self.f(th.pid, src)
-        if th.stack[-1].key != key:
+        if not th.stack[-1].holds(key):
             th.replace(key, names)
 
     def ev_call(self, th, t, args):
@@ -569,6 +591,12 @@ class Model:
             th.push(key, names)
         elif len(th.stack) == 1:
             th.underflow(key, names)
+        elif th.stack[-2].holds(self.f(th.pid, int(args[1], 16) - 1)[0]):
+            # the call was the last instruction of its function's symbol:
+            # the caller runs on into the label that follows (ld.so's
+            # _start into _dl_start_user), no call of it
+            th.pop()
+            th.stack[-1].alias = key
         else:
             th.anomalies.append("ret to a function not on the stack at %d" % t)
             th.pop()
@@ -614,7 +642,7 @@ class Model:
     def to_ip(self, th, ip):
         """user code resumes at ip: its function is the top or further down."""
         key, start, names = self.f(th.pid, ip)
-        if th.stack and th.stack[-1].key == key:
+        if th.stack and th.stack[-1].holds(key):
             return
         i = th.find(key, below_top=False)
         if i is not None:
