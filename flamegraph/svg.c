@@ -287,7 +287,10 @@ static void put_label(FILE *out, const char *s, size_t len, double w)
 
 /* ---------------------------------------------------------------- colour */
 
-enum kind { K_CODE, K_KERNEL, K_OFFCPU, K_PREEMPTED, K_LOST, K_UNKNOWN, K_UNTRACED, K_N };
+enum kind {
+	K_CODE, K_KERNEL, K_OFFCPU, K_PREEMPTED, K_LOST, K_UNKNOWN, K_UNTRACED, K_WOKEN,
+	K_WAKER, K_N
+};
 
 static const struct {
 	const char *name;            /* the pseudo-frame, NULL for code   */
@@ -301,12 +304,19 @@ static const struct {
 	[K_LOST]      = { "[lost]", "[lost]", { 138, 138, 138 }, { 12, 12, 12 } },
 	[K_UNKNOWN]   = { "[unknown]", "[unknown]", { 208, 208, 208 }, { 12, 12, 12 } },
 	[K_UNTRACED]  = { "[untraced]", "[untraced]", { 150, 170, 70 }, { 20, 20, 20 } },
+	/* report --wakers: the frame that names the waker, and the waker's
+	 * stack above it (its code, not this thread's time on a CPU) */
+	[K_WOKEN]     = { "[woken by", "[woken by ..]", { 0, 150, 140 }, { 20, 20, 20 } },
+	[K_WAKER]     = { NULL, "waker's stack", { 120, 200, 225 }, { 40, 35, 30 } },
 };
 
 static enum kind frame_kind(const char *name, size_t len)
 {
 	for (int k = 1; k < K_N; k++) {
-		size_t kl = strlen(kinds[k].name);
+		size_t kl = kinds[k].name ? strlen(kinds[k].name) : 0;
+
+		if (!kl)
+			continue;
 
 		if (len >= kl && !memcmp(name, kinds[k].name, kl) && (len == kl || name[kl] == ' '))
 			return (enum kind)k;
@@ -471,6 +481,15 @@ static void put_title(const struct layout *l, const struct svg_node *n, const ch
 	fputs("</title>", out);
 }
 
+/* Is n code of a waker's stack (report --wakers: above a "[woken by" frame)? */
+static bool under_waker(const struct svg_node *n)
+{
+	for (const struct svg_node *p = n->parent; p && p->name; p = p->parent)
+		if (frame_kind(p->name, strlen(p->name)) == K_WOKEN)
+			return true;
+	return false;
+}
+
 static void draw_frame(const struct layout *l, const struct svg_node *n, unsigned level,
 		       unsigned kinds_seen[K_N])
 {
@@ -492,6 +511,8 @@ static void draw_frame(const struct layout *l, const struct svg_node *n, unsigne
 	} else {
 		enum kind k = frame_kind(fname, name_len);
 
+		if (k == K_CODE && under_waker(n))
+			k = K_WAKER;
 		kind_colour(k, fname, name_len, rgb);
 		kinds_seen[k]++;
 	}

@@ -12,7 +12,11 @@ inputs. Checks, from the XML (parsed here, so it must be well formed):
     file (diff: the after column), frames sit inside their parent;
   - root at the bottom, or at the top with --inverted;
   - diff: red frames grew, blue frames shrank, from the before/after
-    columns summed per frame here.
+    columns summed per frame here;
+  - otherwise each frame's colour is of its kind's family (flamegraph/svg.c's
+    table, restated here): pseudo-frames by name, code by whether a
+    "[woken by" frame lies below it (report --wakers: the waker's stack);
+    --want-kinds K,K.. also requires frames of those kinds.
 Prints ok/FAIL lines; exit 1 when a check failed."""
 import re
 import sys
@@ -24,7 +28,7 @@ svg_path, data_path = args[0], args[1]
 opt = {}
 i = 2
 while i < len(args):
-    if args[i] in ("--width", "--title", "--minwidth"):
+    if args[i] in ("--width", "--title", "--minwidth", "--want-kinds"):
         opt[args[i]] = args[i + 1]
         i += 2
     else:
@@ -126,6 +130,44 @@ if diff:
     tips = [f for f in paths.values() if "before " in f["full"] and "change " in f["full"]]
     check(len(tips) == len(paths), "diff: every tooltip has the before value and the change")
 else:
+    # kind -> (name prefix, base rgb, spread): rgb = base + [0, spread]
+    FAMILIES = {
+        "code": (None, (205, 60, 0), (50, 170, 55)),
+        "[kernel]": ("[kernel]", (0, 165, 150), (40, 35, 35)),
+        "[off-cpu]": ("[off-cpu]", (60, 110, 230), (30, 35, 25)),
+        "[preempted]": ("[preempted]", (165, 115, 235), (25, 25, 20)),
+        "[lost]": ("[lost]", (138, 138, 138), (12, 12, 12)),
+        "[unknown]": ("[unknown]", (208, 208, 208), (12, 12, 12)),
+        "[untraced]": ("[untraced]", (150, 170, 70), (20, 20, 20)),
+        "[woken by": ("[woken by", (0, 150, 140), (20, 20, 20)),
+        "waker": (None, (120, 200, 225), (40, 35, 30)),
+    }
+
+    def kind_of(path):
+        name = path[-1]
+        for k, (pre, _, _) in FAMILIES.items():
+            if pre and (name == pre or name.startswith(pre + " ")):
+                return k
+        return "waker" if any(n.startswith("[woken by ") for n in path[:-1]) else "code"
+
+    wrong, seen = [], set()
+    for p, f in paths.items():
+        if not p:
+            continue
+        k = kind_of(p)
+        seen.add(k)
+        _, base, spread = FAMILIES[k]
+        if not all(b <= c <= b + d for c, b, d in zip(f["fill"], base, spread)):
+            wrong.append((p[-1], k, f["fill"]))
+    check(not wrong, "every frame has its kind's colour (%s)%s"
+          % (", ".join(sorted(seen)), ": %s" % wrong[:3] if wrong else ""))
+    want_kinds = set(opt["--want-kinds"].split(",")) if "--want-kinds" in opt else set()
+    check(want_kinds <= seen, "frames of the kinds %s are drawn (%s)"
+          % (sorted(want_kinds), sorted(seen)))
+    legend = [t.text for t in root.findall(".//*[@id='legend']//" + NS + "text")]
+    need = {"waker": "waker's stack", "[woken by": "[woken by ..]"}
+    check(all(need[k] in legend for k in seen if k in need),
+          "the legend names the waker kinds drawn (%s)" % legend)
     ann = [f for f in fr if f["l"] > 0 and re.search(r"\n\d+ calls?(, avg | \(inferred)", f["full"])]
     check(len(ann) == len(fr) - 1, "every tooltip keeps calls and avg (%d of %d)"
           % (len(ann), len(fr) - 1))

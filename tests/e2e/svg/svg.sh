@@ -26,6 +26,15 @@ fi
 python3 "$CHECK_SVG" inv.svg a2.folded --minwidth 0 --inverted || fail "report --svg --inverted: the SVG (above)"
 grep -q '>Icicle Graph<' inv.svg 2>/dev/null || grep -q 'ptflame: wall-clock' inv.svg ||
 	fail "--inverted: no title"
+# report --wakers --svg: "[woken by ..]" frames and the wakers' stacks above
+# them in colours of their own, named in the legend (check_svg.py)
+if "$PTFLAME" record --emulate -q -o w.data -- "$TESTDATA/wake_mutex" >/dev/null 2>err &&
+	"$PTFLAME" report -q -i w.data --wakers --svg w.svg --minwidth 0 -o w.folded 2>err; then
+	python3 "$CHECK_SVG" w.svg w.folded --minwidth 0 --want-kinds 'code,[off-cpu],[woken by,waker' ||
+		fail "report --wakers --svg: the SVG (above)"
+else
+	fail "report --wakers --svg: $(head -c 300 err)"
+fi
 # report --svg without -o: the SVG only, no folded stacks on stdout (issue 15.3);
 # with --table the table that was asked for
 if "$PTFLAME" report -q -i a.data --svg only.svg >only.out 2>err; then
