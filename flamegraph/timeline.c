@@ -16,6 +16,7 @@ struct tl_chunk {
 
 struct tl_thread {
 	uint32_t pid, tid;
+	uint32_t nwakes;           /* its waits' wake arrows so far (ids)     */
 	char *buf;                 /* events not spooled yet, each ",\n{...}" */
 	size_t len, cap;
 	struct tl_chunk *chunks;
@@ -219,6 +220,44 @@ static bool wanted(const struct fg_timeline *tl, const struct sr_call *c)
 	return kept > 0;
 }
 
+/* An [off-cpu] call that a wake ended: its args give the waker's tid and
+ * the wake's time (Perfetto names the thread from the metadata), and a flow arrow goes from the waker's thread at the wake
+ * to the end of this span (Perfetto and chrome://tracing draw it). Ids are
+ * the wakee's tid and its count of arrows: the same at every -j. */
+static int put_wake(struct tl_thread *t, const struct sr_call *c)
+{
+	uint64_t id = (uint64_t)c->tid << 30 | (t->nwakes++ & ((1u << 30) - 1));
+	uint64_t at = c->end_ns > c->start_ns ? c->end_ns - 1 : c->end_ns;
+	char b[160];
+	int ret = puts_(t, ",\"args\":{");
+
+	if (!ret && !c->complete)
+		ret = puts_(t, "\"inferred\":1,");
+	if (!ret) {
+		snprintf(b, sizeof(b), "\"woken by tid\":%" PRIu32 ",\"wake ts\":", c->waker_tid);
+		ret = puts_(t, b);
+	}
+	if (!ret)
+		ret = put_us(t, c->wake_ns);
+	if (!ret) {
+		snprintf(b, sizeof(b), "}},\n{\"ph\":\"s\",\"name\":\"wake\",\"cat\":\"wake\","
+			 "\"id\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":",
+			 id, c->waker_pid, c->waker_tid);
+		ret = puts_(t, b);
+	}
+	if (!ret)
+		ret = put_us(t, c->wake_ns);
+	if (!ret) {
+		snprintf(b, sizeof(b), "},\n{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"wake\","
+			 "\"cat\":\"wake\",\"id\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+			 ",\"ts\":", id, c->pid, c->tid);
+		ret = puts_(t, b);
+	}
+	if (!ret)
+		ret = put_us(t, at);
+	return ret ? ret : puts_(t, "}");
+}
+
 static int add_call(struct fg_timeline *tl, const struct sr_call *c)
 {
 	struct tl_thread *t = thread_of(tl, c->pid, c->tid);
@@ -242,7 +281,7 @@ static int add_call(struct fg_timeline *tl, const struct sr_call *c)
 	if (!ret)
 		ret = put_us(t, c->end_ns - c->start_ns);
 	if (!ret)
-		ret = puts_(t, c->complete ? "}" : ",\"args\":{\"inferred\":1}}");
+		ret = c->woken ? put_wake(t, c) : puts_(t, c->complete ? "}" : ",\"args\":{\"inferred\":1}}");
 	if (!ret && t->len >= FG_TIMELINE_BUF)
 		ret = spill(tl, t);
 	if (!ret)

@@ -17,7 +17,12 @@
  * "call" for functions, "kernel", "off-cpu", "preempted", "lost",
  * "untraced", "truncated" for the pseudo-frames, and "args":{"inferred":1}
  * for a call whose start or end was not seen (or cut by --time). Events of
- * one thread nest: a call lies within its caller.
+ * one thread nest: a call lies within its caller. With report --wakers an
+ * [off-cpu] span that a wake ended has "args":{"woken by tid":TID,
+ * "wake ts":US} and is followed by a flow arrow, {"ph":"s",...,"cat":"wake",
+ * "id":ID,"pid":WAKER_PID,"tid":WAKER_TID,"ts":WAKE_US} and {"ph":"f",
+ * "bp":"e",...,"ts":US} 1 ns before the span's end, ID = tid << 30 | the
+ * thread's count of arrows.
  */
 #ifndef PTFLAME_FG_TIMELINE_H
 #define PTFLAME_FG_TIMELINE_H

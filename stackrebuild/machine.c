@@ -143,7 +143,7 @@ static void wake_free(struct mwake *w);
 static void twake_free(struct twake *w);
 static void wake_begin(struct sr_machine *m, struct thread *t);
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
-		    uint64_t now, bool end_seen);
+		    uint64_t now, bool end_seen, struct sr_call *wake);
 static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t);
 static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key);
 static void wake_new_segment(struct thread *t);
@@ -436,8 +436,9 @@ static bool under_root(const struct sr_machine *m, const struct thread *t,
 /* One call of node over [t0, t1] ends (by0: the thread's traced_by at t0,
  * depth: its place on the stack). Calls outside the window are not
  * counted; calls straddling its edges count as inferred. */
-static int end_call(const struct sr_machine *m, const struct thread *t, struct sr_node *node,
-		    uint64_t t0, const uint64_t *by0, uint32_t depth, uint64_t t1, bool complete)
+static int end_call_woken(const struct sr_machine *m, const struct thread *t,
+			  struct sr_node *node, uint64_t t0, const uint64_t *by0, uint32_t depth,
+			  uint64_t t1, bool complete, const struct sr_call *wake)
 {
 	int ret;
 
@@ -459,10 +460,23 @@ static int end_call(const struct sr_machine *m, const struct thread *t, struct s
 			.selected = !m->opt.comm || t->comm_matched,
 		};
 
+		if (wake && wake->woken) {
+			c.woken = true;
+			c.waker_pid = wake->waker_pid;
+			c.waker_tid = wake->waker_tid;
+			c.wake_ns = wake->wake_ns;
+		}
+
 		for (int k = 0; k < SR_TIME_NKINDS; k++)
 			c.by[k] = t->st.traced_by[k] - by0[k];
 		return m->opt.on_call(m->opt.call_ctx, &c);
 	}
+}
+
+static int end_call(const struct sr_machine *m, const struct thread *t, struct sr_node *node,
+		    uint64_t t0, const uint64_t *by0, uint32_t depth, uint64_t t1, bool complete)
+{
+	return end_call_woken(m, t, node, t0, by0, depth, t1, complete, NULL);
 }
 
 static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
@@ -486,6 +500,7 @@ static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool 
 
 static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool end_seen)
 {
+	struct sr_call wake = { 0 };   /* (only its waker fields) */
 	struct pseudo *p;
 	int ret = 0;
 
@@ -499,10 +514,12 @@ static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool
 	if (ret)
 		return ret;
 	p = &t->ps[--t->nps];
-	if (m->wk && p->node->kind == SR_NODE_OFFCPU && (ret = wake_end(m, t, p, now, end_seen)))
+	if (m->wk && p->node->kind == SR_NODE_OFFCPU &&
+	    (ret = wake_end(m, t, p, now, end_seen, &wake)))
 		return ret;
-	return end_call(m, t, p->node, p->t0, p->by0,
-			stack_depth(t) + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0), now, end_seen);
+	return end_call_woken(m, t, p->node, p->t0, p->by0,
+			      stack_depth(t) + t->nps + (t->nkf && t->nps > t->kps ? t->nkf : 0),
+			      now, end_seen, &wake);
 }
 
 /* [lost] ends when data is seen again (a complete "call": its length is the
@@ -1794,7 +1811,7 @@ struct wleg {                      /* a path below [off-cpu] and its time */
 struct wsnap {                     /* the last wake of a thread */
 	bool set;
 	uint64_t time;
-	uint32_t waker_tid;
+	uint32_t waker_pid, waker_tid;
 	uint64_t chain_ns;         /* time of legs[1..] (chains)             */
 	struct wkey *keys;
 	uint32_t nkeys, kcap;
@@ -2165,7 +2182,6 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	struct wleg base = { 0 };
 	int ret;
 
-	(void)waker_pid;
 	if (!m->wk || m->finished)
 		return 0;
 	m->st.wakes++;
@@ -2184,6 +2200,7 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	s = &t->wk->snap;
 	s->set = true;
 	s->time = time_ns;
+	s->waker_pid = w ? w->st.pid : waker_pid;
 	s->waker_tid = waker_tid;
 	s->chain_ns = 0;
 	s->nkeys = s->nlegs = 0;
@@ -2241,9 +2258,10 @@ static int hist_push(struct twake *tw, uint64_t t0, uint64_t t1, const struct ws
 	return 0;
 }
 
-/* The [off-cpu] p of t ends at now: its time goes under its last wake. */
+/* The [off-cpu] p of t ends at now: its time goes under its last wake,
+ * which *wake (its waker fields) tells. */
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
-		    uint64_t now, bool end_seen)
+		    uint64_t now, bool end_seen, struct sr_call *wake)
 {
 	uint64_t charged = p->node->self_by[SR_TIME_OFFCPU] - p->self0;
 	struct twake *tw = twake_get(t);
@@ -2274,6 +2292,12 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 				n = seg_child(t, n, (enum sr_node_kind)k->kind, k->key);
 				if (!n)
 					return -ENOMEM;
+				if (!i && !j) {
+					wake->woken = true;
+					wake->waker_pid = s->waker_pid;
+					wake->waker_tid = s->waker_tid;
+					wake->wake_ns = s->time;
+				}
 				if (j >= l->shared &&
 				    sr_node_add_call(n, complete, i ? l->span : now - p->t0))
 					return -ENOMEM;

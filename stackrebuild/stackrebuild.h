@@ -360,6 +360,11 @@ struct sr_call {
 	bool complete;             /* start and end seen (inside the window)  */
 	bool in_root;              /* no --root, or under (or at) a ROOT call */
 	bool selected;             /* no --comm, or the thread had it so far  */
+	/* An [off-cpu] call that a wake ended (sr_options.wakers: the wake its
+	 * time went under): woken, the waker and the wake's time. */
+	bool woken;
+	uint32_t waker_pid, waker_tid;
+	uint64_t wake_ns;
 };
 
 struct sr_options {

@@ -110,6 +110,14 @@ model() {
 			fail "$name report --wakers $v: $(head -c 600 "$name.repw$v.err") $(head -c 800 "$name.cmpw$v")"
 		fi
 	done
+	# --timeline: each woken wait's span names its waker and wake time,
+	# with an arrow from the waker's thread, as the model has them
+	if "$PTFLAME" report -q -i "$name.data" --wakers --timeline "$name.json" -o /dev/null \
+		2>"$name.tl.err" && "${TP[@]}" wakes "$name.truth" "$name.json" >"$name.tlw" 2>&1; then
+		pass "$name report --wakers --timeline: $(tail -1 "$name.tlw")"
+	else
+		fail "$name report --wakers --timeline: $(head -c 300 "$name.tl.err") $(head -c 800 "$name.tlw")"
+	fi
 }
 
 # the wake_* programs: the waits each must have (wakee<-waker; T0 is main,

@@ -9,6 +9,7 @@ usage: truth_profile.py expect TRUTH [--per-thread] [--wakers[=N]]
                         [--jump-only-ok]
        truth_profile.py walltime TRUTH [--perf-data FILE]
        truth_profile.py paths TRUTH FOLDED
+       truth_profile.py wakes TRUTH TIMELINE
 
 An independent model of DESIGN.md section 4 (it shares no code with
 ptflame): its own stack machine over the truth log's call/ret/jump/syscall/
@@ -30,6 +31,10 @@ walltime prints "TID NS" per thread: its traced wall time (first event with
          an ip to its last event; from its switch-in when the AUX data
          holding its first packet was dropped: needs --perf-data, whose
          AUX records perf reads).
+wakes    checks `report --wakers --timeline` JSON: its [off-cpu] spans that
+         a wake ended, with their waker and wake time, and the flow arrows
+         from the waker's thread, are exactly the model's (--wakers) waits
+         that a wake ended.
 paths    checks that every stack of FOLDED, pseudo-frames removed, is a
          contiguous sub-path of a call path the program really had (for
          traces with lost data, whose contexts can legitimately differ).
@@ -1251,6 +1256,52 @@ def cmd_same(truth, a, b, slack_ns, jump_only_ok=False):
     return 1 if errs else 0
 
 
+def cmd_wakes(truth, timeline_path):
+    """The timeline's woken waits and their arrows against the model's."""
+    m = load(truth, 1)
+    want = set()
+    for th in m.threads.values():
+        for _node, ns, (wt, waker), t0 in th.waits:
+            want.add((th.tid, t0, t0 + ns, waker, wt))
+    d = json.load(open(timeline_path))
+    ev = d["traceEvents"] if isinstance(d, dict) else d
+    us = lambda x: round(x * 1000)
+    got, errs = set(), []
+    flows = defaultdict(dict)
+    for e in ev:
+        if e.get("cat") == "wake":
+            flows[e["id"]][e["ph"]] = e
+    spans = [e for e in ev if e.get("ph") == "X" and "woken by tid" in e.get("args", {})]
+    for e in spans:
+        a = e["args"]
+        t0, t1 = us(e["ts"]), us(e["ts"]) + us(e["dur"])
+        got.add((e["tid"], t0, t1, a["woken by tid"], us(a["wake ts"])))
+        if e.get("cat") != "off-cpu":
+            errs.append("a %s span has a waker: %s" % (e.get("cat"), e))
+    used = set()
+    for e in spans:
+        a = e["args"]
+        end = us(e["ts"]) + us(e["dur"])
+        match = [i for i, f in flows.items() if i not in used and set(f) == {"s", "f"} and
+                 f["s"]["tid"] == a["woken by tid"] and us(f["s"]["ts"]) == us(a["wake ts"]) and
+                 f["f"]["tid"] == e["tid"] and f["f"].get("bp") == "e" and
+                 us(e["ts"]) <= us(f["f"]["ts"]) <= end]
+        if not match:
+            errs.append("no arrow from the waker to %s" % e)
+        else:
+            used.add(match[0])
+    if len(flows) != len(used):
+        errs.append("%d arrows, %d woken waits" % (len(flows), len(used)))
+    for w in sorted(want - got):
+        errs.append("missing woken wait: tid %d [%d, %d] woken by %d at %d" % w)
+    for w in sorted(got - want):
+        errs.append("unexpected woken wait: tid %d [%d, %d] woken by %d at %d" % w)
+    for e in errs[:20]:
+        print("  " + e)
+    print("wakes: %d woken waits, %d arrows, %d errors" % (len(got), len(used), len(errs)))
+    return 1 if errs or not want else 0
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -1281,6 +1332,8 @@ def main(argv):
         return cmd_same(truth, argv[3], argv[4], slack, "--jump-only-ok" in argv)
     if cmd == "paths":
         return cmd_paths(truth, argv[3])
+    if cmd == "wakes":
+        return cmd_wakes(truth, argv[3])
     if cmd == "compare":
         slack = 0
         tids = None
