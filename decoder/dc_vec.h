@@ -55,8 +55,10 @@ static inline int dc_vec_reserve32(void **v, uint32_t *cap, size_t need, size_t 
 }
 
 /* Room for one more element after the n in array p of capacity cap (an
- * lvalue of type size_t), doubled from min. */
+ * lvalue of type size_t; uint32_t with ..._ROOM32), doubled from min. */
 #define DC_VEC_PUSH_ROOM(p, n, cap, min) \
 	dc_vec_reserve((void **)&(p), &(cap), (size_t)(n) + 1, sizeof(*(p)), (min))
+#define DC_VEC_PUSH_ROOM32(p, n, cap, min) \
+	dc_vec_reserve32((void **)&(p), &(cap), (size_t)(n) + 1, sizeof(*(p)), (min))
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/ptdecode.h"
 #include "decoder/decoder.h"
 
@@ -238,15 +239,8 @@ void dc_ptq_free(struct dc_ptq *q)
 
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 {
-	if (q->nchunks == q->cap_chunks) {
-		size_t ncap = q->cap_chunks ? q->cap_chunks * 2 : 16;
-		struct dc_ptq_chunk *n = realloc(q->chunks, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		q->chunks = n;
-		q->cap_chunks = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(q->chunks, q->nchunks, q->cap_chunks, 16))
+		return -ENOMEM;
 	q->chunks[q->nchunks++] = *c;
 	return 0;
 }
@@ -346,14 +340,8 @@ static struct qev *fifo_add(struct dc_ptq *q)
 		if (q->fhead && q->fhead >= 3 * q->fn) {
 			memmove(q->fifo, q->fifo + q->fhead, q->fn * sizeof(*q->fifo));
 			q->fhead = 0;
-		} else {
-			size_t ncap = q->fcap ? q->fcap * 2 : 16;
-			struct qev *n = realloc(q->fifo, ncap * sizeof(*n));
-
-			if (!n)
-				return NULL;
-			q->fifo = n;
-			q->fcap = ncap;
+		} else if (DC_VEC_PUSH_ROOM(q->fifo, q->fhead + q->fn, q->fcap, 16)) {
+			return NULL;
 		}
 	}
 	e = &q->fifo[q->fhead + q->fn++];

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/script_import.h"
 
 #define KERNEL_START 0xffff800000000000ull
@@ -184,15 +185,8 @@ static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
 	}
 	if (s->nfuncs == UINT32_MAX - 1)
 		return 0;
-	if (s->nfuncs == s->capfuncs) {
-		size_t cap = s->capfuncs ? s->capfuncs * 2 : 64;
-		struct func *nf = realloc(s->funcs, cap * sizeof(*nf));
-
-		if (!nf)
-			return 0;
-		s->funcs = nf;
-		s->capfuncs = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->funcs, s->nfuncs, s->capfuncs, 64))
+		return 0;
 	f = &s->funcs[s->nfuncs];
 	f->idlen = sym.len + dso.len + 2;
 	f->id = malloc(f->idlen);
@@ -291,15 +285,8 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 
 	if (dc_hash_get(&s->tids, tid, &i))
 		return &s->thr[i];
-	if (s->nthr == s->capthr) {
-		size_t cap = s->capthr ? s->capthr * 2 : 16;
-		struct thr *nt = realloc(s->thr, cap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		s->thr = nt;
-		s->capthr = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->thr, s->nthr, s->capthr, 16))
+		return NULL;
 	if (dc_hash_put(&s->tids, tid, s->nthr))
 		return NULL;
 	memset(&s->thr[s->nthr], 0, sizeof(s->thr[0]));

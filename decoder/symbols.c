@@ -21,6 +21,7 @@
 #include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/dc_strpool.h"
 #include "decoder/decoder.h"
 
@@ -310,16 +311,9 @@ static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t si
 		name = plain;
 	}
 
-	if (sv->n == sv->cap) {
-		size_t ncap = sv->cap ? sv->cap * 2 : 256;
-		struct sym *nv = realloc(sv->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(dm);
-			return -ENOMEM;
-		}
-		sv->v = nv;
-		sv->cap = ncap;
+	if (DC_VEC_PUSH_ROOM(sv->v, sv->n, sv->cap, 256)) {
+		free(dm);
+		return -ENOMEM;
 	}
 	e = &sv->v[sv->n];
 	ret = name_add(d, dm ? dm : name, &e->name);
@@ -467,16 +461,9 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 				if (!name || !name[0])
 					continue;
 			}
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct gotname *nv = realloc(v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = ncap;
+			if (DC_VEC_PUSH_ROOM(v, n, cap, 64)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[n].got = r.r_offset;
 			v[n].name = name;
@@ -1126,15 +1113,8 @@ int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
 			return (int)idx;
 		k = (k + 1) & (UINT64_MAX >> 1);
 	}
-	if (s->ndsos == s->cap_dsos) {
-		size_t ncap = s->cap_dsos ? s->cap_dsos * 2 : 16;
-		struct dso **nd = realloc(s->dsos, ncap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		s->dsos = nd;
-		s->cap_dsos = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->dsos, s->ndsos, s->cap_dsos, 16))
+		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -1419,15 +1399,8 @@ static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t
 	*tmp = (struct cache_ent){ .pid = pid, .ip = ip, .gen = gen, .inl = UINT32_MAX };
 	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi);
 	if (idx == UINT64_MAX) {
-		if (s->ncache == s->cap_cache) {
-			size_t ncap = s->cap_cache ? s->cap_cache * 2 : 1024;
-			struct cache_ent *nc = realloc(s->cache, ncap * sizeof(*nc));
-
-			if (!nc)
-				return NULL;
-			s->cache = nc;
-			s->cap_cache = ncap;
-		}
+		if (DC_VEC_PUSH_ROOM(s->cache, s->ncache, s->cap_cache, 1024))
+			return NULL;
 		idx = s->ncache;
 		if (dc_hash_put(&s->cache_idx, mix, idx))
 			return NULL;
@@ -1548,15 +1521,8 @@ static uint32_t inline_ctx(struct dc_symbols *s, int dso, struct dc_inl *in, uin
 	key = name ? inline_key(s, dso, name) : 0;
 	if (!key || s->nictx >= UINT32_MAX - 1)
 		return 0;
-	if (s->nictx == s->cap_ictx) {
-		size_t ncap = s->cap_ictx ? s->cap_ictx * 2 : 64;
-		struct inl_ctx *n = realloc(s->ictx, ncap * sizeof(*n));
-
-		if (!n)
-			return 0;
-		s->ictx = n;
-		s->cap_ictx = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->ictx, s->nictx, s->cap_ictx, 64))
+		return 0;
 	if (dc_hash_put(&s->ictx_idx, hk, s->nictx + 1))
 		return 0;
 	s->ictx[s->nictx++] = (struct inl_ctx){ .parent = parent, .key = key };

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 /* ---- names ---- */
@@ -238,15 +239,8 @@ static int fill(struct fold *f, struct level *L, const struct ent *group, size_t
 			const char *raw = sr_cct_name(f->cct, c, f->sym);
 			size_t need = (raw ? strlen(raw) : 0) + sizeof("[unknown]");
 
-			if (L->n == L->cap) {
-				size_t cap = L->cap ? L->cap * 2 : 16;
-				struct ent *v = realloc(L->e, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				L->e = v;
-				L->cap = cap;
-			}
+			if (DC_VEC_PUSH_ROOM(L->e, L->n, L->cap, 16))
+				return -ENOMEM;
 			if (reserve(&L->names, &L->ncap, L->nlen + need))
 				return -ENOMEM;
 			L->e[L->n++] = (struct ent){ .n = c, .name = L->nlen };

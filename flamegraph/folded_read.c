@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/folded_internal.h"
 #include "flamegraph/strmap.h"
@@ -31,15 +32,8 @@ static int add_entry(struct fg_folded_list *l, struct fg_strmap *m, const char *
 		l->e[i].value += value;
 		return 0;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct fg_folded_entry *e = realloc(l->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		l->e = e;
-		l->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(l->e, l->n, l->cap, 64))
+		return -ENOMEM;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/folded_internal.h"
 #include "flamegraph/strmap.h"
@@ -66,15 +67,8 @@ static size_t row_get_h(struct fg_stats *st, const char *name, size_t len, uint6
 
 	if (i != SIZE_MAX)
 		return i;
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		struct srow *rows = realloc(st->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return SIZE_MAX;
-		st->rows = rows;
-		st->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(st->rows, st->n, st->cap, 64))
+		return SIZE_MAX;
 	r = &st->rows[st->n];
 	memset(r, 0, sizeof(*r));
 	r->last_line = SIZE_MAX;

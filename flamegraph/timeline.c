@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 struct tl_chunk {
@@ -157,15 +158,8 @@ static struct tl_thread *thread_of(struct fg_timeline *tl, uint32_t pid, uint32_
 
 	if (dc_hash_get(&tl->idx, key, &i))
 		return &tl->th[i];
-	if (tl->n == tl->cap) {
-		size_t cap = tl->cap ? tl->cap * 2 : 16;
-		struct tl_thread *v = realloc(tl->th, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		tl->th = v;
-		tl->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(tl->th, tl->n, tl->cap, 16))
+		return NULL;
 	if (dc_hash_put(&tl->idx, key, tl->n))
 		return NULL;
 	t = &tl->th[tl->n++];
@@ -178,15 +172,8 @@ static int spill(struct fg_timeline *tl, struct tl_thread *t)
 {
 	if (!t->len)
 		return 0;
-	if (t->nchunks == t->chunks_cap) {
-		size_t cap = t->chunks_cap ? t->chunks_cap * 2 : 8;
-		struct tl_chunk *v = realloc(t->chunks, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->chunks = v;
-		t->chunks_cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(t->chunks, t->nchunks, t->chunks_cap, 8))
+		return -ENOMEM;
 	if (fseeko(tl->spool, (off_t)tl->spool_len, SEEK_SET) ||
 	    fwrite(t->buf, 1, t->len, tl->spool) != t->len)
 		return -EIO;

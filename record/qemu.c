@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emu_out.h"
 #include "record/qemu.h"
 #include "record/qemu_proto.h"
@@ -306,16 +307,8 @@ static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
 			t->n -= t->head;
 			t->head = 0;
 		}
-		if (t->n + n > t->cap) {
-			size_t nc = t->cap ? t->cap * 2 : 4096;
-			while (nc < t->n + n)
-				nc *= 2;
-			uint32_t *nw = realloc(t->w, nc * 4);
-			if (!nw)
-				return qfail(e, -ENOMEM, "out of memory");
-			t->w = nw;
-			t->cap = nc;
-		}
+		if (dc_vec_reserve((void **)&t->w, &t->cap, t->n + n, sizeof(*t->w), 4096))
+			return qfail(e, -ENOMEM, "out of memory");
 	}
 	memcpy(t->w + t->n, w, n * 4);
 	t->n += n;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
 enum { SLAB_NODES = 256 };
@@ -528,15 +529,8 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 		t->selected |= st->selected;
 		return 0;
 	}
-	if (cct->nthreads == cct->threads_cap) {
-		size_t cap = cct->threads_cap ? cct->threads_cap * 2 : 8;
-		struct sr_thread_stats *v = realloc(cct->threads, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cct->threads = v;
-		cct->threads_cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(cct->threads, cct->nthreads, cct->threads_cap, 8))
+		return -ENOMEM;
 	comm = strdup(st->comm ? st->comm : "");
 	if (!comm || sr_cct_name_thread(cct, st->tid, comm)) {
 		free(comm);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
 enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8 };
@@ -285,15 +286,8 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 		return t;
 	if ((t = thread_find(m, tid)))
 		return m->last = t;
-	if (m->nthreads == m->threads_cap) {
-		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
-		struct thread **v = realloc(m->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->threads = v;
-		m->threads_cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(m->threads, m->nthreads, m->threads_cap, 16))
+		return NULL;
 	if ((m->nthreads + 1) * 2 > m->tid_cap && tid_index_grow(m))
 		return NULL;
 	t = calloc(1, sizeof(*t));
@@ -542,24 +536,6 @@ static struct sr_node *seg_child(struct thread *t, struct sr_node *parent,
 	return n;
 }
 
-/* Room for need elements of size in *v (capacity *cap, doubled from
- * min). */
-static int grow(void **v, uint32_t *cap, uint32_t need, size_t size, uint32_t min)
-{
-	uint32_t c = *cap ? *cap : min;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(n = realloc(*v, c * size)))
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		      uint64_t t0, uint8_t flags)
 {
@@ -569,7 +545,7 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (grow((void **)&t->frames, &t->cap, t->nframes + 1, sizeof(*t->frames), 32))
+	if (dc_vec_reserve32((void **)&t->frames, &t->cap, t->nframes + 1, sizeof(*t->frames), 32))
 		return -ENOMEM;
 	n = top_node(t);
 	if (t->nframes >= (m->opt.max_stack ? m->opt.max_stack : SR_DEFAULT_MAX_STACK)) {
@@ -665,7 +641,7 @@ static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint
 		if (ret)
 			return ret;
 	}
-	if (grow((void **)&t->inl, &t->icap, f->ibase + n, sizeof(*t->inl), 16))
+	if (dc_vec_reserve32((void **)&t->inl, &t->icap, f->ibase + n, sizeof(*t->inl), 16))
 		return -ENOMEM;
 	parent = k ? t->inl[f->ibase + k - 1].node : f->node;
 	for (; k < n; k++) {
@@ -1067,7 +1043,7 @@ static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t 
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (grow((void **)&t->kf, &t->kcap, t->nkf + 1, sizeof(*t->kf), 16))
+	if (dc_vec_reserve32((void **)&t->kf, &t->kcap, t->nkf + 1, sizeof(*t->kf), 16))
 		return -ENOMEM;
 	parent = t->nkf ? t->kf[t->nkf - 1].node : t->ps[t->kps].node;
 	n = seg_child(t, parent, SR_NODE_FUNC, key);
@@ -1967,15 +1943,8 @@ static uint32_t waker_ctx(struct sr_machine *m, const char *comm, uint32_t tid, 
 	} else if (mw->plain[name]) {
 		return mw->plain[name] - 1;
 	}
-	if (mw->nctx == mw->ctxcap) {
-		uint32_t cap = mw->ctxcap ? mw->ctxcap * 2 : 16;
-		struct wctx *v = realloc(mw->ctx, cap * sizeof(*v));
-
-		if (!v)
-			return UINT32_MAX;
-		mw->ctx = v;
-		mw->ctxcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM32(mw->ctx, mw->nctx, mw->ctxcap, 16))
+		return UINT32_MAX;
 	if (sr_cct_name_waker(m->work, mw->nctx, mw->names[name]))
 		return UINT32_MAX;
 	mw->ctx[mw->nctx] = c;
@@ -1996,15 +1965,8 @@ static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key)
 	(void)m;
 	if (!tw || !tw->has_ctx)
 		return 0;   /* no waker frame was taken from its stack yet */
-	if (tw->nadds == tw->addcap) {
-		uint32_t cap = tw->addcap ? tw->addcap * 2 : 8;
-		struct wadd *v = realloc(tw->adds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		tw->adds = v;
-		tw->addcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM32(tw->adds, tw->nadds, tw->addcap, 8))
+		return -ENOMEM;
 	tw->adds[tw->nadds++] = (struct wadd){ .seg = tw->seg, .key = key };
 	return 0;
 }
@@ -2070,12 +2032,12 @@ static int wake_finish(struct sr_machine *m, struct sr_cct *out)
 
 static int keys_reserve(struct wsnap *s, uint32_t more)
 {
-	return grow((void **)&s->keys, &s->kcap, s->nkeys + more, sizeof(*s->keys), 64);
+	return dc_vec_reserve32((void **)&s->keys, &s->kcap, s->nkeys + more, sizeof(*s->keys), 64);
 }
 
 static int leg_push(struct wsnap *s, const struct wleg *l)
 {
-	if (grow((void **)&s->legs, &s->lcap, s->nlegs + 1, sizeof(*s->legs), 8))
+	if (dc_vec_reserve32((void **)&s->legs, &s->lcap, s->nlegs + 1, sizeof(*s->legs), 8))
 		return -ENOMEM;
 	s->legs[s->nlegs++] = *l;
 	return 0;
