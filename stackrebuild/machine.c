@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
@@ -118,8 +119,7 @@ struct sr_machine {
 	bool inl;                  /* inline frames (symbolizer, options)    */
 	struct thread **threads;   /* in order of creation                    */
 	size_t nthreads, threads_cap;
-	uint32_t *tid_slot;        /* open addressing: index + 1, 0 empty     */
-	size_t tid_cap;
+	struct dc_hash tid_idx;    /* tid -> index in threads                */
 	struct sr_cct *work;
 	struct sr_machine_stats st;
 	bool finished;
@@ -219,7 +219,7 @@ void sr_machine_free(struct sr_machine *m)
 	for (size_t i = 0; i < m->nthreads; i++)
 		thread_free(m->threads[i]);
 	free(m->threads);
-	free(m->tid_slot);
+	dc_hash_free(&m->tid_idx);
 	free(m->kbits);
 	sr_cct_free(m->work);
 	wake_free(m->wk);
@@ -237,49 +237,16 @@ static bool tid_wanted(const struct sr_machine *m, uint32_t tid)
 	       bsearch(&tid, m->opt.tids, m->opt.ntids, sizeof(tid), cmp_u32);
 }
 
-static size_t tid_hash(uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-}
-
 static struct thread *thread_find(const struct sr_machine *m, uint32_t tid)
 {
-	if (!m->tid_cap)
-		return NULL;
-	for (size_t i = tid_hash(tid, m->tid_cap);; i = (i + 1) & (m->tid_cap - 1)) {
-		uint32_t s = m->tid_slot[i];
+	uint64_t i;
 
-		if (!s)
-			return NULL;
-		if (m->threads[s - 1]->st.tid == tid)
-			return m->threads[s - 1];
-	}
-}
-
-static int tid_index_grow(struct sr_machine *m)
-{
-	size_t cap = m->tid_cap ? m->tid_cap * 2 : 64;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t n = 0; n < m->nthreads; n++) {
-		size_t i;
-
-		for (i = tid_hash(m->threads[n]->st.tid, cap); slot[i]; i = (i + 1) & (cap - 1))
-			;
-		slot[i] = (uint32_t)n + 1;
-	}
-	free(m->tid_slot);
-	m->tid_slot = slot;
-	m->tid_cap = cap;
-	return 0;
+	return dc_hash_get(&m->tid_idx, tid, &i) ? m->threads[i] : NULL;
 }
 
 static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
 {
 	struct thread *t = m->last;
-	size_t i;
 
 	/* (events come in runs of one thread; threads live to the end) */
 	if (t && t->st.tid == tid)
@@ -287,8 +254,6 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 	if ((t = thread_find(m, tid)))
 		return m->last = t;
 	if (DC_VEC_PUSH_ROOM(m->threads, m->nthreads, m->threads_cap, 16))
-		return NULL;
-	if ((m->nthreads + 1) * 2 > m->tid_cap && tid_index_grow(m))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -302,10 +267,11 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 		thread_free(t);
 		return NULL;
 	}
-	for (i = tid_hash(tid, m->tid_cap); m->tid_slot[i]; i = (i + 1) & (m->tid_cap - 1))
-		;
+	if (dc_hash_put(&m->tid_idx, tid, m->nthreads)) {
+		thread_free(t);
+		return NULL;
+	}
 	m->threads[m->nthreads++] = t;
-	m->tid_slot[i] = (uint32_t)m->nthreads;
 	return t;
 }
 
@@ -1715,7 +1681,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 	st->threads = 0;
 	st->nodes = m->work->nnodes;
 	st->mem_bytes = sizeof(*m) + sr_cct_mem_bytes(m->work) +
-			m->threads_cap * sizeof(*m->threads) + m->tid_cap * sizeof(*m->tid_slot);
+			m->threads_cap * sizeof(*m->threads) + m->tid_idx.cap * sizeof(*m->tid_idx.slots);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct thread *t = m->threads[i];
 
@@ -1812,8 +1778,7 @@ struct mwake {
 	uint32_t *plain;           /* names[i]'s context with no stack + 1   */
 	struct wctx *ctx;
 	uint32_t nctx, ctxcap;
-	uint32_t *slot;            /* open addressing by name: key + 1       */
-	uint32_t scap;
+	struct dc_hash by_name;    /* dc_hash chain of a name -> its number  */
 };
 
 static struct mwake *wake_new(void)
@@ -1830,7 +1795,7 @@ static void wake_free(struct mwake *w)
 	free(w->names);
 	free(w->plain);
 	free(w->ctx);
-	free(w->slot);
+	dc_hash_free(&w->by_name);
 	free(w);
 }
 
@@ -1848,65 +1813,29 @@ static void twake_free(struct twake *w)
 	free(w);
 }
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* The number of the name "[woken by COMM-TID]". UINT32_MAX on ENOMEM. */
 static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
 {
 	struct mwake *w = m->wk;
 	char *name;
-	uint32_t i;
+	uint64_t k, i;
+	uint32_t pcap;
 
 	/* (tid 0: the idle task, woken from an interrupt; the kernel's name) */
 	if (asprintf(&name, "[woken by %s-%u]", comm && *comm ? comm : tid ? "unknown" : "swapper",
 		     tid) < 0)
 		return UINT32_MAX;
-	if (w->scap) {
-		for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
-			if (!strcmp(w->names[w->slot[i] - 1], name)) {
-				free(name);
-				return w->slot[i] - 1;
-			}
-	}
-	if ((w->n + 1) * 2 > w->scap) {
-		uint32_t cap = w->scap ? w->scap * 2 : 64, *slot = calloc(cap, sizeof(*slot));
-
-		if (!slot)
-			goto oom;
-		for (uint32_t k = 0; k < w->n; k++) {
-			for (i = str_hash(w->names[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
-				;
-			slot[i] = k + 1;
+	k = dc_hash_chain_start(dc_strhash(name, strlen(name)));
+	while (dc_hash_chain(&w->by_name, &k, &i))
+		if (!strcmp(w->names[i], name)) {
+			free(name);
+			return (uint32_t)i;
 		}
-		free(w->slot);
-		w->slot = slot;
-		w->scap = cap;
-	}
-	if (w->n == w->cap) {
-		uint32_t cap = w->cap ? w->cap * 2 : 16;
-		char **v = realloc(w->names, cap * sizeof(*v));
-		uint32_t *pl;
-
-		if (!v)
-			goto oom;
-		w->names = v;
-		pl = realloc(w->plain, cap * sizeof(*pl));
-		if (!pl)
-			goto oom;
-		w->plain = pl;
-		w->cap = cap;
-	}
+	pcap = w->cap;   /* (names owns the capacity: it grows last) */
+	if (DC_VEC_PUSH_ROOM32(w->plain, w->n, pcap, 16) ||
+	    DC_VEC_PUSH_ROOM32(w->names, w->n, w->cap, 16) || dc_hash_put(&w->by_name, k, w->n))
+		goto oom;
 	w->plain[w->n] = 0;
-	for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
-		;
-	w->slot[i] = w->n + 1;
 	w->names[w->n] = name;
 	return w->n++;
 oom:
