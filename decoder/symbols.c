@@ -127,7 +127,7 @@ struct dc_symbols {
 	struct dc_hash ictx_idx;        /* (dso + 1) << 32 | instance -> id */
 	struct inl_ctx *ictx;           /* id - 1                            */
 	size_t nictx, cap_ictx;
-	struct dc_hash iname_idx;       /* name hash (probed) -> index       */
+	struct dc_hash iname_idx;       /* chain of (name, dso)'s hash -> index */
 	char **inames;                  /* "name (inlined)"                  */
 	const char **iraw;              /* the DWARF name it was made from   */
 	int *idso;
@@ -135,15 +135,6 @@ struct dc_symbols {
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return h & (UINT64_MAX >> 1);
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -1099,19 +1090,18 @@ void dc_symbols_free(struct dc_symbols *s)
 int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
 	       size_t build_id_size)
 {
-	uint64_t k = str_hash(path), idx;
+	uint64_t k = dc_hash_chain_start(dc_strhash(path, strlen(path))), idx;
 	struct dso *d;
 
 	if (build_id_size > 20)
 		build_id_size = 20;
-	/* Same path, other build-id: probe on with k + 1, ... */
-	while (dc_hash_get(&s->dso_by_name, k, &idx)) {
+	/* Same path, other build-id: on along the chain */
+	while (dc_hash_chain(&s->dso_by_name, &k, &idx)) {
 		d = s->dsos[idx];
 		if (!strcmp(d->path, path) &&
 		    (!build_id_size || !d->bid_size ||
 		     (d->bid_size == build_id_size && !memcmp(d->bid, build_id, build_id_size))))
 			return (int)idx;
-		k = (k + 1) & (UINT64_MAX >> 1);
 	}
 	if (DC_VEC_PUSH_ROOM(s->dsos, s->ndsos, s->cap_dsos, 16))
 		return -ENOMEM;
@@ -1462,15 +1452,13 @@ void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hi
 /* The key of an inlined function's frames: one per name and binary. */
 static uint64_t inline_key(struct dc_symbols *s, int dso, const char *raw)
 {
-	uint64_t h = (str_hash(raw) ^ ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))) >> 2, v;
+	uint64_t h = dc_hash_chain_start(dc_strhash(raw, strlen(raw)) ^
+					 ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))), v;
 	char *dm, *name;
 
-	for (;; h = (h + 1) & (UINT64_MAX >> 2)) {
-		if (!dc_hash_get(&s->iname_idx, h, &v))
-			break;
+	while (dc_hash_chain(&s->iname_idx, &h, &v))
 		if (s->idso[v] == dso && !strcmp(s->iraw[v], raw))
 			return DC_SYM_KEY_INLINE | v;
-	}
 	if (s->ninames == s->cap_inames) {
 		size_t ncap = s->cap_inames ? s->cap_inames * 2 : 64;
 		char **n = realloc(s->inames, ncap * sizeof(*n));
