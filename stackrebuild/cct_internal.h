@@ -3,6 +3,7 @@
 #ifndef PTFLAME_SR_CCT_INTERNAL_H
 #define PTFLAME_SR_CCT_INTERNAL_H
 
+#include "decoder/dc_hash.h"
 #include "stackrebuild/stackrebuild.h"
 
 struct node_slab;
@@ -10,9 +11,10 @@ struct node_slab;
 /* Names of pseudo and thread frames, built when the node is made so that
  * sr_cct_name() works on a const tree. Keyed by (kind << 32 | u32 key). */
 struct name_map {
+	struct dc_hash idx;       /* name key -> index in keys and names     */
 	uint64_t *keys;
 	char **names;
-	size_t cap, used;         /* cap a power of two (or 0)               */
+	size_t n, cap;
 };
 
 struct sr_cct {
