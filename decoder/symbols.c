@@ -1454,28 +1454,17 @@ static uint64_t inline_key(struct dc_symbols *s, int dso, const char *raw)
 {
 	uint64_t h = dc_hash_chain_start(dc_strhash(raw, strlen(raw)) ^
 					 ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))), v;
+	size_t rcap, dcap;
 	char *dm, *name;
 
 	while (dc_hash_chain(&s->iname_idx, &h, &v))
 		if (s->idso[v] == dso && !strcmp(s->iraw[v], raw))
 			return DC_SYM_KEY_INLINE | v;
-	if (s->ninames == s->cap_inames) {
-		size_t ncap = s->cap_inames ? s->cap_inames * 2 : 64;
-		char **n = realloc(s->inames, ncap * sizeof(*n));
-		const char **r;
-		int *d;
-
-		if (!n)
-			return 0;
-		s->inames = n;
-		if (!(r = realloc(s->iraw, ncap * sizeof(*r))))
-			return 0;
-		s->iraw = r;
-		if (!(d = realloc(s->idso, ncap * sizeof(*d))))
-			return 0;
-		s->idso = d;
-		s->cap_inames = ncap;
-	}
+	rcap = dcap = s->cap_inames;   /* (inames owns the capacity: it grows last) */
+	if (DC_VEC_PUSH_ROOM(s->iraw, s->ninames, rcap, 64) ||
+	    DC_VEC_PUSH_ROOM(s->idso, s->ninames, dcap, 64) ||
+	    DC_VEC_PUSH_ROOM(s->inames, s->ninames, s->cap_inames, 64))
+		return 0;
 	dm = s->opts.no_demangle ? NULL : dc_sym_demangle(raw);
 	if (asprintf(&name, "%s (inlined)", dm ? dm : raw) < 0)
 		name = NULL;

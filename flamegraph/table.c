@@ -146,24 +146,12 @@ struct walk {
 
 static int walk_reserve(struct walk *w)
 {
-	if (w->depth == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		size_t *r = realloc(w->row, cap * sizeof(*r));
-		uint64_t *h;
+	size_t pcap = w->cap, hcap = w->cap;   /* (row owns the capacity: it grows last) */
 
-		if (!r)
-			return -ENOMEM;
-		w->row = r;
-		r = realloc(w->plen, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		w->plen = r;
-		h = realloc(w->ph, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		w->ph = h;
-		w->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(w->plen, w->depth, pcap, 64) ||
+	    DC_VEC_PUSH_ROOM(w->ph, w->depth, hcap, 64) ||
+	    DC_VEC_PUSH_ROOM(w->row, w->depth, w->cap, 64))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -171,18 +159,8 @@ static int path_append(struct walk *w, const char *name)
 {
 	size_t len = strlen(name), need = w->pathlen + len + 2;
 
-	if (need > w->pathcap) {
-		size_t cap = w->pathcap ? w->pathcap : 256;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(w->path, cap);
-		if (!p)
-			return -ENOMEM;
-		w->path = p;
-		w->pathcap = cap;
-	}
+	if (dc_vec_reserve((void **)&w->path, &w->pathcap, need, 1, 256))
+		return -ENOMEM;
 	if (w->pathlen)
 		w->path[w->pathlen++] = ';';
 	memcpy(w->path + w->pathlen, name, len);

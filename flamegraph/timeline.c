@@ -75,18 +75,8 @@ uint64_t fg_timeline_events(const struct fg_timeline *tl)
 
 static int put(struct tl_thread *t, const char *s, size_t n)
 {
-	if (t->len + n > t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		char *p;
-
-		while (cap < t->len + n)
-			cap *= 2;
-		p = realloc(t->buf, cap);
-		if (!p)
-			return -ENOMEM;
-		t->buf = p;
-		t->cap = cap;
-	}
+	if (dc_vec_reserve((void **)&t->buf, &t->cap, t->len + n, 1, 1024))
+		return -ENOMEM;
 	memcpy(t->buf + t->len, s, n);
 	t->len += n;
 	return 0;

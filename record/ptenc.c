@@ -37,6 +37,7 @@
  *   the core cycles since the previous CYC (SDM "Cycle Counter": reset when
  *   a CYC is sent); a TNT's CYC is timed at its first branch.
  */
+#include "decoder/dc_vec.h"
 #include "record/ptenc.h"
 
 #include <errno.h>
@@ -155,15 +156,7 @@ static int reserve(struct rc_ptenc *e, size_t n)
 		if (e->len + n <= e->cap)
 			return 0;
 	}
-	size_t cap = e->cap ? e->cap : 4096;
-	while (cap < e->len + n)
-		cap *= 2;
-	uint8_t *nb = realloc(e->buf, cap);
-	if (!nb)
-		return -ENOMEM;
-	e->buf = nb;
-	e->cap = cap;
-	return 0;
+	return dc_vec_reserve((void **)&e->buf, &e->cap, e->len + n, 1, 4096);
 }
 
 static int emit(struct rc_ptenc *e, const struct pt_packet *p)

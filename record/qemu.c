@@ -557,15 +557,11 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			memcpy(&d, w + i, sizeof(d));
 			i += RC_QP_WORDS(d);
 			if (d.id >= e->ndefs) {
-				size_t nn = e->ndefs ? e->ndefs : 4096;
-				while (nn <= d.id)
-					nn *= 2;
-				struct qdef *nd = realloc(e->defs, nn * sizeof(*nd));
-				if (!nd)
+				size_t old = e->ndefs;
+
+				if (DC_VEC_PUSH_ROOM(e->defs, d.id, e->ndefs, 4096))
 					return qfail(e, -ENOMEM, "out of memory");
-				memset(nd + e->ndefs, 0, (nn - e->ndefs) * sizeof(*nd));
-				e->defs = nd;
-				e->ndefs = nn;
+				memset(e->defs + old, 0, (e->ndefs - old) * sizeof(*e->defs));
 			}
 			struct qdef *q = &e->defs[d.id];
 			q->ok = true;
