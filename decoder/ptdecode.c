@@ -2025,15 +2025,8 @@ static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 	r = ah_peek(q->ah);
 	if (r->kind != kind)
 		return NULL;
-	if (q->rp_nops == q->rp_capops) {
-		size_t ncap = q->rp_capops ? q->rp_capops * 2 : 4096;
-		uint8_t *n = realloc(q->rp_ops, ncap);
-
-		if (!n)
-			return NULL;
-		q->rp_ops = n;
-		q->rp_capops = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(q->rp_ops, q->rp_nops, q->rp_capops, 4096))
+		return NULL;
 	q->rp_ops[q->rp_nops++] = kind;
 	q->rp_time_ret = r->time_ret;
 	q->rp_tsc = r->tsc;

@@ -5,19 +5,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emu_out.h"
 #include "record/emulate.h"
 
 int rc_emu_sched_add(struct rc_emu_sched *s, struct rc_emu_sthr *t)
 {
-	if (s->nthr == s->cthr) {
-		size_t nc = s->cthr ? s->cthr * 2 : 8;
-		struct rc_emu_sthr **nt = realloc(s->thr, nc * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		s->thr = nt;
-		s->cthr = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(s->thr, s->nthr, s->cthr, 8))
+		return -ENOMEM;
 	s->thr[s->nthr++] = t;
 	return 0;
 }

@@ -30,6 +30,7 @@
 
 #include <intel-pt.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emulate.h"
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
@@ -391,14 +392,8 @@ static struct thr *find_thr(struct emu *e, pid_t tid)
 
 static struct proc *new_proc(struct emu *e, pid_t pid)
 {
-	if (e->nproc == e->cproc) {
-		size_t nc = e->cproc ? e->cproc * 2 : 4;
-		struct proc **np = realloc(e->proc, nc * sizeof(*np));
-		if (!np)
-			return NULL;
-		e->proc = np;
-		e->cproc = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->proc, e->nproc, e->cproc, 4))
+		return NULL;
 	struct proc *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -410,14 +405,8 @@ static struct proc *new_proc(struct emu *e, pid_t pid)
 
 static struct thr *new_thr(struct emu *e, pid_t tid, struct proc *p)
 {
-	if (e->nthr == e->cthr) {
-		size_t nc = e->cthr ? e->cthr * 2 : 8;
-		struct thr **nt = realloc(e->thr, nc * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		e->thr = nt;
-		e->cthr = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->thr, e->nthr, e->cthr, 8))
+		return NULL;
 	struct thr *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -454,14 +443,8 @@ static void stash_put(struct emu *e, pid_t tid, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status))
 		note_child_exit(e, tid, status);
-	if (e->nstash == e->cstash) {
-		size_t nc = e->cstash ? e->cstash * 2 : 8;
-		struct stash *ns = realloc(e->stash, nc * sizeof(*ns));
-		if (!ns)
-			return;
-		e->stash = ns;
-		e->cstash = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->stash, e->nstash, e->cstash, 8))
+		return;
 	e->stash[e->nstash++] = (struct stash){ tid, status };
 }
 

@@ -279,15 +279,9 @@ static struct qthr *new_thr(struct qemu *e, pid_t tid, struct qproc *p)
 
 static size_t new_stamp(struct qemu *e, int kind, uint64_t uaddr)
 {
-	if (e->nstamps == e->cstamps) {
-		size_t nc = e->cstamps ? e->cstamps * 2 : 256;
-		struct qstamp *ns = realloc(e->stamps, nc * sizeof(*ns));
-		if (!ns) {
-			qfail(e, -ENOMEM, "out of memory");
-			return 0;
-		}
-		e->stamps = ns;
-		e->cstamps = nc;
+	if (DC_VEC_PUSH_ROOM(e->stamps, e->nstamps, e->cstamps, 256)) {
+		qfail(e, -ENOMEM, "out of memory");
+		return 0;
 	}
 	struct qstamp *s = &e->stamps[e->nstamps];
 	memset(s, 0, sizeof(*s));
