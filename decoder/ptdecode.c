@@ -2035,60 +2035,65 @@ static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 	return r;
 }
 
-/* The decoder calls of step() and its helpers: replayed or libipt's. */
+/* The decoder calls of step() and its helpers: replayed or libipt's.
+ * Replaying, d_replay gives the record of the call when it is the next one;
+ * the caller copies its results out, then d_replayed lets the worker have
+ * the slot. NULL: the call goes to libipt (*err -pte_nomem when going live
+ * failed, else 0). */
+static struct rrec *d_replay(struct dc_ptq *q, uint8_t kind, int *err)
+{
+	struct rrec *r;
+
+	*err = 0;
+	if (!q->rp)
+		return NULL;
+	if ((r = rp_take(q, kind)))
+		return r;
+	if (rp_go_live(q))
+		*err = -pte_nomem;
+	return NULL;
+}
+
+static int d_replayed(struct dc_ptq *q, const struct rrec *r)
+{
+	int st = r->status;
+
+	ah_pop(q->ah);
+	return st;
+}
+
 static int d_sync(struct dc_ptq *q)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_SYNC);
+	int err;
+	struct rrec *r = d_replay(q, RK_SYNC, &err);
 
-		if (r) {
-			int st = r->status;
-
-			q->rp_soff_ret = r->soff_ret;
-			q->rp_soff = r->soff;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_sync_forward(q->dec);
+	if (!r)
+		return err ? err : pt_blk_sync_forward(q->dec);
+	q->rp_soff_ret = r->soff_ret;
+	q->rp_soff = r->soff;
+	return d_replayed(q, r);
 }
 
 static int d_event(struct dc_ptq *q, struct pt_event *ev)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_EVENT);
+	int err;
+	struct rrec *r = d_replay(q, RK_EVENT, &err);
 
-		if (r) {
-			int st = r->status;
-
-			*ev = r->u.ev;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_event(q->dec, ev, sizeof(*ev));
+	if (!r)
+		return err ? err : pt_blk_event(q->dec, ev, sizeof(*ev));
+	*ev = r->u.ev;
+	return d_replayed(q, r);
 }
 
 static int d_next(struct dc_ptq *q, struct pt_block *b)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_NEXT);
+	int err;
+	struct rrec *r = d_replay(q, RK_NEXT, &err);
 
-		if (r) {
-			int st = r->status;
-
-			*b = r->u.b;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_next(q->dec, b, sizeof(*b));
+	if (!r)
+		return err ? err : pt_blk_next(q->dec, b, sizeof(*b));
+	*b = r->u.b;
+	return d_replayed(q, r);
 }
 
 static int d_time(struct dc_ptq *q, uint64_t *tsc)
