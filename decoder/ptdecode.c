@@ -2039,8 +2039,9 @@ static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
  * Replaying, d_replay gives the record of the call when it is the next one;
  * the caller copies its results out, then d_replayed lets the worker have
  * the slot. NULL: the call goes to libipt (*err -pte_nomem when going live
- * failed, else 0). */
-static struct rrec *d_replay(struct dc_ptq *q, uint8_t kind, int *err)
+ * failed, else 0). Inlined: d_next runs for every block. */
+static inline __attribute__((always_inline)) struct rrec *d_replay(struct dc_ptq *q, uint8_t kind,
+								    int *err)
 {
 	struct rrec *r;
 
