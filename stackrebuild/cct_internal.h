@@ -53,4 +53,17 @@ bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key);
 /* Thread frame names: registers "comm-tid" for a THREAD node key. */
 int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm);
 
+/* The node after n in a preorder walk of top's subtree (top excluded):
+ * n's first child when descend, else the next sibling of n or of its
+ * nearest ancestor below top that has one; NULL at the end. */
+static inline struct sr_node *sr_cct_walk_next(const struct sr_node *top, const struct sr_node *n,
+					       bool descend)
+{
+	if (descend && n->first_child)
+		return n->first_child;
+	while (n != top && !n->next_sibling)
+		n = n->parent;
+	return n == top ? NULL : n->next_sibling;
+}
+
 #endif

@@ -1555,15 +1555,7 @@ static int extract_root(struct sr_machine *m, struct sr_cct *out, struct sr_node
 		/* (a waker's stack is no part of this thread's) */
 		if (s->kind == SR_NODE_WAKER)
 			descend = false;
-		if (descend && s->first_child) {
-			s = s->first_child;
-			continue;
-		}
-		while (s != top && !s->next_sibling)
-			s = s->parent;
-		if (s == top)
-			break;
-		s = s->next_sibling;
+		s = sr_cct_walk_next(top, s, descend);
 	}
 	return 0;
 }
@@ -1662,15 +1654,7 @@ int sr_machine_func_names(const struct sr_machine *m,
 			skip = true;
 		if (s->kind == SR_NODE_FUNC)
 			ret = fn(ctx, sr_cct_name(m->work, s, NULL));
-		if (s->first_child && !skip) {
-			s = s->first_child;
-			continue;
-		}
-		while (s != top && !s->next_sibling)
-			s = s->parent;
-		if (s == top)
-			break;
-		s = s->next_sibling;
+		s = sr_cct_walk_next(top, s, !skip);
 	}
 	return ret;
 }
@@ -1946,15 +1930,7 @@ static int wake_finish(struct sr_machine *m, struct sr_cct *out)
 				sr_cct_attach(out, p, list);
 			}
 		}
-		if (n->first_child) {
-			n = n->first_child;
-			continue;
-		}
-		while (n != top && !n->next_sibling)
-			n = n->parent;
-		if (n == top)
-			break;
-		n = n->next_sibling;
+		n = sr_cct_walk_next(top, n, true);
 	}
 	return 0;
 }
