@@ -91,25 +91,29 @@ static inline int dc_hash_grow(struct dc_hash *h)
 	return 0;
 }
 
-/* Insert or overwrite. 0 or -ENOMEM. */
+/* Insert or overwrite (key never DC_HASH_EMPTY). 0 or -ENOMEM. */
 static inline int dc_hash_put(struct dc_hash *h, uint64_t key, uint64_t val)
 {
-	struct dc_hash_slot *s = dc_hash_find(h, key);
-	size_t i;
+	size_t i = 0;
 
-	if (s) {
-		s->val = val;
-		return 0;
+	/* one probe finds the key or the empty slot it would go in */
+	if (h->cap) {
+		for (i = dc_hash_idx(key, h->cap); h->slots[i].key != DC_HASH_EMPTY;
+		     i = (i + 1) & (h->cap - 1))
+			if (h->slots[i].key == key) {
+				h->slots[i].val = val;
+				return 0;
+			}
 	}
 	if ((h->used + 1) * 4 > h->cap * 3) {
 		int ret = dc_hash_grow(h);
 
 		if (ret)
 			return ret;
+		for (i = dc_hash_idx(key, h->cap); h->slots[i].key != DC_HASH_EMPTY;
+		     i = (i + 1) & (h->cap - 1))
+			;
 	}
-	for (i = dc_hash_idx(key, h->cap); h->slots[i].key != DC_HASH_EMPTY;
-	     i = (i + 1) & (h->cap - 1))
-		;
 	h->slots[i].key = key;
 	h->slots[i].val = val;
 	h->used++;
