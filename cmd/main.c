@@ -51,13 +51,19 @@ static void usage(FILE *out)
 		"'ptflame help CMD' or 'ptflame CMD --help' shows a command's options.\n");
 }
 
+/* "ptflame CMD: MESSAGE" on stderr, without the end of the line. */
+static void vmessage(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ptflame%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+}
+
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "ptflame%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(cmd, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'ptflame %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
 	return 2;
@@ -67,9 +73,8 @@ int cmd_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "ptflame%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;

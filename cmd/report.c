@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/report_pipeline.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 const char cmd_report_help[] =
@@ -293,16 +294,9 @@ static ssize_t svg_sink_write(void *cookie, const char *buf, size_t n)
 	struct svg_sink *s = cookie;
 
 	for (size_t i = 0; i < n && !s->err; i++) {
-		if (s->len + 1 >= s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 256;
-			char *p = realloc(s->line, cap);
-
-			if (!p) {
-				s->err = -ENOMEM;
-				break;
-			}
-			s->line = p;
-			s->cap = cap;
+		if (dc_vec_reserve((void **)&s->line, &s->cap, s->len + 2, 1, 256)) {
+			s->err = -ENOMEM;
+			break;
 		}
 		if (buf[i] != '\n') {
 			s->line[s->len++] = buf[i];

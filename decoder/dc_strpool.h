@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
+
 /* Append s (with its NUL) to *buf of *len bytes in *cap (first growth to
  * first_cap); *off: where it starts. 0 or -ENOMEM. */
 static inline int dc_strpool_add(char **buf, size_t *len, size_t *cap, size_t first_cap,
@@ -17,18 +19,8 @@ static inline int dc_strpool_add(char **buf, size_t *len, size_t *cap, size_t fi
 {
 	size_t n = strlen(s) + 1;
 
-	if (*len + n > *cap) {
-		size_t ncap = *cap ? *cap * 2 : first_cap;
-		char *nb;
-
-		while (ncap < *len + n)
-			ncap *= 2;
-		nb = realloc(*buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
+	if (dc_vec_reserve((void **)buf, cap, *len + n, 1, first_cap))
+		return -ENOMEM;
 	memcpy(*buf + *len, s, n);
 	*off = (uint32_t)*len;
 	*len += n;

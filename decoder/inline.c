@@ -15,6 +15,7 @@
 #include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/decoder.h"
 
 enum { MAX_NEST = 128 };
@@ -65,22 +66,6 @@ void dc_inl_free(struct dc_inl *in)
 	free(in);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *nv;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	nv = realloc(*v, ncap * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* The name perf would show: the linkage name (mangled: the caller
  * demangles) else the plain name, following the abstract origin. */
 static const char *inst_name(Dwarf_Die *die)
@@ -102,14 +87,15 @@ static int add_instance(struct dc_inl *in, Dwarf_Die *die, uint32_t parent, uint
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 
-	if (grow((void **)&in->insts, &in->cap_insts, in->ninsts, sizeof(*in->insts)))
+	if (dc_vec_reserve((void **)&in->insts, &in->cap_insts, in->ninsts + 1, sizeof(*in->insts),
+			   64))
 		return -ENOMEM;
 	in->insts[in->ninsts] = (struct inl_inst){ .parent = parent, .name = inst_name(die) };
 	*id = (uint32_t)++in->ninsts;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (grow((void **)&in->raw, &in->cap_raw, in->nraw, sizeof(*in->raw)))
+		if (dc_vec_reserve((void **)&in->raw, &in->cap_raw, in->nraw + 1, sizeof(*in->raw), 64))
 			return -ENOMEM;
 		in->raw[in->nraw++] = (struct raw){ lo, hi, depth, *id };
 	}
@@ -184,7 +170,7 @@ static int emit(struct dc_inl *in, uint64_t lo, uint64_t hi, uint32_t inst)
 		last->hi = hi;
 		return 0;
 	}
-	if (grow((void **)&in->segs, &in->cap_segs, in->nsegs, sizeof(*in->segs)))
+	if (dc_vec_reserve((void **)&in->segs, &in->cap_segs, in->nsegs + 1, sizeof(*in->segs), 64))
 		return -ENOMEM;
 	in->segs[in->nsegs++] = (struct inl_seg){ lo, hi, inst };
 	return 0;

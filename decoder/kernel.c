@@ -38,6 +38,7 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "decoder/dc_vec.h"
 #include "decoder/decoder.h"
 #include "decoder/dc_strpool.h"
 
@@ -190,7 +191,6 @@ static int load_kallsyms(struct dc_kernel *k, const char *path, char *err, size_
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;
 		char type, *end, *name;
-		struct ksym *v;
 
 		/* "ffffffff81000000 T _text" (a module's: "... name\t[mod]") */
 		a = strtoull(line, &end, 16);
@@ -207,14 +207,9 @@ static int load_kallsyms(struct dc_kernel *k, const char *path, char *err, size_
 			k->ks_stext = a;
 		if (!a || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
 			continue;
-		if (k->nsyms == cap) {
-			cap = cap ? cap * 2 : 4096;
-			v = realloc(k->syms, cap * sizeof(*v));
-			if (!v) {
-				ret = -ENOMEM;
-				break;
-			}
-			k->syms = v;
+		if (DC_VEC_PUSH_ROOM(k->syms, k->nsyms, cap, 4096)) {
+			ret = -ENOMEM;
+			break;
 		}
 		k->syms[k->nsyms].addr = a;
 		if ((ret = add_name(k, name, &k->syms[k->nsyms].name)))

@@ -18,6 +18,7 @@
 
 #include "decoder/perfdata.h"
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 
 struct dc_perf_file {
 	char *path;
@@ -351,23 +352,14 @@ static int parse_build_ids(struct dc_perf_file *f, const struct pf_file_section 
 		const uint8_t *p = f->map + pos;
 		uint16_t size = rd16(p + 6), misc = rd16(p + 4);
 		struct dc_build_id *b;
-		size_t namelen;
+		size_t namelen, ncap;
 
 		if (size < PF_BUILD_ID_EVENT_SIZE || size > end - pos)
 			return -EINVAL;
-		if (f->nr_build_ids == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			void *n1 = realloc(f->build_ids, ncap * sizeof(*f->build_ids));
-
-			if (!n1)
-				return -ENOMEM;
-			f->build_ids = n1;
-			n1 = realloc(f->build_id_names, ncap * sizeof(char *));
-			if (!n1)
-				return -ENOMEM;
-			f->build_id_names = n1;
-			cap = ncap;
-		}
+		ncap = cap;   /* (build_ids owns the capacity: it grows last) */
+		if (DC_VEC_PUSH_ROOM(f->build_id_names, f->nr_build_ids, ncap, 16) ||
+		    DC_VEC_PUSH_ROOM(f->build_ids, f->nr_build_ids, cap, 16))
+			return -ENOMEM;
 		b = &f->build_ids[f->nr_build_ids];
 		memset(b, 0, sizeof(*b));
 		b->pid = (int32_t)rd32(p + 8);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/ptdecode.h"
 #include "decoder/decoder.h"
 
@@ -238,15 +239,8 @@ void dc_ptq_free(struct dc_ptq *q)
 
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 {
-	if (q->nchunks == q->cap_chunks) {
-		size_t ncap = q->cap_chunks ? q->cap_chunks * 2 : 16;
-		struct dc_ptq_chunk *n = realloc(q->chunks, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		q->chunks = n;
-		q->cap_chunks = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(q->chunks, q->nchunks, q->cap_chunks, 16))
+		return -ENOMEM;
 	q->chunks[q->nchunks++] = *c;
 	return 0;
 }
@@ -346,14 +340,8 @@ static struct qev *fifo_add(struct dc_ptq *q)
 		if (q->fhead && q->fhead >= 3 * q->fn) {
 			memmove(q->fifo, q->fifo + q->fhead, q->fn * sizeof(*q->fifo));
 			q->fhead = 0;
-		} else {
-			size_t ncap = q->fcap ? q->fcap * 2 : 16;
-			struct qev *n = realloc(q->fifo, ncap * sizeof(*n));
-
-			if (!n)
-				return NULL;
-			q->fifo = n;
-			q->fcap = ncap;
+		} else if (DC_VEC_PUSH_ROOM(q->fifo, q->fhead + q->fn, q->fcap, 16)) {
+			return NULL;
 		}
 	}
 	e = &q->fifo[q->fhead + q->fn++];
@@ -2037,15 +2025,8 @@ static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 	r = ah_peek(q->ah);
 	if (r->kind != kind)
 		return NULL;
-	if (q->rp_nops == q->rp_capops) {
-		size_t ncap = q->rp_capops ? q->rp_capops * 2 : 4096;
-		uint8_t *n = realloc(q->rp_ops, ncap);
-
-		if (!n)
-			return NULL;
-		q->rp_ops = n;
-		q->rp_capops = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(q->rp_ops, q->rp_nops, q->rp_capops, 4096))
+		return NULL;
 	q->rp_ops[q->rp_nops++] = kind;
 	q->rp_time_ret = r->time_ret;
 	q->rp_tsc = r->tsc;
@@ -2054,60 +2035,66 @@ static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 	return r;
 }
 
-/* The decoder calls of step() and its helpers: replayed or libipt's. */
+/* The decoder calls of step() and its helpers: replayed or libipt's.
+ * Replaying, d_replay gives the record of the call when it is the next one;
+ * the caller copies its results out, then d_replayed lets the worker have
+ * the slot. NULL: the call goes to libipt (*err -pte_nomem when going live
+ * failed, else 0). Inlined: d_next runs for every block. */
+static inline __attribute__((always_inline)) struct rrec *d_replay(struct dc_ptq *q, uint8_t kind,
+								    int *err)
+{
+	struct rrec *r;
+
+	*err = 0;
+	if (!q->rp)
+		return NULL;
+	if ((r = rp_take(q, kind)))
+		return r;
+	if (rp_go_live(q))
+		*err = -pte_nomem;
+	return NULL;
+}
+
+static int d_replayed(struct dc_ptq *q, const struct rrec *r)
+{
+	int st = r->status;
+
+	ah_pop(q->ah);
+	return st;
+}
+
 static int d_sync(struct dc_ptq *q)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_SYNC);
+	int err;
+	struct rrec *r = d_replay(q, RK_SYNC, &err);
 
-		if (r) {
-			int st = r->status;
-
-			q->rp_soff_ret = r->soff_ret;
-			q->rp_soff = r->soff;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_sync_forward(q->dec);
+	if (!r)
+		return err ? err : pt_blk_sync_forward(q->dec);
+	q->rp_soff_ret = r->soff_ret;
+	q->rp_soff = r->soff;
+	return d_replayed(q, r);
 }
 
 static int d_event(struct dc_ptq *q, struct pt_event *ev)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_EVENT);
+	int err;
+	struct rrec *r = d_replay(q, RK_EVENT, &err);
 
-		if (r) {
-			int st = r->status;
-
-			*ev = r->u.ev;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_event(q->dec, ev, sizeof(*ev));
+	if (!r)
+		return err ? err : pt_blk_event(q->dec, ev, sizeof(*ev));
+	*ev = r->u.ev;
+	return d_replayed(q, r);
 }
 
 static int d_next(struct dc_ptq *q, struct pt_block *b)
 {
-	if (q->rp) {
-		struct rrec *r = rp_take(q, RK_NEXT);
+	int err;
+	struct rrec *r = d_replay(q, RK_NEXT, &err);
 
-		if (r) {
-			int st = r->status;
-
-			*b = r->u.b;
-			ah_pop(q->ah);
-			return st;
-		}
-		if (rp_go_live(q))
-			return -pte_nomem;
-	}
-	return pt_blk_next(q->dec, b, sizeof(*b));
+	if (!r)
+		return err ? err : pt_blk_next(q->dec, b, sizeof(*b));
+	*b = r->u.b;
+	return d_replayed(q, r);
 }
 
 static int d_time(struct dc_ptq *q, uint64_t *tsc)

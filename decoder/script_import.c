@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/script_import.h"
 
 #define KERNEL_START 0xffff800000000000ull
@@ -30,23 +31,14 @@ enum { NSITES = 256, QCAP = 8, MAX_CPU = 65536 };
 
 /* -------------------------------------------------------------- tables */
 
-
-static uint64_t hash_bytes(const char *s, size_t n, uint64_t h)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 struct func {
 	char *id;              /* sym '\0' dso '\0' (dso may be empty)        */
 	size_t idlen;          /* bytes of id including both NULs             */
 	char *display;
-	uint64_t hash;
 };
 
 struct addr_ent {
-	uint64_t ip;           /* 0: empty slot (ip 0 is never stored)        */
+	uint64_t ip;           /* never 0                                     */
 	uint64_t start;
 	uint32_t pid;
 	uint32_t key;
@@ -95,11 +87,11 @@ struct dc_script {
 
 	struct func *funcs;    /* key k is funcs[k - 1]                       */
 	size_t nfuncs, capfuncs;
-	uint32_t *ftab;        /* hash -> key, 0 empty                        */
-	size_t ftabcap;
+	struct dc_hash ftab;   /* chain of (sym, dso)'s hash -> index in funcs */
 
-	struct addr_ent *atab;
-	size_t atabcap, natab;
+	struct addr_ent *atab; /* what perf called an address, in pid          */
+	size_t natab, atabcap;
+	struct dc_hash atab_idx;/* chain of (pid, ip)'s hash -> index in atab  */
 
 	struct thr *thr;
 	size_t nthr, capthr;
@@ -116,26 +108,6 @@ struct dc_script {
 static bool text_eq(struct dc_script_text t, const char *s)
 {
 	return t.len == strlen(s) && !memcmp(t.s, s, t.len);
-}
-
-static int ftab_grow(struct dc_script *s)
-{
-	size_t cap = s->ftabcap ? s->ftabcap * 2 : 256;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t k = 0; k < s->nfuncs; k++) {
-		size_t i = s->funcs[k].hash & (cap - 1);
-
-		while (t[i])
-			i = (i + 1) & (cap - 1);
-		t[i] = (uint32_t)(k + 1);
-	}
-	free(s->ftab);
-	s->ftab = t;
-	s->ftabcap = cap;
-	return 0;
 }
 
 static char *make_display(struct dc_script_text sym, struct dc_script_text dso)
@@ -166,33 +138,24 @@ static char *make_display(struct dc_script_text sym, struct dc_script_text dso)
 static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
 {
 	struct dc_script_text sym = loc->sym, dso = loc->has_dso ? loc->dso : (struct dc_script_text){ "", 0 };
-	uint64_t h;
-	size_t i;
+	uint64_t k, i;
 	struct func *f;
 
 	if (sym.len == 0)
 		sym = (struct dc_script_text){ "[unknown]", 9 };
-	h = hash_bytes(dso.s, dso.len, hash_bytes(sym.s, sym.len, 0xcbf29ce484222325ull) * 31 + 7);
-	if (s->nfuncs * 2 >= s->ftabcap && ftab_grow(s))
-		return 0;
-	for (i = h & (s->ftabcap - 1); s->ftab[i]; i = (i + 1) & (s->ftabcap - 1)) {
-		f = &s->funcs[s->ftab[i] - 1];
-		if (f->hash == h && f->idlen == sym.len + dso.len + 2 &&
-		    !memcmp(f->id, sym.s, sym.len) && !f->id[sym.len] &&
-		    !memcmp(f->id + sym.len + 1, dso.s, dso.len))
-			return s->ftab[i];
+	/* the hash of the id, sym '\0' dso */
+	k = dc_hash_chain_start(dc_fnv_end(dc_fnv(dc_fnv(dc_fnv(DC_FNV_BASIS, sym.s, sym.len), "", 1),
+						      dso.s, dso.len)));
+	while (dc_hash_chain(&s->ftab, &k, &i)) {
+		f = &s->funcs[i];
+		if (f->idlen == sym.len + dso.len + 2 && !memcmp(f->id, sym.s, sym.len) &&
+		    !f->id[sym.len] && !memcmp(f->id + sym.len + 1, dso.s, dso.len))
+			return (uint32_t)i + 1;
 	}
 	if (s->nfuncs == UINT32_MAX - 1)
 		return 0;
-	if (s->nfuncs == s->capfuncs) {
-		size_t cap = s->capfuncs ? s->capfuncs * 2 : 64;
-		struct func *nf = realloc(s->funcs, cap * sizeof(*nf));
-
-		if (!nf)
-			return 0;
-		s->funcs = nf;
-		s->capfuncs = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->funcs, s->nfuncs, s->capfuncs, 64))
+		return 0;
 	f = &s->funcs[s->nfuncs];
 	f->idlen = sym.len + dso.len + 2;
 	f->id = malloc(f->idlen);
@@ -206,54 +169,36 @@ static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
 	f->id[sym.len] = '\0';
 	memcpy(f->id + sym.len + 1, dso.s, dso.len);
 	f->id[f->idlen - 1] = '\0';
-	f->hash = h;
-	s->nfuncs++;
-	s->ftab[i] = (uint32_t)s->nfuncs;
-	return (uint32_t)s->nfuncs;
+	if (dc_hash_put(&s->ftab, k, s->nfuncs)) {
+		free(f->id);
+		free(f->display);
+		return 0;
+	}
+	return (uint32_t)++s->nfuncs;
 }
 
-static size_t addr_slot(const struct dc_script *s, uint32_t pid, uint64_t ip)
+/* (dc_hash mixes it) */
+static uint64_t addr_hash(uint32_t pid, uint64_t ip)
 {
-	return dc_hash_mix(ip ^ ((uint64_t)pid << 40) ^ pid) & (s->atabcap - 1);
+	return ip ^ (pid * UINT64_C(0x9e3779b97f4a7c15));
 }
 
 static struct addr_ent *addr_find(const struct dc_script *s, uint32_t pid, uint64_t ip)
 {
-	if (!s->atabcap || !ip)
+	uint64_t k, i;
+
+	if (!ip)
 		return NULL;
 	/* Without a pid column every thread would be its own process: one
 	 * table for all keeps memory to the distinct addresses (a name is
 	 * learnt from the very line whose event is symbolized next). */
 	if (!s->pid_seen)
 		pid = 0;
-	for (size_t i = addr_slot(s, pid, ip); s->atab[i].ip; i = (i + 1) & (s->atabcap - 1))
+	k = dc_hash_chain_start(addr_hash(pid, ip));
+	while (dc_hash_chain(&s->atab_idx, &k, &i))
 		if (s->atab[i].ip == ip && s->atab[i].pid == pid)
 			return &s->atab[i];
 	return NULL;
-}
-
-static int addr_grow(struct dc_script *s)
-{
-	size_t oldcap = s->atabcap, cap = oldcap ? oldcap * 2 : 1024;
-	struct addr_ent *old = s->atab;
-
-	s->atab = calloc(cap, sizeof(*s->atab));
-	if (!s->atab) {
-		s->atab = old;
-		return -ENOMEM;
-	}
-	s->atabcap = cap;
-	for (size_t k = 0; k < oldcap; k++) {
-		size_t i;
-
-		if (!old[k].ip)
-			continue;
-		for (i = addr_slot(s, old[k].pid, old[k].ip); s->atab[i].ip; i = (i + 1) & (cap - 1))
-			;
-		s->atab[i] = old[k];
-	}
-	free(old);
-	return 0;
 }
 
 /* Remember what perf called this address (the latest name wins: mappings
@@ -269,16 +214,16 @@ static uint32_t learn(struct dc_script *s, uint32_t pid, const struct dc_script_
 		pid = 0;
 	a = addr_find(s, pid, loc->ip);
 	if (!a) {
-		size_t i;
+		uint64_t k = dc_hash_chain_start(addr_hash(pid, loc->ip)), i;
 
-		if ((s->natab + 1) * 2 > s->atabcap && addr_grow(s))
-			return 0;
-		for (i = addr_slot(s, pid, loc->ip); s->atab[i].ip; i = (i + 1) & (s->atabcap - 1))
+		while (dc_hash_chain(&s->atab_idx, &k, &i))
 			;
-		a = &s->atab[i];
+		if (DC_VEC_PUSH_ROOM(s->atab, s->natab, s->atabcap, 1024) ||
+		    dc_hash_put(&s->atab_idx, k, s->natab))
+			return 0;
+		a = &s->atab[s->natab++];
 		a->ip = loc->ip;
 		a->pid = pid;
-		s->natab++;
 	}
 	a->key = key;
 	a->start = loc->has_off && loc->off <= loc->ip ? loc->ip - loc->off : 0;
@@ -291,15 +236,8 @@ static struct thr *thr_get(struct dc_script *s, uint32_t tid, uint32_t pid)
 
 	if (dc_hash_get(&s->tids, tid, &i))
 		return &s->thr[i];
-	if (s->nthr == s->capthr) {
-		size_t cap = s->capthr ? s->capthr * 2 : 16;
-		struct thr *nt = realloc(s->thr, cap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		s->thr = nt;
-		s->capthr = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->thr, s->nthr, s->capthr, 16))
+		return NULL;
 	if (dc_hash_put(&s->tids, tid, s->nthr))
 		return NULL;
 	memset(&s->thr[s->nthr], 0, sizeof(s->thr[0]));
@@ -333,8 +271,9 @@ void dc_script_free(struct dc_script *s)
 	for (size_t k = 0; k < s->nthr; k++)
 		free(s->thr[k].comm);
 	free(s->funcs);
-	free(s->ftab);
+	dc_hash_free(&s->ftab);
 	free(s->atab);
+	dc_hash_free(&s->atab_idx);
 	free(s->thr);
 	dc_hash_free(&s->tids);
 	free(s->cpu_tid);

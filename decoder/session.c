@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/decoder.h"
 
 struct sq {                        /* a queue as the session sees it */
@@ -253,15 +254,8 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 	if (!p)
 		return 0;
 	if (!dc_hash_get(&s->img_by_pid, pid, &i)) {
-		if (s->nimgs == s->cap_imgs) {
-			size_t ncap = s->cap_imgs ? s->cap_imgs * 2 : 16;
-			struct img **n = realloc(s->imgs, ncap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			s->imgs = n;
-			s->cap_imgs = ncap;
-		}
+		if (DC_VEC_PUSH_ROOM(s->imgs, s->nimgs, s->cap_imgs, 16))
+			return -ENOMEM;
 		i = s->nimgs;
 		im = calloc(1, sizeof(*im));
 		if (!im)
@@ -1117,15 +1111,8 @@ static int load_round(struct dc_session *s)
 			break;
 		if (!is_sideband(s, rec.type) || !rec.parsed)
 			continue;
-		if (s->rn == s->rcap) {
-			size_t ncap = s->rcap ? s->rcap * 2 : 256;
-			struct sbrec *n = realloc(s->round, ncap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			s->round = n;
-			s->rcap = ncap;
-		}
+		if (DC_VEC_PUSH_ROOM(s->round, s->rn, s->rcap, 256))
+			return -ENOMEM;
 		s->round[s->rn].time = rec.sid.valid && (rec.sid.sample_type & PERF_SAMPLE_TIME) ?
 				       rec.sid.time : 0;
 		s->round[s->rn].late = rec.type != PERF_RECORD_SAMPLE;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/perfdata.h"
 #include "decoder/sideband.h"
 
@@ -36,24 +37,6 @@ struct dc_sideband {
 	size_t ncpus;
 	uint64_t wakes, bad_wakes;
 };
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 int dc_sb_new(struct dc_sideband **out)
 {
@@ -103,8 +86,8 @@ int dc_sb_thread(struct dc_sideband *sb, uint32_t pid, uint32_t tid)
 		t->pid = pid;   /* tid reuse by another process */
 		return 0;
 	}
-	ret = grow((void **)&sb->threads, &sb->cap_threads, sb->nthreads + 1,
-		   sizeof(*sb->threads));
+	ret = dc_vec_reserve((void **)&sb->threads, &sb->cap_threads, sb->nthreads + 1,
+		   sizeof(*sb->threads), 16);
 	if (ret)
 		return ret;
 	ret = dc_hash_put(&sb->tid_idx, tid, sb->nthreads);
@@ -130,7 +113,7 @@ static struct dc_sb_proc *proc_get(struct dc_sideband *sb, uint32_t pid)
 
 	if (p)
 		return p;
-	if (grow((void **)&sb->procs, &sb->cap_procs, sb->nprocs + 1, sizeof(*sb->procs)))
+	if (dc_vec_reserve((void **)&sb->procs, &sb->cap_procs, sb->nprocs + 1, sizeof(*sb->procs), 16))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -189,7 +172,7 @@ uint64_t dc_sb_nr_wakes(const struct dc_sideband *sb, uint64_t *bad)
 static int map_push(struct dc_sb_proc *p, const struct dc_sb_map *m, const char *path)
 {
 	struct dc_sb_map *n;
-	int ret = grow((void **)&p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
+	int ret = dc_vec_reserve((void **)&p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps), 16);
 
 	if (ret)
 		return ret;
@@ -369,7 +352,7 @@ int dc_sb_set_cpu(struct dc_sideband *sb, uint32_t cpu, uint64_t time,
 		sb->ncpus = cpu + 1;
 	}
 	c = &sb->cpus[cpu];
-	ret = grow((void **)&c->ents, &c->cap, c->n + 1, sizeof(*c->ents));
+	ret = dc_vec_reserve((void **)&c->ents, &c->cap, c->n + 1, sizeof(*c->ents), 16);
 	if (ret)
 		return ret;
 	/* Records arrive nearly sorted: insert from the back. */

@@ -21,6 +21,7 @@
 #include <elfutils/libdw.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "decoder/dc_strpool.h"
 #include "decoder/decoder.h"
 
@@ -127,7 +128,7 @@ struct dc_symbols {
 	struct dc_hash ictx_idx;        /* (dso + 1) << 32 | instance -> id */
 	struct inl_ctx *ictx;           /* id - 1                            */
 	size_t nictx, cap_ictx;
-	struct dc_hash iname_idx;       /* name hash (probed) -> index       */
+	struct dc_hash iname_idx;       /* chain of (name, dso)'s hash -> index */
 	char **inames;                  /* "name (inlined)"                  */
 	const char **iraw;              /* the DWARF name it was made from   */
 	int *idso;
@@ -135,15 +136,6 @@ struct dc_symbols {
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return h & (UINT64_MAX >> 1);
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -311,16 +303,9 @@ static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t si
 		name = plain;
 	}
 
-	if (sv->n == sv->cap) {
-		size_t ncap = sv->cap ? sv->cap * 2 : 256;
-		struct sym *nv = realloc(sv->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(dm);
-			return -ENOMEM;
-		}
-		sv->v = nv;
-		sv->cap = ncap;
+	if (DC_VEC_PUSH_ROOM(sv->v, sv->n, sv->cap, 256)) {
+		free(dm);
+		return -ENOMEM;
 	}
 	e = &sv->v[sv->n];
 	ret = name_add(d, dm ? dm : name, &e->name);
@@ -507,16 +492,9 @@ static int collect_relocs(Elf *elf, struct gotname **out, size_t *nout)
 				if (!name || !name[0])
 					continue;
 			}
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct gotname *nv = realloc(v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = ncap;
+			if (DC_VEC_PUSH_ROOM(v, n, cap, 64)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[n].got = r.r_offset;
 			v[n].name = name;
@@ -1176,29 +1154,21 @@ void dc_symbols_free(struct dc_symbols *s)
 int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
 	       size_t build_id_size)
 {
-	uint64_t k = str_hash(path), idx;
+	uint64_t k = dc_hash_chain_start(dc_strhash(path, strlen(path))), idx;
 	struct dso *d;
 
 	if (build_id_size > 20)
 		build_id_size = 20;
-	/* Same path, other build-id: probe on with k + 1, ... */
-	while (dc_hash_get(&s->dso_by_name, k, &idx)) {
+	/* Same path, other build-id: on along the chain */
+	while (dc_hash_chain(&s->dso_by_name, &k, &idx)) {
 		d = s->dsos[idx];
 		if (!strcmp(d->path, path) &&
 		    (!build_id_size || !d->bid_size ||
 		     (d->bid_size == build_id_size && !memcmp(d->bid, build_id, build_id_size))))
 			return (int)idx;
-		k = (k + 1) & (UINT64_MAX >> 1);
 	}
-	if (s->ndsos == s->cap_dsos) {
-		size_t ncap = s->cap_dsos ? s->cap_dsos * 2 : 16;
-		struct dso **nd = realloc(s->dsos, ncap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		s->dsos = nd;
-		s->cap_dsos = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->dsos, s->ndsos, s->cap_dsos, 16))
+		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -1483,15 +1453,8 @@ static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t
 	*tmp = (struct cache_ent){ .pid = pid, .ip = ip, .gen = gen, .inl = UINT32_MAX };
 	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi);
 	if (idx == UINT64_MAX) {
-		if (s->ncache == s->cap_cache) {
-			size_t ncap = s->cap_cache ? s->cap_cache * 2 : 1024;
-			struct cache_ent *nc = realloc(s->cache, ncap * sizeof(*nc));
-
-			if (!nc)
-				return NULL;
-			s->cache = nc;
-			s->cap_cache = ncap;
-		}
+		if (DC_VEC_PUSH_ROOM(s->cache, s->ncache, s->cap_cache, 1024))
+			return NULL;
 		idx = s->ncache;
 		if (dc_hash_put(&s->cache_idx, mix, idx))
 			return NULL;
@@ -1553,32 +1516,19 @@ void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hi
 /* The key of an inlined function's frames: one per name and binary. */
 static uint64_t inline_key(struct dc_symbols *s, int dso, const char *raw)
 {
-	uint64_t h = (str_hash(raw) ^ ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))) >> 2, v;
+	uint64_t h = dc_hash_chain_start(dc_strhash(raw, strlen(raw)) ^
+					 ((uint64_t)dso * UINT64_C(0x9e3779b97f4a7c15))), v;
+	size_t rcap, dcap;
 	char *dm, *name;
 
-	for (;; h = (h + 1) & (UINT64_MAX >> 2)) {
-		if (!dc_hash_get(&s->iname_idx, h, &v))
-			break;
+	while (dc_hash_chain(&s->iname_idx, &h, &v))
 		if (s->idso[v] == dso && !strcmp(s->iraw[v], raw))
 			return DC_SYM_KEY_INLINE | v;
-	}
-	if (s->ninames == s->cap_inames) {
-		size_t ncap = s->cap_inames ? s->cap_inames * 2 : 64;
-		char **n = realloc(s->inames, ncap * sizeof(*n));
-		const char **r;
-		int *d;
-
-		if (!n)
-			return 0;
-		s->inames = n;
-		if (!(r = realloc(s->iraw, ncap * sizeof(*r))))
-			return 0;
-		s->iraw = r;
-		if (!(d = realloc(s->idso, ncap * sizeof(*d))))
-			return 0;
-		s->idso = d;
-		s->cap_inames = ncap;
-	}
+	rcap = dcap = s->cap_inames;   /* (inames owns the capacity: it grows last) */
+	if (DC_VEC_PUSH_ROOM(s->iraw, s->ninames, rcap, 64) ||
+	    DC_VEC_PUSH_ROOM(s->idso, s->ninames, dcap, 64) ||
+	    DC_VEC_PUSH_ROOM(s->inames, s->ninames, s->cap_inames, 64))
+		return 0;
 	dm = s->opts.no_demangle ? NULL : dc_sym_demangle(raw);
 	if (asprintf(&name, "%s (inlined)", dm ? dm : raw) < 0)
 		name = NULL;
@@ -1612,15 +1562,8 @@ static uint32_t inline_ctx(struct dc_symbols *s, int dso, struct dc_inl *in, uin
 	key = name ? inline_key(s, dso, name) : 0;
 	if (!key || s->nictx >= UINT32_MAX - 1)
 		return 0;
-	if (s->nictx == s->cap_ictx) {
-		size_t ncap = s->cap_ictx ? s->cap_ictx * 2 : 64;
-		struct inl_ctx *n = realloc(s->ictx, ncap * sizeof(*n));
-
-		if (!n)
-			return 0;
-		s->ictx = n;
-		s->cap_ictx = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->ictx, s->nictx, s->cap_ictx, 64))
+		return 0;
 	if (dc_hash_put(&s->ictx_idx, hk, s->nictx + 1))
 		return 0;
 	s->ictx[s->nictx++] = (struct inl_ctx){ .parent = parent, .key = key };

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 /* ---- names ---- */
@@ -206,23 +207,6 @@ struct fold {
 	size_t nlv;
 };
 
-static int reserve(char **buf, size_t *cap, size_t need)
-{
-	char *p;
-	size_t c = *cap ? *cap : 256;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*buf, c);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = c;
-	return 0;
-}
-
 static int by_name(const void *a, const void *b, void *names)
 {
 	return strcmp((const char *)names + ((const struct ent *)a)->name,
@@ -238,16 +222,9 @@ static int fill(struct fold *f, struct level *L, const struct ent *group, size_t
 			const char *raw = sr_cct_name(f->cct, c, f->sym);
 			size_t need = (raw ? strlen(raw) : 0) + sizeof("[unknown]");
 
-			if (L->n == L->cap) {
-				size_t cap = L->cap ? L->cap * 2 : 16;
-				struct ent *v = realloc(L->e, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				L->e = v;
-				L->cap = cap;
-			}
-			if (reserve(&L->names, &L->ncap, L->nlen + need))
+			if (DC_VEC_PUSH_ROOM(L->e, L->n, L->cap, 16))
+				return -ENOMEM;
+			if (dc_vec_reserve((void **)&L->names, &L->ncap, L->nlen + need, 1, 256))
 				return -ENOMEM;
 			L->e[L->n++] = (struct ent){ .n = c, .name = L->nlen };
 			L->nlen += fg_frame_sanitize(L->names + L->nlen, need, raw) + 1;
@@ -290,7 +267,7 @@ static int print_frame(struct fold *f, const struct level *L, const struct ent *
 	}
 	alen = strlen(ann);
 	f->len = L->path_len;
-	if (reserve(&f->path, &f->cap, f->len + 1 + nlen + alen + 1))
+	if (dc_vec_reserve((void **)&f->path, &f->cap, f->len + 1 + nlen + alen + 1, 1, 256))
 		return -ENOMEM;
 	if (f->len)
 		f->path[f->len++] = ';';

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/folded_internal.h"
-#include "flamegraph/strmap.h"
 
 static bool is_ws(char c)
 {
@@ -19,27 +20,21 @@ static bool is_ws(char c)
 }
 
 /* Append stack/value to list, summing into an existing entry. */
-static int add_entry(struct fg_folded_list *l, struct fg_strmap *m, const char *s,
+static int add_entry(struct fg_folded_list *l, struct dc_hash *m, const char *s,
 		     size_t len, uint64_t value)
 {
-	size_t i = fg_strmap_get(m, s, len);
+	uint64_t k = dc_hash_chain_start(dc_strhash(s, len)), i;
 	char *copy;
 
-	if (i != SIZE_MAX) {
-		if (l->e[i].value + value < value)
-			return -EOVERFLOW;     /* never a wrapped sum */
-		l->e[i].value += value;
-		return 0;
-	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct fg_folded_entry *e = realloc(l->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		l->e = e;
-		l->cap = cap;
-	}
+	while (dc_hash_chain(m, &k, &i))
+		if (dc_str_eq(l->e[i].stack, s, len)) {
+			if (l->e[i].value + value < value)
+				return -EOVERFLOW;     /* never a wrapped sum */
+			l->e[i].value += value;
+			return 0;
+		}
+	if (DC_VEC_PUSH_ROOM(l->e, l->n, l->cap, 64))
+		return -ENOMEM;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -47,7 +42,7 @@ static int add_entry(struct fg_folded_list *l, struct fg_strmap *m, const char *
 	copy[len] = '\0';
 	l->e[l->n].stack = copy;
 	l->e[l->n].value = value;
-	if (fg_strmap_put(m, copy, len, l->n)) {
+	if (dc_hash_put(m, k, l->n)) {
 		free(copy);
 		return -ENOMEM;
 	}
@@ -133,7 +128,7 @@ void fg_folded_free(struct fg_folded *f)
 int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 {
 	struct fg_folded *f = calloc(1, sizeof(*f));
-	struct fg_strmap mraw = { 0 }, mplain = { 0 };
+	struct dc_hash mraw = { 0 }, mplain = { 0 };   /* stack -> its entry */
 	char *line = NULL, *plain = NULL;
 	size_t cap = 0, plaincap = 0, lineno = 0;
 	ssize_t n;
@@ -197,8 +192,8 @@ int fg_folded_read(FILE *in, struct fg_folded **out, size_t *bad_line)
 		err = -EIO;
 	free(line);
 	free(plain);
-	fg_strmap_free(&mraw);
-	fg_strmap_free(&mplain);
+	dc_hash_free(&mraw);
+	dc_hash_free(&mplain);
 	if (err) {
 		if (bad_line && (err == -EBADMSG || err == -EOVERFLOW))
 			*bad_line = lineno;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 /* A call that ended under an open call of FUNC. */
@@ -146,15 +147,8 @@ static struct sl_thread *thread_of(struct fg_slowest *s, uint32_t tid)
 
 	if (dc_hash_get(&s->tidx, tid, &i))
 		return &s->th[i];
-	if (s->nth == s->thcap) {
-		size_t cap = s->thcap ? s->thcap * 2 : 8;
-		struct sl_thread *v = realloc(s->th, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->th = v;
-		s->thcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(s->th, s->nth, s->thcap, 8))
+		return NULL;
 	if (dc_hash_put(&s->tidx, tid, s->nth))
 		return NULL;
 	s->th[s->nth] = (struct sl_thread){ .tid = tid };
@@ -184,15 +178,8 @@ static int cmp_group_first(const void *a, const void *b, void *ctx)
 static int add_line(struct sl_call *k, size_t *cap, const char *name, uint32_t depth,
 		    uint64_t offset, uint64_t total, uint64_t calls)
 {
-	if (k->nlines == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct sl_line *v = realloc(k->lines, nc * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		k->lines = v;
-		*cap = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(k->lines, k->nlines, *cap, 16))
+		return -ENOMEM;
 	char *copy = strdup(name);
 
 	if (!copy)
@@ -358,15 +345,8 @@ static int keep(struct sl_thread *t, const struct sr_call *c)
 		t->cut = true;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct sl_rec *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(t->v, t->n, t->cap, 64))
+		return -ENOMEM;
 	t->v[t->n++] = (struct sl_rec){ .node = c->node, .depth = c->depth, .start = c->start_ns,
 					.end = c->end_ns };
 	return 0;

@@ -110,6 +110,20 @@ static struct svg_node *child_get(struct svg_node *parent, const char *name, siz
 	return *link;
 }
 
+/* The child of n that the frame at *p of a folded stack names (made when
+ * new), *p then past the frame and its ';'. NULL on ENOMEM. */
+static struct svg_node *frame_child(struct svg_node *n, const char **p)
+{
+	const char *end = strchr(*p, ';');
+	size_t len = end ? (size_t)(end - *p) : strlen(*p);
+
+	n = child_get(n, *p, len);
+	*p += len;
+	if (**p == ';')
+		(*p)++;
+	return n;
+}
+
 static int add(struct fg_svg *svg, const char *stack, uint64_t before, uint64_t after)
 {
 	struct svg_node *n = &svg->root;
@@ -120,18 +134,12 @@ static int add(struct fg_svg *svg, const char *stack, uint64_t before, uint64_t 
 	n->total += after;
 	n->before += before;
 	while (*p) {
-		const char *end = strchr(p, ';');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		n = child_get(n, p, len);
+		n = frame_child(n, &p);
 		if (!n)
 			return -ENOMEM;
 		n->total += after;
 		n->before += before;
 		depth++;
-		p += len;
-		if (*p == ';')
-			p++;
 	}
 	if (depth > svg->depth)
 		svg->depth = depth;
@@ -148,15 +156,9 @@ int fg_svg_add_hist(struct fg_svg *svg, const char *stack, const struct sr_hist 
 	if (!h->count)
 		return 0;
 	while (*p) {
-		const char *end = strchr(p, ';');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		n = child_get(n, p, len);
+		n = frame_child(n, &p);
 		if (!n)
 			return -ENOMEM;
-		p += len;
-		if (*p == ';')
-			p++;
 	}
 	if (n == &svg->root)
 		return 0;

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/folded_internal.h"
-#include "flamegraph/strmap.h"
 
 struct srow {
 	struct fg_row r;
@@ -29,7 +30,7 @@ struct srow {
 struct fg_stats {
 	struct srow *rows;
 	size_t n, cap;
-	struct fg_strmap map;
+	struct dc_hash map;         /* chain of a name's dc_strhash -> row */
 	bool from_cct;
 };
 
@@ -53,28 +54,22 @@ void fg_stats_free(struct fg_stats *st)
 		sr_hist_free(&st->rows[i].hist);
 	}
 	free(st->rows);
-	fg_strmap_free(&st->map);
+	dc_hash_free(&st->map);
 	free(st);
 }
 
-/* Index of the row named name[0..len) (fg_strhash hash), created when
+/* Index of the row named name[0..len) (dc_strhash hash), created when
  * new; SIZE_MAX on ENOMEM. */
 static size_t row_get_h(struct fg_stats *st, const char *name, size_t len, uint64_t hash)
 {
-	size_t i = fg_strmap_get_h(&st->map, name, len, hash);
+	uint64_t k = dc_hash_chain_start(hash), i;
 	struct srow *r;
 
-	if (i != SIZE_MAX)
-		return i;
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		struct srow *rows = realloc(st->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return SIZE_MAX;
-		st->rows = rows;
-		st->cap = cap;
-	}
+	while (dc_hash_chain(&st->map, &k, &i))
+		if (dc_str_eq(st->rows[i].name, name, len))
+			return i;
+	if (DC_VEC_PUSH_ROOM(st->rows, st->n, st->cap, 64))
+		return SIZE_MAX;
 	r = &st->rows[st->n];
 	memset(r, 0, sizeof(*r));
 	r->last_line = SIZE_MAX;
@@ -84,7 +79,7 @@ static size_t row_get_h(struct fg_stats *st, const char *name, size_t len, uint6
 		return SIZE_MAX;
 	memcpy(r->name, name, len);
 	r->name[len] = '\0';
-	if (fg_strmap_put_h(&st->map, r->name, len, st->n, hash)) {
+	if (dc_hash_put(&st->map, k, st->n)) {
 		free(r->name);
 		return SIZE_MAX;
 	}
@@ -93,7 +88,7 @@ static size_t row_get_h(struct fg_stats *st, const char *name, size_t len, uint6
 
 static size_t row_get(struct fg_stats *st, const char *name, size_t len)
 {
-	return row_get_h(st, name, len, fg_strhash(name, len));
+	return row_get_h(st, name, len, dc_strhash(name, len));
 }
 
 /* Fill the public views once all sums are in. */
@@ -129,9 +124,13 @@ const struct fg_row *fg_stats_row(const struct fg_stats *st, size_t i)
 
 const struct fg_row *fg_stats_find(const struct fg_stats *st, const char *name)
 {
-	size_t i = fg_strmap_get(&st->map, name, strlen(name));
+	size_t len = strlen(name);
+	uint64_t k = dc_hash_chain_start(dc_strhash(name, len)), i;
 
-	return i == SIZE_MAX ? NULL : &st->rows[i].r;
+	while (dc_hash_chain(&st->map, &k, &i))
+		if (dc_str_eq(st->rows[i].name, name, len))
+			return &st->rows[i].r;
+	return NULL;
 }
 
 /* ------------------------------------------------------------ from a CCT */
@@ -147,24 +146,12 @@ struct walk {
 
 static int walk_reserve(struct walk *w)
 {
-	if (w->depth == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		size_t *r = realloc(w->row, cap * sizeof(*r));
-		uint64_t *h;
+	size_t pcap = w->cap, hcap = w->cap;   /* (row owns the capacity: it grows last) */
 
-		if (!r)
-			return -ENOMEM;
-		w->row = r;
-		r = realloc(w->plen, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		w->plen = r;
-		h = realloc(w->ph, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		w->ph = h;
-		w->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(w->plen, w->depth, pcap, 64) ||
+	    DC_VEC_PUSH_ROOM(w->ph, w->depth, hcap, 64) ||
+	    DC_VEC_PUSH_ROOM(w->row, w->depth, w->cap, 64))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -172,18 +159,8 @@ static int path_append(struct walk *w, const char *name)
 {
 	size_t len = strlen(name), need = w->pathlen + len + 2;
 
-	if (need > w->pathcap) {
-		size_t cap = w->pathcap ? w->pathcap : 256;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(w->path, cap);
-		if (!p)
-			return -ENOMEM;
-		w->path = p;
-		w->pathcap = cap;
-	}
+	if (dc_vec_reserve((void **)&w->path, &w->pathcap, need, 1, 256))
+		return -ENOMEM;
 	if (w->pathlen)
 		w->path[w->pathlen++] = ';';
 	memcpy(w->path + w->pathlen, name, len);
@@ -197,7 +174,7 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 {
 	const char *name = sr_cct_name(cct, n, sym);
 	size_t plen = w->pathlen, len = strlen(name), ri = SIZE_MAX;
-	uint64_t h = w->depth ? w->ph[w->depth - 1] : FG_FNV_BASIS;
+	uint64_t h = w->depth ? w->ph[w->depth - 1] : DC_FNV_BASIS;
 	struct srow *r;
 
 	if (walk_reserve(w))
@@ -205,12 +182,12 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 	if (by == FG_BY_STACK) {
 		if (path_append(w, name))
 			return -ENOMEM;
-		h = fg_fnv(plen ? fg_fnv(h, ";", 1) : h, name, len);
+		h = dc_fnv(plen ? dc_fnv(h, ";", 1) : h, name, len);
 	}
 	/* (a node with no call, no time and nothing under it has no row: a
 	 * PLT stub folded into its target leaves one behind) */
 	if (n->kind != SR_NODE_THREAD && (n->calls || n->total_ns || n->first_child)) {
-		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, fg_fnv_end(h))
+		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, dc_fnv_end(h))
 				       : row_get(st, name, len);
 		if (ri == SIZE_MAX)
 			return -ENOMEM;
@@ -297,12 +274,12 @@ int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
  * n frames each (a few hundred KB of folded text: gigabytes of rows). */
 static const char truncated_frame[] = "[truncated]";
 
-static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg_stats_key by,
+static int add_folded_line(struct fg_stats *st, struct dc_hash *seen, enum fg_stats_key by,
 			   uint32_t max_stack, const char *s, uint64_t value, size_t line,
 			   char **pathbuf, size_t *pathcap)
 {
 	size_t len = strlen(s), i = 0, pathlen = 0, last = SIZE_MAX, done = 0, depth = 0;
-	uint64_t ctx = FG_FNV_BASIS, ph = FG_FNV_BASIS;   /* see fg_fnv */
+	uint64_t ctx = DC_FNV_BASIS, ph = DC_FNV_BASIS;   /* see dc_fnv */
 
 	if (len + sizeof(truncated_frame) + 1 > *pathcap) {
 		char *p = realloc(*pathbuf, len + sizeof(truncated_frame) + 1);
@@ -317,7 +294,8 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 		uint64_t calls = 0, avg = 0;
 		bool has_avg = false, ann;
 		struct srow *r;
-		int added;
+		uint64_t ck, v;
+		bool added;
 
 		while (j < len && s[j] != ';')
 			j++;
@@ -341,12 +319,12 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 			name_len = j - i;
 		if (pathlen) {
 			(*pathbuf)[pathlen++] = ';';
-			ph = fg_fnv(ph, ";", 1);
+			ph = dc_fnv(ph, ";", 1);
 		}
 		memcpy(*pathbuf + pathlen, s + i, name_len);
 		pathlen += name_len;
-		ph = fg_fnv(ph, s + i, name_len);
-		ri = by == FG_BY_STACK ? row_get_h(st, *pathbuf, pathlen, fg_fnv_end(ph))
+		ph = dc_fnv(ph, s + i, name_len);
+		ri = by == FG_BY_STACK ? row_get_h(st, *pathbuf, pathlen, dc_fnv_end(ph))
 				       : row_get(st, s + i, name_len);
 		if (ri == SIZE_MAX)
 			return -ENOMEM;
@@ -357,10 +335,11 @@ static int add_folded_line(struct fg_stats *st, struct fg_hashset *seen, enum fg
 		}
 		/* The context is the annotated path so far: count its calls
 		 * the first time it shows up. */
-		ctx = fg_fnv(ctx, s + done, j - done);
+		ctx = dc_fnv(ctx, s + done, j - done);
 		done = j;
-		added = fg_hashset_add(seen, fg_fnv_end(ctx) ^ j);
-		if (added < 0)
+		ck = dc_hash_chain_start(dc_fnv_end(ctx) ^ j);
+		added = !dc_hash_get(seen, ck, &v);
+		if (added && dc_hash_put(seen, ck, 1))
 			return -ENOMEM;
 		if (added && ann) {
 			r->r.calls += calls;
@@ -389,7 +368,7 @@ int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 			     uint32_t max_stack, struct fg_stats **out)
 {
 	struct fg_stats *st = stats_new(false);
-	struct fg_hashset seen = { 0 };
+	struct dc_hash seen = { 0 };
 	char *path = NULL;
 	size_t pathcap = 0;
 	int err = 0;
@@ -401,7 +380,7 @@ int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 		err = add_folded_line(st, &seen, by, max_stack ? max_stack : SR_DEFAULT_MAX_STACK,
 				      f->raw.e[i].stack, f->raw.e[i].value, i, &path, &pathcap);
 	free(path);
-	fg_hashset_free(&seen);
+	dc_hash_free(&seen);
 	if (err) {
 		fg_stats_free(st);
 		return err;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "flamegraph/flamegraph.h"
 
 struct tl_chunk {
@@ -75,18 +76,8 @@ uint64_t fg_timeline_events(const struct fg_timeline *tl)
 
 static int put(struct tl_thread *t, const char *s, size_t n)
 {
-	if (t->len + n > t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		char *p;
-
-		while (cap < t->len + n)
-			cap *= 2;
-		p = realloc(t->buf, cap);
-		if (!p)
-			return -ENOMEM;
-		t->buf = p;
-		t->cap = cap;
-	}
+	if (dc_vec_reserve((void **)&t->buf, &t->cap, t->len + n, 1, 1024))
+		return -ENOMEM;
 	memcpy(t->buf + t->len, s, n);
 	t->len += n;
 	return 0;
@@ -158,15 +149,8 @@ static struct tl_thread *thread_of(struct fg_timeline *tl, uint32_t pid, uint32_
 
 	if (dc_hash_get(&tl->idx, key, &i))
 		return &tl->th[i];
-	if (tl->n == tl->cap) {
-		size_t cap = tl->cap ? tl->cap * 2 : 16;
-		struct tl_thread *v = realloc(tl->th, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		tl->th = v;
-		tl->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(tl->th, tl->n, tl->cap, 16))
+		return NULL;
 	if (dc_hash_put(&tl->idx, key, tl->n))
 		return NULL;
 	t = &tl->th[tl->n++];
@@ -179,15 +163,8 @@ static int spill(struct fg_timeline *tl, struct tl_thread *t)
 {
 	if (!t->len)
 		return 0;
-	if (t->nchunks == t->chunks_cap) {
-		size_t cap = t->chunks_cap ? t->chunks_cap * 2 : 8;
-		struct tl_chunk *v = realloc(t->chunks, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->chunks = v;
-		t->chunks_cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(t->chunks, t->nchunks, t->chunks_cap, 8))
+		return -ENOMEM;
 	if (fseeko(tl->spool, (off_t)tl->spool_len, SEEK_SET) ||
 	    fwrite(t->buf, 1, t->len, tl->spool) != t->len)
 		return -EIO;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "record/wake.h"
 
@@ -238,6 +239,14 @@ bool rc_emu_futex_wakes(int op)
 	op &= FUTEX_CMD_MASK;
 	return op == FUTEX_WAKE || op == FUTEX_WAKE_BITSET || op == FUTEX_WAKE_OP ||
 	       op == FUTEX_UNLOCK_PI || op == FUTEX_REQUEUE || op == FUTEX_CMP_REQUEUE;
+}
+
+uint64_t rc_emu_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags)

@@ -64,6 +64,9 @@ int rc_emu_drain(struct rc_emu_auxsink *sink, struct rc_emu_auxq *q, bool final,
 void rc_emu_truth(FILE *f, uint64_t t, int cpu, pid_t pid, pid_t tid, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* CLOCK_MONOTONIC in nanoseconds: where a recording's virtual time starts. */
+uint64_t rc_emu_mono_ns(void);
+
 /* May syscall NR (arguments A1, A2; CLONE3_FLAGS: clone3's flags) block
  * (the thread leaves its CPU while the kernel runs it)? */
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags);
@@ -109,7 +112,7 @@ struct rc_emu_cpu {
 };
 
 struct rc_emu_sched {
-	struct rc_emu_cpu *cpu;    /* ncpu of them (the backend allocates) */
+	struct rc_emu_cpu *cpu;    /* ncpu of them (rc_emu_start) */
 	unsigned ncpu;
 	struct rc_emu_sthr **thr;  /* every thread ever added */
 	size_t nthr, cthr;
@@ -127,9 +130,23 @@ struct rc_emu_sched {
 	uint64_t irq_rate;         /* rc_emu_irq_init */
 };
 
+struct rc_emu_opts;
+
+/* What both backends set up alike from O (emulate.h), the recording
+ * starting at virtual time VSTART: SINK's chunk size and loss simulation,
+ * the PT encoder configuration ECFG, the virtual CPUs in s->cpu, s->ncpu
+ * (each with its encoder, clock and --inject-ovf mark), interrupts, the
+ * truth log TRUTH (may be NULL: its header line written, set in s and
+ * SINK) and the perf.data writer in s->w and SINK. 0, or a negative errno
+ * with ERR saying why. rc_emu_sched_free frees the CPUs. */
+int rc_emu_start(struct rc_emu_sched *s, struct rc_emu_auxsink *sink,
+		 struct rc_ptenc_config *ecfg, const struct rc_emu_opts *o, uint64_t vstart,
+		 FILE *truth, char *err, size_t errlen);
+
 /* Functions returning int: 0, -ENOMEM, a writer error (rc_perf_errmsg) or
  * what switched_in returned. */
 int rc_emu_sched_add(struct rc_emu_sched *s, struct rc_emu_sthr *t);
+/* The thread list, the CPUs and their encoders. */
 void rc_emu_sched_free(struct rc_emu_sched *s);
 /* T is ready from WHEN on (its cpu is left as it is). */
 void rc_emu_make_ready(struct rc_emu_sched *s, struct rc_emu_sthr *t, uint64_t when);

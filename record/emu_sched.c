@@ -3,22 +3,59 @@
  * the qemu backend, record/qemu.c); see emu_out.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emu_out.h"
 #include "record/emulate.h"
 
 int rc_emu_sched_add(struct rc_emu_sched *s, struct rc_emu_sthr *t)
 {
-	if (s->nthr == s->cthr) {
-		size_t nc = s->cthr ? s->cthr * 2 : 8;
-		struct rc_emu_sthr **nt = realloc(s->thr, nc * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		s->thr = nt;
-		s->cthr = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(s->thr, s->nthr, s->cthr, 8))
+		return -ENOMEM;
 	s->thr[s->nthr++] = t;
+	return 0;
+}
+
+int rc_emu_start(struct rc_emu_sched *s, struct rc_emu_auxsink *sink,
+		 struct rc_ptenc_config *ecfg, const struct rc_emu_opts *o, uint64_t vstart,
+		 FILE *truth, char *err, size_t errlen)
+{
+	sink->chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
+	sink->drop_aux = o->drop_aux;
+	sink->truth = truth;
+	ecfg->psb_period = o->psb_period;
+	ecfg->mtc = true;
+	ecfg->mtc_freq = o->mtc_period_set ? o->mtc_period : 3;
+	ecfg->cyc = o->cyc;
+	ecfg->time_zero = vstart;
+	s->ncpu = o->cpus;
+	s->cpu = calloc(s->ncpu, sizeof(*s->cpu));
+	s->sink = sink;
+	s->truth = truth;
+	if (!s->cpu) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		s->cpu[c].q.enc = rc_ptenc_new(ecfg, (int)c);
+		s->cpu[c].q.cpu = c;
+		if (!s->cpu[c].q.enc) {
+			snprintf(err, errlen, "cannot make a PT encoder (bad --psb-period?)");
+			return -EINVAL;
+		}
+		s->cpu[c].now = vstart;
+		s->cpu[c].ovf_mark = o->inject_ovf;
+	}
+	rc_emu_irq_init(s, o->irq_rate, o->seed);
+	if (truth)
+		fprintf(truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n", o->ns_per_insn,
+			s->ncpu);
+	int rc = rc_perf_create(o->output, &s->w, err, errlen);
+	if (rc < 0)
+		return rc;
+	sink->w = s->w;
 	return 0;
 }
 
@@ -27,6 +64,11 @@ void rc_emu_sched_free(struct rc_emu_sched *s)
 	free(s->thr);
 	s->thr = NULL;
 	s->nthr = s->cthr = 0;
+	for (unsigned c = 0; s->cpu && c < s->ncpu; c++)
+		rc_ptenc_free(s->cpu[c].q.enc);
+	free(s->cpu);
+	s->cpu = NULL;
+	s->ncpu = 0;
 }
 
 void rc_emu_make_ready(struct rc_emu_sched *s, struct rc_emu_sthr *t, uint64_t when)

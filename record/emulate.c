@@ -30,6 +30,7 @@
 
 #include <intel-pt.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emulate.h"
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
@@ -139,13 +140,6 @@ static int wfail(struct emu *e, int rc)
 	if (rc >= 0)
 		return 0;
 	return efail(e, rc, "%s", rc_perf_errmsg(e->w));
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t elapsed_ns(const struct timespec *t0)
@@ -391,14 +385,8 @@ static struct thr *find_thr(struct emu *e, pid_t tid)
 
 static struct proc *new_proc(struct emu *e, pid_t pid)
 {
-	if (e->nproc == e->cproc) {
-		size_t nc = e->cproc ? e->cproc * 2 : 4;
-		struct proc **np = realloc(e->proc, nc * sizeof(*np));
-		if (!np)
-			return NULL;
-		e->proc = np;
-		e->cproc = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->proc, e->nproc, e->cproc, 4))
+		return NULL;
 	struct proc *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -410,14 +398,8 @@ static struct proc *new_proc(struct emu *e, pid_t pid)
 
 static struct thr *new_thr(struct emu *e, pid_t tid, struct proc *p)
 {
-	if (e->nthr == e->cthr) {
-		size_t nc = e->cthr ? e->cthr * 2 : 8;
-		struct thr **nt = realloc(e->thr, nc * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		e->thr = nt;
-		e->cthr = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->thr, e->nthr, e->cthr, 8))
+		return NULL;
 	struct thr *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -454,14 +436,8 @@ static void stash_put(struct emu *e, pid_t tid, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status))
 		note_child_exit(e, tid, status);
-	if (e->nstash == e->cstash) {
-		size_t nc = e->cstash ? e->cstash * 2 : 8;
-		struct stash *ns = realloc(e->stash, nc * sizeof(*ns));
-		if (!ns)
-			return;
-		e->stash = ns;
-		e->cstash = nc;
-	}
+	if (DC_VEC_PUSH_ROOM(e->stash, e->nstash, e->cstash, 8))
+		return;
 	e->stash[e->nstash++] = (struct stash){ tid, status };
 }
 
@@ -1617,10 +1593,6 @@ static void free_emu(struct emu *e)
 	}
 	free(e->proc);
 	free(e->stash);
-	if (e->cpu)
-		for (unsigned c = 0; c < e->ncpu; c++)
-			rc_ptenc_free(e->cpu[c].q.enc);
-	free(e->cpu);
 	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)
@@ -1642,49 +1614,24 @@ static int setup(struct emu *e)
 	const struct rc_emu_opts *o = e->o;
 	if (!o->output || o->cpus < 1 || o->ns_per_insn < 1 || (!o->pid && (!o->argv || !o->argv[0])))
 		return efail(e, -EINVAL, "bad emulator options");
-	e->ncpu = o->cpus;
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
-	e->sink.chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
-	e->sink.drop_aux = o->drop_aux;
-	e->vstart = mono_ns();
-	e->ecfg.psb_period = o->psb_period;
-	e->ecfg.mtc = true;
-	e->ecfg.mtc_freq = o->mtc_period_set ? o->mtc_period : 3;
-	e->ecfg.cyc = o->cyc;
-	e->ecfg.time_zero = e->vstart;
+	e->vstart = rc_emu_mono_ns();
 	e->syms = rc_emu_syms_new();
-	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
-	e->s.cpu = e->cpu;
-	e->s.ncpu = e->ncpu;
-	e->s.sink = &e->sink;
-	if (!e->syms || !e->cpu)
+	if (!e->syms)
 		return efail(e, -ENOMEM, "out of memory");
 	if (rc_insn_cs_open(&e->cs) < 0)
 		return efail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
-	for (unsigned c = 0; c < e->ncpu; c++) {
-		e->cpu[c].q.enc = rc_ptenc_new(&e->ecfg, (int)c);
-		e->cpu[c].q.cpu = c;
-		if (!e->cpu[c].q.enc)
-			return efail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
-		e->cpu[c].now = e->vstart;
-		e->cpu[c].ovf_mark = o->inject_ovf;
-	}
-	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (open_out(e, o->truth_path, &e->truth) || open_out(e, o->dump_insns_path, &e->dump))
 		return e->fail;
-	if (e->truth)
-		fprintf(e->truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n",
-			o->ns_per_insn, e->ncpu);
-	e->sink.truth = e->truth;
-	int rc = rc_perf_create(o->output, &e->w, e->err, e->errlen);
+	int rc = rc_emu_start(&e->s, &e->sink, &e->ecfg, o, e->vstart, e->truth, e->err, e->errlen);
+	e->cpu = e->s.cpu;
+	e->ncpu = e->s.ncpu;
+	e->w = e->s.w;
 	if (rc < 0) {
 		e->fail = rc;
 		return rc;
 	}
-	e->sink.w = e->w;
 	e->s.stop = &e->stop;
-	e->s.w = e->w;
-	e->s.truth = e->truth;
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;
 	return write_header(e);
@@ -1732,11 +1679,11 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 	err[0] = 0;
 	uint64_t t0 = 0;
 	if (setup(&e) == 0 && (opts->pid ? attach(&e) : launch(&e)) == 0) {
-		t0 = mono_ns();
+		t0 = rc_emu_mono_ns();
 		run(&e);
 	}
 	finish(&e);
-	e.st->seconds = t0 ? (double)(mono_ns() - t0) / 1e9 : 0;
+	e.st->seconds = t0 ? (double)(rc_emu_mono_ns() - t0) / 1e9 : 0;
 	e.st->insns = e.insns;
 	e.st->aux_bytes = e.sink.bytes;
 	int rc = e.fail;

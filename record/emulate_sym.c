@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "decoder/dc_vec.h"
 #include "decoder/symbols.h"   /* dc_sym_demangle */
 #include "record/emulate.h"
 
@@ -71,14 +72,8 @@ static int cmp_func(const void *a, const void *b)
 
 static int push(void **arr, size_t *n, size_t *cap, size_t sz, const void *item)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		void *na = realloc(*arr, nc * sz);
-		if (!na)
-			return -ENOMEM;
-		*arr = na;
-		*cap = nc;
-	}
+	if (dc_vec_reserve(arr, cap, *n + 1, sz, 64))
+		return -ENOMEM;
 	memcpy((char *)*arr + *n * sz, item, sz);
 	(*n)++;
 	return 0;

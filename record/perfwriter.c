@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decoder/dc_vec.h"
 #include "decoder/outfile.h"
 #include "record/perfwriter.h"
 
@@ -675,15 +676,8 @@ int rc_perf_auxtrace(struct rc_perf_writer *w, const void *data, uint64_t size,
 		return w->err;
 	if (!reference)
 		return fail(w, -EINVAL, "AUXTRACE reference must be non-zero");
-	if (w->nr_auxidx == w->cap_auxidx) {
-		size_t ncap = w->cap_auxidx ? w->cap_auxidx * 2 : 64;
-		void *n = realloc(w->auxidx, ncap * sizeof(*w->auxidx));
-
-		if (!n)
-			return fail(w, -ENOMEM, "out of memory");
-		w->auxidx = n;
-		w->cap_auxidx = ncap;
-	}
+	if (DC_VEC_PUSH_ROOM(w->auxidx, w->nr_auxidx, w->cap_auxidx, 64))
+		return fail(w, -ENOMEM, "out of memory");
 	w->auxidx[w->nr_auxidx].file_offset = w->off;
 	w->auxidx[w->nr_auxidx].sz = PF_AUXTRACE_HDR_SIZE;
 	w->nr_auxidx++;

@@ -1,4 +1,5 @@
 /* Executable mappings of a running process from /proc/PID/maps. */
+#include "decoder/dc_vec.h"
 #include "record/procmaps.h"
 
 #include <errno.h>
@@ -63,15 +64,10 @@ int rc_maps_read(pid_t pid, bool all, struct rc_map **out, size_t *n)
 		}
 		if (r == 0)
 			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct rc_map *nm = realloc(maps, cap * sizeof(*maps));
-			if (!nm) {
-				free(m.path);
-				rc = -ENOMEM;
-				break;
-			}
-			maps = nm;
+		if (DC_VEC_PUSH_ROOM(maps, nr, cap, 16)) {
+			free(m.path);
+			rc = -ENOMEM;
+			break;
 		}
 		maps[nr++] = m;
 	}

@@ -33,6 +33,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "decoder/dc_vec.h"
 #include "record/record.h"
 #include "record/pt_internal.h"
 #include "record/pt_ring.h"
@@ -459,15 +460,8 @@ static int open_error(struct rec *r, enum ev_kind k, int pid, int cpu, int e)
 /* Room for one more event in r->evs. */
 static int ev_reserve(struct rec *r)
 {
-	if (r->nevs == r->evcap) {
-		size_t cap = r->evcap ? 2 * r->evcap : 16;
-		struct event *n = realloc(r->evs, cap * sizeof(*n));
-
-		if (!n)
-			return fail(r, -ENOMEM, "out of memory");
-		r->evs = n;
-		r->evcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(r->evs, r->nevs, r->evcap, 16))
+		return fail(r, -ENOMEM, "out of memory");
 	return 0;
 }
 

@@ -28,6 +28,20 @@ static int parse_uint(const char **s, unsigned long *v)
 	return 0;
 }
 
+/* "A" or "A-B" (A <= B) at *s, which moves past it; *a, *b the bounds. */
+static int parse_range(const char **s, unsigned long *a, unsigned long *b)
+{
+	if (parse_uint(s, a))
+		return -EINVAL;
+	*b = *a;
+	if (**s == '-') {
+		(*s)++;
+		if (parse_uint(s, b) || *b < *a)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int rc_pt_parse_cpulist(const char *s, int *cpus, size_t max)
 {
 	size_t n = 0;
@@ -38,15 +52,7 @@ int rc_pt_parse_cpulist(const char *s, int *cpus, size_t max)
 	while (*s) {
 		unsigned long a, b;
 
-		if (parse_uint(&s, &a))
-			return -EINVAL;
-		b = a;
-		if (*s == '-') {
-			s++;
-			if (parse_uint(&s, &b) || b < a)
-				return -EINVAL;
-		}
-		if (b > 1u << 20)
+		if (parse_range(&s, &a, &b) || b > 1u << 20)
 			return -EINVAL;
 		for (unsigned long c = a; c <= b; c++) {
 			if (n == max)
@@ -73,15 +79,7 @@ int rc_pt_parse_format(const char *s, uint64_t *mask)
 	for (;;) {
 		unsigned long a, b;
 
-		if (parse_uint(&s, &a))
-			return -EINVAL;
-		b = a;
-		if (*s == '-') {
-			s++;
-			if (parse_uint(&s, &b))
-				return -EINVAL;
-		}
-		if (b < a || b > 63)
+		if (parse_range(&s, &a, &b) || b > 63)
 			return -EINVAL;
 		for (unsigned long i = a; i <= b; i++)
 			*mask |= 1ULL << i;

@@ -37,6 +37,7 @@
  *   the core cycles since the previous CYC (SDM "Cycle Counter": reset when
  *   a CYC is sent); a TNT's CYC is timed at its first branch.
  */
+#include "decoder/dc_vec.h"
 #include "record/ptenc.h"
 
 #include <errno.h>
@@ -155,15 +156,7 @@ static int reserve(struct rc_ptenc *e, size_t n)
 		if (e->len + n <= e->cap)
 			return 0;
 	}
-	size_t cap = e->cap ? e->cap : 4096;
-	while (cap < e->len + n)
-		cap *= 2;
-	uint8_t *nb = realloc(e->buf, cap);
-	if (!nb)
-		return -ENOMEM;
-	e->buf = nb;
-	e->cap = cap;
-	return 0;
+	return dc_vec_reserve((void **)&e->buf, &e->cap, e->len + n, 1, 4096);
 }
 
 static int emit(struct rc_ptenc *e, const struct pt_packet *p)
@@ -185,12 +178,18 @@ static int emit(struct rc_ptenc *e, const struct pt_packet *p)
 	return 0;
 }
 
+/* *p: an empty packet of TYPE. */
+static void packet_init(struct pt_packet *p, enum pt_packet_type type)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+}
+
 static int emit_simple(struct rc_ptenc *e, enum pt_packet_type type)
 {
 	struct pt_packet p;
 
-	memset(&p, 0, sizeof(p));
-	p.type = type;
+	packet_init(&p, type);
 	return emit(e, &p);
 }
 
@@ -204,11 +203,19 @@ static int emit_cyc(struct rc_ptenc *e, uint64_t at)
 
 	if (!e->cfg.cyc || !e->have_time || at <= e->cyc_tsc)
 		return 0;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_cyc;
+	packet_init(&p, ppt_cyc);
 	p.payload.cyc.value = at - e->cyc_tsc;
 	e->cyc_tsc = at;
 	return emit(e, &p);
+}
+
+/* *p: an empty packet of TYPE, a CYC-eligible one: its CYC for time AT
+ * goes out first. 0 or emit's error. */
+static int cyc_packet_init(struct rc_ptenc *e, uint64_t at, struct pt_packet *p,
+			   enum pt_packet_type type)
+{
+	packet_init(p, type);
+	return emit_cyc(e, at);
 }
 
 /* TSC (+TMA) carrying the current time. */
@@ -217,11 +224,9 @@ static int emit_tsc(struct rc_ptenc *e)
 	struct pt_packet p;
 	int err;
 
-	err = emit_cyc(e, e->tsc);
+	err = cyc_packet_init(e, e->tsc, &p, ppt_tsc);
 	if (err)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
 	/* The packet holds 7 bytes; perf takes the top byte from the
 	 * AUXTRACE record's reference (rc_ptenc_last_tsc). */
 	p.payload.tsc.tsc = e->tsc & 0xffffffffffffffull;
@@ -235,8 +240,7 @@ static int emit_tsc(struct rc_ptenc *e)
 		return 0;
 	/* TMA: CTC[15:0] and the TSC ticks since that CTC edge (libipt
 	 * pt_time_update_tma: base = tsc - fc at CTC value ctc). */
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tma;
+	packet_init(&p, ppt_tma);
 	p.payload.tma.ctc = (uint16_t)(ctc_of(e->tsc) & 0xffff);
 	p.payload.tma.fc = (uint16_t)(e->tsc % RC_PTENC_TSC_PER_CTC);
 	e->mtc_idx = mtc_index(e, e->tsc);
@@ -250,11 +254,10 @@ static int flush_tnt(struct rc_ptenc *e)
 
 	if (!e->tnt_n)
 		return 0;
-	err = emit_cyc(e, e->tnt_first_tsc);
+	err = cyc_packet_init(e, e->tnt_first_tsc, &p,
+			      e->tnt_n <= TNT8_MAX_BITS ? ppt_tnt_8 : ppt_tnt_64);
 	if (err)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = e->tnt_n <= TNT8_MAX_BITS ? ppt_tnt_8 : ppt_tnt_64;
 	p.payload.tnt.bit_size = (uint8_t)e->tnt_n;
 	p.payload.tnt.payload = e->tnt_bits;
 	e->tnt_n = 0;
@@ -296,11 +299,9 @@ static int advance_time(struct rc_ptenc *e, uint64_t tsc)
 		uint64_t edge = (i << e->cfg.mtc_freq) * RC_PTENC_TSC_PER_CTC;
 
 		e->tsc = edge;
-		err = emit_cyc(e, edge);
+		err = cyc_packet_init(e, edge, &p, ppt_mtc);
 		if (err)
 			return err;
-		memset(&p, 0, sizeof(p));
-		p.type = ppt_mtc;
 		p.payload.mtc.ctc = (uint8_t)(i & 0xff);
 		err = emit(e, &p);
 		if (err)
@@ -339,11 +340,9 @@ static int emit_ip(struct rc_ptenc *e, enum pt_packet_type type, uint64_t ip,
 	struct pt_packet p;
 	int err;
 
-	err = emit_cyc(e, e->tsc);
+	err = cyc_packet_init(e, e->tsc, &p, type);
 	if (err)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = type;
 	if (suppress) {
 		/* Last IP keeps referring to the last IP sent. */
 		p.payload.ip.ipc = pt_ipc_suppressed;
@@ -364,11 +363,9 @@ static int emit_mode_exec(struct rc_ptenc *e)
 	struct pt_packet p;
 	int err;
 
-	err = emit_cyc(e, e->tsc);
+	err = cyc_packet_init(e, e->tsc, &p, ppt_mode);
 	if (err)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
 	return emit(e, &p);
@@ -397,8 +394,7 @@ static int emit_psb_plus(struct rc_ptenc *e, uint64_t ip)
 	err = emit_tsc(e);
 	if (err)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_cbr;
+	packet_init(&p, ppt_cbr);
 	p.payload.cbr.ratio = RC_PTENC_CBR;
 	err = emit(e, &p);
 	if (err)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decoder/dc_vec.h"
 #include "record/emu_out.h"
 #include "record/qemu.h"
 #include "record/qemu_proto.h"
@@ -278,15 +279,9 @@ static struct qthr *new_thr(struct qemu *e, pid_t tid, struct qproc *p)
 
 static size_t new_stamp(struct qemu *e, int kind, uint64_t uaddr)
 {
-	if (e->nstamps == e->cstamps) {
-		size_t nc = e->cstamps ? e->cstamps * 2 : 256;
-		struct qstamp *ns = realloc(e->stamps, nc * sizeof(*ns));
-		if (!ns) {
-			qfail(e, -ENOMEM, "out of memory");
-			return 0;
-		}
-		e->stamps = ns;
-		e->cstamps = nc;
+	if (DC_VEC_PUSH_ROOM(e->stamps, e->nstamps, e->cstamps, 256)) {
+		qfail(e, -ENOMEM, "out of memory");
+		return 0;
 	}
 	struct qstamp *s = &e->stamps[e->nstamps];
 	memset(s, 0, sizeof(*s));
@@ -306,16 +301,8 @@ static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
 			t->n -= t->head;
 			t->head = 0;
 		}
-		if (t->n + n > t->cap) {
-			size_t nc = t->cap ? t->cap * 2 : 4096;
-			while (nc < t->n + n)
-				nc *= 2;
-			uint32_t *nw = realloc(t->w, nc * 4);
-			if (!nw)
-				return qfail(e, -ENOMEM, "out of memory");
-			t->w = nw;
-			t->cap = nc;
-		}
+		if (dc_vec_reserve((void **)&t->w, &t->cap, t->n + n, sizeof(*t->w), 4096))
+			return qfail(e, -ENOMEM, "out of memory");
 	}
 	memcpy(t->w + t->n, w, n * 4);
 	t->n += n;
@@ -564,15 +551,11 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			memcpy(&d, w + i, sizeof(d));
 			i += RC_QP_WORDS(d);
 			if (d.id >= e->ndefs) {
-				size_t nn = e->ndefs ? e->ndefs : 4096;
-				while (nn <= d.id)
-					nn *= 2;
-				struct qdef *nd = realloc(e->defs, nn * sizeof(*nd));
-				if (!nd)
+				size_t old = e->ndefs;
+
+				if (DC_VEC_PUSH_ROOM(e->defs, d.id, e->ndefs, 4096))
 					return qfail(e, -ENOMEM, "out of memory");
-				memset(nd + e->ndefs, 0, (nn - e->ndefs) * sizeof(*nd));
-				e->defs = nd;
-				e->ndefs = nn;
+				memset(e->defs + old, 0, (e->ndefs - old) * sizeof(*e->defs));
 			}
 			struct qdef *q = &e->defs[d.id];
 			q->ok = true;
@@ -1268,61 +1251,27 @@ static int setup(struct qemu *e)
 	size_t bl = strnlen(base, sizeof(e->comm) - 1);
 	memcpy(e->comm, base, bl);
 	e->comm[bl] = 0;
-	e->ncpu = o->cpus;
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
-	e->sink.chunk = o->aux_chunk ? o->aux_chunk : RC_EMU_AUX_CHUNK;
-	e->sink.drop_aux = o->drop_aux;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	e->vstart = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	e->ecfg.psb_period = o->psb_period;
-	e->ecfg.mtc = true;
-	e->ecfg.mtc_freq = o->mtc_period_set ? o->mtc_period : 3;
-	e->ecfg.cyc = o->cyc;
-	e->ecfg.time_zero = e->vstart;
+	e->vstart = rc_emu_mono_ns();
 	e->syms = rc_emu_syms_new();
-	e->cpu = calloc(e->ncpu, sizeof(*e->cpu));
-	e->s.cpu = e->cpu;
-	e->s.ncpu = e->ncpu;
-	e->s.sink = &e->sink;
-	if (!e->syms || !e->cpu)
+	if (!e->syms)
 		return qfail(e, -ENOMEM, "out of memory");
 	if (rc_insn_cs_open(&e->cs) < 0)
 		return qfail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
-	for (unsigned c = 0; c < e->ncpu; c++) {
-		e->cpu[c].q.enc = rc_ptenc_new(&e->ecfg, (int)c);
-		e->cpu[c].q.cpu = c;
-		if (!e->cpu[c].q.enc)
-			return qfail(e, -EINVAL, "cannot make a PT encoder (bad --psb-period?)");
-		e->cpu[c].now = e->vstart;
-		e->cpu[c].ovf_mark = o->inject_ovf;
-	}
-	rc_emu_irq_init(&e->s, o->irq_rate, o->seed);
 	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))
 		return qfail(e, -errno, "cannot write %s: %s", o->truth_path, strerror(errno));
-	if (e->truth)
-		fprintf(e->truth, "# ptflame-truth 1 ns_per_insn=%" PRIu64 " cpus=%u\n",
-			o->ns_per_insn, e->ncpu);
-	e->sink.truth = e->truth;
-	int rc = rc_perf_create(o->output, &e->w, e->err, e->errlen);
+	int rc = rc_emu_start(&e->s, &e->sink, &e->ecfg, o, e->vstart, e->truth, e->err, e->errlen);
+	e->cpu = e->s.cpu;
+	e->ncpu = e->s.ncpu;
+	e->w = e->s.w;
 	if (rc < 0) {
 		e->fail = rc;
 		return rc;
 	}
-	e->sink.w = e->w;
-	e->s.w = e->w;
-	e->s.truth = e->truth;
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;
 	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc,
 					    !o->no_wakers));
-}
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
@@ -1344,7 +1293,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	err[0] = 0;
 	char plugin[PATH_MAX];
 	char *qemu = rc_qemu_find();
-	uint64_t t0 = mono();
+	uint64_t t0 = rc_emu_mono_ns();
 	if (!qemu)
 		qfail(e, -ENOENT, "--emulate=qemu needs qemu-x86_64: install qemu-user "
 		      "(apt-get install qemu-user), or use --emulate=ptrace");
@@ -1371,7 +1320,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	}
 	if (e->fd >= 0)
 		close(e->fd);
-	e->st->seconds = (double)(mono() - t0) / 1e9;
+	e->st->seconds = (double)(rc_emu_mono_ns() - t0) / 1e9;
 	e->st->insns = e->insns;
 	e->st->aux_bytes = e->sink.bytes;
 	int rc = e->fail;
@@ -1405,10 +1354,6 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	free(e->proc);
 	free(e->defs);
 	free(e->stamps);
-	if (e->cpu)
-		for (unsigned c = 0; c < e->ncpu; c++)
-			rc_ptenc_free(e->cpu[c].q.enc);
-	free(e->cpu);
 	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decoder/dc_vec.h"
 #include "record/qemu_plugin_api.h"
 #include "record/qemu_proto.h"
 
@@ -210,14 +211,8 @@ static uint32_t map_of(uint64_t a, uint64_t delta, uint32_t *out)
 		memset(p, 0, (len + 3) & ~(size_t)3);
 		memcpy(p, path, len);
 		words = 1 + RC_QP_WORDS(m) + (uint32_t)((len + 3) / 4);
-		if (nknown == cknown) {
-			size_t nc = cknown ? cknown * 2 : 32;
-			void *nk = realloc(known, nc * sizeof(*known));
-			if (!nk)
-				break;
-			known = nk;
-			cknown = nc;
-		}
+		if (DC_VEC_PUSH_ROOM(known, nknown, cknown, 32))
+			break;
 		known[nknown].start = s;
 		known[nknown].end = e;
 		nknown++;

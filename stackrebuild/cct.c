@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
 enum { SLAB_NODES = 256 };
@@ -21,20 +23,10 @@ struct node_slab {
 	struct sr_node nodes[SLAB_NODES];
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t slot_of(const struct sr_cct *cct, const struct sr_node *parent,
 		      unsigned kind, uint64_t key)
 {
-	uint64_t h = mix64((uint64_t)(uintptr_t)parent ^ mix64(key * 8 + kind));
+	uint64_t h = dc_hash_mix((uint64_t)(uintptr_t)parent ^ dc_hash_mix(key * 8 + kind));
 
 	return (size_t)h & (cct->tab_cap - 1);
 }
@@ -72,10 +64,11 @@ void sr_cct_free(struct sr_cct *cct)
 		free(s);
 	}
 	sr_hist_free(&cct->root.lat);
-	for (size_t i = 0; i < cct->names.cap; i++)
+	for (size_t i = 0; i < cct->names.n; i++)
 		free(cct->names.names[i]);
 	free(cct->names.keys);
 	free(cct->names.names);
+	dc_hash_free(&cct->names.idx);
 	for (size_t i = 0; i < cct->nthreads; i++)
 		free((char *)cct->threads[i].comm);
 	free(cct->threads);
@@ -118,65 +111,31 @@ static uint64_t name_key(unsigned kind, uint64_t key)
 
 static const char *name_get(const struct name_map *m, uint64_t k)
 {
-	if (!m->cap)
-		return NULL;
-	for (size_t i = (size_t)mix64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return NULL;
-		if (m->keys[i] == k)
-			return m->names[i];
-	}
-}
+	uint64_t i;
 
-static int name_grow(struct name_map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 16;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	char **names = calloc(cap, sizeof(*names));
-
-	if (!keys || !names) {
-		free(keys);
-		free(names);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		for (j = (size_t)mix64(m->keys[i]) & (cap - 1); keys[j]; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = m->keys[i];
-		names[j] = m->names[i];
-	}
-	free(m->keys);
-	free(m->names);
-	m->keys = keys;
-	m->names = names;
-	m->cap = cap;
-	return 0;
+	return dc_hash_get(&m->idx, k, &i) ? m->names[i] : NULL;
 }
 
 /* Takes ownership of name (freed on failure). Replaces an existing one. */
 static int name_put(struct name_map *m, uint64_t k, char *name)
 {
-	size_t i;
+	uint64_t i;
+	size_t kcap = m->cap;   /* (names owns the capacity: it grows last) */
 
 	if (!name)
 		return -ENOMEM;
-	if ((m->used + 1) * 2 > m->cap && name_grow(m)) {
+	if (dc_hash_get(&m->idx, k, &i)) {
+		free(m->names[i]);
+		m->names[i] = name;
+		return 0;
+	}
+	if (DC_VEC_PUSH_ROOM(m->keys, m->n, kcap, 16) || DC_VEC_PUSH_ROOM(m->names, m->n, m->cap, 16) ||
+	    dc_hash_put(&m->idx, k, m->n)) {
 		free(name);
 		return -ENOMEM;
 	}
-	for (i = (size_t)mix64(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k) {
-			free(m->names[i]);
-			m->names[i] = name;
-			return 0;
-		}
-	m->keys[i] = k;
-	m->names[i] = name;
-	m->used++;
+	m->keys[m->n] = k;
+	m->names[m->n++] = name;
 	return 0;
 }
 
@@ -213,11 +172,11 @@ bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key)
 
 int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src)
 {
-	for (size_t i = 0; i < src->names.cap; i++) {
+	for (size_t i = 0; i < src->names.n; i++) {
 		uint64_t k = src->names.keys[i];
 		unsigned kind = (unsigned)(k >> 32);
 
-		if (!k || (kind != SR_NODE_WAKER && kind != SR_NODE_THREAD) ||
+		if ((kind != SR_NODE_WAKER && kind != SR_NODE_THREAD) ||
 		    name_get(&dst->names, k))
 			continue;
 		if (name_put(&dst->names, k, strdup(src->names.names[i])))
@@ -528,15 +487,8 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 		t->selected |= st->selected;
 		return 0;
 	}
-	if (cct->nthreads == cct->threads_cap) {
-		size_t cap = cct->threads_cap ? cct->threads_cap * 2 : 8;
-		struct sr_thread_stats *v = realloc(cct->threads, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cct->threads = v;
-		cct->threads_cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM(cct->threads, cct->nthreads, cct->threads_cap, 8))
+		return -ENOMEM;
 	comm = strdup(st->comm ? st->comm : "");
 	if (!comm || sr_cct_name_thread(cct, st->tid, comm)) {
 		free(comm);
@@ -574,7 +526,8 @@ size_t sr_cct_mem_bytes(const struct sr_cct *cct)
 		for (size_t i = 0; i < s->used; i++)
 			bytes += s->nodes[i].lat.cap * sizeof(struct sr_hist_bucket);
 	}
-	bytes += cct->names.cap * (sizeof(uint64_t) + sizeof(char *));
+	bytes += cct->names.cap * (sizeof(uint64_t) + sizeof(char *)) +
+		 cct->names.idx.cap * sizeof(*cct->names.idx.slots);
 	bytes += cct->threads_cap * sizeof(*cct->threads);
 	return bytes;
 }

@@ -3,6 +3,7 @@
 #ifndef PTFLAME_SR_CCT_INTERNAL_H
 #define PTFLAME_SR_CCT_INTERNAL_H
 
+#include "decoder/dc_hash.h"
 #include "stackrebuild/stackrebuild.h"
 
 struct node_slab;
@@ -10,9 +11,10 @@ struct node_slab;
 /* Names of pseudo and thread frames, built when the node is made so that
  * sr_cct_name() works on a const tree. Keyed by (kind << 32 | u32 key). */
 struct name_map {
+	struct dc_hash idx;       /* name key -> index in keys and names     */
 	uint64_t *keys;
 	char **names;
-	size_t cap, used;         /* cap a power of two (or 0)               */
+	size_t n, cap;
 };
 
 struct sr_cct {
@@ -50,5 +52,18 @@ int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src);
 bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key);
 /* Thread frame names: registers "comm-tid" for a THREAD node key. */
 int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm);
+
+/* The node after n in a preorder walk of top's subtree (top excluded):
+ * n's first child when descend, else the next sibling of n or of its
+ * nearest ancestor below top that has one; NULL at the end. */
+static inline struct sr_node *sr_cct_walk_next(const struct sr_node *top, const struct sr_node *n,
+					       bool descend)
+{
+	if (descend && n->first_child)
+		return n->first_child;
+	while (n != top && !n->next_sibling)
+		n = n->parent;
+	return n == top ? NULL : n->next_sibling;
+}
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_vec.h"
 #include "stackrebuild/stackrebuild.h"
 
 enum { EXACT = 256, SUB_BITS = 7, SUB = 1 << SUB_BITS, FIRST_K = 8 };
@@ -85,15 +86,8 @@ static int bucket_add(struct sr_hist *h, uint32_t idx, uint64_t n)
 		h->b[pos].count += n;
 		return 0;
 	}
-	if (h->nb == h->cap) {
-		uint32_t cap = h->cap ? h->cap * 2 : 4;
-		struct sr_hist_bucket *b = realloc(h->b, cap * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		h->b = b;
-		h->cap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM32(h->b, h->nb, h->cap, 4))
+		return -ENOMEM;
 	memmove(h->b + pos + 1, h->b + pos, (h->nb - pos) * sizeof(*h->b));
 	h->b[pos] = (struct sr_hist_bucket){ .idx = idx, .count = n };
 	h->nb++;

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/dc_hash.h"
+#include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
 enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8 };
@@ -117,8 +119,7 @@ struct sr_machine {
 	bool inl;                  /* inline frames (symbolizer, options)    */
 	struct thread **threads;   /* in order of creation                    */
 	size_t nthreads, threads_cap;
-	uint32_t *tid_slot;        /* open addressing: index + 1, 0 empty     */
-	size_t tid_cap;
+	struct dc_hash tid_idx;    /* tid -> index in threads                */
 	struct sr_cct *work;
 	struct sr_machine_stats st;
 	bool finished;
@@ -218,7 +219,7 @@ void sr_machine_free(struct sr_machine *m)
 	for (size_t i = 0; i < m->nthreads; i++)
 		thread_free(m->threads[i]);
 	free(m->threads);
-	free(m->tid_slot);
+	dc_hash_free(&m->tid_idx);
 	free(m->kbits);
 	sr_cct_free(m->work);
 	wake_free(m->wk);
@@ -236,65 +237,23 @@ static bool tid_wanted(const struct sr_machine *m, uint32_t tid)
 	       bsearch(&tid, m->opt.tids, m->opt.ntids, sizeof(tid), cmp_u32);
 }
 
-static size_t tid_hash(uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-}
-
 static struct thread *thread_find(const struct sr_machine *m, uint32_t tid)
 {
-	if (!m->tid_cap)
-		return NULL;
-	for (size_t i = tid_hash(tid, m->tid_cap);; i = (i + 1) & (m->tid_cap - 1)) {
-		uint32_t s = m->tid_slot[i];
+	uint64_t i;
 
-		if (!s)
-			return NULL;
-		if (m->threads[s - 1]->st.tid == tid)
-			return m->threads[s - 1];
-	}
-}
-
-static int tid_index_grow(struct sr_machine *m)
-{
-	size_t cap = m->tid_cap ? m->tid_cap * 2 : 64;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t n = 0; n < m->nthreads; n++) {
-		size_t i;
-
-		for (i = tid_hash(m->threads[n]->st.tid, cap); slot[i]; i = (i + 1) & (cap - 1))
-			;
-		slot[i] = (uint32_t)n + 1;
-	}
-	free(m->tid_slot);
-	m->tid_slot = slot;
-	m->tid_cap = cap;
-	return 0;
+	return dc_hash_get(&m->tid_idx, tid, &i) ? m->threads[i] : NULL;
 }
 
 static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
 {
 	struct thread *t = m->last;
-	size_t i;
 
 	/* (events come in runs of one thread; threads live to the end) */
 	if (t && t->st.tid == tid)
 		return t;
 	if ((t = thread_find(m, tid)))
 		return m->last = t;
-	if (m->nthreads == m->threads_cap) {
-		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
-		struct thread **v = realloc(m->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->threads = v;
-		m->threads_cap = cap;
-	}
-	if ((m->nthreads + 1) * 2 > m->tid_cap && tid_index_grow(m))
+	if (DC_VEC_PUSH_ROOM(m->threads, m->nthreads, m->threads_cap, 16))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -308,10 +267,11 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 		thread_free(t);
 		return NULL;
 	}
-	for (i = tid_hash(tid, m->tid_cap); m->tid_slot[i]; i = (i + 1) & (m->tid_cap - 1))
-		;
+	if (dc_hash_put(&m->tid_idx, tid, m->nthreads)) {
+		thread_free(t);
+		return NULL;
+	}
 	m->threads[m->nthreads++] = t;
-	m->tid_slot[i] = (uint32_t)m->nthreads;
 	return t;
 }
 
@@ -559,24 +519,6 @@ static struct sr_node *seg_child(struct thread *t, struct sr_node *parent,
 	return n;
 }
 
-/* Room for need elements of size in *v (capacity *cap, doubled from
- * min). */
-static int grow(void **v, uint32_t *cap, uint32_t need, size_t size, uint32_t min)
-{
-	uint32_t c = *cap ? *cap : min;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(n = realloc(*v, c * size)))
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		      uint64_t t0, uint8_t flags)
 {
@@ -586,7 +528,7 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (grow((void **)&t->frames, &t->cap, t->nframes + 1, sizeof(*t->frames), 32))
+	if (dc_vec_reserve32((void **)&t->frames, &t->cap, t->nframes + 1, sizeof(*t->frames), 32))
 		return -ENOMEM;
 	n = top_node(t);
 	if (t->nframes >= (m->opt.max_stack ? m->opt.max_stack : SR_DEFAULT_MAX_STACK)) {
@@ -682,7 +624,7 @@ static int set_inline(struct sr_machine *m, struct thread *t, uint32_t pid, uint
 		if (ret)
 			return ret;
 	}
-	if (grow((void **)&t->inl, &t->icap, f->ibase + n, sizeof(*t->inl), 16))
+	if (dc_vec_reserve32((void **)&t->inl, &t->icap, f->ibase + n, sizeof(*t->inl), 16))
 		return -ENOMEM;
 	parent = k ? t->inl[f->ibase + k - 1].node : f->node;
 	for (; k < n; k++) {
@@ -1084,7 +1026,7 @@ static int kpush(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t 
 		m->st.depth_overflows++;
 		return 0;
 	}
-	if (grow((void **)&t->kf, &t->kcap, t->nkf + 1, sizeof(*t->kf), 16))
+	if (dc_vec_reserve32((void **)&t->kf, &t->kcap, t->nkf + 1, sizeof(*t->kf), 16))
 		return -ENOMEM;
 	parent = t->nkf ? t->kf[t->nkf - 1].node : t->ps[t->kps].node;
 	n = seg_child(t, parent, SR_NODE_FUNC, key);
@@ -1640,15 +1582,7 @@ static int extract_root(struct sr_machine *m, struct sr_cct *out, struct sr_node
 		/* (a waker's stack is no part of this thread's) */
 		if (s->kind == SR_NODE_WAKER)
 			descend = false;
-		if (descend && s->first_child) {
-			s = s->first_child;
-			continue;
-		}
-		while (s != top && !s->next_sibling)
-			s = s->parent;
-		if (s == top)
-			break;
-		s = s->next_sibling;
+		s = sr_cct_walk_next(top, s, descend);
 	}
 	return 0;
 }
@@ -1747,15 +1681,7 @@ int sr_machine_func_names(const struct sr_machine *m,
 			skip = true;
 		if (s->kind == SR_NODE_FUNC)
 			ret = fn(ctx, sr_cct_name(m->work, s, NULL));
-		if (s->first_child && !skip) {
-			s = s->first_child;
-			continue;
-		}
-		while (s != top && !s->next_sibling)
-			s = s->parent;
-		if (s == top)
-			break;
-		s = s->next_sibling;
+		s = sr_cct_walk_next(top, s, !skip);
 	}
 	return ret;
 }
@@ -1766,7 +1692,7 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 	st->threads = 0;
 	st->nodes = m->work->nnodes;
 	st->mem_bytes = sizeof(*m) + sr_cct_mem_bytes(m->work) +
-			m->threads_cap * sizeof(*m->threads) + m->tid_cap * sizeof(*m->tid_slot);
+			m->threads_cap * sizeof(*m->threads) + m->tid_idx.cap * sizeof(*m->tid_idx.slots);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct thread *t = m->threads[i];
 
@@ -1863,8 +1789,7 @@ struct mwake {
 	uint32_t *plain;           /* names[i]'s context with no stack + 1   */
 	struct wctx *ctx;
 	uint32_t nctx, ctxcap;
-	uint32_t *slot;            /* open addressing by name: key + 1       */
-	uint32_t scap;
+	struct dc_hash by_name;    /* dc_hash chain of a name -> its number  */
 };
 
 static struct mwake *wake_new(void)
@@ -1881,7 +1806,7 @@ static void wake_free(struct mwake *w)
 	free(w->names);
 	free(w->plain);
 	free(w->ctx);
-	free(w->slot);
+	dc_hash_free(&w->by_name);
 	free(w);
 }
 
@@ -1899,65 +1824,29 @@ static void twake_free(struct twake *w)
 	free(w);
 }
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* The number of the name "[woken by COMM-TID]". UINT32_MAX on ENOMEM. */
 static uint32_t waker_key(struct sr_machine *m, const char *comm, uint32_t tid)
 {
 	struct mwake *w = m->wk;
 	char *name;
-	uint32_t i;
+	uint64_t k, i;
+	uint32_t pcap;
 
 	/* (tid 0: the idle task, woken from an interrupt; the kernel's name) */
 	if (asprintf(&name, "[woken by %s-%u]", comm && *comm ? comm : tid ? "unknown" : "swapper",
 		     tid) < 0)
 		return UINT32_MAX;
-	if (w->scap) {
-		for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
-			if (!strcmp(w->names[w->slot[i] - 1], name)) {
-				free(name);
-				return w->slot[i] - 1;
-			}
-	}
-	if ((w->n + 1) * 2 > w->scap) {
-		uint32_t cap = w->scap ? w->scap * 2 : 64, *slot = calloc(cap, sizeof(*slot));
-
-		if (!slot)
-			goto oom;
-		for (uint32_t k = 0; k < w->n; k++) {
-			for (i = str_hash(w->names[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
-				;
-			slot[i] = k + 1;
+	k = dc_hash_chain_start(dc_strhash(name, strlen(name)));
+	while (dc_hash_chain(&w->by_name, &k, &i))
+		if (!strcmp(w->names[i], name)) {
+			free(name);
+			return (uint32_t)i;
 		}
-		free(w->slot);
-		w->slot = slot;
-		w->scap = cap;
-	}
-	if (w->n == w->cap) {
-		uint32_t cap = w->cap ? w->cap * 2 : 16;
-		char **v = realloc(w->names, cap * sizeof(*v));
-		uint32_t *pl;
-
-		if (!v)
-			goto oom;
-		w->names = v;
-		pl = realloc(w->plain, cap * sizeof(*pl));
-		if (!pl)
-			goto oom;
-		w->plain = pl;
-		w->cap = cap;
-	}
+	pcap = w->cap;   /* (names owns the capacity: it grows last) */
+	if (DC_VEC_PUSH_ROOM32(w->plain, w->n, pcap, 16) ||
+	    DC_VEC_PUSH_ROOM32(w->names, w->n, w->cap, 16) || dc_hash_put(&w->by_name, k, w->n))
+		goto oom;
 	w->plain[w->n] = 0;
-	for (i = str_hash(name) & (w->scap - 1); w->slot[i]; i = (i + 1) & (w->scap - 1))
-		;
-	w->slot[i] = w->n + 1;
 	w->names[w->n] = name;
 	return w->n++;
 oom:
@@ -1994,15 +1883,8 @@ static uint32_t waker_ctx(struct sr_machine *m, const char *comm, uint32_t tid, 
 	} else if (mw->plain[name]) {
 		return mw->plain[name] - 1;
 	}
-	if (mw->nctx == mw->ctxcap) {
-		uint32_t cap = mw->ctxcap ? mw->ctxcap * 2 : 16;
-		struct wctx *v = realloc(mw->ctx, cap * sizeof(*v));
-
-		if (!v)
-			return UINT32_MAX;
-		mw->ctx = v;
-		mw->ctxcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM32(mw->ctx, mw->nctx, mw->ctxcap, 16))
+		return UINT32_MAX;
 	if (sr_cct_name_waker(m->work, mw->nctx, mw->names[name]))
 		return UINT32_MAX;
 	mw->ctx[mw->nctx] = c;
@@ -2023,15 +1905,8 @@ static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key)
 	(void)m;
 	if (!tw || !tw->has_ctx)
 		return 0;   /* no waker frame was taken from its stack yet */
-	if (tw->nadds == tw->addcap) {
-		uint32_t cap = tw->addcap ? tw->addcap * 2 : 8;
-		struct wadd *v = realloc(tw->adds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		tw->adds = v;
-		tw->addcap = cap;
-	}
+	if (DC_VEC_PUSH_ROOM32(tw->adds, tw->nadds, tw->addcap, 8))
+		return -ENOMEM;
 	tw->adds[tw->nadds++] = (struct wadd){ .seg = tw->seg, .key = key };
 	return 0;
 }
@@ -2082,27 +1957,19 @@ static int wake_finish(struct sr_machine *m, struct sr_cct *out)
 				sr_cct_attach(out, p, list);
 			}
 		}
-		if (n->first_child) {
-			n = n->first_child;
-			continue;
-		}
-		while (n != top && !n->next_sibling)
-			n = n->parent;
-		if (n == top)
-			break;
-		n = n->next_sibling;
+		n = sr_cct_walk_next(top, n, true);
 	}
 	return 0;
 }
 
 static int keys_reserve(struct wsnap *s, uint32_t more)
 {
-	return grow((void **)&s->keys, &s->kcap, s->nkeys + more, sizeof(*s->keys), 64);
+	return dc_vec_reserve32((void **)&s->keys, &s->kcap, s->nkeys + more, sizeof(*s->keys), 64);
 }
 
 static int leg_push(struct wsnap *s, const struct wleg *l)
 {
-	if (grow((void **)&s->legs, &s->lcap, s->nlegs + 1, sizeof(*s->legs), 8))
+	if (dc_vec_reserve32((void **)&s->legs, &s->lcap, s->nlegs + 1, sizeof(*s->legs), 8))
 		return -ENOMEM;
 	s->legs[s->nlegs++] = *l;
 	return 0;
