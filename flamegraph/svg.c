@@ -483,17 +483,10 @@ static void put_title(const struct layout *l, const struct svg_node *n, const ch
 	fputs("</title>", out);
 }
 
-/* Is n code of a waker's stack (report --wakers: above a "[woken by" frame)? */
-static bool under_waker(const struct svg_node *n)
-{
-	for (const struct svg_node *p = n->parent; p && p->name; p = p->parent)
-		if (frame_kind(p->name, strlen(p->name)) == K_WOKEN)
-			return true;
-	return false;
-}
-
+/* under_waker: n is above a "[woken by" frame (report --wakers): its code
+ * is the waker's stack. */
 static void draw_frame(const struct layout *l, const struct svg_node *n, unsigned level,
-		       unsigned kinds_seen[K_N])
+		       bool under_waker, unsigned kinds_seen[K_N])
 {
 	const char *fname = n == &l->svg->root ? "all" : n->name;
 	size_t len = strlen(fname), name_len = len;
@@ -513,7 +506,7 @@ static void draw_frame(const struct layout *l, const struct svg_node *n, unsigne
 	} else {
 		enum kind k = frame_kind(fname, name_len);
 
-		if (k == K_CODE && under_waker(n))
+		if (k == K_CODE && under_waker)
 			k = K_WAKER;
 		kind_colour(k, fname, name_len, rgb);
 		kinds_seen[k]++;
@@ -695,16 +688,20 @@ int fg_svg_write(struct fg_svg *svg, FILE *out, const struct fg_svg_options *opt
 	fputs("<g id=\"frames\">\n", out);
 	if (sort_children(&svg->root, &buf, &cap))
 		goto nomem;
-	draw_frame(&l, &svg->root, 0, kinds_seen);
+	draw_frame(&l, &svg->root, 0, false, kinds_seen);
 	{
 		struct svg_node *n = svg->root.child;
-		unsigned level = 1;
+		unsigned level = 1, woken = 0;   /* level of the "[woken by" below */
 
 		while (n) {
 			bool wide = n->total && (double)n->total * l.scale >= l.min_px;
 
+			if (woken >= level)
+				woken = 0;
 			if (wide) {
-				draw_frame(&l, n, level, kinds_seen);
+				draw_frame(&l, n, level, woken != 0, kinds_seen);
+				if (!woken && frame_kind(n->name, strlen(n->name)) == K_WOKEN)
+					woken = level;
 				if (sort_children(n, &buf, &cap))
 					goto nomem;
 			}
