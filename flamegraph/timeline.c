@@ -197,10 +197,11 @@ static bool wanted(const struct fg_timeline *tl, const struct sr_call *c)
 	return kept > 0;
 }
 
-/* An [off-cpu] call that a wake ended: its args give the waker's tid and
- * the wake's time (Perfetto names the thread from the metadata), and a flow arrow goes from the waker's thread at the wake
- * to the end of this span (Perfetto and chrome://tracing draw it). Ids are
- * the wakee's tid and its count of arrows: the same at every -j. */
+/* An [off-cpu] call that a wake ended: its args give the waker's tid (the
+ * metadata names the thread) and the wake's time, and a flow arrow goes
+ * from the waker's thread at the wake to the end of this span (Perfetto
+ * and chrome://tracing draw it). Ids are the wakee's tid and its count of
+ * arrows: the same at every -j. */
 static int put_wake(struct tl_thread *t, const struct sr_call *c)
 {
 	uint64_t id = (uint64_t)c->tid << 30 | (t->nwakes++ & ((1u << 30) - 1));
