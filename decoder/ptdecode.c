@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1598,12 +1599,17 @@ struct ahead {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	_Atomic size_t head;       /* records published by the worker      */
-	_Atomic size_t tail;       /* records the owner has taken          */
-	atomic_bool pwait, cwait, cancel;
-	_Atomic size_t pwant, cwant;  /* wake the waiting side at this count */
-	size_t lhead, tail_seen;   /* worker side                          */
-	size_t ltail, head_seen;   /* owner side                           */
+	/* Each side writes its own cache line: the worker's count and the
+	 * owner's count on one shared line moved it between the cores on
+	 * every record. */
+	alignas(64) _Atomic size_t head; /* records published by the worker */
+	_Atomic size_t pwant;      /* wake the waiting worker at this count */
+	atomic_bool pwait, cancel;
+	alignas(64) _Atomic size_t tail; /* records the owner has taken     */
+	_Atomic size_t cwant;      /* wake the waiting owner at this count */
+	atomic_bool cwait;
+	alignas(64) size_t ltail, head_seen; /* owner side                 */
+	alignas(64) size_t lhead, tail_seen; /* worker side                */
 	/* the worker's own state */
 	const struct dc_ptq_chunk *chunks;
 	size_t nchunks, next_chunk;
@@ -1796,6 +1802,7 @@ static void *ah_main(void *arg)
 	struct ahead *a = arg;
 	struct rrec *r;
 
+	pthread_setname_np(pthread_self(), "ptflame-decode"); /* for top -H, perf */
 	while ((r = ah_slot(a))) {
 		struct rwin w;
 		uint8_t kind;
@@ -1872,9 +1879,10 @@ static int ahead_start(struct dc_ptq *q)
 
 	if ((!q->image && !q->cfg.ahead_eager) || !q->ops.image_snapshot)
 		return -EINVAL;
-	a = calloc(1, sizeof(*a));
+	a = aligned_alloc(alignof(struct ahead), sizeof(*a)); /* a multiple of it */
 	if (!a)
 		return -ENOMEM;
+	memset(a, 0, sizeof(*a));
 	a->image = q->image ? q->ops.image_snapshot(q->ctx, q->image) : NULL;
 	if ((q->image && !a->image) || (q->carry_len && !(a->carry0 = malloc(q->carry_len)))) {
 		free(a);
