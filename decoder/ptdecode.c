@@ -17,11 +17,15 @@
  * nothing is lost at chunk borders.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
@@ -86,6 +90,7 @@ struct dc_ptq {
 	struct dc_ptq_chunk *chunks;
 	size_t nchunks, cap_chunks, next_chunk;
 	size_t dropped;            /* chunks [0, dropped) are done with      */
+	const uint8_t *drop_lo, *drop_hi; /* their pages not yet dropped     */
 
 	/* the window */
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
@@ -303,9 +308,27 @@ const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q)
  * pages may go (see dc_ptq_config.drop_chunks). */
 static void drop_chunks(struct dc_ptq *q, size_t upto)
 {
-	for (; q->dropped < upto; q->dropped++)
-		if (q->cfg.drop_chunks)
-			dc_drop_pages(q->chunks[q->dropped].data, q->chunks[q->dropped].size);
+	for (; q->dropped < upto && q->cfg.drop_chunks; q->dropped++) {
+		const struct dc_ptq_chunk *c = &q->chunks[q->dropped];
+
+		/* Chunks that follow each other in the file (a record's
+		 * header between them) go in one call of 1 MiB or more: each
+		 * call interrupts the other CPUs that run this process's
+		 * threads, to flush their TLBs. */
+		if (q->drop_hi && c->data >= q->drop_hi && c->data - q->drop_hi <= 4096) {
+			q->drop_hi = c->data + c->size;
+			continue;
+		}
+		if (q->drop_hi)
+			dc_drop_pages(q->drop_lo, (uint64_t)(q->drop_hi - q->drop_lo));
+		q->drop_lo = c->data;
+		q->drop_hi = c->data + c->size;
+	}
+	q->dropped = upto > q->dropped ? upto : q->dropped;
+	if (q->drop_hi && (upto >= q->nchunks || q->drop_hi - q->drop_lo >= (1 << 20))) {
+		dc_drop_pages(q->drop_lo, (uint64_t)(q->drop_hi - q->drop_lo));
+		q->drop_lo = q->drop_hi = NULL;
+	}
 }
 
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
@@ -1571,9 +1594,12 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 
 enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
 /* Records in the ring; each side publishes its position every AH_BATCH
- * records, and a side that had to wait is woken only once AH_WAKE records
- * (or free slots) are there for it, or at a window's end: a few thousand
- * futex calls per second, not one per batch. */
+ * records, and a side that had to wait is woken once, when AH_WAKE records
+ * (or free slots) are there for it or when the other side is about to
+ * wait itself or ends: a few thousand futex calls per second, not one per
+ * batch. A side waits on a futex word of its own (ah_sleep), which the
+ * waker bumps: no lock is shared, so a wake never waits for the sleeper
+ * to let go of one. */
 enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
 
 struct rwin {                      /* a window the worker built           */
@@ -1597,17 +1623,17 @@ struct rrec {
 
 struct ahead {
 	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	/* Each side writes its own cache line: the worker's count and the
 	 * owner's count on one shared line moved it between the cores on
 	 * every record. */
 	alignas(64) _Atomic size_t head; /* records published by the worker */
 	_Atomic size_t pwant;      /* wake the waiting worker at this count */
 	atomic_bool pwait, cancel;
+	_Atomic uint32_t pseq;     /* the waiting worker's futex word      */
 	alignas(64) _Atomic size_t tail; /* records the owner has taken     */
 	_Atomic size_t cwant;      /* wake the waiting owner at this count */
 	atomic_bool cwait;
+	_Atomic uint32_t cseq;     /* the waiting owner's futex word       */
 	alignas(64) size_t ltail, head_seen; /* owner side                 */
 	alignas(64) size_t lhead, tail_seen; /* worker side                */
 	/* the worker's own state */
@@ -1622,18 +1648,47 @@ struct ahead {
 	struct rrec ring[AH_RING];
 };
 
-static void ah_wake(struct ahead *a)
+static void ah_wake(_Atomic uint32_t *seq)
 {
-	pthread_mutex_lock(&a->mu);
-	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
+	atomic_fetch_add(seq, 1);
+	syscall(SYS_futex, seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep until *flag's side is woken or done() (checked after the flag is
+ * up, so a wake between the check and the sleep is not lost: the word has
+ * moved and the futex call returns at once). */
+static void ah_sleep(struct ahead *a, atomic_bool *flag, _Atomic uint32_t *seq,
+		     bool (*done)(struct ahead *))
+{
+	for (;;) {
+		uint32_t v = atomic_load(seq);
+
+		atomic_store(flag, true);
+		if (done(a) || atomic_load(&a->cancel))
+			break;
+		syscall(SYS_futex, seq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	}
+	atomic_store(flag, false);
 }
 
 static void ah_publish(struct ahead *a, bool force)
 {
 	atomic_store(&a->head, a->lhead);
-	if (atomic_load(&a->cwait) && (force || a->lhead >= atomic_load(&a->cwant)))
-		ah_wake(a);
+	/* one wake per wait: the first to see it takes the flag */
+	if (atomic_load(&a->cwait) && (force || a->lhead >= atomic_load(&a->cwant)) &&
+	    atomic_exchange(&a->cwait, false))
+		ah_wake(&a->cseq);
+}
+
+static bool ah_has_room(struct ahead *a)
+{
+	a->tail_seen = atomic_load(&a->tail);
+	return a->lhead - a->tail_seen < AH_RING;
+}
+static bool ah_has_records(struct ahead *a)
+{
+	a->head_seen = atomic_load(&a->head);
+	return a->head_seen != a->ltail;
 }
 
 /* The next free record, waiting for room; NULL when cancelled. */
@@ -1645,14 +1700,8 @@ static struct rrec *ah_slot(struct ahead *a)
 		a->tail_seen = atomic_load(&a->tail);
 		if (a->lhead - a->tail_seen >= AH_RING) {
 			ah_publish(a, true);
-			pthread_mutex_lock(&a->mu);
 			atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
-			atomic_store(&a->pwait, true);
-			while ((a->tail_seen = atomic_load(&a->tail), a->lhead - a->tail_seen >= AH_RING) &&
-			       !atomic_load(&a->cancel))
-				pthread_cond_wait(&a->cv, &a->mu);
-			atomic_store(&a->pwait, false);
-			pthread_mutex_unlock(&a->mu);
+			ah_sleep(a, &a->pwait, &a->pseq, ah_has_room);
 			if (atomic_load(&a->cancel))
 				return NULL;
 		}
@@ -1810,7 +1859,7 @@ static void *ah_main(void *arg)
 		ah_window(a, r);
 		kind = r->kind;
 		w = r->u.w;
-		ah_commit(a, true);
+		ah_commit(a, kind != RK_WIN); /* a window: with the next batch */
 		if (kind != RK_WIN || !ah_decode(a, &w))
 			break;
 	}
@@ -1825,15 +1874,10 @@ static struct rrec *ah_peek(struct ahead *a)
 		a->head_seen = atomic_load(&a->head);
 		if (a->ltail == a->head_seen) {
 			atomic_store(&a->tail, a->ltail);
-			pthread_mutex_lock(&a->mu);
 			atomic_store(&a->cwant, a->ltail + AH_WAKE);
-			atomic_store(&a->cwait, true);
-			if (atomic_load(&a->pwait))
-				pthread_cond_broadcast(&a->cv);
-			while ((a->head_seen = atomic_load(&a->head)) == a->ltail)
-				pthread_cond_wait(&a->cv, &a->mu);
-			atomic_store(&a->cwait, false);
-			pthread_mutex_unlock(&a->mu);
+			if (atomic_exchange(&a->pwait, false))
+				ah_wake(&a->pseq);
+			ah_sleep(a, &a->cwait, &a->cseq, ah_has_records);
 		}
 	}
 	return &a->ring[a->ltail % AH_RING];
@@ -1844,8 +1888,9 @@ static void ah_pop(struct ahead *a)
 	a->ltail++;
 	if (a->ltail % AH_BATCH == 0) {
 		atomic_store(&a->tail, a->ltail);
-		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant))
-			ah_wake(a);
+		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant) &&
+		    atomic_exchange(&a->pwait, false))
+			ah_wake(&a->pseq);
 	}
 }
 
@@ -1858,15 +1903,13 @@ static void ahead_stop(struct dc_ptq *q)
 	if (!a)
 		return;
 	atomic_store(&a->cancel, true);
-	ah_wake(a);
+	ah_wake(&a->pseq);
 	pthread_join(a->th, NULL);
 	head = atomic_load(&a->head);
 	for (size_t i = a->ltail; i < head; i++)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
 			free(a->ring[i % AH_RING].u.w.buf);
 	free(a->carry0);
-	pthread_cond_destroy(&a->cv);
-	pthread_mutex_destroy(&a->mu);
 	free(a);
 	q->ah = NULL;
 	q->rp = false;
@@ -1897,11 +1940,7 @@ static int ahead_start(struct dc_ptq *q)
 	a->next_chunk = q->next_chunk;
 	a->pt = q->cfg.pt;
 	a->no_cyc = q->cfg.no_cyc;
-	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
 	if (pthread_create(&a->th, NULL, ah_main, a)) {
-		pthread_cond_destroy(&a->cv);
-		pthread_mutex_destroy(&a->mu);
 		free(a->carry0);
 		free(a);
 		return -EAGAIN;
