@@ -202,6 +202,7 @@ struct dc_ptq {
 	uint32_t ah_devs;          /* windows that went back to this thread */
 	uint64_t ah_wait;          /* windows to decode here before a restart */
 	uint64_t ah_windows;       /* windows replayed                      */
+	uint64_t ah_prebuilt;      /* ... of them built here (ah_prebuild)  */
 };
 
 static const uint8_t psb_pattern[16] = {
@@ -1602,12 +1603,25 @@ enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
  * to let go of one. */
 enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
 
+/* Where a window starts: a chunk, after the carry (the bytes from the
+ * last window's stop PSB on, in the file's chunk or the owner's copy). */
+struct wpos {
+	size_t next_chunk;
+	const uint8_t *carry;
+	size_t carry_len;
+};
+
 struct rwin {                      /* a window the worker built           */
 	uint8_t *buf;              /* owned: the taker frees it            */
 	size_t len, stop_off, next_chunk;
 	uint64_t bytes;            /* chunk bytes in it (stats)            */
 	int8_t clock;              /* its window_clock                     */
+	bool by_owner;             /* ah_prebuild built it                 */
+	struct wpos at;            /* where it starts                      */
 };
+
+/* Windows the owner built ahead of the worker (ah_prebuild). */
+enum { AH_PRE = 4 };
 
 struct rrec {
 	uint8_t kind;
@@ -1636,14 +1650,28 @@ struct ahead {
 	_Atomic uint32_t cseq;     /* the waiting owner's futex word       */
 	alignas(64) size_t ltail, head_seen; /* owner side                 */
 	alignas(64) size_t lhead, tail_seen; /* worker side                */
+	/* Building a window (copying its chunks, the CYC scan: a tenth of
+	 * the worker's time on a CYC trace) is shared: the owner, when it
+	 * would wait for records, builds the windows that come next
+	 * (ah_prebuild), assuming that each window ends at its stop PSB, as
+	 * it does unless the decoder fails for good; the worker takes them
+	 * in order, and builds one itself (the owner's copy, still in the
+	 * making, is then thrown away) when none is ready. Under wmu: */
+	pthread_mutex_t wmu;
+	struct wpos cur;           /* the next window nobody has claimed   */
+	struct rwin pre[AH_PRE];   /* built by the owner, in order         */
+	size_t npre, pre0;
+	bool inflight, stolen;     /* the owner builds one / it is taken   */
+	struct wpos inflight_at;
 	/* the worker's own state */
 	const struct dc_ptq_chunk *chunks;
-	size_t nchunks, next_chunk;
+	size_t nchunks;
+	size_t next_chunk;         /* where its next window starts, after  */
+	const uint8_t *carry;      /* ... the carry: a chunk's tail or carry0 */
+	size_t carry_len;
 	struct pt_config pt;
 	bool no_cyc;
 	struct pt_image *image;
-	const uint8_t *carry;      /* in the last window's buffer or carry0 */
-	size_t carry_len;
 	uint8_t *carry0;           /* the owner's carry at the start       */
 	struct rrec ring[AH_RING];
 };
@@ -1726,45 +1754,126 @@ static void ah_state(struct pt_block_decoder *dec, struct rrec *r)
 	r->off_ret = pt_blk_get_offset(dec, &r->off);
 }
 
-/* The next window, as open_window builds it, into r. */
-static void ah_window(struct ahead *a, struct rrec *r)
+/* The window at p, as open_window builds it, into w: 0, 1 no more data,
+ * -ENOMEM. p moves to the next window's start, as if this one ended at
+ * its stop PSB. Touches only the chunks and p: either side may run it. */
+static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 {
-	size_t first = a->next_chunk, len = a->carry_len, stop, last;
+	size_t first = p->next_chunk, len = p->carry_len, stop, last;
 	uint64_t bytes = 0;
-	int wclock = -1;
 	uint8_t *buf;
 
-	r->kind = RK_END;
-	if (first >= a->nchunks && !a->carry_len)
-		return;
+	if (first >= a->nchunks && !p->carry_len)
+		return 1;
 	last = window_span(a->chunks, a->nchunks, first, &len, &stop);
 	if (!len)
-		return;
+		return 1;
 	buf = malloc(len);
-	if (!buf) {
-		r->kind = RK_FAIL;
-		return;
-	}
-	if (a->carry_len)
-		memcpy(buf, a->carry, a->carry_len);
-	len = a->carry_len;
+	if (!buf)
+		return -ENOMEM;
+	*w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last, .at = *p };
+	if (p->carry_len)
+		memcpy(buf, p->carry, p->carry_len);
+	len = p->carry_len;
 	for (size_t i = first; i < last; i++) {
 		memcpy(buf + len, a->chunks[i].data, a->chunks[i].size);
 		len += a->chunks[i].size;
 		bytes += a->chunks[i].size;
 	}
+	w->bytes = bytes;
 	{
 		size_t lim = stop ? stop : len;
 		bool fix;
 
-		wclock = window_clock(&a->pt, buf, lim, a->no_cyc, &fix);
+		w->clock = (int8_t)window_clock(&a->pt, buf, lim, a->no_cyc, &fix);
 		if (fix)
 			cyc_fix_scan(&a->pt, buf, lim, buf, NULL);
 	}
-	a->next_chunk = last;
-	r->kind = RK_WIN;
-	r->u.w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last,
-				.bytes = bytes, .clock = (int8_t)wclock };
+	/* the stop PSB is in the last chunk (window_span): the carry is its
+	 * tail, which the CYC fix (up to the stop) leaves as it is */
+	p->next_chunk = last;
+	p->carry_len = stop ? w->len - stop : 0;
+	p->carry = stop ? a->chunks[last - 1].data + a->chunks[last - 1].size - p->carry_len : NULL;
+	return 0;
+}
+
+static bool wpos_eq(const struct wpos *x, const struct wpos *y)
+{
+	return x->next_chunk == y->next_chunk && x->carry == y->carry &&
+	       x->carry_len == y->carry_len;
+}
+
+/* The owner, instead of waiting: build the next window nobody claimed.
+ * False when there is nothing to do. */
+static bool ah_prebuild(struct ahead *a)
+{
+	struct wpos at;
+	struct rwin w;
+	int ret;
+
+	pthread_mutex_lock(&a->wmu);
+	if (a->npre == AH_PRE || a->inflight ||
+	    (a->cur.next_chunk >= a->nchunks && !a->cur.carry_len)) {
+		pthread_mutex_unlock(&a->wmu);
+		return false;
+	}
+	a->inflight = true;
+	a->stolen = false;
+	at = a->inflight_at = a->cur;
+	pthread_mutex_unlock(&a->wmu);
+	ret = build_window(a, &at, &w);
+	pthread_mutex_lock(&a->wmu);
+	a->inflight = false;
+	if (ret == 0 && !a->stolen) {
+		w.by_owner = true;
+		a->pre[(a->pre0 + a->npre++) % AH_PRE] = w;
+		a->cur = at;
+	} else if (ret == 0) {
+		free(w.buf);
+	}
+	pthread_mutex_unlock(&a->wmu);
+	return ret == 0;
+}
+
+/* The worker's next window, into r (RK_WIN, RK_END or RK_FAIL). */
+static void ah_window(struct ahead *a, struct rrec *r)
+{
+	struct wpos me = { a->next_chunk, a->carry, a->carry_len }, at;
+	int ret;
+
+	pthread_mutex_lock(&a->wmu);
+	if (!wpos_eq(&me, a->npre ? &a->pre[a->pre0].at : a->inflight ? &a->inflight_at : &a->cur)) {
+		/* the last window did not end at its stop PSB */
+		for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
+			free(a->pre[a->pre0].buf);
+		a->stolen = a->inflight;
+		a->inflight = false;
+		a->cur = me;
+	}
+	if (a->npre) {
+		r->u.w = a->pre[a->pre0];
+		a->pre0 = (a->pre0 + 1) % AH_PRE;
+		a->npre--;
+		pthread_mutex_unlock(&a->wmu);
+		r->kind = RK_WIN;
+		a->next_chunk = r->u.w.next_chunk;
+		return;
+	}
+	if (a->inflight) {
+		/* the owner's is not done: ours instead */
+		a->stolen = true;
+		a->inflight = false;
+		at = a->inflight_at;
+	} else {
+		at = a->cur;
+	}
+	ret = build_window(a, &at, &r->u.w);
+	if (ret == 0)
+		a->cur = at;
+	pthread_mutex_unlock(&a->wmu);
+	r->kind = ret == 0 ? RK_WIN : ret > 0 ? RK_END : RK_FAIL;
+	if (ret == 0)
+		a->next_chunk = r->u.w.next_chunk;
 }
 
 /* Decode window w as step() does; false: stop (cancelled, no memory). */
@@ -1841,8 +1950,11 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 		}
 	}
 	pt_blk_free_decoder(dec);
-	a->carry = at_stop && w->stop_off ? w->buf + w->stop_off : NULL;
-	a->carry_len = a->carry ? w->len - w->stop_off : 0;
+	/* (the stop PSB's tail of the last chunk, as build_window has it) */
+	a->carry_len = at_stop && w->stop_off ? w->len - w->stop_off : 0;
+	a->carry = a->carry_len ? a->chunks[w->next_chunk - 1].data +
+					  a->chunks[w->next_chunk - 1].size - a->carry_len
+				: NULL;
 	return !atomic_load(&a->cancel);
 }
 
@@ -1872,6 +1984,8 @@ static struct rrec *ah_peek(struct ahead *a)
 {
 	if (a->ltail == a->head_seen) {
 		a->head_seen = atomic_load(&a->head);
+		while (a->ltail == a->head_seen && ah_prebuild(a))
+			a->head_seen = atomic_load(&a->head);
 		if (a->ltail == a->head_seen) {
 			atomic_store(&a->tail, a->ltail);
 			atomic_store(&a->cwant, a->ltail + AH_WAKE);
@@ -1909,7 +2023,10 @@ static void ahead_stop(struct dc_ptq *q)
 	for (size_t i = a->ltail; i < head; i++)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
 			free(a->ring[i % AH_RING].u.w.buf);
+	for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
+		free(a->pre[a->pre0].buf);
 	free(a->carry0);
+	pthread_mutex_destroy(&a->wmu);
 	free(a);
 	q->ah = NULL;
 	q->rp = false;
@@ -1935,12 +2052,15 @@ static int ahead_start(struct dc_ptq *q)
 		memcpy(a->carry0, q->carry, q->carry_len);
 	a->carry = a->carry0;
 	a->carry_len = q->carry_len;
+	a->cur = (struct wpos){ q->next_chunk, a->carry, a->carry_len };
+	pthread_mutex_init(&a->wmu, NULL);
 	a->chunks = q->chunks;
 	a->nchunks = q->nchunks;
 	a->next_chunk = q->next_chunk;
 	a->pt = q->cfg.pt;
 	a->no_cyc = q->cfg.no_cyc;
 	if (pthread_create(&a->th, NULL, ah_main, a)) {
+		pthread_mutex_destroy(&a->wmu);
 		free(a->carry0);
 		free(a);
 		return -EAGAIN;
@@ -1988,6 +2108,8 @@ static int ahead_open(struct dc_ptq *q)
 		q->carry = NULL;
 		q->carry_len = 0;
 	}
+	if (q->cfg.ahead_eager)
+		ah_prebuild(q->ah);
 	r = ah_peek(q->ah);
 	if (r->kind == RK_END) {
 		ah_pop(q->ah);
@@ -2018,6 +2140,7 @@ static int ahead_open(struct dc_ptq *q)
 	q->carry_len = 0;
 	q->st.windows++;
 	q->ah_windows++;
+	q->ah_prebuilt += r->u.w.by_owner;
 	q->rp = true;
 	q->rp_stale = false;
 	q->rp_nops = 0;
@@ -2179,8 +2302,10 @@ void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
 		q->rp_stale = true;
 }
 
-void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations)
+void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations,
+			uint64_t *prebuilt)
 {
+	*prebuilt = q->ah_prebuilt;
 	*replayed = q->ah_windows;
 	*deviations = q->ah_devs;
 }
@@ -2943,8 +3068,14 @@ static int step(struct dc_ptq *q)
 		q->resuming = false;
 		q->st.syncs++;
 		if (q->stop_off && d_sync_offset(q, &off) >= 0) {
-			if (off >= q->stop_off)
-				return end_window(q, true);
+			if (off >= q->stop_off) {
+				/* nothing decoded here: the next window goes on
+				 * in flow only if this one was to (not after a
+				 * loss) */
+				ret = end_window(q, true);
+				q->cont = q->cont && cont;
+				return ret;
+			}
 			q->psb_left = count_psbs(q->win + off, q->stop_off - off);
 		}
 		/* Going on at the last window's stop PSB: a PSB+ in flow (its

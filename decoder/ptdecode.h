@@ -106,7 +106,9 @@ struct dc_ptq_config {
 	bool ahead;
 	/* Tests: the worker starts at the first window (before any context,
 	 * with no image) and again at the window after each time it had to
-	 * stop, so that small traces take every path of it. */
+	 * stop, and the queue builds windows ahead of it at every window it
+	 * opens (not only while it waits), so that small traces take every
+	 * path of it. */
 	bool ahead_eager;
 };
 
@@ -159,7 +161,8 @@ const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image);
 /* Windows decoded ahead by the worker and windows that went back to the
  * owner's thread (see dc_ptq_config.ahead). */
-void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations);
+void dc_ptq_ahead_stats(const struct dc_ptq *q, uint64_t *replayed, uint64_t *deviations,
+			uint64_t *prebuilt);
 /* The first byte of the queue's data still to be decoded (in its first
  * chunk not yet dropped), NULL when none is left. */
 const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q);
@@ -246,6 +249,7 @@ struct dc_session_stats {
 	bool per_cpu;
 	uint64_t ahead_windows;    /* windows a worker decoded (jobs > 1)   */
 	uint64_t ahead_deviations; /* ... that went back to this thread     */
+	uint64_t ahead_prebuilt;   /* ... built by this thread while it waited */
 	bool wake_attr;            /* the file has a wake attr               */
 	uint64_t wakes, wakes_bad; /* wake records read / unreadable (only
 	                              counted with on_wake)                 */

@@ -1376,10 +1376,10 @@ static void drop_behind(struct dc_session *s)
 
 static void collect_stats(struct dc_session *s)
 {
-	uint64_t w, d;
+	uint64_t w, d, pb;
 
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
-	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = 0;
+	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = s->st.ahead_prebuilt = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
 
@@ -1389,9 +1389,10 @@ static void collect_stats(struct dc_session *s)
 		s->st.lost_truncated += st.lost_truncated;
 		s->st.lost_decode += st.lost_decode;
 		s->st.syncs += st.syncs;
-		dc_ptq_ahead_stats(s->qs[i].q, &w, &d);
+		dc_ptq_ahead_stats(s->qs[i].q, &w, &d, &pb);
 		s->st.ahead_windows += w;
 		s->st.ahead_deviations += d;
+		s->st.ahead_prebuilt += pb;
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);

@@ -44,6 +44,8 @@ static char code_path[64];
 struct tctx {
 	struct pt_image *image;
 	int delivered;
+	struct pt_image *snaps[64];  /* t_snapshot's copies                 */
+	int nsnaps;
 };
 
 static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uint32_t *tid,
@@ -169,12 +171,29 @@ struct evlist {
 	struct dc_event ev[64];
 	size_t n;
 	uint64_t windows;
+	uint64_t replayed, deviations, prebuilt; /* dc_ptq_ahead_stats   */
 };
 
 /* MTC/CYC decoding parameters for the timing tests (NULL: none). */
 static const struct pt_config *timing_cfg;
 
-static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_func_range };
+/* The decode-ahead worker's copy of the image (decode's second run). */
+static struct pt_image *t_snapshot(void *ctx, struct pt_image *image)
+{
+	struct tctx *c = ctx;
+	struct pt_image *snap;
+
+	if (c->nsnaps == 64 || !(snap = pt_image_alloc("snapshot")))
+		return NULL;
+	if (pt_image_copy(snap, image) < 0) {
+		pt_image_free(snap);
+		return NULL;
+	}
+	return c->snaps[c->nsnaps++] = snap;
+}
+
+static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_func_range,
+				       .image_snapshot = t_snapshot };
 
 /* Kernel code (the kernel tests): 0 none, 1 kcode[] is in the image at
  * KBASE (report --vmlinux), 2 only its names are known (--kallsyms). */
@@ -190,7 +209,7 @@ static bool t_kernel_code(void *ctx, uint64_t ip, bool *named)
 }
 
 static const struct dc_ptq_ops kops = { .context = t_context, .func_range = t_func_range,
-					.kernel_code = t_kernel_code };
+					.kernel_code = t_kernel_code, .image_snapshot = t_snapshot };
 
 /* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
 static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
@@ -208,8 +227,11 @@ static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
 		assert_true(pt_image_add_file(c->image, kcode_path, 0, 0x30, NULL, KBASE) >= 0);
 }
 
-/* Decode buf cut into chunks of `chunk` bytes (0: one chunk). */
-static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out)
+/* Decode buf cut into chunks of `chunk` bytes (0: one chunk), in this
+ * thread or (ahead) replaying a decode-ahead worker's results from the
+ * first window on. */
+static void decode_once(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out,
+			bool ahead)
 {
 	struct tctx c = { 0 };
 	struct dc_ptq_config cfg;
@@ -217,6 +239,7 @@ static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *
 	int ret;
 
 	queue_setup(&cfg, &c);
+	cfg.ahead = cfg.ahead_eager = ahead;
 	q = dc_ptq_new(&cfg, kmode ? &kops : &ops, &c);
 	assert_non_null(q);
 	if (!chunk)
@@ -248,9 +271,38 @@ static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *
 		dc_ptq_stats(q, &st);
 		out->windows = st.windows;
 		assert_int_equal(st.bytes, len);
+		dc_ptq_ahead_stats(q, &out->replayed, &out->deviations, &out->prebuilt);
 	}
 	dc_ptq_free(q);
 	pt_image_free(c.image);
+	while (c.nsnaps)
+		pt_image_free(c.snaps[--c.nsnaps]);
+}
+
+/* decode_once both ways: the worker's replay must give the same events
+ * (with small chunks, many windows, so the windows the queue builds ahead
+ * of its worker, ah_prebuild, and those it takes back, are used too). */
+static void decode(const uint8_t *buf, size_t len, size_t chunk, struct evlist *out)
+{
+	struct evlist ah;
+
+	decode_once(buf, len, chunk, out, false);
+	decode_once(buf, len, chunk, &ah, true);
+	assert_true(ah.replayed >= 1);
+	assert_int_equal(ah.n, out->n);
+	assert_int_equal(ah.windows, out->windows);
+	for (size_t i = 0; i < out->n; i++) {
+		const struct dc_event *x = &out->ev[i], *y = &ah.ev[i];
+
+		if (x->kind != y->kind || x->reason != y->reason || x->from_ip != y->from_ip ||
+		    x->to_ip != y->to_ip || x->time_ns != y->time_ns || x->pid != y->pid ||
+		    x->tid != y->tid || x->cpu != y->cpu)
+			fail_msg("event %zu: decoded ahead, kind %u %#lx -> %#lx @%lu; here, kind %u "
+				 "%#lx -> %#lx @%lu", i, y->kind, (unsigned long)y->from_ip,
+				 (unsigned long)y->to_ip, (unsigned long)y->time_ns, x->kind,
+				 (unsigned long)x->from_ip, (unsigned long)x->to_ip,
+				 (unsigned long)x->time_ns);
+	}
 }
 
 struct want {
@@ -918,6 +970,68 @@ static void test_psb_at_window_stop(void **state)
 	assert_int_equal(got.ev[6].time_ns, t8);
 }
 
+/* A window that does not end at its stop PSB: the PSB+ there is damaged,
+ * so the decoder cannot sync at it and the data up to the next chunk is
+ * dropped. The queue had built the next windows for its worker on the
+ * guess that they go on from that PSB (ah_prebuild): the worker must take
+ * none of them (decode compares the events with the worker and without). */
+static void pad_to(struct enc *w, uint64_t to)
+{
+	uint64_t off = 0;
+
+	while (pt_enc_get_offset(w->e, &off) >= 0 && off < to)
+		simple(w, ppt_pad);
+	assert_int_equal(off, to);
+}
+
+static void test_window_not_at_stop(void **state)
+{
+	/* after the loss: resynced at chunk 2's PSB (after a loss, not in
+	 * flow), the PSB at 7000 has the same ip, so the call comes after it */
+	static const struct want tail[] = {
+		{ DC_EV_LOST, DC_LOST_TRUNCATED, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	const size_t nt = sizeof(tail) / sizeof(tail[0]);
+	struct evlist got, end;
+	struct enc w;
+	uint8_t buf[4096];
+	size_t n;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);                    /* chunk 0 */
+	ip_pkt(&w, ppt_tip_pge, BASE);
+	pad_to(&w, 300);
+	psb(&w, 1500, BASE + 0x40);          /* window 0's stop PSB (in flow) */
+	pad_to(&w, 512 + 200);
+	psb(&w, 2000, BASE + 0x40);          /* chunk 1: window 1's, damaged */
+	pad_to(&w, 1024 + 40);
+	psb(&w, 3000, BASE + 0x05);          /* chunk 2: window 2's stop PSB */
+	pad_to(&w, 1536 + 16);
+	psb(&w, 7000, BASE + 0x05);          /* chunk 3: where decoding goes on */
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	pad_to(&w, 2048 + 64);               /* chunk 4 */
+	n = enc_done(&w);
+	memcpy(buf, w.buf, n);
+	/* the TSC after the PSB at 712: an opcode that does not exist */
+	buf[728] = 0x02;
+	buf[729] = 0x01;
+	decode(buf, n, 512, &got);
+	assert_true(got.windows >= 4);
+	assert_true(got.n > nt);
+	assert_int_equal(got.ev[0].kind, DC_EV_TRACE_ON);
+	end.n = nt;
+	memcpy(end.ev, got.ev + got.n - nt, sizeof(end.ev[0]) * nt);
+	expect(&end, tail, nt);
+	assert_int_equal(end.ev[2].time_ns, ns_of(7000));
+}
+
 /* Coarse clock: MTC without CYC. An MTC binds to no instruction: the
  * branches whose packets come before it retired before its time, those
  * after it at or after (SDM: "MTC Packet", Application). The thread runs
@@ -1186,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_names),
 		cmocka_unit_test(test_mtc_bounds),
 		cmocka_unit_test(test_mtc_rate_change),
+		cmocka_unit_test(test_window_not_at_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

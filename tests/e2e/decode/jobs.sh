@@ -77,6 +77,13 @@ done
 read -r w d < <(ahead threads.cpus3.ev4)
 [ "${w:-0}" -ge 1 ] && [ "${d:-0}" -ge 1 ] && pass "threads.cpus3: $w windows replayed, $d went back" ||
 	fail "threads.cpus3: ahead windows '${w:-}' deviations '${d:-}'"
+# ... and took windows the queue had built ahead of them (the events above
+# are the same with them)
+for n in demo.ev2 demo.ev4; do
+	pb=$(sed -n 's/^# ahead prebuilt \([0-9]*\)$/\1/p' "$n")
+	[ "${pb:-0}" -ge 1 ] && pass "$n: $pb windows built by the queue ahead of its worker" ||
+		fail "$n: ahead prebuilt '${pb:-}' (want >= 1)"
+done
 if [ -d "$SRCDIR/../shared/realtraces" ]; then
 	for f in "$SRCDIR"/../shared/realtraces/*.data; do
 		[ -f "$f" ] && same "$(basename "$f" .data)" "$f"
