@@ -244,11 +244,28 @@ void dc_ptq_free(struct dc_ptq *q)
 	free(q);
 }
 
+/* A long chunk is kept in parts of CHUNK_MAX bytes. A window ends at the
+ * last PSB of a chunk, so this bounds the windows: the first one, which the
+ * queue decodes itself before its worker can start (a tenth of a 10 MiB
+ * trace in 1 MiB chunks), and the copies the worker and the queue make. */
+enum { CHUNK_MAX = 256 << 10 };
+
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 {
-	if (DC_VEC_PUSH_ROOM(q->chunks, q->nchunks, q->cap_chunks, 16))
-		return -ENOMEM;
-	q->chunks[q->nchunks++] = *c;
+	struct dc_ptq_chunk part = *c;
+
+	do {
+		uint64_t n = part.size < CHUNK_MAX ? part.size : CHUNK_MAX;
+
+		if (DC_VEC_PUSH_ROOM(q->chunks, q->nchunks, q->cap_chunks, 16))
+			return -ENOMEM;
+		q->chunks[q->nchunks] = part;
+		q->chunks[q->nchunks++].size = n;
+		part.data += n;
+		part.offset += n;
+		part.size -= n;
+		part.lost_before = false;
+	} while (part.size);
 	return 0;
 }
 

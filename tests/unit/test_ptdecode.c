@@ -406,6 +406,44 @@ static void test_basic(void **state)
 }
 
 /* Chunk borders anywhere (even inside packets and PSBs) change nothing. */
+/* One AUX chunk longer than the queue's CHUNK_MAX (256 KiB) is decoded in
+ * windows of about that size, each from a PSB, with the same events as
+ * test_basic's stream (it is that stream, with 300 KiB of PADs before its
+ * middle PSB). */
+static void test_long_chunk(void **state)
+{
+	const size_t mid = 300 << 10, len = 600 << 10;
+	uint8_t *big = calloc(1, len);   /* zeros: PAD packets */
+	struct evlist got;
+	struct enc w;
+	size_t n;
+
+	(void)state;
+	assert_non_null(big);
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x00);
+	n = enc_done(&w);
+	memcpy(big, w.buf, n);
+	enc_init(&w);
+	psb(&w, 2000, BASE + 0x40);
+	ip_pkt(&w, ppt_tip, BASE + 0x25);
+	ip_pkt(&w, ppt_tip, BASE + 0x05);
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	tsc(&w, 3000);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x62);
+	tnt(&w, 1);
+	ip_pkt(&w, ppt_fup, BASE + 0x69);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	memcpy(big + mid, w.buf, n);
+	decode(big, len, 0, &got);
+	expect(&got, want_basic, sizeof(want_basic) / sizeof(want_basic[0]));
+	assert_true(got.windows >= 2);
+	free(big);
+}
+
 static void test_chunked(void **state)
 {
 	uint8_t buf[4096];
@@ -1286,6 +1324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_long_chunk),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated),
