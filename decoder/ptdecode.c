@@ -254,6 +254,7 @@ int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 {
 	struct dc_ptq_chunk part = *c;
 
+	part.part = false;
 	do {
 		uint64_t n = part.size < CHUNK_MAX ? part.size : CHUNK_MAX;
 
@@ -265,6 +266,7 @@ int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c)
 		part.offset += n;
 		part.size -= n;
 		part.lost_before = false;
+		part.part = true;
 	} while (part.size);
 	return 0;
 }
@@ -288,8 +290,9 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n)
 {
 	const struct dc_ptq_chunk *last = q->nchunks ? &q->chunks[q->nchunks - 1] : NULL;
 
+	/* (a break is where a chunk the owner gave starts, not a part's) */
 	for (size_t i = 1; i < q->nchunks; i++)
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n && !q->chunks[i].part; k++)
 			if (q->chunks[i].offset == offs[k])
 				q->chunks[i].lost_before = true;
 	for (size_t k = 0; k < n; k++) {
@@ -1634,7 +1637,6 @@ struct rwin {                      /* a window the worker built           */
 	uint64_t bytes;            /* chunk bytes in it (stats)            */
 	int8_t clock;              /* its window_clock                     */
 	bool by_owner;             /* ah_prebuild built it                 */
-	struct wpos at;            /* where it starts                      */
 };
 
 /* Windows the owner built ahead of the worker (ah_prebuild). */
@@ -1676,7 +1678,8 @@ struct ahead {
 	 * making, is then thrown away) when none is ready. Under wmu: */
 	pthread_mutex_t wmu;
 	struct wpos cur;           /* the next window nobody has claimed   */
-	struct rwin pre[AH_PRE];   /* built by the owner, in order         */
+	struct rwin pre[AH_PRE];   /* built by the owner, in order,        */
+	struct wpos pre_at[AH_PRE]; /* ... starting there                  */
 	size_t npre, pre0;
 	bool inflight, stolen;     /* the owner builds one / it is taken   */
 	struct wpos inflight_at;
@@ -1788,7 +1791,7 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	*w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last, .at = *p };
+	*w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last };
 	if (p->carry_len)
 		memcpy(buf, p->carry, p->carry_len);
 	len = p->carry_len;
@@ -1843,6 +1846,7 @@ static bool ah_prebuild(struct ahead *a)
 	a->inflight = false;
 	if (ret == 0 && !a->stolen) {
 		w.by_owner = true;
+		a->pre_at[(a->pre0 + a->npre) % AH_PRE] = a->inflight_at;
 		a->pre[(a->pre0 + a->npre++) % AH_PRE] = w;
 		a->cur = at;
 	} else if (ret == 0) {
@@ -1859,11 +1863,12 @@ static void ah_window(struct ahead *a, struct rrec *r)
 	int ret;
 
 	pthread_mutex_lock(&a->wmu);
-	if (!wpos_eq(&me, a->npre ? &a->pre[a->pre0].at : a->inflight ? &a->inflight_at : &a->cur)) {
+	if (!wpos_eq(&me, a->npre ? &a->pre_at[a->pre0] : a->inflight ? &a->inflight_at : &a->cur)) {
 		/* the last window did not end at its stop PSB */
 		for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
 			free(a->pre[a->pre0].buf);
-		a->stolen = a->inflight;
+		if (a->inflight)   /* (once taken, it stays taken) */
+			a->stolen = true;
 		a->inflight = false;
 		a->cur = me;
 	}

@@ -34,12 +34,15 @@ struct dc_ptq;
 
 /* Stream bytes [offset, offset + size) of the queue's AUX area.
  * lost_before: data was lost right before this chunk (TRUNCATED AUX, a gap
- * in offsets): the decoder emits LOST(TRUNCATED) and resyncs. */
+ * in offsets): the decoder emits LOST(TRUNCATED) and resyncs. part: the
+ * queue's own (dc_ptq_add_chunk keeps a long chunk in parts; a part after
+ * the first has it). */
 struct dc_ptq_chunk {
 	const uint8_t *data;
 	uint64_t size;
 	uint64_t offset;
 	bool lost_before;
+	bool part;
 };
 
 /* What a queue asks of its owner. */

@@ -227,6 +227,9 @@ static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
 		assert_true(pt_image_add_file(c->image, kcode_path, 0, 0x30, NULL, KBASE) >= 0);
 }
 
+/* A break (dc_ptq_mark_breaks) decode_once marks, or UINT64_MAX. */
+static uint64_t test_break = UINT64_MAX;
+
 /* Decode buf cut into chunks of `chunk` bytes (0: one chunk), in this
  * thread or (ahead) replaying a decode-ahead worker's results from the
  * first window on. */
@@ -246,10 +249,12 @@ static void decode_once(const uint8_t *buf, size_t len, size_t chunk, struct evl
 		chunk = len;
 	for (size_t off = 0; off < len; off += chunk) {
 		struct dc_ptq_chunk ch = { buf + off, len - off < chunk ? len - off : chunk, off,
-					   false };
+					   false, false };
 
 		assert_int_equal(dc_ptq_add_chunk(q, &ch), 0);
 	}
+	if (test_break != UINT64_MAX)
+		dc_ptq_mark_breaks(q, &test_break, 1);
 	out->n = 0;
 	while ((ret = dc_ptq_fill(q)) > 0) {
 		struct dc_event ev;
@@ -441,6 +446,11 @@ static void test_long_chunk(void **state)
 	decode(big, len, 0, &got);
 	expect(&got, want_basic, sizeof(want_basic) / sizeof(want_basic[0]));
 	assert_true(got.windows >= 2);
+	/* a break is where a chunk starts, never where the queue cut one */
+	test_break = 256 << 10;
+	decode(big, len, 0, &got);
+	test_break = UINT64_MAX;
+	expect(&got, want_basic, sizeof(want_basic) / sizeof(want_basic[0]));
 	free(big);
 }
 
@@ -575,9 +585,9 @@ static void test_truncated(void **state)
 
 	queue_setup(&cfg, &c);
 	q = dc_ptq_new(&cfg, &ops, &c);
-	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w1.buf, n1, 0, false }), 0);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w1.buf, n1, 0, false, false }), 0);
 	/* offsets leave a hole: the chunk in between was dropped */
-	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w2.buf, n2, 4096, true }), 0);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w2.buf, n2, 4096, true, false }), 0);
 	while ((ret = dc_ptq_fill(q)) > 0) {
 		struct dc_event ev;
 
@@ -632,7 +642,7 @@ static void test_lost_start(void **state)
 	n = enc_done(&w);
 	queue_setup(&cfg, &c);
 	q = dc_ptq_new(&cfg, &ops, &c);
-	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false }), 0);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false, false }), 0);
 	assert_false(dc_ptq_in_loss(q, 1, &why));
 	dc_ptq_mark_breaks(q, &brk, 1);
 	assert_true(dc_ptq_in_loss(q, 0, &why));
@@ -660,7 +670,7 @@ static void test_lost_start(void **state)
 
 	/* the owner gave thread 8 its LOST at its switch-in: no second one */
 	q = dc_ptq_new(&cfg, &ops, &c);
-	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false }), 0);
+	assert_int_equal(dc_ptq_add_chunk(q, &(struct dc_ptq_chunk){ w.buf, n, brk, false, false }), 0);
 	dc_ptq_mark_breaks(q, &brk, 1);
 	dc_ptq_loss_taken(q, 8);
 	nev = 0;
