@@ -30,7 +30,7 @@ struct efile {
 	size_t nfuncs;
 	struct seg *segs;
 	size_t nsegs;
-	struct named *names; /* function symbols by name (for the start symbol) */
+	struct named *names; /* function and code label symbols by name (--start) */
 	size_t nnames;
 };
 
@@ -79,6 +79,15 @@ static int push(void **arr, size_t *n, size_t *cap, size_t sz, const void *item)
 	return 0;
 }
 
+/* Section ndx holds code. */
+static bool code_section(Elf *elf, size_t ndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = ndx && ndx < SHN_LORESERVE ? elf_getscn(elf, ndx) : NULL;
+
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static int load_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct efile *f,
 		       size_t *fcap, size_t *ncap)
 {
@@ -91,11 +100,14 @@ static int load_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct efile *f,
 		if (!gelf_getsym(d, (int)i, &sym))
 			break;
 		int type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
+		bool label = type == STT_NOTYPE && code_section(elf, sym.st_shndx);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || sym.st_value == 0 ||
 		    sym.st_shndx == SHN_UNDEF)
 			continue;
 		struct func fn = { sym.st_value, sym.st_value + (sym.st_size ? sym.st_size : 1) };
-		if (push((void **)&f->funcs, &f->nfuncs, fcap, sizeof(fn), &fn))
+		/* a label (hand-written asm's entry points, ld.so's _start) is a
+		 * name to start at (--start), not a function's range */
+		if (!label && push((void **)&f->funcs, &f->nfuncs, fcap, sizeof(fn), &fn))
 			return -ENOMEM;
 		const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (name && *name) {

@@ -7,7 +7,8 @@
 # rules, on nm and readelf instead of libelf).
 #  1. symtest (from main): main calls st_lbl_entry (a label), which calls
 #     st_lbl_func and runs on in st_lbl_next.
-#  2. traced from exec (qemu backend only: the ptrace one takes ~40 s for
+#  2. record --start at a label (st_lbl_entry): traced from there.
+#  3. traced from exec (qemu backend only: the ptrace one takes ~40 s for
 #     ld.so's start-up): with ld.so's labels (libc6-dbg's debug file), its
 #     first frames are _start;_dl_start and _start;_dl_init, never
 #     "[unknown] (ld.so)" or a _dl_start_user frame.
@@ -25,6 +26,13 @@ if record sym symtest && check sym; then
 		pass "symtest: no st_lbl_next frame (the caller runs on in it)"
 	grep -qE 'st_lbl_(inside|in_unsized)' sym.out && fail "symtest: a label inside a function is a frame" ||
 		pass "symtest: no frame for labels inside functions"
+fi
+# --start at a label: tracing starts at st_lbl_entry (the frames below it
+# inferred), on either backend
+if record lstart symtest --start st_lbl_entry && check lstart; then
+	grep -qE '(^|;)main:1\(inferred\);st_lbl_entry:1,[^;]*;st_lbl_func:1,[^;]* [0-9]+$' lstart.out &&
+		pass "--start st_lbl_entry: traced from the label, main below it inferred" ||
+		fail "--start st_lbl_entry: no main(inferred);st_lbl_entry;st_lbl_func line: $(head -c 300 lstart.out)"
 fi
 if [ "${PTFLAME_EMULATE:-}" != qemu ]; then
 	echo "from exec: on the qemu backend only (e2e-qemu-labels)"
