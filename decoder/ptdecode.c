@@ -1642,7 +1642,7 @@ struct rwin {                      /* a window the worker built           */
 /* Windows the owner built ahead of the worker (ah_prebuild). */
 enum { AH_PRE = 4 };
 
-struct rrec {
+struct rrec {                      /* (two cache lines, none shared) */
 	uint8_t kind;
 	int status;                /* the call's return                    */
 	int time_ret, off_ret, soff_ret;
@@ -1652,7 +1652,7 @@ struct rrec {
 		struct pt_event ev;
 		struct rwin w;
 	} u;
-};
+} __attribute__((aligned(64)));
 
 struct ahead {
 	pthread_t th;
