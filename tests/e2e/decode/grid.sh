@@ -7,6 +7,13 @@
 # instruction late: at 1000 ns per instruction a handler 6.5 us for 7.)
 . "$E2E_LIB"
 TP="python3 $SRCDIR/tests/e2e/report/truth_profile.py"
+# keep NAME: a recording a check failed on, for a look later (the work
+# directory goes at exit; recordings differ from run to run)
+keep() {
+	local d=${BUILDDIR:-/tmp}/e2e-kept
+	mkdir -p "$d" && cp "$1.data" "$1.truth" "$d/" &&
+		echo "kept $1.data and $1.truth in $d" >&2
+}
 run() {  # NAME PROG [record options]
 	local n=$1 p=$2; shift 2
 	if ! "$PTFLAME" record --emulate -q -o "$n.data" --truth "$n.truth" "$@" \
@@ -15,7 +22,7 @@ run() {  # NAME PROG [record options]
 	fi
 	"$PTFLAME" report -q -i "$n.data" >"$n.out" 2>"$n.err" || { fail "report $n: $(cat "$n.err")"; return; }
 	if $TP compare "$n.truth" "$n.out" >"$n.cmp" 2>&1; then pass "$n: $(tail -1 "$n.cmp")"
-	else fail "$n: $(tail -4 "$n.cmp")"; fi
+	else fail "$n: $(tail -4 "$n.cmp")"; keep "$n"; fi
 }
 for g in "1000 0" "1000 3" "7 9" "3 15"; do
 	set -- $g
@@ -44,7 +51,7 @@ per_thread() {  # NAME PERIOD_NS [totals: only those]
 	if [ $# -gt 2 ]; then :
 	elif $TP compare "$n.truth" "$n.pt" --per-thread --slack-ns "$per" >"$n.ptc" 2>&1
 	then pass "$n per thread: $(tail -1 "$n.ptc" | cut -c1-160)"
-	else fail "$n per thread: $(tail -4 "$n.ptc")"; fi
+	else fail "$n per thread: $(tail -4 "$n.ptc")"; keep "$n"; fi
 	$TP walltime "$n.truth" >"$n.wall" || { fail "walltime $n"; return; }
 	if awk -v per="$per" 'NR == FNR { want[$1] = $2; next }
 		{ v = $NF; split($1, f, ";"); k = f[1]; sub(/.*-/, "", k); got[k] += v }
@@ -54,7 +61,7 @@ per_thread() {  # NAME PERIOD_NS [totals: only those]
 		      if (!bad) print length(want) " threads, worst " worst + 0 " ns off (period " per ")"
 		      exit bad }' "$n.wall" "$n.pt" >"$n.tot" 2>&1
 	then pass "$n thread totals: $(cat "$n.tot")"
-	else fail "$n thread totals: $(head -c 600 "$n.tot")"; fi
+	else fail "$n thread totals: $(head -c 600 "$n.tot")"; keep "$n"; fi
 }
 # What holds without CYC (doc/DESIGN.md section 3), asserted here: every
 # branch within one period P of its truth (truthcmp, each thread's branch
@@ -73,16 +80,16 @@ nocyc() {  # NS MTC SHARE PROG [record options] (SHARE -: no P/8 check;
 	if [ "$share" = T ]; then per_thread "$n" "$per" totals; return; fi
 	"$PTFLAME" report -q -i "$n.data" >"$n.out" 2>"$n.err" || { fail "report $n: $(cat "$n.err")"; return; }
 	if $TP compare "$n.truth" "$n.out" --slack-ns "$per" >"$n.cmp" 2>&1; then pass "$n: $(tail -1 "$n.cmp")"
-	else fail "$n: $(tail -4 "$n.cmp")"; fi
+	else fail "$n: $(tail -4 "$n.cmp")"; keep "$n"; fi
 	case $p in emu_threads) per_thread "$n" "$per";; esac
 	"$DC_EVENTS" "$n.data" >"$n.ev" 2>"$n.derr" || { fail "dc_events $n: $(head -c 300 "$n.derr")"; return; }
 	if python3 "$TRUTHCMP" --tol-ns="$per" "$n.truth" "$n.ev" >"$n.tp" 2>&1
 	then pass "$n branches within P: $(tail -1 "$n.tp")"
-	else fail "$n branches within P: $(head -c 600 "$n.tp")"; fi
+	else fail "$n branches within P: $(head -c 600 "$n.tp")"; keep "$n"; fi
 	[ "$share" = - ] && return
 	if python3 "$TRUTHCMP" --tol-ns=$((per / 8)) --tol-share="$share" "$n.truth" "$n.ev" >"$n.tc" 2>&1
 	then pass "$n branches: $(tail -1 "$n.tc")"
-	else fail "$n branches: $(head -c 600 "$n.tc")"; fi
+	else fail "$n branches: $(head -c 600 "$n.tc")"; keep "$n"; fi
 }
 # (At MTC period 3 with 1 or 7 ns per instruction a period spans 37-256
 # instructions, more than most stretches between syscalls: 13-30 % of the
