@@ -1774,6 +1774,21 @@ static void ah_state(struct pt_block_decoder *dec, struct rrec *r)
 	r->off_ret = pt_blk_get_offset(dec, &r->off);
 }
 
+/* The carry after a window that ends at its stop PSB, carry_len bytes
+ * before the end of its last chunk (window_span puts the stop there; the
+ * CYC fix, up to the stop, leaves that tail as it is). */
+static const uint8_t *chunk_tail(const struct ahead *a, size_t last, size_t carry_len)
+{
+	return carry_len ? a->chunks[last - 1].data + a->chunks[last - 1].size - carry_len : NULL;
+}
+
+/* Throw away the windows the owner built (under wmu, or once alone). */
+static void pre_drop(struct ahead *a)
+{
+	for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
+		free(a->pre[a->pre0].buf);
+}
+
 /* The window at p, as open_window builds it, into w: 0, 1 no more data,
  * -ENOMEM. p moves to the next window's start, as if this one ended at
  * its stop PSB. Touches only the chunks and p: either side may run it. */
@@ -1809,11 +1824,9 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 		if (fix)
 			cyc_fix_scan(&a->pt, buf, lim, buf, NULL);
 	}
-	/* the stop PSB is in the last chunk (window_span): the carry is its
-	 * tail, which the CYC fix (up to the stop) leaves as it is */
 	p->next_chunk = last;
 	p->carry_len = stop ? w->len - stop : 0;
-	p->carry = stop ? a->chunks[last - 1].data + a->chunks[last - 1].size - p->carry_len : NULL;
+	p->carry = chunk_tail(a, last, p->carry_len);
 	return 0;
 }
 
@@ -1865,8 +1878,7 @@ static void ah_window(struct ahead *a, struct rrec *r)
 	pthread_mutex_lock(&a->wmu);
 	if (!wpos_eq(&me, a->npre ? &a->pre_at[a->pre0] : a->inflight ? &a->inflight_at : &a->cur)) {
 		/* the last window did not end at its stop PSB */
-		for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
-			free(a->pre[a->pre0].buf);
+		pre_drop(a);
 		if (a->inflight)   /* (once taken, it stays taken) */
 			a->stolen = true;
 		a->inflight = false;
@@ -1972,11 +1984,9 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 		}
 	}
 	pt_blk_free_decoder(dec);
-	/* (the stop PSB's tail of the last chunk, as build_window has it) */
+	/* (as build_window has it) */
 	a->carry_len = at_stop && w->stop_off ? w->len - w->stop_off : 0;
-	a->carry = a->carry_len ? a->chunks[w->next_chunk - 1].data +
-					  a->chunks[w->next_chunk - 1].size - a->carry_len
-				: NULL;
+	a->carry = chunk_tail(a, w->next_chunk, a->carry_len);
 	return !atomic_load(&a->cancel);
 }
 
@@ -2045,8 +2055,7 @@ static void ahead_stop(struct dc_ptq *q)
 	for (size_t i = a->ltail; i < head; i++)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
 			free(a->ring[i % AH_RING].u.w.buf);
-	for (; a->npre; a->npre--, a->pre0 = (a->pre0 + 1) % AH_PRE)
-		free(a->pre[a->pre0].buf);
+	pre_drop(a);
 	free(a->carry0);
 	pthread_mutex_destroy(&a->wmu);
 	free(a);
