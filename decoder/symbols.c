@@ -736,21 +736,24 @@ static char *find_debuginfo(struct dc_symbols *s, struct dso *d, Elf *code)
 	return NULL;
 }
 
+/* --symfs comes first: a trace decoded away from the machine that recorded
+ * it often has a file of its own at the recorded path (its own libc), which,
+ * when the recording names no build-id, would pass for the binary. */
 static char *find_code_file(struct dc_symbols *s, struct dso *d)
 {
 	char path[4096], hex[41];
 
+	if (s->symfs) {
+		snprintf(path, sizeof(path), "%s/%s", s->symfs, d->path);
+		if (file_matches(path, d->bid, d->bid_size))
+			return strdup(path);
+	}
 	if (d->path[0] == '/' && file_matches(d->path, d->bid, d->bid_size))
 		return strdup(d->path);
 	if (d->bid_size) {
 		bid_hex(d->bid, d->bid_size, hex);
 		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", s->buildid_dir, hex,
 			 hex + 2);
-		if (file_matches(path, d->bid, d->bid_size))
-			return strdup(path);
-	}
-	if (s->symfs) {
-		snprintf(path, sizeof(path), "%s/%s", s->symfs, d->path);
 		if (file_matches(path, d->bid, d->bid_size))
 			return strdup(path);
 	}

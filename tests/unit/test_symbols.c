@@ -454,6 +454,9 @@ static void test_search_paths(void **state)
 	struct nmsym *v;
 	size_t n = nm_funcs(tpath("symtest"), &v);
 	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
+	struct nmsym *vi;
+	size_t ni = nm_funcs(tpath("symtest_ibt"), &vi);
+	const struct nmsym *leaf_ibt = nm_find(vi, ni, "st_leaf");
 	uint8_t bid[20];
 	size_t nb = build_id(tpath("symtest"), bid, hex, sizeof(hex));
 	int dso;
@@ -501,6 +504,20 @@ static void test_search_paths(void **state)
 	assert_null(dc_sym_dso_file(s, dso));
 	assert_int_equal(dc_sym_nr_missing(s), 1);
 	dc_symbols_free(s);
+	/* --symfs comes before the path: under it, the recorded path holds
+	 * another program (symtest_ibt) than the file at that path here */
+	assert_non_null(leaf_ibt);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"%s/symfs$(dirname '%s')\" && cp '%s' '%s/symfs%s'",
+		 dir, tpath("symtest"), tpath("symtest_ibt"), dir, tpath("symtest"));
+	run(cmd);
+	snprintf(path, sizeof(path), "%s/symfs", dir);
+	assert_int_equal(dc_symbols_new(&o, NULL, &s), 0);
+	dso = dc_sym_dso(s, tpath("symtest"), NULL, 0);
+	assert_non_null(dc_sym_dso_file(s, dso));
+	assert_ptr_equal(strstr(dc_sym_dso_file(s, dso), path), dc_sym_dso_file(s, dso));
+	assert_string_equal(name_at(s, dso, leaf_ibt), "st_leaf");
+	dc_symbols_free(s);
+	free(vi);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	run(cmd);
 	free(v);
