@@ -36,6 +36,7 @@ struct dc_sideband {
 	struct sb_cpu *cpus;
 	size_t ncpus;
 	uint64_t wakes, bad_wakes;
+	const struct dc_perf_file *pf;  /* its HEADER_BUILD_ID table, or NULL */
 };
 
 int dc_sb_new(struct dc_sideband **out)
@@ -222,6 +223,31 @@ static int map_punch(struct dc_sb_proc *p, uint64_t start, uint64_t end, uint64_
 	return 0;
 }
 
+void dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf)
+{
+	sb->pf = pf;
+}
+
+/* A user mapping's build-id from the file's HEADER_BUILD_ID table (perf and
+ * ptflame record write it at the end; MMAP2 records carry one only when the
+ * kernel was asked to), so that a binary that changed since, or another
+ * machine's file at that path, is not taken for the recorded one. One scan
+ * per executable mapping: the table holds one entry per binary. */
+static const uint8_t *header_build_id(const struct dc_sideband *sb, const char *path,
+				      size_t *size)
+{
+	for (size_t i = 0; sb->pf && path && i < dc_perf_nr_build_ids(sb->pf); i++) {
+		const struct dc_build_id *b = dc_perf_build_id_at(sb->pf, i);
+
+		if ((b->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL &&
+		    b->size && b->filename && !strcmp(b->filename, path)) {
+			*size = b->size;
+			return b->id;
+		}
+	}
+	return NULL;
+}
+
 int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t start,
 	       uint64_t len, uint64_t pgoff, const char *path,
 	       const uint8_t *build_id, size_t build_id_size)
@@ -243,6 +269,8 @@ int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t sta
 	m.pgoff = pgoff;
 	m.t_start = time;
 	m.t_end = UINT64_MAX;
+	if (!build_id_size)
+		build_id = header_build_id(sb, path, &build_id_size);
 	if (build_id && build_id_size) {
 		m.build_id_size = build_id_size > 20 ? 20 : (uint8_t)build_id_size;
 		memcpy(m.build_id, build_id, m.build_id_size);

@@ -1013,8 +1013,13 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		d->missing = true;
 		if (d->bid_size)
 			bid_hex(d->bid, d->bid_size, hex);
-		warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
-		     hex[0] ? " (or its build-id in the debug directories)" : "");
+		if (hex[0] && d->path[0] == '/' && file_exists(d->path))
+			warn(s, "%s is not the binary recorded (build-id %s): its code shows as "
+			     "[unknown]; put a copy of the recording machine's file under "
+			     "--symfs DIR", d->path, hex);
+		else
+			warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
+			     hex[0] ? " (or its build-id in the debug directories)" : "");
 		{
 			char **nm = realloc(s->missing, (s->nmissing + 1) * sizeof(*nm));
 

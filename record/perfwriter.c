@@ -19,8 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+
+#include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/outfile.h"
 #include "record/perfwriter.h"
@@ -58,6 +63,10 @@ struct rc_perf_writer {
 	uint64_t pt_type;          /* AUXTRACE_INFO's PMU type, 0: none */
 	struct pf_auxtrace_index_entry *auxidx;
 	size_t nr_auxidx, cap_auxidx;
+	char **mapped;             /* user files mapped executable, each once */
+	bool *mapped_bid;          /* its build-id is in HEADER_BUILD_ID already */
+	size_t nr_mapped, cap_mapped;
+	struct dc_hash mapped_idx; /* chained hash of the name -> index in mapped */
 	int err;
 	char errmsg[512];
 };
@@ -188,6 +197,11 @@ static void free_writer(struct rc_perf_writer *w)
 	for (int i = 0; i < HEADER_LAST_FEATURE; i++)
 		free(w->feat[i].data);
 	free(w->auxidx);
+	for (size_t i = 0; i < w->nr_mapped; i++)
+		free(w->mapped[i]);
+	free(w->mapped);
+	free(w->mapped_bid);
+	dc_hash_free(&w->mapped_idx);
 	free(w->buf);
 	free(w->path);
 	free(w);
@@ -276,6 +290,58 @@ static int start_data(struct rc_perf_writer *w)
 	return w->err;
 }
 
+/* The index of file name `name` in w->mapped, added if new; -1: no memory. */
+static ssize_t mapped_slot(struct rc_perf_writer *w, const char *name, size_t len)
+{
+	uint64_t k = dc_hash_chain_start(dc_strhash(name, len)), idx;
+	size_t cap;
+
+	while (dc_hash_chain(&w->mapped_idx, &k, &idx))
+		if (dc_str_eq(w->mapped[idx], name, len))
+			return (ssize_t)idx;
+	cap = w->cap_mapped;   /* (mapped owns the capacity: it grows last) */
+	if (DC_VEC_PUSH_ROOM(w->mapped_bid, w->nr_mapped, cap, 16) ||
+	    DC_VEC_PUSH_ROOM(w->mapped, w->nr_mapped, w->cap_mapped, 16))
+		return -1;
+	w->mapped[w->nr_mapped] = strndup(name, len);
+	if (!w->mapped[w->nr_mapped] || dc_hash_put(&w->mapped_idx, k, w->nr_mapped)) {
+		free(w->mapped[w->nr_mapped]);
+		return -1;
+	}
+	w->mapped_bid[w->nr_mapped] = false;
+	return (ssize_t)w->nr_mapped++;
+}
+
+/* Remember the file of a user MMAP/MMAP2 of code that names no build-id:
+ * rc_perf_finish writes the file's build-id into HEADER_BUILD_ID, as perf
+ * record does, so that a decoder elsewhere (another machine, the binary
+ * upgraded since) can tell the file it finds from the one that ran. */
+static int note_mapping(struct rc_perf_writer *w, const uint8_t *rec, size_t size)
+{
+	struct perf_event_header h;
+	size_t at, len;
+	uint32_t prot;
+
+	memcpy(&h, rec, sizeof(h));
+	if (h.type != PERF_RECORD_MMAP && h.type != PERF_RECORD_MMAP2)
+		return 0;
+	at = h.type == PERF_RECORD_MMAP ? 40 : 72;
+	if ((h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	    (h.misc & (PERF_RECORD_MISC_MMAP_DATA | PERF_RECORD_MISC_MMAP_BUILD_ID)) ||
+	    size <= at || rec[at] != '/')
+		return 0;
+	if (h.type == PERF_RECORD_MMAP2) {
+		memcpy(&prot, rec + 64, 4);
+		if (!(prot & PROT_EXEC))
+			return 0;
+	}
+	len = strnlen((const char *)rec + at, size - at);
+	if (len == size - at)
+		return 0;   /* unterminated: the reader will say so */
+	return mapped_slot(w, (const char *)rec + at, len) < 0
+		       ? fail(w, -ENOMEM, "out of memory for the mapped files' names") : 0;
+}
+
 int rc_perf_write(struct rc_perf_writer *w, const void *rec)
 {
 	struct perf_event_header h;
@@ -287,6 +353,8 @@ int rc_perf_write(struct rc_perf_writer *w, const void *rec)
 		return fail(w, -EINVAL, "record of type %" PRIu32 " has size %u", h.type, h.size);
 	if (h.type == PERF_RECORD_AUXTRACE)
 		return fail(w, -EINVAL, "AUXTRACE must be written with rc_perf_auxtrace");
+	if (note_mapping(w, rec, h.size))
+		return w->err;
 	return emit(w, rec, h.size);
 }
 
@@ -357,6 +425,8 @@ int rc_perf_write_sid(struct rc_perf_writer *w, const void *rec,
 		return fail(w, -EINVAL, "sample id %" PRIu64 " belongs to no attr", sid->id);
 	if (h.size < sizeof(h) || h.size > REC_MAX - 64)
 		return fail(w, -EINVAL, "record of type %" PRIu32 " has size %u", h.type, h.size);
+	if (note_mapping(w, rec, h.size))
+		return w->err;
 	memcpy(buf, rec, h.size);
 	ts = put_trailer(buf + h.size, a, sid);
 	h.size = (uint16_t)(h.size + ts);
@@ -815,7 +885,55 @@ int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode
 	if (feat_append(w, HEADER_BUILD_ID, ev, sizeof(ev)) ||
 	    feat_append(w, HEADER_BUILD_ID, filename, len))
 		return w->err;
+	if ((cpumode & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+		ssize_t i = mapped_slot(w, filename, len - 1);
+
+		if (i < 0)
+			return fail(w, -ENOMEM, "out of memory for the mapped files' names");
+		w->mapped_bid[i] = true;
+	}
 	return feat_append(w, HEADER_BUILD_ID, pad, padded - len);
+}
+
+/* The GNU build-id note of the ELF file at path: its size, 0 if none. */
+static size_t file_build_id(const char *path, uint8_t out[PF_BUILD_ID_SIZE])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const void *id;
+	ssize_t n = 0;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > PF_BUILD_ID_SIZE)
+		n = PF_BUILD_ID_SIZE;
+	if (n > 0)
+		memcpy(out, id, (size_t)n);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A build-id for every mapped file that has none in HEADER_BUILD_ID yet
+ * (a file gone or replaced since it was mapped gets none or the new one's:
+ * perf record reads them at the end too). */
+static int add_mapped_build_ids(struct rc_perf_writer *w)
+{
+	uint8_t id[PF_BUILD_ID_SIZE];
+
+	for (size_t i = 0; i < w->nr_mapped && !w->err; i++) {
+		size_t n;
+
+		if (w->mapped_bid[i] || !(n = file_build_id(w->mapped[i], id)))
+			continue;
+		rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_USER, id, n, w->mapped[i]);
+	}
+	return w->err;
 }
 
 int rc_perf_set_feature(struct rc_perf_writer *w, int feat, const void *data, size_t size)
@@ -985,7 +1103,7 @@ int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
 	int ret;
 
 	if (start_data(w) || build_auxtrace_feature(w) || build_event_desc(w) ||
-	    build_tracing_data(w))
+	    build_tracing_data(w) || add_mapped_build_ids(w))
 		goto out;
 	w->hdr.data.size = w->off - w->hdr.data.offset;
 	if (write_features(w) || flush(w))
