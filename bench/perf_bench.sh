@@ -1,13 +1,8 @@
 #!/bin/bash
 # Decoding speed and memory of `ptflame report` against its ceiling (run by
-# hand). Inputs, each given as an argument:
-#   N        a per-thread perf.data of N MiB of PT made by bench/ptenc_bench.c
-#            (a steady loop of real code: calls, returns, branches; built by
-#            meson as tests/e2e/decode/dc_ptenc_bench)
-#   sqlite   Debian's sqlite3 running an SQL workload (SQLITE_ROWS rows,
-#            default 5000) recorded with record --emulate=qemu: many
-#            functions, DSOs (sqlite3, libsqlite3, libc, ld.so), deep stacks
-# (default: "10 100 sqlite"). On each, interleaved, RUNS times (default 3):
+# hand). Inputs, each given as an argument: N (a synthetic trace of N MiB of
+# PT), sqlite or xz, as bench/bench_lib.sh makes them (default: "10 100
+# sqlite"). On each, interleaved, RUNS times (default 3):
 #   report-j1     ptflame report -j 1 -o /dev/null (one thread)
 #   report-jN     ptflame report -o /dev/null (-j: the online CPUs)
 #   report-jN@1   the same, confined to one CPU (taskset -c 0)
@@ -18,7 +13,7 @@
 # counts them), the largest peak RSS (file pages included) and the ratios
 # to the bare loop and to perf script. Timings on a shared machine are
 # noisy: the load average is printed; compare medians of one run only.
-# usage: bench/perf_bench.sh BUILDDIR [N|sqlite...]
+# usage: bench/perf_bench.sh BUILDDIR [N|sqlite|xz...]
 #        (RUNS=n, OUT=dir for the files, default /tmp/perf-bench)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,18 +27,8 @@ PTFLAME=$BUILD/cmd/ptflame
 NCPU=$(nproc)
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
 	"$SRC/bench/ipt_bare.c" "$SRC/decoder/perfdata.c" "$SRC/decoder/outfile.c" -lipt
-# the trace's code is the generator's own text: keep the binary where it ran
-cp "$BUILD/tests/e2e/decode/dc_ptenc_bench" "$OUT/ptenc_bench"
+. "$SRC/bench/bench_lib.sh"
 
-# run NAME CMD...: one timed run; appends "wall cpu rss_kib" to $OUT/NAME.t
-run() {
-	local name=$1
-	shift
-	/usr/bin/time -f "%e %U %S %M" -o "$OUT/time.tmp" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
-		{ echo "$name failed: $(head -c 300 "$OUT/$name.err")" >&2; exit 1; }
-	awk '{ print $1, $2 + $3, $4 }' "$OUT/time.tmp" >>"$OUT/$name.t"
-}
-median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "$NCPU CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
 printf '| input | tool | median wall s | median CPU s | MiB/s | M branches/s | peak RSS MB | vs bare | vs perf |\n'
@@ -51,36 +36,19 @@ printf '|---|---|---|---|---|---|---|---|---|\n'
 for in in $INPUTS; do
 	data=$OUT/in.data
 	rm -f "$OUT"/*.t
-	if [ "$in" = sqlite ]; then
-		rows=${SQLITE_ROWS:-5000}
-		cat >"$OUT/w.sql" <<SQL
-CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);
-WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i < $rows)
-INSERT INTO t SELECT i, hex(randomblob(16)), i*0.5 FROM r;
-CREATE INDEX tb ON t(b);
-SELECT count(*), sum(c), max(b) FROM t WHERE b > '8';
-SELECT substr(b,1,2), count(*) FROM t GROUP BY 1 ORDER BY 2 DESC LIMIT 3;
-SQL
-		nice "$PTFLAME" record --emulate=qemu --start '' -q -o "$data" -- sqlite3 :memory: \
-			<"$OUT/w.sql" >/dev/null
-		label="sqlite3 ($rows rows)"
-	else
-		nice "$OUT/ptenc_bench" -s "$in" -o "$OUT/b.bin" -p "$data" >/dev/null
-		rm -f "$OUT/b.bin"
-		label="synthetic"
-	fi
+	label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
 	tools="report-j1 report-j$NCPU report-j$NCPU@1 bare"
 	for ((i = 0; i < RUNS; i++)); do
-		run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
-		run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
-		run "report-j$NCPU@1" taskset -c 0 "$PTFLAME" report -q -i "$data" -o /dev/null
-		run bare "$OUT/ipt_bare" "$data"
+		bench_run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
+		bench_run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
+		bench_run "report-j$NCPU@1" taskset -c 0 "$PTFLAME" report -q -i "$data" -o /dev/null
+		bench_run bare "$OUT/ipt_bare" "$data"
 	done
 	branches=$(sed -n 's/.*branches=\([0-9]*\).*/\1/p' "$OUT/bare.out")
 	# MiB of PT: what the bare loop decoded (all of it from the first PSB)
 	mib=$(sed -n 's/^bytes=\([0-9]*\).*/\1/p' "$OUT/bare.out" | awk '{printf "%.1f", $1 / 1048576}')
 	if awk -v m="$mib" 'BEGIN { exit !(m <= 25) }' && command -v perf >/dev/null; then
-		run perf perf script -i "$data" --itrace=cr -F flags,ip,addr
+		bench_run perf perf script -i "$data" --itrace=cr -F flags,ip,addr
 		tools="$tools perf"
 	fi
 	declare -A med
