@@ -779,6 +779,29 @@ const void *dc_sym_own_vdso(size_t *size)
 	return *size > 64 && *size <= 65536 ? base : NULL;
 }
 
+size_t dc_sym_own_vdso_build_id(uint8_t out[20])
+{
+	size_t size, n = 0;
+	const void *v = dc_sym_own_vdso(&size);
+	Elf *elf = v ? elf_memory((char *)v, size) : NULL;
+
+	if (elf) {
+		n = elf_build_id(elf, out);
+		elf_end(elf);
+	}
+	return n;
+}
+
+const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size)
+{
+	uint8_t own[20];
+	size_t on;
+
+	if (n && ((on = dc_sym_own_vdso_build_id(own)) != n || memcmp(own, build_id, n)))
+		return NULL;
+	return dc_sym_own_vdso(size);
+}
+
 static int syms_from(struct img *d, Elf *elf, struct symvec *sv, uint8_t prio_base,
 		     bool dyn_too)
 {
@@ -968,6 +991,22 @@ void dc_sym_img_counters(uint64_t *loads, uint64_t *reuses)
 	pthread_mutex_unlock(&img_lock);
 }
 
+/* d's code is not there: it is listed once for the summary. */
+static int note_missing(struct dc_symbols *s, struct dso *d)
+{
+	char **nm = realloc(s->missing, (s->nmissing + 1) * sizeof(*nm));
+
+	d->missing = true;
+	if (!nm)
+		return -ENOMEM;
+	s->missing = nm;
+	s->missing[s->nmissing] = strdup(d->path);
+	if (!s->missing[s->nmissing])
+		return -ENOMEM;
+	s->nmissing++;
+	return 0;
+}
+
 static int dso_load(struct dc_symbols *s, struct dso *d)
 {
 	struct symvec sv = { 0 };
@@ -982,8 +1021,19 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	d->img = &img_none;
 	if (!strcmp(d->path, "[vdso]")) {
 		size_t size;
-		const void *mem = dc_sym_own_vdso(&size);
+		const void *mem = dc_sym_vdso_for(d->bid, d->bid_size, &size);
 		Elf *elf = mem ? elf_memory((char *)mem, size) : NULL;
+
+		if (!mem && d->bid_size) {
+			char hex[41];
+
+			bid_hex(d->bid, d->bid_size, hex);
+			warn(s, "the recording's %s (build-id %s) is not this kernel's: its code "
+			     "shows as [unknown]; report on the machine that recorded, running the "
+			     "same kernel", d->path, hex);
+			if ((ret = note_missing(s, d)))
+				return ret;
+		}
 
 		m = img_new(NULL, NULL, s->opts.no_demangle);
 		if (!m) {
@@ -1020,17 +1070,8 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		else
 			warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
 			     hex[0] ? " (or its build-id in the debug directories)" : "");
-		{
-			char **nm = realloc(s->missing, (s->nmissing + 1) * sizeof(*nm));
-
-			if (!nm)
-				return -ENOMEM;
-			s->missing = nm;
-			s->missing[s->nmissing] = strdup(d->path);
-			if (!s->missing[s->nmissing])
-				return -ENOMEM;
-			s->nmissing++;
-		}
+		if ((ret = note_missing(s, d)))
+			return ret;
 	} else {
 		uint8_t bid[20];
 		size_t n = elf_build_id(code.elf, bid);

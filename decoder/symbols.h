@@ -116,6 +116,11 @@ char *dc_sym_demangle(const char *name);
  * kernel's vdso is what a process recorded on this machine had mapped.
  * NULL when there is none. */
 const void *dc_sym_own_vdso(size_t *size);
+/* Its build-id (0 bytes: none). */
+size_t dc_sym_own_vdso_build_id(uint8_t out[20]);
+/* The vdso to decode a recording's [vdso] with: ours, unless the recording
+ * gave it a build-id (n > 0) that is not ours (another kernel's). */
+const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size);
 
 /* Counters: symbol lookups done (cache misses) and cache hits. */
 void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits);

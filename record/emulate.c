@@ -1631,6 +1631,7 @@ static int setup(struct emu *e)
 		e->fail = rc;
 		return rc;
 	}
+	rc_perf_same_kernel(e->w);   /* the traced process runs on our kernel */
 	e->s.stop = &e->stop;
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;

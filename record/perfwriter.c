@@ -28,6 +28,7 @@
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/outfile.h"
+#include "decoder/symbols.h"
 #include "record/perfwriter.h"
 
 #define WBUF_SIZE (1u << 20)
@@ -67,6 +68,7 @@ struct rc_perf_writer {
 	bool *mapped_bid;          /* its build-id is in HEADER_BUILD_ID already */
 	size_t nr_mapped, cap_mapped;
 	struct dc_hash mapped_idx; /* chained hash of the name -> index in mapped */
+	bool same_kernel;          /* [vdso] is ours: rc_perf_same_kernel */
 	int err;
 	char errmsg[512];
 };
@@ -328,7 +330,8 @@ static int note_mapping(struct rc_perf_writer *w, const uint8_t *rec, size_t siz
 	at = h.type == PERF_RECORD_MMAP ? 40 : 72;
 	if ((h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
 	    (h.misc & (PERF_RECORD_MISC_MMAP_DATA | PERF_RECORD_MISC_MMAP_BUILD_ID)) ||
-	    size <= at || rec[at] != '/')
+	    size <= at || (rec[at] != '/' && (!w->same_kernel || strcmp((const char *)rec + at,
+								   "[vdso]"))))
 		return 0;
 	if (h.type == PERF_RECORD_MMAP2) {
 		memcpy(&prot, rec + 64, 4);
@@ -895,6 +898,11 @@ int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode
 	return feat_append(w, HEADER_BUILD_ID, pad, padded - len);
 }
 
+void rc_perf_same_kernel(struct rc_perf_writer *w)
+{
+	w->same_kernel = true;
+}
+
 /* The GNU build-id note of the ELF file at path: its size, 0 if none. */
 static size_t file_build_id(const char *path, uint8_t out[PF_BUILD_ID_SIZE])
 {
@@ -929,7 +937,11 @@ static int add_mapped_build_ids(struct rc_perf_writer *w)
 	for (size_t i = 0; i < w->nr_mapped && !w->err; i++) {
 		size_t n;
 
-		if (w->mapped_bid[i] || !(n = file_build_id(w->mapped[i], id)))
+		if (w->mapped_bid[i])
+			continue;
+		n = strcmp(w->mapped[i], "[vdso]") ? file_build_id(w->mapped[i], id)
+						   : dc_sym_own_vdso_build_id(id);
+		if (!n)
 			continue;
 		rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_USER, id, n, w->mapped[i]);
 	}

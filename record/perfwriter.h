@@ -152,6 +152,12 @@ int rc_perf_set_cmdline(struct rc_perf_writer *w, size_t argc, const char *const
 /* One HEADER_STRING-style feature: HOSTNAME, OSRELEASE, VERSION, ARCH,
  * CPUDESC, CPUID. */
 int rc_perf_set_string(struct rc_perf_writer *w, int feat, const char *s);
+/* The recorded processes run on this machine's kernel (hardware PT, the
+ * ptrace emulator; not qemu, whose guests see no kernel vdso): their
+ * [vdso] is this process's, and its build-id goes into HEADER_BUILD_ID
+ * with the mapped files' (which rc_perf_finish adds for every user MMAP
+ * and MMAP2 of code that named none). */
+void rc_perf_same_kernel(struct rc_perf_writer *w);
 int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode,
 			 const uint8_t *id, size_t size, const char *filename);
 /* Raw bytes of any feature (replaces what the helpers would write). */

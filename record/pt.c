@@ -1544,6 +1544,7 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 		return fail(r, -ENOMEM, "out of memory for a %llu-byte AUX copy", (unsigned long long)aux);
 	if ((rc = rc_perf_create(o->output, &r->w, werr, sizeof(werr))))
 		return fail(r, rc, "%s", werr[0] ? werr : strerror(-rc));
+	rc_perf_same_kernel(r->w);
 	r->sk.w = r->w;
 	r->sk.scratch = r->scratch;
 	r->sk.reference = reference;
