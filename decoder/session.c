@@ -201,7 +201,7 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			continue;
 		if (!strcmp(m->path, "[vdso]")) {
 			size_t len;
-			const uint8_t *v = dc_sym_vdso_for(m->build_id, m->build_id_size, &len);
+			const uint8_t *v = dc_sym_vdso(s->sym, m->build_id, m->build_id_size, &len);
 
 			/* the same kernel's vdso fills the same pages */
 			if (v && round_page(len) == m->end - m->start) {

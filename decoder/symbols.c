@@ -105,6 +105,12 @@ struct inl_ctx {
  * addresses over and over). */
 #define SYM_FRONT 4096
 
+struct vdso_copy {
+	uint8_t bid[20];
+	size_t bid_size, size;
+	uint8_t *data;
+};
+
 struct dc_symbols {
 	struct dc_symbols_opts opts;
 	char *debug_dir, *buildid_dir, *symfs;
@@ -117,6 +123,8 @@ struct dc_symbols {
 	size_t nsrclines;
 	char **missing;
 	size_t nmissing;
+	struct vdso_copy *vdsos;        /* [vdso] images read from perf's cache */
+	size_t nvdsos, cap_vdsos;
 	struct dc_hash cache_idx;       /* mixed (pid, ip) -> index in cache */
 	struct cache_ent *cache;
 	size_t ncache, cap_cache;
@@ -802,6 +810,51 @@ const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size)
 	return dc_sym_own_vdso(size);
 }
 
+/* perf's build-id cache copy of a [vdso] (perf record saves it, perf
+ * archive packs it): BUILDID_DIR/.build-id/xx/rest/vdso, read whole. */
+static const void *cached_vdso(struct dc_symbols *s, const uint8_t *bid, size_t n,
+			       size_t *size)
+{
+	char path[4096], hex[41];
+	struct vdso_copy *c;
+	struct stat st;
+	FILE *f;
+
+	for (size_t i = 0; i < s->nvdsos; i++)
+		if (s->vdsos[i].bid_size == n && !memcmp(s->vdsos[i].bid, bid, n)) {
+			*size = s->vdsos[i].size;
+			return s->vdsos[i].data;
+		}
+	bid_hex(bid, n, hex);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/vdso", s->buildid_dir, hex, hex + 2);
+	if (!file_matches(path, bid, n) || stat(path, &st) || st.st_size <= 64 ||
+	    st.st_size > 65536 || DC_VEC_PUSH_ROOM(s->vdsos, s->nvdsos, s->cap_vdsos, 2))
+		return NULL;
+	c = &s->vdsos[s->nvdsos];
+	memset(c, 0, sizeof(*c));
+	c->data = malloc((size_t)st.st_size);
+	f = fopen(path, "rb");
+	if (!c->data || !f || fread(c->data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		free(c->data);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	memcpy(c->bid, bid, n);
+	c->bid_size = n;
+	c->size = *size = (size_t)st.st_size;
+	s->nvdsos++;
+	return c->data;
+}
+
+const void *dc_sym_vdso(struct dc_symbols *s, const uint8_t *bid, size_t n, size_t *size)
+{
+	const void *own = dc_sym_vdso_for(bid, n, size);
+
+	return own || !n ? own : cached_vdso(s, bid, n, size);
+}
+
 static int syms_from(struct img *d, Elf *elf, struct symvec *sv, uint8_t prio_base,
 		     bool dyn_too)
 {
@@ -1021,16 +1074,17 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	d->img = &img_none;
 	if (!strcmp(d->path, "[vdso]")) {
 		size_t size;
-		const void *mem = dc_sym_vdso_for(d->bid, d->bid_size, &size);
+		const void *mem = dc_sym_vdso(s, d->bid, d->bid_size, &size);
 		Elf *elf = mem ? elf_memory((char *)mem, size) : NULL;
 
 		if (!mem && d->bid_size) {
 			char hex[41];
 
 			bid_hex(d->bid, d->bid_size, hex);
-			warn(s, "the recording's %s (build-id %s) is not this kernel's: its code "
-			     "shows as [unknown]; report on the machine that recorded, running the "
-			     "same kernel", d->path, hex);
+			warn(s, "the recording's %s (build-id %s) is not this kernel's, and perf's "
+			     "build-id cache (~/.debug) has no copy: its code shows as [unknown]; "
+			     "report where it was recorded, or copy that machine's ~/.debug here "
+			     "(perf archive)", d->path, hex);
 			if ((ret = note_missing(s, d)))
 				return ret;
 		}
@@ -1194,6 +1248,9 @@ void dc_symbols_free(struct dc_symbols *s)
 	free(s->cache);
 	dc_hash_free(&s->cache_idx);
 	dc_hash_free(&s->dso_by_name);
+	for (size_t i = 0; i < s->nvdsos; i++)
+		free(s->vdsos[i].data);
+	free(s->vdsos);
 	free(s->debug_dir);
 	free(s->buildid_dir);
 	free(s->symfs);

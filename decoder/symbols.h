@@ -121,6 +121,10 @@ size_t dc_sym_own_vdso_build_id(uint8_t out[20]);
 /* The vdso to decode a recording's [vdso] with: ours, unless the recording
  * gave it a build-id (n > 0) that is not ours (another kernel's). */
 const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size);
+/* The same, else perf's build-id cache's copy of that vdso (kept until
+ * the symbolizer is freed); NULL when there is neither. */
+const void *dc_sym_vdso(struct dc_symbols *s, const uint8_t *build_id, size_t n,
+			size_t *size);
 
 /* Counters: symbol lookups done (cache misses) and cache hits. */
 void dc_sym_counters(const struct dc_symbols *s, uint64_t *lookups, uint64_t *hits);

@@ -65,4 +65,19 @@ expect_grep "the recording's \\[vdso\\] \\(build-id .*\\) is not this kernel's" 
 if grep -q '__vdso_' v2.folded; then fail "names from this kernel's vdso: $(grep -m2 __vdso_ v2.folded)"
 else pass "this kernel's vdso is not used for another's"; fi
 expect_grep '\[unknown\] \(\[vdso\]\)' v2.folded "its code is [unknown] ([vdso])"
+# perf's build-id cache copy of that other vdso (perf record saves one,
+# perf archive packs it) is used: here, our vdso with the same id change
+nbid=$(python3 -c '
+import sys
+old = bytes.fromhex(sys.argv[1]); new = bytes([old[0] ^ 0xff]) + old[1:]
+d = open("vdso.so", "rb").read(); assert d.count(old) == 1
+open("vdso2.so", "wb").write(d.replace(old, new)); print(new.hex())' "$vbid")
+mkdir -p "home/.debug/.build-id/${nbid:0:2}/${nbid:2}" &&
+	cp vdso2.so "home/.debug/.build-id/${nbid:0:2}/${nbid:2}/vdso"
+HOME=$PWD/home "$PTFLAME" report -i v2.data --plain >v3.folded 2>v3.err ||
+	fail "report v2 with a cached vdso: $(head -c 300 v3.err)"
+if grep -q 'vdso' v3.err; then fail "a warning with the cached vdso there: $(grep vdso v3.err)"
+else pass "no [vdso] warning with perf's cached copy"; fi
+if cmp -s v.folded v3.folded; then pass "the cached copy decodes as this kernel's vdso did"
+else fail "with the cached vdso: $(diff v.folded v3.folded | head -5)"; fi
 finish
