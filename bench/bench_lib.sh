@@ -11,19 +11,25 @@
 #   xz      xz compressing the first XZ_KB KiB (default 300) of libc in 40 KiB
 #           blocks with 4 threads, recorded the same way: 5 threads, 4 of
 #           them busy, so 4 large AUX queues (what -j spreads over cores)
-bench_input() {
-	local spec=$1 data=$2 build=$3 out=$4 ptflame=$3/cmd/ptflame
-	case $spec in
-	sqlite)
-		local rows=${SQLITE_ROWS:-5000}
-		cat >"$out/w.sql" <<SQL
+# bench_sqlite_sql ROWS: the SQL workload (ROWS rows inserted, indexed,
+# aggregated) on stdout
+bench_sqlite_sql() {
+	cat <<SQL
 CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);
-WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i < $rows)
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i < $1)
 INSERT INTO t SELECT i, hex(randomblob(16)), i*0.5 FROM r;
 CREATE INDEX tb ON t(b);
 SELECT count(*), sum(c), max(b) FROM t WHERE b > '8';
 SELECT substr(b,1,2), count(*) FROM t GROUP BY 1 ORDER BY 2 DESC LIMIT 3;
 SQL
+}
+
+bench_input() {
+	local spec=$1 data=$2 build=$3 out=$4 ptflame=$3/cmd/ptflame
+	case $spec in
+	sqlite)
+		local rows=${SQLITE_ROWS:-5000}
+		bench_sqlite_sql "$rows" >"$out/w.sql"
 		nice "$ptflame" record --emulate=qemu --start '' -q -o "$data" -- sqlite3 :memory: \
 			<"$out/w.sql" >/dev/null || return 1
 		echo "sqlite3 ($rows rows)"

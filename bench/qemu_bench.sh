@@ -16,14 +16,8 @@ B=${BUILD:-build}
 PTFLAME=$(realpath "$B/cmd/ptflame")
 W=$(mktemp -d /tmp/qemu-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-cat >"$W/w.sql" <<SQL
-CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);
-WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i < $ROWS)
-INSERT INTO t SELECT i, hex(randomblob(16)), i*0.5 FROM r;
-CREATE INDEX tb ON t(b);
-SELECT count(*), sum(c), max(b) FROM t WHERE b > '8';
-SELECT substr(b,1,2), count(*) FROM t GROUP BY 1 ORDER BY 2 DESC LIMIT 3;
-SQL
+. "$(dirname "$0")/bench_lib.sh"
+bench_sqlite_sql "$ROWS" >"$W/w.sql"
 cd "$W"
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>"$W/last.err" <"$W/w.sql"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 echo "sqlite3 workload, $ROWS rows; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
