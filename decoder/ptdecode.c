@@ -135,6 +135,7 @@ struct dc_ptq {
 	uint64_t last_ns;
 	uint64_t last_tsc;         /* the TSC last_ns was made from (now_ns) */
 	uint64_t last_push;        /* events leave in time order            */
+	bool off_async;            /* the last TRACE_OFF was an interrupt/fault */
 	/* Times between timing packets, by instruction count: an anchor is
 	 * (instructions so far, exact time); branches between two anchors get
 	 * times interpolated linearly. pend_t: a time read ahead, for the next
@@ -307,10 +308,12 @@ const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q) { return &q->c
 void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
 void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
 
-uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after)
+uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after,
+			   bool *async)
 {
 	*period = q->ctx_up ? q->ctx_up - q->ctx_ns : 0;
 	*after = q->last_push;
+	*async = q->off_async;
 	return q->ctx_up ? q->ctx_ip : 0;
 }
 
@@ -468,6 +471,8 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 	e->ev.kind = kind;
 	e->ev.reason = reason;
 	e->ev.sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
+	if (kind == DC_EV_TRACE_OFF)
+		q->off_async = reason == DC_OFF_FAULT;
 	e->icount = q->icount;
 	set_final(q, e, q->a_t);
 	return 0;
@@ -986,6 +991,7 @@ static int far_branch(struct dc_ptq *q, const struct pending *p, uint64_t to)
 			return ret;
 		e = &q->fifo[q->fhead + q->fn - 1];
 		e->ev.reason = p->iclass == ptic_far_jump ? DC_OFF_FAULT : DC_OFF_SYSCALL;
+		q->off_async = e->ev.reason == DC_OFF_FAULT;
 		e->ev.sysno = e->ev.reason == DC_OFF_SYSCALL ? syscall_nr(q, p) : 0;
 		return 0;
 	}
@@ -2769,7 +2775,8 @@ static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
 	}
 }
 
-size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigned *mtcs)
+size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
+			    unsigned *mtcs)
 {
 	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
@@ -2777,6 +2784,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigne
 	uint64_t last_ip = q->ctx_ip;
 	size_t n = 0;
 	bool more = true, pgd = false;   /* PGEs still counted; its PGD seen */
+	bool fup = false, pgd_async = false;  /* the last packet a FUP; the last PGD's */
 
 	*mtcs = 0;
 	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
@@ -2795,15 +2803,21 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigne
 				more = false;
 				*mtcs += !pgd;
 			}
-			if (pkt.type == ppt_tip_pgd)
+			if (pkt.type == ppt_tip_pgd) {
 				pgd = true;
+				pgd_async = fup;
+			}
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
 				update_last_ip(&last_ip, &pkt);
 			if (more && pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
+				async[n] = pgd_async;
 				ips[n++] = last_ip;
 				more = n < max;
 			}
+			if (pkt.type != ppt_pad && pkt.type != ppt_mtc && pkt.type != ppt_cyc &&
+			    pkt.type != ppt_mode)
+				fup = pkt.type == ppt_fup;
 		}
 	}
 	pt_pkt_free_decoder(pd);

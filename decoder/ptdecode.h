@@ -173,15 +173,20 @@ const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q);
  * ip, and *period: the time given to ops.context is only a lower bound, the
  * code after it ran before time_ns + *period (0 otherwise: a sync point,
  * or an exact time); *after: the queue's last event (a TIP.PGD placed no
- * later than it was), which that code ran after. */
-uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after);
+ * later than it was), which that code ran after; *async: that TRACE_OFF
+ * was asynchronous (an interrupt or fault). */
+uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after,
+			   bool *async);
 /* ... the ips of the TIP.PGEs after it in the trace before its next
  * timing packet (MTC, TSC; a PSB or an OVF ends the look too): the code
  * after each ran before that packet's time, within the PGE's period. At
  * most max; the count (0: none, or the data is not at hand). *mtcs: the
  * MTCs between it and its TIP.PGD (so many period edges the code after it
- * ran past: with k of them it ran until after time_ns + (k - 1) period). */
-size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, size_t max, unsigned *mtcs);
+ * ran past: with k of them it ran until after time_ns + (k - 1) period).
+ * async[i]: the TIP.PGD before ips[i] was asynchronous (FUP + TIP.PGD: an
+ * interrupt, where a preempted thread is switched out). */
+size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
+			    unsigned *mtcs);
 /* ... the owner learnt from the sideband that the code after it ran at or
  * after t (the thread got the CPU then): its time is at least t. */
 void dc_ptq_ctx_raise(struct dc_ptq *q, uint64_t t);

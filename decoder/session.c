@@ -36,6 +36,7 @@ struct sq {                        /* a queue as the session sees it */
 	uint32_t ctx_pid, ctx_tid; /* the last traced thread it answered */
 	uint64_t pge_since;        /* coarse clock: the stint a TIP.PGE was
 				    * last given to began then (pge_thread) */
+	uint32_t pge_tid;          /* ... and its thread                     */
 };
 
 struct img {
@@ -306,6 +307,7 @@ struct pge_cand {
 	uint32_t pid, tid;
 	uint64_t from, to;         /* its part of [L, L + P)                 */
 	uint64_t since;            /* its stint began (switch record time)   */
+	bool preempted;            /* it ends in [L, L + P) by a preemption  */
 };
 
 struct pge_in {                    /* a switch-in read ahead, on any cpu */
@@ -349,8 +351,10 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
 			continue;
 		if (rec.sw.out) {
 			/* (a per-thread record: only that its stint ended) */
-			if (c[n - 1].to > t)
+			if (c[n - 1].to > t) {
 				c[n - 1].to = t;
+				c[n - 1].preempted = rec.sw.preempt;
+			}
 			if (!rec.sw.cpu_wide || n == PGE_CANDS)
 				continue;
 			c[n].pid = rec.sw.next_prev_pid;
@@ -369,6 +373,7 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
 		}
 		c[n].from = c[n].since = t;
 		c[n].to = end;
+		c[n].preempted = false;
 		n++;
 	}
 	return n;
@@ -381,7 +386,11 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * for each stint that began and ended within the window without one (a
  * thread switched in runs user code before it is switched out again) and
  * 1 for each stint's first PGE not where its thread stopped (a thread's
- * code goes on there). A stint that ended before runs_to cannot have the
+ * code goes on there), and 1 for each PGE after an asynchronous TIP.PGD
+ * (an interrupt) left in a stint that a preemption ends in the window
+ * (that interrupt most likely was the preemption: without this a clone's
+ * child, resuming at its parent's ip, lost its first stint to a parent
+ * preempted right after the clone returned). A stint that ended before runs_to cannot have the
  * PGE (its code ran past MTCs up to there: a PGD is never later than the
  * switch-out after it). The PGE gets the stint of the cheapest, the
  * earliest of equals. */
@@ -415,8 +424,8 @@ static bool pge_resume(struct dc_session *s, const struct pge_cand *c,
 
 static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		       const struct pge_in *in, size_t nin,
-		       const uint64_t *ips, size_t m, uint64_t after, uint64_t end,
-		       uint64_t runs_to)
+		       const uint64_t *ips, const bool *async, size_t m, uint64_t after,
+		       uint32_t after_tid, uint64_t end, uint64_t runs_to)
 {
 	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS];
 	uint64_t res[PGE_CANDS];
@@ -424,7 +433,11 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 	size_t best = SIZE_MAX;
 
 	for (size_t i = 0; i < n; i++) {
-		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to && c[i].since >= after;
+		/* (c[0], the thread on the CPU from the history, may be the
+		 * last PGE's stint itself, its start told by the switch-out
+		 * before the switch-in) */
+		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to &&
+			(c[i].since >= after || (!i && c[i].tid == after_tid));
 		/* (the stint the last PGE went to has had one) */
 		owe[i] = i && ok[i] && c[i].to < end && c[i].since > after;
 		dup[i] = false;
@@ -444,8 +457,8 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 				g[j][i] = v;
 				continue;
 			}
-			if (ok[i])
-				v = g[j + 1][i];   /* the next one in the same stint */
+			if (ok[i] && g[j + 1][i] != UINT_MAX)   /* the next one in the same stint */
+				v = g[j + 1][i] + (async[j + 1] && c[i].preempted && c[i].to < end);
 			for (size_t k = i + 1; k < n; k++) {
 				if (ok[k] && g[j + 1][k] != UINT_MAX) {
 					unsigned w = gap + pge_ipc(have, res, dup, ips, j + 1, k) +
@@ -462,7 +475,8 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		/* (the PGE's code ran until past runs_to: a stint that ended
 		 * before cannot be its) */
 		if (ok[i] && g[0][i] != UINT_MAX && (c[i].to >= end || c[i].to > runs_to)) {
-			unsigned v = skipped + pge_ipc(have, res, dup, ips, 0, i) + g[0][i];
+			unsigned v = skipped + pge_ipc(have, res, dup, ips, 0, i) + g[0][i] +
+				     (!i && async[0] && c[0].preempted && c[0].to < end);
 
 			if (v < best_cost) {
 				best_cost = v;
@@ -479,26 +493,41 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 {
 	struct pge_cand c[PGE_CANDS];
 	struct pge_in in[PGE_INS];
-	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after), ips[PGE_MAX];
+	bool async[PGE_MAX];
+	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after, &async[0]), ips[PGE_MAX];
 	size_t n, m, k, nin;
 	unsigned mtcs;
 
 	if (!per)
 		return;
+	if (after > L && after < L + per) {
+		/* the code after the PGE ran after the queue's last event: the
+		 * thread on the CPU then (the one at L may have left since, and
+		 * the records of that switch are applied, not read ahead) */
+		uint32_t p, t;
+		uint64_t since_t;
+
+		if (!dc_sb_cpu_tid_since(s->sb, sq->cpu, after, &p, &t, &since_t)) {
+			*pid = p;
+			*tid = t;
+			*since = since_t;
+		}
+	}
 	c[0].pid = *pid;
 	c[0].tid = *tid;
-	c[0].from = L;
+	c[0].from = after > L && after < L + per ? after : L;
 	c[0].to = L + per;
 	c[0].since = *since;
+	c[0].preempted = false;
 	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
 	ips[0] = ip;
-	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, PGE_MAX - 1, &mtcs);
+	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs);
 	/* (and after the queue's last event: the stint before it held the
 	 * CPU only from there) */
 	for (size_t i = 0; i < n; i++)
 		if (c[i].from < after)
 			c[i].from = after;
-	k = pge_pick(s, c, n, in, nin, ips, m, sq->pge_since, L + per,
+	k = pge_pick(s, c, n, in, nin, ips, async, m, sq->pge_since, sq->pge_tid, L + per,
 		     mtcs > 1 ? L + (mtcs - 1) * per : 0);
 	if (k == SIZE_MAX)
 		return;
@@ -506,6 +535,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	*tid = c[k].tid;
 	*since = c[k].since;
 	sq->pge_since = c[k].since;
+	sq->pge_tid = c[k].tid;
 	dc_ptq_ctx_raise(q, c[k].from);
 }
 
