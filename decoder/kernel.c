@@ -362,7 +362,7 @@ static int load_vmlinux(struct dc_kernel *k, const struct dc_perf_file *pf,
 	if ((ret = elf_open_path(path, &e, err, errlen)))
 		return ret;
 	n = dwelf_elf_gnu_build_id(e.elf, &bid);
-	if (want && n > 0 && ((size_t)n != want->size || memcmp(bid, want->id, want->size))) {
+	if (want && n > 0 && !dc_build_id_eq(bid, (size_t)n, want->id, want->size)) {
 		hex(bid, (size_t)n > 20 ? 20 : (size_t)n, h1);
 		hex(want->id, want->size, h2);
 		warnf(k, "%s has build-id %s, the recording's kernel %s: not used, kernel code "

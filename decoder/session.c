@@ -953,10 +953,10 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	so.warn = sym_warn;
 	so.warn_ctx = s;
 	ret = dc_sb_new(&s->sb);
-	if (!ret) {
-		dc_sb_use_build_ids(s->sb, s->pf);
+	if (!ret)
+		ret = dc_sb_use_build_ids(s->sb, s->pf);
+	if (!ret)
 		ret = dc_symbols_new(&so, s->sb, &s->sym);
-	}
 	if (!ret) {
 		s->isc = pt_iscache_alloc(NULL);
 		s->empty_image = pt_image_alloc(NULL);

@@ -37,6 +37,7 @@ struct dc_sideband {
 	size_t ncpus;
 	uint64_t wakes, bad_wakes;
 	const struct dc_perf_file *pf;  /* its HEADER_BUILD_ID table, or NULL */
+	struct dc_hash bid_idx;         /* chained file name hash -> user entry's index */
 };
 
 int dc_sb_new(struct dc_sideband **out)
@@ -66,6 +67,7 @@ void dc_sb_free(struct dc_sideband *sb)
 	free(sb->cpus);
 	dc_hash_free(&sb->tid_idx);
 	dc_hash_free(&sb->pid_idx);
+	dc_hash_free(&sb->bid_idx);
 	free(sb);
 }
 
@@ -223,24 +225,49 @@ static int map_punch(struct dc_sb_proc *p, uint64_t start, uint64_t end, uint64_
 	return 0;
 }
 
-void dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf)
+/* Only user entries: `perf kvm` recordings list the guests' files too
+ * (guest cpumodes), which are not the host's files at those paths. */
+static bool user_build_id(const struct dc_build_id *b)
+{
+	return (b->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER && b->size &&
+	       b->filename;
+}
+
+int dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf)
 {
 	sb->pf = pf;
+	for (size_t i = 0; pf && i < dc_perf_nr_build_ids(pf); i++) {
+		const struct dc_build_id *b = dc_perf_build_id_at(pf, i);
+		uint64_t k, idx;
+
+		if (!user_build_id(b))
+			continue;
+		/* the chain's end is the free key: a path's first entry wins */
+		k = dc_hash_chain_start(dc_strhash(b->filename, strlen(b->filename)));
+		while (dc_hash_chain(&sb->bid_idx, &k, &idx))
+			;
+		if (dc_hash_put(&sb->bid_idx, k, i))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A user mapping's build-id from the file's HEADER_BUILD_ID table (perf and
  * ptflame record write it at the end; MMAP2 records carry one only when the
  * kernel was asked to), so that a binary that changed since, or another
- * machine's file at that path, is not taken for the recorded one. One scan
- * per executable mapping: the table holds one entry per binary. */
+ * machine's file at that path, is not taken for the recorded one. */
 static const uint8_t *header_build_id(const struct dc_sideband *sb, const char *path,
 				      size_t *size)
 {
-	for (size_t i = 0; sb->pf && path && i < dc_perf_nr_build_ids(sb->pf); i++) {
-		const struct dc_build_id *b = dc_perf_build_id_at(sb->pf, i);
+	uint64_t k, idx;
 
-		if ((b->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL &&
-		    b->size && b->filename && !strcmp(b->filename, path)) {
+	if (!sb->pf || !path)
+		return NULL;
+	k = dc_hash_chain_start(dc_strhash(path, strlen(path)));
+	while (dc_hash_chain(&sb->bid_idx, &k, &idx)) {
+		const struct dc_build_id *b = dc_perf_build_id_at(sb->pf, (size_t)idx);
+
+		if (!strcmp(b->filename, path)) {
 			*size = b->size;
 			return b->id;
 		}

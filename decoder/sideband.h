@@ -53,8 +53,8 @@ struct dc_perf_file;
 int dc_sb_new(struct dc_sideband **out);
 void dc_sb_free(struct dc_sideband *sb);
 /* Mappings that name no build-id take the one pf's HEADER_BUILD_ID table
- * gives their path (pf must outlive sb). */
-void dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf);
+ * gives their path, user entries only (pf must outlive sb). 0 or -ENOMEM. */
+int dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf);
 
 /* What a record changed, for a caller turning sideband into events. */
 enum dc_sb_effect {

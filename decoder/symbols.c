@@ -267,20 +267,43 @@ static bool file_exists(const char *p)
 	return p && !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
-/* Does the file at path carry build-id bid (or is bid unknown)? */
-static bool file_matches(const char *path, const uint8_t *bid, size_t n)
+bool dc_build_id_eq(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	const uint8_t *rest = an > bn ? a : b;
+	size_t n = an < bn ? an : bn, end = an > bn ? an : bn;
+
+	if (!n || memcmp(a, b, n))
+		return false;
+	for (size_t i = n; i < end; i++)
+		if (rest[i])
+			return false;
+	return true;
+}
+
+enum file_state { FILE_MATCH, FILE_OTHER, FILE_UNREADABLE, FILE_ABSENT };
+
+/* What the file at path is to a binary of build-id bid (n = 0: unknown).
+ * A file with no build-id note of its own is not one that names one: a
+ * rebuilt binary without the note must not pass for the recorded one. */
+static enum file_state file_check(const char *path, const uint8_t *bid, size_t n)
 {
 	struct elfh h;
 	uint8_t got[20];
 	size_t gn;
-	bool ok;
 
-	if (!file_exists(path) || elf_open_file(path, &h))
-		return false;
+	if (!file_exists(path))
+		return FILE_ABSENT;
+	if (elf_open_file(path, &h))
+		return FILE_UNREADABLE;
 	gn = elf_build_id(h.elf, got);
-	ok = !n || !gn || (gn == n && !memcmp(got, bid, n));
 	elf_close(&h);
-	return ok;
+	return !n || dc_build_id_eq(got, gn, bid, n) ? FILE_MATCH : FILE_OTHER;
+}
+
+/* Does the file at path carry build-id bid (or is bid unknown)? */
+static bool file_matches(const char *path, const uint8_t *bid, size_t n)
+{
+	return file_check(path, bid, n) == FILE_MATCH;
 }
 
 /* ---- dso symbols -------------------------------------------------------- */
@@ -768,36 +791,57 @@ static char *find_code_file(struct dc_symbols *s, struct dso *d)
 	return NULL;
 }
 
-const void *dc_sym_own_vdso(size_t *size)
+/* This process's vdso and its build-id, found once: the auxv entry does
+ * not change while the process runs. */
+static struct {
+	const void *base;
+	size_t size, bid_size;
+	uint8_t bid[20];
+} own_vdso;
+static pthread_once_t own_vdso_once = PTHREAD_ONCE_INIT;
+
+static void own_vdso_find(void)
 {
 	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	GElf_Ehdr eh;
 	Elf *elf;
+	size_t size;
 
 	if (!base)
-		return NULL;
+		return;
+	/* the recorder may get here before any symbolizer set the version */
+	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)base, 65536);
 	if (!elf || !gelf_getehdr(elf, &eh)) {
 		if (elf)
 			elf_end(elf);
-		return NULL;
+		return;
 	}
-	*size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
 	elf_end(elf);
-	return *size > 64 && *size <= 65536 ? base : NULL;
+	if (size <= 64 || size > 65536)
+		return;
+	own_vdso.base = base;
+	own_vdso.size = size;
+	elf = elf_memory((char *)base, size);
+	if (elf) {
+		own_vdso.bid_size = elf_build_id(elf, own_vdso.bid);
+		elf_end(elf);
+	}
+}
+
+const void *dc_sym_own_vdso(size_t *size)
+{
+	pthread_once(&own_vdso_once, own_vdso_find);
+	*size = own_vdso.size;
+	return own_vdso.base;
 }
 
 size_t dc_sym_own_vdso_build_id(uint8_t out[20])
 {
-	size_t size, n = 0;
-	const void *v = dc_sym_own_vdso(&size);
-	Elf *elf = v ? elf_memory((char *)v, size) : NULL;
-
-	if (elf) {
-		n = elf_build_id(elf, out);
-		elf_end(elf);
-	}
-	return n;
+	pthread_once(&own_vdso_once, own_vdso_find);
+	memcpy(out, own_vdso.bid, own_vdso.bid_size);
+	return own_vdso.bid_size;
 }
 
 const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size)
@@ -805,46 +849,62 @@ const void *dc_sym_vdso_for(const uint8_t *build_id, size_t n, size_t *size)
 	uint8_t own[20];
 	size_t on;
 
-	if (n && ((on = dc_sym_own_vdso_build_id(own)) != n || memcmp(own, build_id, n)))
+	if (n && (!(on = dc_sym_own_vdso_build_id(own)) ||
+		  !dc_build_id_eq(own, on, build_id, n)))
 		return NULL;
 	return dc_sym_own_vdso(size);
 }
 
+/* The copy of `path` (of build-id bid) read whole into c; false when it
+ * is not there, not that vdso, or unreadable. */
+static bool vdso_copy_read(struct vdso_copy *c, const char *path, const uint8_t *bid,
+			   size_t n)
+{
+	struct stat st;
+	FILE *f;
+
+	if (!file_matches(path, bid, n) || stat(path, &st) || st.st_size <= 64 ||
+	    st.st_size > 65536)
+		return false;
+	c->data = malloc((size_t)st.st_size);
+	f = fopen(path, "rb");
+	if (!c->data || !f || fread(c->data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		free(c->data);
+		c->data = NULL;
+		if (f)
+			fclose(f);
+		return false;
+	}
+	fclose(f);
+	c->size = (size_t)st.st_size;
+	return true;
+}
+
 /* perf's build-id cache copy of a [vdso] (perf record saves it, perf
- * archive packs it): BUILDID_DIR/.build-id/xx/rest/vdso, read whole. */
+ * archive packs it): BUILDID_DIR/.build-id/xx/rest/vdso, read whole. A
+ * miss is remembered too (data NULL): every image rebuild asks again. */
 static const void *cached_vdso(struct dc_symbols *s, const uint8_t *bid, size_t n,
 			       size_t *size)
 {
 	char path[4096], hex[41];
 	struct vdso_copy *c;
-	struct stat st;
-	FILE *f;
 
 	for (size_t i = 0; i < s->nvdsos; i++)
-		if (s->vdsos[i].bid_size == n && !memcmp(s->vdsos[i].bid, bid, n)) {
+		if (dc_build_id_eq(s->vdsos[i].bid, s->vdsos[i].bid_size, bid, n)) {
 			*size = s->vdsos[i].size;
 			return s->vdsos[i].data;
 		}
-	bid_hex(bid, n, hex);
-	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/vdso", s->buildid_dir, hex, hex + 2);
-	if (!file_matches(path, bid, n) || stat(path, &st) || st.st_size <= 64 ||
-	    st.st_size > 65536 || DC_VEC_PUSH_ROOM(s->vdsos, s->nvdsos, s->cap_vdsos, 2))
+	if (DC_VEC_PUSH_ROOM(s->vdsos, s->nvdsos, s->cap_vdsos, 2))
 		return NULL;
-	c = &s->vdsos[s->nvdsos];
+	c = &s->vdsos[s->nvdsos++];
 	memset(c, 0, sizeof(*c));
-	c->data = malloc((size_t)st.st_size);
-	f = fopen(path, "rb");
-	if (!c->data || !f || fread(c->data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		free(c->data);
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	fclose(f);
 	memcpy(c->bid, bid, n);
 	c->bid_size = n;
-	c->size = *size = (size_t)st.st_size;
-	s->nvdsos++;
+	bid_hex(bid, n, hex);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/vdso", s->buildid_dir, hex, hex + 2);
+	if (!vdso_copy_read(c, path, bid, n))
+		return NULL;
+	*size = c->size;
 	return c->data;
 }
 
@@ -1060,6 +1120,25 @@ static int note_missing(struct dc_symbols *s, struct dso *d)
 	return 0;
 }
 
+/* Why d's code is not there, once: the file at its path is another
+ * binary, cannot be read, or is not there. */
+static void warn_missing(struct dc_symbols *s, const struct dso *d, const char *hex)
+{
+	enum file_state st = d->path[0] == '/' ? file_check(d->path, d->bid, d->bid_size)
+					       : FILE_ABSENT;
+
+	if (st == FILE_UNREADABLE)
+		warn(s, "cannot read %s (%s): its code shows as [unknown]", d->path,
+		     access(d->path, R_OK) ? "no permission to read it" : "not an ELF file");
+	else if (st == FILE_OTHER && hex[0])
+		warn(s, "%s is not the binary recorded (build-id %s): its code shows as "
+		     "[unknown]; put a copy of the recording machine's file under "
+		     "--symfs DIR", d->path, hex);
+	else
+		warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
+		     hex[0] ? " (or its build-id in the debug directories)" : "");
+}
+
 static int dso_load(struct dc_symbols *s, struct dso *d)
 {
 	struct symvec sv = { 0 };
@@ -1081,10 +1160,10 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 			char hex[41];
 
 			bid_hex(d->bid, d->bid_size, hex);
-			warn(s, "the recording's %s (build-id %s) is not this kernel's, and perf's "
-			     "build-id cache (~/.debug) has no copy: its code shows as [unknown]; "
+			warn(s, "the recording's [vdso] (build-id %s) is not this kernel's, and "
+			     "perf's build-id cache (%s) has no copy: its code shows as [unknown]; "
 			     "report where it was recorded, or copy that machine's ~/.debug here "
-			     "(perf archive)", d->path, hex);
+			     "(perf archive)", hex, s->buildid_dir);
 			if ((ret = note_missing(s, d)))
 				return ret;
 		}
@@ -1117,13 +1196,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		d->missing = true;
 		if (d->bid_size)
 			bid_hex(d->bid, d->bid_size, hex);
-		if (hex[0] && d->path[0] == '/' && file_exists(d->path))
-			warn(s, "%s is not the binary recorded (build-id %s): its code shows as "
-			     "[unknown]; put a copy of the recording machine's file under "
-			     "--symfs DIR", d->path, hex);
-		else
-			warn(s, "cannot find %s%s: its code shows as [unknown]", d->path,
-			     hex[0] ? " (or its build-id in the debug directories)" : "");
+		warn_missing(s, d, hex);
 		if ((ret = note_missing(s, d)))
 			return ret;
 	} else {
@@ -1270,7 +1343,7 @@ int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
 		d = s->dsos[idx];
 		if (!strcmp(d->path, path) &&
 		    (!build_id_size || !d->bid_size ||
-		     (d->bid_size == build_id_size && !memcmp(d->bid, build_id, build_id_size))))
+		     dc_build_id_eq(d->bid, d->bid_size, build_id, build_id_size)))
 			return (int)idx;
 	}
 	if (DC_VEC_PUSH_ROOM(s->dsos, s->ndsos, s->cap_dsos, 16))

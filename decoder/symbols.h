@@ -112,6 +112,12 @@ const char *dc_sym_missing(const struct dc_symbols *s, size_t i);
  * name is not mangled. */
 char *dc_sym_demangle(const char *name);
 
+/* Whether build-ids a and b are the same binary's: equal, or the shorter
+ * a prefix of the longer whose rest is zero bytes (perf before 5.11 wrote
+ * every id as 20 bytes, an 8- or 16-byte one zero-padded). Empty ids
+ * equal nothing. */
+bool dc_build_id_eq(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
+
 /* This process's own vdso, an ELF image of *size bytes: the same
  * kernel's vdso is what a process recorded on this machine had mapped.
  * NULL when there is none. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -48,6 +49,15 @@ struct feat_buf {
 	size_t size;
 };
 
+/* A file a user MMAP/MMAP2 of code named, with its build-id as read when
+ * it was first mapped. */
+struct mapped_file {
+	char *name;
+	uint8_t bid[PF_BUILD_ID_SIZE];
+	uint8_t bid_size;          /* 0: none read */
+	bool written;              /* its entry is in HEADER_BUILD_ID already */
+};
+
 struct rc_perf_writer {
 	char *path;
 	struct dc_out out;
@@ -64,8 +74,7 @@ struct rc_perf_writer {
 	uint64_t pt_type;          /* AUXTRACE_INFO's PMU type, 0: none */
 	struct pf_auxtrace_index_entry *auxidx;
 	size_t nr_auxidx, cap_auxidx;
-	char **mapped;             /* user files mapped executable, each once */
-	bool *mapped_bid;          /* its build-id is in HEADER_BUILD_ID already */
+	struct mapped_file *mapped; /* user files mapped executable, each once */
 	size_t nr_mapped, cap_mapped;
 	struct dc_hash mapped_idx; /* chained hash of the name -> index in mapped */
 	bool same_kernel;          /* [vdso] is ours: rc_perf_same_kernel */
@@ -200,9 +209,8 @@ static void free_writer(struct rc_perf_writer *w)
 		free(w->feat[i].data);
 	free(w->auxidx);
 	for (size_t i = 0; i < w->nr_mapped; i++)
-		free(w->mapped[i]);
+		free(w->mapped[i].name);
 	free(w->mapped);
-	free(w->mapped_bid);
 	dc_hash_free(&w->mapped_idx);
 	free(w->buf);
 	free(w->path);
@@ -292,57 +300,133 @@ static int start_data(struct rc_perf_writer *w)
 	return w->err;
 }
 
-/* The index of file name `name` in w->mapped, added if new; -1: no memory. */
-static ssize_t mapped_slot(struct rc_perf_writer *w, const char *name, size_t len)
+/* The index of file name `name` in w->mapped, added if new (*added set);
+ * -1: no memory. */
+static ssize_t mapped_slot(struct rc_perf_writer *w, const char *name, size_t len, bool *added)
 {
 	uint64_t k = dc_hash_chain_start(dc_strhash(name, len)), idx;
-	size_t cap;
+	struct mapped_file *m;
 
+	*added = false;
 	while (dc_hash_chain(&w->mapped_idx, &k, &idx))
-		if (dc_str_eq(w->mapped[idx], name, len))
+		if (dc_str_eq(w->mapped[idx].name, name, len))
 			return (ssize_t)idx;
-	cap = w->cap_mapped;   /* (mapped owns the capacity: it grows last) */
-	if (DC_VEC_PUSH_ROOM(w->mapped_bid, w->nr_mapped, cap, 16) ||
-	    DC_VEC_PUSH_ROOM(w->mapped, w->nr_mapped, w->cap_mapped, 16))
+	if (DC_VEC_PUSH_ROOM(w->mapped, w->nr_mapped, w->cap_mapped, 16))
 		return -1;
-	w->mapped[w->nr_mapped] = strndup(name, len);
-	if (!w->mapped[w->nr_mapped] || dc_hash_put(&w->mapped_idx, k, w->nr_mapped)) {
-		free(w->mapped[w->nr_mapped]);
+	m = &w->mapped[w->nr_mapped];
+	memset(m, 0, sizeof(*m));
+	m->name = strndup(name, len);
+	if (!m->name || dc_hash_put(&w->mapped_idx, k, w->nr_mapped)) {
+		free(m->name);
 		return -1;
 	}
-	w->mapped_bid[w->nr_mapped] = false;
+	*added = true;
 	return (ssize_t)w->nr_mapped++;
 }
 
-/* Remember the file of a user MMAP/MMAP2 of code that names no build-id:
- * rc_perf_finish writes the file's build-id into HEADER_BUILD_ID, as perf
- * record does, so that a decoder elsewhere (another machine, the binary
- * upgraded since) can tell the file it finds from the one that ran. */
+/* The GNU build-id note of the ELF file open at fd (closed here): its
+ * size, 0 if none or not a regular file (a FIFO or device at the path
+ * must not block or be read). */
+static size_t fd_build_id(int fd, uint8_t out[PF_BUILD_ID_SIZE])
+{
+	const void *id;
+	struct stat st;
+	ssize_t n = 0;
+	Elf *elf = NULL;
+
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		elf_version(EV_CURRENT);
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > PF_BUILD_ID_SIZE)
+		n = PF_BUILD_ID_SIZE;
+	if (n > 0)
+		memcpy(out, id, (size_t)n);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* The build-id of file `name` as process pid sees it: through
+ * /proc/PID/root, so that a process in another mount namespace (a
+ * container) gets its own file, not ours at that path; our path when that
+ * cannot be opened (the process gone, no permission). 0: none. */
+static size_t mapped_build_id(int32_t pid, const char *name, uint8_t out[PF_BUILD_ID_SIZE])
+{
+	const int fl = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+	char path[PATH_MAX + 32];
+	int fd = -1;
+
+	if (!strcmp(name, "[vdso]"))
+		return dc_sym_own_vdso_build_id(out);
+	if (pid > 0 && (size_t)snprintf(path, sizeof(path), "/proc/%" PRId32 "/root%s", pid,
+					name) < sizeof(path))
+		fd = open(path, fl);
+	if (fd < 0)
+		fd = open(name, fl);
+	return fd < 0 ? 0 : fd_build_id(fd, out);
+}
+
+/* Whether a mapping's name can be a file with a build-id: not anonymous
+ * memory (//anon), a memfd, or a file deleted since it was mapped. */
+static bool mapped_name_ok(const char *name, size_t len, bool same_kernel)
+{
+	static const char del[] = " (deleted)";
+
+	if (same_kernel && len == 6 && !memcmp(name, "[vdso]", 6))
+		return true;
+	return name[0] == '/' && name[1] != '/' && strncmp(name, "/memfd:", 7) &&
+	       !(len >= sizeof(del) - 1 && !memcmp(name + len - (sizeof(del) - 1), del,
+						   sizeof(del) - 1));
+}
+
+/* Remember the file of a user MMAP/MMAP2 of code that names no build-id,
+ * with its build-id read now, while the process still maps it:
+ * rc_perf_finish writes it into HEADER_BUILD_ID, as perf record does, so
+ * that a decoder elsewhere (another machine, the binary upgraded since) can
+ * tell the file it finds from the one that ran. Keyed by path, the first
+ * mapping's file wins: two processes in different mount namespaces with
+ * different files at one path get the first one's (the table, like perf's,
+ * has one entry per path that a decoder looks at). */
 static int note_mapping(struct rc_perf_writer *w, const uint8_t *rec, size_t size)
 {
 	struct perf_event_header h;
+	const char *name;
 	size_t at, len;
 	uint32_t prot;
+	int32_t pid;
+	ssize_t i;
+	bool added;
 
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != PERF_RECORD_MMAP && h.type != PERF_RECORD_MMAP2)
 		return 0;
 	at = h.type == PERF_RECORD_MMAP ? 40 : 72;
-	if ((h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	if ((h.misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER ||
 	    (h.misc & (PERF_RECORD_MISC_MMAP_DATA | PERF_RECORD_MISC_MMAP_BUILD_ID)) ||
-	    size <= at || (rec[at] != '/' && (!w->same_kernel || strcmp((const char *)rec + at,
-								   "[vdso]"))))
+	    size <= at)
 		return 0;
 	if (h.type == PERF_RECORD_MMAP2) {
 		memcpy(&prot, rec + 64, 4);
 		if (!(prot & PROT_EXEC))
 			return 0;
 	}
-	len = strnlen((const char *)rec + at, size - at);
-	if (len == size - at)
-		return 0;   /* unterminated: the reader will say so */
-	return mapped_slot(w, (const char *)rec + at, len) < 0
-		       ? fail(w, -ENOMEM, "out of memory for the mapped files' names") : 0;
+	name = (const char *)rec + at;
+	len = strnlen(name, size - at);
+	if (len == size - at || !mapped_name_ok(name, len, w->same_kernel))
+		return 0;   /* (unterminated: the reader will say so) */
+	i = mapped_slot(w, name, len, &added);
+	if (i < 0)
+		return fail(w, -ENOMEM, "out of memory for the mapped files' names");
+	if (added) {
+		memcpy(&pid, rec + 8, 4);
+		w->mapped[i].bid_size = (uint8_t)mapped_build_id(pid, w->mapped[i].name,
+								 w->mapped[i].bid);
+	}
+	return 0;
 }
 
 int rc_perf_write(struct rc_perf_writer *w, const void *rec)
@@ -888,12 +972,13 @@ int rc_perf_add_build_id(struct rc_perf_writer *w, int32_t pid, uint16_t cpumode
 	if (feat_append(w, HEADER_BUILD_ID, ev, sizeof(ev)) ||
 	    feat_append(w, HEADER_BUILD_ID, filename, len))
 		return w->err;
-	if ((cpumode & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
-		ssize_t i = mapped_slot(w, filename, len - 1);
+	if ((cpumode & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+		bool added;
+		ssize_t i = mapped_slot(w, filename, len - 1, &added);
 
 		if (i < 0)
 			return fail(w, -ENOMEM, "out of memory for the mapped files' names");
-		w->mapped_bid[i] = true;
+		w->mapped[i].written = true;
 	}
 	return feat_append(w, HEADER_BUILD_ID, pad, padded - len);
 }
@@ -903,47 +988,16 @@ void rc_perf_same_kernel(struct rc_perf_writer *w)
 	w->same_kernel = true;
 }
 
-/* The GNU build-id note of the ELF file at path: its size, 0 if none. */
-static size_t file_build_id(const char *path, uint8_t out[PF_BUILD_ID_SIZE])
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const void *id;
-	ssize_t n = 0;
-	Elf *elf;
-
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		n = dwelf_elf_gnu_build_id(elf, &id);
-	if (n > PF_BUILD_ID_SIZE)
-		n = PF_BUILD_ID_SIZE;
-	if (n > 0)
-		memcpy(out, id, (size_t)n);
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return n > 0 ? (size_t)n : 0;
-}
-
-/* A build-id for every mapped file that has none in HEADER_BUILD_ID yet
- * (a file gone or replaced since it was mapped gets none or the new one's:
- * perf record reads them at the end too). */
+/* A build-id for every mapped file that has none in HEADER_BUILD_ID yet,
+ * the one read when it was first mapped (none when it could not be read). */
 static int add_mapped_build_ids(struct rc_perf_writer *w)
 {
-	uint8_t id[PF_BUILD_ID_SIZE];
-
 	for (size_t i = 0; i < w->nr_mapped && !w->err; i++) {
-		size_t n;
+		const struct mapped_file *m = &w->mapped[i];
 
-		if (w->mapped_bid[i])
-			continue;
-		n = strcmp(w->mapped[i], "[vdso]") ? file_build_id(w->mapped[i], id)
-						   : dc_sym_own_vdso_build_id(id);
-		if (!n)
-			continue;
-		rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_USER, id, n, w->mapped[i]);
+		if (!m->written && m->bid_size)
+			rc_perf_add_build_id(w, -1, PERF_RECORD_MISC_USER, m->bid, m->bid_size,
+					     m->name);
 	}
 	return w->err;
 }

@@ -603,6 +603,28 @@ static void test_image_cache(void **state)
 	free(vi);
 }
 
+/* Build-ids compare equal when one is the other zero-padded (perf before
+ * 5.11 wrote every id as 20 bytes): an md5 id (16) against its padded 20. */
+static void test_build_id_eq(void **state)
+{
+	uint8_t md5[16], padded[20] = { 0 }, other[20];
+
+	(void)state;
+	for (int i = 0; i < 16; i++)
+		md5[i] = (uint8_t)(0xa0 + i);
+	memcpy(padded, md5, 16);
+	memcpy(other, padded, 20);
+	other[19] = 1;
+	assert_true(dc_build_id_eq(md5, 16, md5, 16));
+	assert_true(dc_build_id_eq(md5, 16, padded, 20));
+	assert_true(dc_build_id_eq(padded, 20, md5, 16));
+	assert_false(dc_build_id_eq(md5, 16, other, 20));   /* the rest is not zero */
+	assert_false(dc_build_id_eq(other, 20, md5, 16));
+	assert_false(dc_build_id_eq(md5, 16, padded + 1, 19));
+	assert_false(dc_build_id_eq(md5, 0, md5, 0));       /* no id is no match */
+	assert_false(dc_build_id_eq(md5, 0, padded, 20));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_process_lookup),
 		cmocka_unit_test(test_search_paths),
 		cmocka_unit_test(test_image_cache),
+		cmocka_unit_test(test_build_id_eq),
 	};
 
 	find_testdata();

@@ -22,19 +22,70 @@ expect_grep "# BUILD_ID .* file .*/libc\\.so\\.6\$" dump.txt "and libc's"
 	fail "report before: $(head -c 300 before.err)"
 expect_grep ';main;fib;fib' before.folded "the program's functions named before"
 mkdir -p "symfs$PWD" && cp prog "symfs$PWD/prog"
-cp "$TESTDATA/emu_threads" ./prog   # another program at the recorded path
-"$PTFLAME" report -i a.data --plain >after.folded 2>after.err ||
-	fail "report after replacing: $(head -c 300 after.err)"
-expect_grep "$PWD/prog is not the binary recorded \\(build-id $bid\\).*--symfs" after.err \
-	"the replaced file is named, with what to do"
-expect_grep '\[unknown\] \(.*/prog\)' after.folded "its code is [unknown] (path)"
-if grep -Eq ';(main|worker|nap|bump)( |;)' after.folded; then
-	fail "names from a file that is not the recorded one: $(grep -E -m3 ';(main|worker|nap|bump)( |;)' after.folded)"
-else pass "no names read from the other program"; fi
+# report a.data into NAME.folded/.err with a file at ./prog that is not
+# the one recorded: the warning names it, with what to do; its code is
+# [unknown] (path), and none of the function names (a regex) are read
+check_refused() {  # NAME WHAT NAMES
+	"$PTFLAME" report -i a.data --plain >"$1.folded" 2>"$1.err" ||
+		fail "report, $2: $(head -c 300 "$1.err")"
+	expect_grep "$PWD/prog is not the binary recorded \\(build-id $bid\\).*--symfs" "$1.err" \
+		"$2: the file is named, with what to do"
+	expect_grep '\[unknown\] \(.*/prog\)' "$1.folded" "$2: its code is [unknown] (path)"
+	if grep -Eq ";($3)( |;)" "$1.folded"; then
+		fail "$2: names read from it: $(grep -E -m3 ";($3)( |;)" "$1.folded")"
+	else pass "$2: no names read from it"; fi
+}
+cp "$TESTDATA/emu_threads" ./prog
+check_refused after "another program at the recorded path" 'main|worker|nap|bump'
 "$PTFLAME" report -i a.data --plain --symfs symfs >symfs.folded 2>symfs.err ||
 	fail "report --symfs: $(head -c 300 symfs.err)"
 if cmp -s before.folded symfs.folded; then pass "--symfs with the original: the original output"
 else fail "--symfs output differs: $(diff before.folded symfs.folded | head -5)"; fi
+# perf's build-id cache (~/.debug/.build-id/xx/rest/elf) holds the original
+mkdir -p "home/.debug/.build-id/${bid:0:2}/${bid:2}" &&
+	cp "symfs$PWD/prog" "home/.debug/.build-id/${bid:0:2}/${bid:2}/elf"
+HOME=$PWD/home "$PTFLAME" report -i a.data --plain >cache.folded 2>cache.err ||
+	fail "report with the build-id cache: $(head -c 300 cache.err)"
+if cmp -s before.folded cache.folded; then pass "the build-id cache's copy: the original output"
+else fail "with the build-id cache's copy: $(diff before.folded cache.folded | head -5)"; fi
+rm -r home/.debug/.build-id
+# a rebuild without a build-id note is not the binary recorded either
+objcopy --remove-section .note.gnu.build-id "symfs$PWD/prog" prog
+check_refused nonote "a copy without a build-id note" 'main|fib|leaf'
+# a file that is no ELF: it cannot be read, which is what the warning says
+echo "not a program" >prog
+"$PTFLAME" report -i a.data --plain >text.folded 2>text.err ||
+	fail "report, not an ELF file: $(head -c 300 text.err)"
+expect_grep "cannot read $PWD/prog \\(not an ELF file\\)" text.err "an unreadable file is named so"
+if grep -q 'is not the binary recorded' text.err; then fail "called another binary: $(cat text.err)"
+else pass "not called another binary"; fi
+
+# A 16-byte build-id (lld, -Wl,--build-id=md5) in an entry of the old
+# format (perf before 5.11: no size flag, every id 20 bytes, zero-padded):
+# it is the same binary's, not another's.
+cp "$TESTDATA/validate_calls_md5" ./prog_md5
+mbid=$(readelf -n prog_md5 | awk '/Build ID:/ {print $3}')
+if ! "$PTFLAME" record --emulate -q -o m.data -- ./prog_md5 >mrec.out 2>mrec.err; then
+	fail "record md5: $(head -c 300 mrec.err)"; finish
+fi
+"$PTFLAME" dump m.data >mdump.txt 2>&1
+expect_grep "# BUILD_ID pid -1 misc 0x2 id $mbid file $PWD/prog_md5\$" mdump.txt \
+	"HEADER_BUILD_ID names the 16-byte build-id"
+python3 -c '
+import struct, sys
+d = bytearray(open("m.data", "rb").read())
+e = d.rfind(sys.argv[1].encode() + b"\0") - 36   # the entry: header, pid, id[20], size
+misc = struct.unpack_from("<H", d, e + 4)[0]       # perf_event_header: type, misc, size
+assert misc & 0x8000, hex(misc)
+struct.pack_into("<H", d, e + 4, misc & 0x7fff)    # no PF_BUILD_ID_MISC_SIZE
+open("m2.data", "wb").write(d)' "$PWD/prog_md5"
+"$PTFLAME" dump m2.data >m2dump.txt 2>&1
+expect_grep "# BUILD_ID pid -1 misc 0x2 id ${mbid}00000000 file $PWD/prog_md5\$" m2dump.txt \
+	"the old-format entry reads as 20 bytes, zero-padded"
+"$PTFLAME" report -i m2.data --plain >m2.folded 2>m2.err || fail "report md5: $(head -c 300 m2.err)"
+expect_grep ';main;fib;fib' m2.folded "the zero-padded id matches the file: its functions named"
+if grep -q 'prog_md5' m2.err; then fail "a warning about the right file: $(grep prog_md5 m2.err)"
+else pass "no warning about the right file"; fi
 
 # [vdso]: this kernel's build-id, read from a process's own vdso
 python3 -c '

@@ -52,6 +52,14 @@ expect_grep "PERF_RECORD_SWITCH_CPU_WIDE|PERF_RECORD_SWITCH " dump.txt "switch r
 # ptflame's own reader sees the same records as perf.
 expect_rc 0 "ptflame dump reads it" -- "$PTFLAME" dump ours.data
 cp "$T/out" ours.dump
+# HEADER_BUILD_ID: the program's build-id, and this kernel's [vdso]'s as
+# perf record writes it
+bid=$(readelf -n "$PROG" | awk '/Build ID:/ {print $3}')
+expect_grep "^# BUILD_ID pid -1 misc 0x2 id $bid file .*/sideband_switch\$" ours.dump "BUILD_ID of the program"
+vbid=$(perf buildid-list -i ref.data 2>/dev/null | awk '$2 == "[vdso]" {print $1}')
+if [ -z "$vbid" ]; then pass "(perf wrote no [vdso] build-id here: that check skipped)"
+else expect_grep "^# BUILD_ID pid -1 misc 0x2 id $vbid file \\[vdso\\]\$" ours.dump \
+	"BUILD_ID of the [vdso], the one perf record writes"; fi
 # CPU-wide switches when allowed, per-task ones otherwise (unprivileged).
 sw=SWITCH_CPU_WIDE
 grep -q "PERF_RECORD_SWITCH_CPU_WIDE" dump.txt || sw=SWITCH
@@ -86,6 +94,27 @@ else
 fi
 grep -q "MMAP2 .*r-xp .*/spin_attach$" p.sum && grep -q "MMAP2 .*/libc.so.6$" p.sum &&
 	pass "-p: the program and libc mapped" || fail "-p: mappings missing: $(cat p.sum)"
+
+# -p of a process in another mount namespace (a container): the build-id
+# is its file's, read through /proc/PID/root, not the file at that path
+# here. Inside, spin_attach is bind-mounted over ./victim, which is
+# validate_calls out here.
+cp "$TESTDATA/validate_calls" victim && cp "$TESTDATA/spin_attach" real
+if ! unshare -m --propagation private true 2>/dev/null; then
+	pass "(no mount namespaces here: the -p container check skipped)"
+else
+	unshare -m --propagation private sh -c \
+		"mount --bind '$PWD/real' '$PWD/victim' && exec '$PWD/victim' 30" &
+	victim=$!
+	sleep 0.3
+	expect_rc 0 "ptflame record --sideband-only -p PID in another mount namespace" -- \
+		"$PTFLAME" record --sideband-only -p "$victim" -d 0.3 -o ns.data
+	kill "$victim"; wait "$victim" 2>/dev/null
+	"$PTFLAME" dump ns.data >ns.dump 2>&1
+	rbid=$(readelf -n real | awk '/Build ID:/ {print $3}')
+	expect_grep "^# BUILD_ID pid -1 misc 0x2 id $rbid file $PWD/victim\$" ns.dump \
+		"-p in a mount namespace: the build-id of the file the process runs"
+fi
 
 # ptflame report: a sideband-only file has no trace to decode; once report
 # is built it must say so in one line, not crash.
