@@ -1,0 +1,321 @@
+/* Unit test: the thread at a TIP.PGE on a coarse clock (no CYC, MTC only;
+ * decoder/session.c, "the thread at a TIP.PGE on a coarse clock"), in the
+ * case a clone makes: parent and child both resume at the same ip X. The
+ * parent is preempted right after clone returns: its stint is a TIP.PGE at
+ * X and at once an asynchronous disable (FUP X + TIP.PGD, nothing
+ * executed), then its switch-out (preempt); the child is switched in
+ * within the same MTC period, and its code starts with a TIP.PGE at X and
+ * runs on to a call. A tie between the two stints for the second PGE once
+ * gave the child's code to the parent (and from there the two threads'
+ * code was swapped). The file is written here, with the record/ writer,
+ * one per-CPU AUX queue encoded by record/ptenc.c; the code at X is this
+ * test's own (MMAP2 of its executable), so libipt decodes real bytes. The
+ * expected threads come from how the file is built: the first PGE is the
+ * parent's, the second PGE and the call after it the child's. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "decoder/decoder.h"
+#include "record/record.h"
+#include "record/emu_out.h"
+#include "record/ptenc.h"
+
+#define PARENT 4100u
+#define CHILD 4101u
+#define T0 1000000000ull        /* perf-clock ns at TSC 0 */
+#define MTC_FREQ 9u             /* one MTC period: 2^9 * 64 / 2 ns = 16384 ns */
+#define MAX_CODE 64             /* instructions walked from X at most */
+#define MAX_EVS 64
+
+/* ---- the code at X: a function that calls another -------------------- */
+
+volatile int pge_clone_sink;
+
+/* (not inlined and with a side effect: its call stays a call) */
+__attribute__((noinline)) int pge_clone_leaf(int x)
+{
+	pge_clone_sink = x;
+	return x * 3;
+}
+
+/* X: where the parent and the child both resume after the clone. */
+__attribute__((noinline)) int pge_clone_entry(int x)
+{
+	return pge_clone_leaf(x) - 1;
+}
+
+/* The child's instructions from X up to and including the first call
+ * (conditional branches not taken, direct jumps followed), as the encoder
+ * wants them; out[n - 1] is the call. Returns n. */
+static size_t walk_to_call(uint64_t x, struct rc_insn *out)
+{
+	csh cs;
+	uint64_t ip = x;
+	size_t n = 0;
+
+	assert_int_equal(rc_insn_cs_open(&cs), 0);
+	while (n < MAX_CODE) {
+		struct rc_insn *in = &out[n++];
+
+		assert_int_equal(rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16, ip, in), 0);
+		if (in->cls == RC_INSN_CALL || in->cls == RC_INSN_JMP)
+			in->next_ip = in->target;
+		else if (in->cls == RC_INSN_OTHER || in->cls == RC_INSN_JCC)
+			in->next_ip = ip + in->len;
+		else
+			fail_msg("no direct call before a %u-class insn at %#llx", in->cls,
+				 (unsigned long long)ip);
+		if (in->cls == RC_INSN_CALL)
+			break;
+		ip = in->next_ip;
+	}
+	cs_close(&cs);
+	assert_int_equal(out[n - 1].cls, RC_INSN_CALL);
+	return n;
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+struct tmp {
+	char dir[64];
+	char path[128];
+};
+
+/* The executable mapping of this test that holds ip, as an MMAP2 of the
+ * parent (the child shares its address space). */
+static void mmap_self(struct rc_perf_writer *w, uint64_t ip, uint64_t t)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/self/maps", "r");
+	struct dc_sample_id sid = rc_emu_sid(0, false, PARENT, PARENT, t);
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8], path[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end, perms,
+			   &pgoff, &maj, &min, &ino, path) < 8 || ip < start || ip >= end)
+			continue;
+		struct dc_rec_mmap m = {
+			.pid = PARENT, .tid = PARENT, .start = start, .len = end - start,
+			.pgoff = pgoff, .is_mmap2 = true, .maj = maj, .min = min, .ino = ino,
+			.prot = 5, .flags = 2, .filename = path,
+		};
+		assert_int_equal(rc_perf_mmap2(w, &m, &sid), 0);
+		found = true;
+	}
+	fclose(f);
+	assert_true(found);
+}
+
+/* Times (ns after T0), up to T_OFF_C all in the MTC period the trace's
+ * TSC starts: the parent's PGE and PGD, its switch-out (preempt) and the
+ * child's switch-in, the child's PGE, its code, and its PGD. Then, a few
+ * MTC periods later, the child goes on where it was interrupted (T_BACK_C,
+ * at once interrupted again): the MTCs make the queue's clock a coarse
+ * one. The child leaves the CPU at T_END. */
+enum {
+	T_ON_P = 1000, T_OFF_P = 1010, T_OUT_P = 1100, T_IN_C = 1200, T_ON_C = 1300,
+	T_OFF_C = 1400, T_BACK_C = 50000, T_END = 60000,
+};
+
+static void sideband_before(struct rc_perf_writer *w, uint64_t x)
+{
+	struct dc_sample_id sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + 100);
+
+	assert_int_equal(rc_perf_comm(w, PARENT, PARENT, "pge_clone", true, &sid), 0);
+	mmap_self(w, x, T0 + 110);
+	sid = rc_emu_sid(0, true, PARENT, PARENT, T0 + 200);
+	assert_int_equal(rc_perf_itrace_start(w, PARENT, PARENT, &sid), 0);
+	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + 200);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, false, false, 0, 0, &sid), 0);
+	/* the clone: the child exists before the parent returns to X */
+	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + 300);
+	assert_int_equal(rc_perf_fork(w, PARENT, PARENT, CHILD, PARENT, T0 + 300, &sid), 0);
+}
+
+/* The parent preempted right after clone returned, the child in. */
+static void sideband_switch(struct rc_perf_writer *w)
+{
+	struct dc_sample_id sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + T_OUT_P);
+
+	assert_int_equal(rc_perf_switch_cpu_wide(w, true, true, PARENT, CHILD, &sid), 0);
+	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + T_IN_C);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, false, false, PARENT, PARENT, &sid), 0);
+}
+
+/* The PT of cpu 0: parent PGE X, FUP X + PGD; child PGE X, its code to the
+ * call, FUP (the callee) + PGD; MTCs; child PGE and FUP + PGD at the callee. */
+static void encode(struct rc_ptenc *enc, uint64_t x, const struct rc_insn *code, size_t n)
+{
+	assert_int_equal(rc_ptenc_enable(enc, T0 + T_ON_P, x), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + T_OFF_P, x, RC_PTENC_OFF_ASYNC), 0);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + T_ON_C, x), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(rc_ptenc_insn(enc, &code[i], T0 + T_ON_C + 1 + i), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + T_OFF_C, code[n - 1].next_ip,
+					  RC_PTENC_OFF_ASYNC), 0);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + T_BACK_C, code[n - 1].next_ip), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + T_BACK_C + 10, code[n - 1].next_ip,
+					  RC_PTENC_OFF_ASYNC), 0);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+}
+
+static void aux_out(struct rc_perf_writer *w, struct rc_ptenc *enc)
+{
+	size_t size, padded;
+	const uint8_t *d = rc_ptenc_data(enc, &size);
+	uint8_t *buf;
+	struct dc_sample_id sid = rc_emu_sid(0, true, CHILD, CHILD, T0 + T_END);
+
+	padded = (size + 7) & ~(size_t)7;
+	buf = calloc(1, padded);         /* zero bytes: PAD packets */
+	assert_non_null(buf);
+	memcpy(buf, d, size);
+	assert_int_equal(rc_perf_auxtrace(w, buf, padded, 0, rc_ptenc_last_tsc(enc), 0,
+					  (uint32_t)-1, 0), 0);
+	assert_int_equal(rc_perf_aux(w, 0, padded, 0, &sid), 0);
+	free(buf);
+}
+
+static void write_file(const char *path, uint64_t x, const struct rc_insn *code, size_t n)
+{
+	struct rc_ptenc_config cfg = {
+		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
+	};
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	struct dc_sample_id sid;
+	char err[256];
+
+	assert_non_null(enc);
+	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
+	sideband_before(w, x);
+	sideband_switch(w);
+	encode(enc, x, code, n);
+	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + T_END);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, true, false, 0, 0, &sid), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+struct seen {
+	struct dc_event ev[MAX_EVS];
+	size_t n;
+};
+
+static int on_event(const struct dc_event *ev, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < MAX_EVS)
+		s->ev[s->n++] = *ev;
+	return 0;
+}
+
+static void on_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "warning: %s\n", msg);
+}
+
+static void decode(const char *path, struct seen *seen)
+{
+	struct dc_session_opts so = { .on_warning = on_warning, .jobs = 1 };
+	struct dc_session *s;
+	char err[256];
+
+	assert_int_equal(dc_session_open(path, &so, &s, err, sizeof(err)), 0);
+	assert_int_equal(dc_session_run(s, on_event, seen), 0);
+	dc_session_close(s);
+}
+
+/* (what was decoded, for a failure's log) */
+static void dump(const struct seen *seen)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		print_message("ev %zu: kind %u reason %u tid %u %#llx -> %#llx @%llu\n", i,
+			      seen->ev[i].kind, seen->ev[i].reason, seen->ev[i].tid,
+			      (unsigned long long)seen->ev[i].from_ip,
+			      (unsigned long long)seen->ev[i].to_ip,
+			      (unsigned long long)seen->ev[i].time_ns);
+}
+
+/* Every event before the child's PGE (index on_c) is the parent's, every
+ * one from it on the child's: only the child runs on the CPU after the
+ * parent's switch-out. */
+static bool threads_as_built(const struct seen *seen, size_t on_c)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (seen->ev[i].tid != (i < on_c ? PARENT : CHILD))
+			return false;
+	return true;
+}
+
+/* The index of the k-th (from 0) TRACE_ON at ip, or SIZE_MAX. */
+static size_t nth_on(const struct seen *s, uint64_t ip, unsigned k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ev[i].kind == DC_EV_TRACE_ON && s->ev[i].to_ip == ip && !k--)
+			return i;
+	return SIZE_MAX;
+}
+
+static void test_clone_child_keeps_its_stint(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
+	struct rc_insn code[MAX_CODE];
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t n, on_p, on_c, call = SIZE_MAX;
+
+	(void)state;
+	n = walk_to_call(x, code);
+	strcpy(t.dir, "/tmp/ptf-pgeclone-XXXXXX");
+	assert_non_null(mkdtemp(t.dir));
+	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	write_file(t.path, x, code, n);
+	decode(t.path, &seen);
+	unlink(t.path);
+	rmdir(t.dir);
+
+	on_p = nth_on(&seen, x, 0);
+	on_c = nth_on(&seen, x, 1);
+	for (size_t i = on_c; i < seen.n && call == SIZE_MAX; i++)
+		if (seen.ev[i].kind == DC_EV_CALL)
+			call = i;
+	if (call == SIZE_MAX || !threads_as_built(&seen, on_c))
+		dump(&seen);
+	/* both PGEs at X, and the child's call decoded after the second */
+	assert_true(on_p != SIZE_MAX && on_c != SIZE_MAX && call != SIZE_MAX);
+	assert_int_equal(seen.ev[call].from_ip, code[n - 1].ip);
+	assert_int_equal(seen.ev[call].to_ip, code[n - 1].target);
+	assert_int_equal(seen.ev[on_p].tid, PARENT);
+	assert_int_equal(seen.ev[on_c].tid, CHILD);
+	assert_int_equal(seen.ev[call].tid, CHILD);
+	assert_true(threads_as_built(&seen, on_c));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clone_child_keeps_its_stint),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
