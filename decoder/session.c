@@ -390,10 +390,10 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * (an interrupt) left in a stint that a preemption ends in the window
  * (that interrupt most likely was the preemption: without this a clone's
  * child, resuming at its parent's ip, lost its first stint to a parent
- * preempted right after the clone returned). A stint that ended before runs_to cannot have the
- * PGE (its code ran past MTCs up to there: a PGD is never later than the
- * switch-out after it). The PGE gets the stint of the cheapest, the
- * earliest of equals. */
+ * preempted right after the clone returned). A stint that ended before
+ * runs_to cannot have the PGE (its code ran past MTCs up to there: a PGD
+ * is never later than the switch-out after it). The PGE gets the stint of
+ * the cheapest, the earliest of equals. */
 enum { PGE_BIG = 1000, PGE_MAX = 64 };
 
 static unsigned pge_ipc(const bool *have, const uint64_t *res, const bool *dup,
@@ -495,12 +495,14 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	struct pge_in in[PGE_INS];
 	bool async[PGE_MAX];
 	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after, &async[0]), ips[PGE_MAX];
+	uint64_t from;
 	size_t n, m, k, nin;
 	unsigned mtcs;
 
 	if (!per)
 		return;
-	if (after > L && after < L + per) {
+	from = after > L && after < L + per ? after : L;
+	if (from != L) {
 		/* the code after the PGE ran after the queue's last event: the
 		 * thread on the CPU then (the one at L may have left since, and
 		 * the records of that switch are applied, not read ahead) */
@@ -515,7 +517,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	}
 	c[0].pid = *pid;
 	c[0].tid = *tid;
-	c[0].from = after > L && after < L + per ? after : L;
+	c[0].from = from;
 	c[0].to = L + per;
 	c[0].since = *since;
 	c[0].preempted = false;
