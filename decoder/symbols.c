@@ -19,6 +19,7 @@
 
 #include <libiberty/demangle.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
@@ -231,33 +232,17 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	return NULL;
 }
 
-/* The GNU build-id note, or 0 bytes. */
+/* The GNU build-id note (at most 20 bytes), or 0 bytes. */
 static size_t elf_build_id(Elf *elf, uint8_t *out)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + noff, "GNU", 4) && nh.n_descsz) {
-				size_t n = nh.n_descsz > 20 ? 20 : nh.n_descsz;
-
-				memcpy(out, (char *)d->d_buf + doff, n);
-				return n;
-			}
-		}
-	}
-	return 0;
+	if (n <= 0)
+		return 0;
+	n = n > 20 ? 20 : n;
+	memcpy(out, id, (size_t)n);
+	return (size_t)n;
 }
 
 static bool file_exists(const char *p)
@@ -882,7 +867,7 @@ static bool vdso_copy_read(struct vdso_copy *c, const char *path, const uint8_t 
 
 /* perf's build-id cache copy of a [vdso] (perf record saves it, perf
  * archive packs it): BUILDID_DIR/.build-id/xx/rest/vdso, read whole. A
- * miss is remembered too (data NULL): every image rebuild asks again. */
+ * miss is remembered too (data NULL), as every image rebuild asks again. */
 static const void *cached_vdso(struct dc_symbols *s, const uint8_t *bid, size_t n,
 			       size_t *size)
 {
