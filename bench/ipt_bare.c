@@ -14,8 +14,20 @@
  * Copied chunks are dropped from memory (MADV_DONTNEED), so its peak RSS
  * is the tool's own.
  *
- * usage: ipt_bare [-p] PERF.DATA     (-p: libipt's default blocks, ending
- *                                     only where libipt must: no end_on_call)
+ * usage: ipt_bare [-p|-q|-k] PERF.DATA (-p: libipt's default blocks, ending
+ *                                     only where libipt must: no end_on_call;
+ *                                     -q: the query decoder alone, -k: the
+ *                                     packet decoder alone, below)
+ *
+ * -q drains each piece with libipt's query decoder and no code at all: it
+ * asks for the next conditional branch (a TNT bit) and, when the next
+ * packet is no TNT, for the next indirect branch (a TIP), handling events
+ * as they come. No instruction is walked, so this is the floor of any
+ * decoder built on libipt's query layer with a walker of its own (issue
+ * 12's moonshot: a per-address cache of block ends instead of libipt's
+ * per-instruction walk). blocks counts TNT bits and TIPs, branches is 0.
+ * -k only reads the packets (libipt's packet decoder): the floor under
+ * that, a decoder's cost before it knows any branch. blocks counts packets.
  * prints one line: key=value pairs (bytes, secs, mib_s, blocks, insns,
  * branches, mbranch_s, errors: decode errors, resynchronised after).
  */
@@ -107,12 +119,91 @@ static void decode_chunk(const struct pt_config *base, struct pt_image *image,
 	pt_blk_free_decoder(dec);
 }
 
+/* The query layer alone (-q): TNT bits and TIPs in stream order. */
+static void query_chunk(const struct pt_config *base, const uint8_t *data, uint64_t size,
+			struct counts *c)
+{
+	struct pt_config cfg = *base;
+	struct pt_query_decoder *dec;
+	uint64_t off, ip;
+	int status, taken;
+
+	cfg.begin = (uint8_t *)data;
+	cfg.end = (uint8_t *)data + size;
+	dec = pt_qry_alloc_decoder(&cfg);
+	if (!dec) {
+		c->errors++;
+		return;
+	}
+	status = pt_qry_sync_forward(dec, &ip);
+	if (status >= 0 && pt_qry_get_sync_offset(dec, &off) >= 0)
+		c->bytes += size - off;
+	while (status != -pte_eos) {
+		if (status < 0) {
+			c->errors++;
+			status = pt_qry_sync_forward(dec, &ip);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_qry_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		status = pt_qry_cond_branch(dec, &taken);
+		if (status == -pte_bad_query)
+			status = pt_qry_indirect_branch(dec, &ip);
+		if (status >= 0)
+			c->blocks++;
+	}
+	pt_qry_free_decoder(dec);
+}
+
+/* The packet layer alone (-k). */
+static void packet_chunk(const struct pt_config *base, const uint8_t *data, uint64_t size,
+			 struct counts *c)
+{
+	struct pt_config cfg = *base;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pkt;
+	uint64_t off;
+	int status;
+
+	cfg.begin = (uint8_t *)data;
+	cfg.end = (uint8_t *)data + size;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec) {
+		c->errors++;
+		return;
+	}
+	status = pt_pkt_sync_forward(dec);
+	if (status >= 0 && pt_pkt_get_sync_offset(dec, &off) >= 0)
+		c->bytes += size - off;
+	while (status != -pte_eos) {
+		if (status < 0) {
+			c->errors++;
+			status = pt_pkt_sync_forward(dec);
+			continue;
+		}
+		status = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		c->blocks += status >= 0;
+	}
+	pt_pkt_free_decoder(dec);
+}
+
 static const uint8_t psb[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 };
 
 /* Decode q's buffer up to its last PSB (all of it: at_end), keep the rest. */
+static char layer;    /* 'q', 'k': the query or packet layer alone */
+
 static void decode_queue(const struct pt_config *cfg, struct pt_image *image, struct queue *q,
 			 bool at_end, struct counts *c)
 {
@@ -128,7 +219,12 @@ static void decode_queue(const struct pt_config *cfg, struct pt_image *image, st
 		if (!cut)
 			return;
 	}
-	decode_chunk(cfg, image, q->buf, cut, c);
+	if (layer == 'q')
+		query_chunk(cfg, q->buf, cut, c);
+	else if (layer == 'k')
+		packet_chunk(cfg, q->buf, cut, c);
+	else
+		decode_chunk(cfg, image, q->buf, cut, c);
 	memmove(q->buf, q->buf + cut, q->len - cut);
 	q->len -= cut;
 }
@@ -165,15 +261,16 @@ int main(int argc, char **argv)
 	double t0;
 	int ret, opt;
 
-	while ((opt = getopt(argc, argv, "p")) != -1) {
-		if (opt != 'p') {
-			fprintf(stderr, "usage: ipt_bare [-p] PERF.DATA\n");
+	while ((opt = getopt(argc, argv, "pqk")) != -1) {
+		if (opt != 'p' && opt != 'q' && opt != 'k') {
+			fprintf(stderr, "usage: ipt_bare [-p|-q|-k] PERF.DATA\n");
 			return 2;
 		}
-		plain = true;
+		plain |= opt == 'p';
+		layer = opt == 'p' ? layer : (char)opt;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: ipt_bare [-p] PERF.DATA\n");
+		fprintf(stderr, "usage: ipt_bare [-p|-q|-k] PERF.DATA\n");
 		return 2;
 	}
 	if (!isc || !image || dc_perf_open(argv[optind], &pf, err, sizeof(err))) {
