@@ -14,10 +14,17 @@
  * Copied chunks are dropped from memory (MADV_DONTNEED), so its peak RSS
  * is the tool's own.
  *
- * usage: ipt_bare [-p|-q|-k] PERF.DATA (-p: libipt's default blocks, ending
- *                                     only where libipt must: no end_on_call;
- *                                     -q: the query decoder alone, -k: the
- *                                     packet decoder alone, below)
+ * usage: ipt_bare [-p|-q|-k|-w] [-c KIB] PERF.DATA
+ *   -p  libipt's default blocks, ending only where libipt must (no
+ *       end_on_call, end_on_jump)
+ *   -q, -k  the query decoder alone, the packet decoder alone (below)
+ *   -w  bench/ipt_walk.c, the moonshot's prototype, in place of libipt's
+ *       block decoder: a walker of our own over the packet decoder
+ *   -x  both, on each queue's data cut after each of its first bytes
+ *       (cross_check below; a test)
+ *   -c KIB  decode in pieces of about KIB KiB (default 4096), each from a
+ *       PSB: tests cut small pieces, so that many pieces end with TNT bits
+ *       not yet used (a decoder stops there, at its first block end)
  *
  * -q drains each piece with libipt's query decoder and no code at all: it
  * asks for the next conditional branch (a TNT bit) and, when the next
@@ -29,7 +36,8 @@
  * -k only reads the packets (libipt's packet decoder): the floor under
  * that, a decoder's cost before it knows any branch. blocks counts packets.
  * prints one line: key=value pairs (bytes, secs, mib_s, blocks, insns,
- * branches, mbranch_s, errors: decode errors, resynchronised after).
+ * branches, mbranch_s, errors: decode errors, resynchronised after; hash:
+ * of the calls' and returns' addresses in order, for -w against libipt).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +49,7 @@
 
 #include <intel-pt.h>
 
+#include "bench/ipt_walk.h"
 #include "decoder/perfdata.h"
 
 static double now(void)
@@ -52,7 +61,7 @@ static double now(void)
 }
 
 struct counts {
-	uint64_t bytes, blocks, insns, branches, errors;
+	uint64_t bytes, blocks, insns, branches, errors, hash;
 };
 
 static void drop(const void *p, uint64_t size)
@@ -113,7 +122,10 @@ static void decode_chunk(const struct pt_config *base, struct pt_image *image,
 		if (b.ninsn) {
 			c->blocks++;
 			c->insns += b.ninsn;
-			c->branches += b.iclass == ptic_call || b.iclass == ptic_return;
+			if (b.iclass == ptic_call || b.iclass == ptic_return) {
+				c->branches++;
+				c->hash = walk_hash(c->hash, b.end_ip, b.iclass == ptic_return);
+			}
 		}
 	}
 	pt_blk_free_decoder(dec);
@@ -202,7 +214,57 @@ static const uint8_t psb[16] = {
 };
 
 /* Decode q's buffer up to its last PSB (all of it: at_end), keep the rest. */
-static char layer;    /* 'q', 'k': the query or packet layer alone */
+static char layer;    /* 'q', 'k': the query or packet layer alone; 'w' */
+
+/* -w: bench/ipt_walk.c, from the first PSB. */
+static void walk_pieces(const struct pt_config *cfg, const uint8_t *data, uint64_t size,
+			struct counts *c)
+{
+	struct walk_counts wc = { .blocks = c->blocks, .branches = c->branches,
+				  .errors = c->errors, .hash = c->hash };
+
+	walk_chunk(cfg, data, size, &wc);
+	c->bytes += size;
+	c->blocks = wc.blocks;
+	c->branches = wc.branches;
+	c->errors = wc.errors;
+	c->hash = wc.hash;
+}
+
+/* -x: the data cut after each of its first CROSS_MAX bytes, decoded by
+ * libipt's block decoder and by the walker: their calls and returns must
+ * be the same (a decoder stops wherever the data ends: after TNT bits not
+ * used yet, a TIP.PGE, half a packet). blocks counts the cuts checked,
+ * errors those that differ (the first few are named on stderr). */
+enum { CROSS_MAX = 3072 };
+
+static void cross_check(const struct pt_config *cfg, struct pt_image *image,
+			const uint8_t *data, uint64_t size, struct counts *c)
+{
+	/* IPT_BARE_CUT=N: only the cut after N bytes (with IPT_WALK_TRACE=1,
+	 * each decoder's calls and returns on stderr: where they part) */
+	const char *only = getenv("IPT_BARE_CUT");
+
+	for (uint64_t end = 1; end <= size && end <= CROSS_MAX; end++) {
+		struct counts a = { 0 }, b = { 0 };
+
+		if (only && end != strtoull(only, NULL, 0))
+			continue;
+		decode_chunk(cfg, image, data, end, &a);
+		walk_pieces(cfg, data, end, &b);
+		c->blocks++;
+		if (a.branches != b.branches || a.hash != b.hash || a.errors != b.errors) {
+			if (c->errors++ < 5)
+				fprintf(stderr, "ipt_bare -x: cut after %llu bytes: libipt %llu calls "
+					"and returns (hash %016llx, %llu errors), walker %llu (%016llx, "
+					"%llu)\n", (unsigned long long)end,
+					(unsigned long long)a.branches, (unsigned long long)a.hash,
+					(unsigned long long)a.errors, (unsigned long long)b.branches,
+					(unsigned long long)b.hash, (unsigned long long)b.errors);
+		}
+	}
+	c->bytes += size;
+}
 
 static void decode_queue(const struct pt_config *cfg, struct pt_image *image, struct queue *q,
 			 bool at_end, struct counts *c)
@@ -223,6 +285,10 @@ static void decode_queue(const struct pt_config *cfg, struct pt_image *image, st
 		query_chunk(cfg, q->buf, cut, c);
 	else if (layer == 'k')
 		packet_chunk(cfg, q->buf, cut, c);
+	else if (layer == 'w')
+		walk_pieces(cfg, q->buf, cut, c);
+	else if (layer == 'x')
+		cross_check(cfg, image, q->buf, cut, c);
 	else
 		decode_chunk(cfg, image, q->buf, cut, c);
 	memmove(q->buf, q->buf + cut, q->len - cut);
@@ -257,20 +323,23 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	struct counts c = { 0 };
 	bool plain = false;
+	size_t piece = 4u << 20;
 	char err[512];
 	double t0;
 	int ret, opt;
 
-	while ((opt = getopt(argc, argv, "pqk")) != -1) {
-		if (opt != 'p' && opt != 'q' && opt != 'k') {
-			fprintf(stderr, "usage: ipt_bare [-p|-q|-k] PERF.DATA\n");
+	while ((opt = getopt(argc, argv, "pqkwxc:")) != -1) {
+		if (opt == 'c' && (piece = strtoul(optarg, NULL, 0) << 10))
+			continue;
+		if (opt != 'p' && opt != 'q' && opt != 'k' && opt != 'w' && opt != 'x') {
+			fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-x] [-c KIB] PERF.DATA\n");
 			return 2;
 		}
 		plain |= opt == 'p';
 		layer = opt == 'p' ? layer : (char)opt;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: ipt_bare [-p|-q|-k] PERF.DATA\n");
+		fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-x] [-c KIB] PERF.DATA\n");
 		return 2;
 	}
 	if (!isc || !image || dc_perf_open(argv[optind], &pf, err, sizeof(err))) {
@@ -299,6 +368,9 @@ int main(int argc, char **argv)
 
 			if (isid > 0)
 				pt_image_add_cached(image, isc, isid, NULL);
+			if (layer == 'w' || layer == 'x')
+				walk_add_map(rec.mmap.filename, rec.mmap.start, rec.mmap.len,
+					     rec.mmap.pgoff);
 		} else if (rec.type == PERF_RECORD_AUXTRACE) {
 			q = queue_of(&qs, &nq, rec.auxtrace.idx);
 			if (!q || (q->len + rec.auxtrace.size > q->cap &&
@@ -309,7 +381,7 @@ int main(int argc, char **argv)
 			memcpy(q->buf + q->len, rec.auxtrace.data, rec.auxtrace.size);
 			q->len += rec.auxtrace.size;
 			drop(rec.auxtrace.data, rec.auxtrace.size);
-			if (q->len >= (4u << 20))
+			if (q->len >= piece)
 				decode_queue(&cfg, image, q, false, &c);
 		}
 	}
@@ -324,11 +396,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("bytes=%llu secs=%.3f mib_s=%.2f blocks=%llu insns=%llu branches=%llu "
-	       "mbranch_s=%.2f errors=%llu\n",
+	       "mbranch_s=%.2f errors=%llu hash=%016llx\n",
 	       (unsigned long long)c.bytes, t0, (double)c.bytes / t0 / 1048576.0,
 	       (unsigned long long)c.blocks, (unsigned long long)c.insns,
 	       (unsigned long long)c.branches, (double)c.branches / t0 / 1e6,
-	       (unsigned long long)c.errors);
+	       (unsigned long long)c.errors, (unsigned long long)c.hash);
+	if (layer == 'w' || layer == 'x')
+		walk_free();
 	pt_image_free(image);
 	pt_iscache_free(isc);
 	dc_perf_close(pf);

@@ -7,6 +7,10 @@
 #   report-jN     ptflame report -o /dev/null (-j: the online CPUs)
 #   report-jN@1   the same, confined to one CPU (taskset -c 0)
 #   bare          bench/ipt_bare.c: the bare libipt block-decoder loop
+#   walk          ipt_bare -w: bench/ipt_walk.c, the moonshot's prototype, a
+#                 walker of our own with a cache of block ends over libipt's
+#                 packet decoder; it must find the bare loop's calls and
+#                 returns exactly (their count and hash), or the run stops
 # and once, on inputs up to 25 MiB of PT, `perf script --itrace=cr` (minutes on
 # 100 MiB). Prints per tool the median wall time, its median user+system
 # CPU time, MiB/s of PT, M branches/s (calls + returns, as the bare loop
@@ -26,7 +30,8 @@ mkdir -p "$OUT"
 PTFLAME=$BUILD/cmd/ptflame
 NCPU=$(nproc)
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
-	"$SRC/bench/ipt_bare.c" "$SRC/decoder/perfdata.c" "$SRC/decoder/outfile.c" -lipt
+	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" \
+	"$SRC/decoder/outfile.c" -lipt -lZydis
 . "$SRC/bench/bench_lib.sh"
 
 
@@ -37,13 +42,20 @@ for in in $INPUTS; do
 	data=$OUT/in.data
 	rm -f "$OUT"/*.t
 	label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
-	tools="report-j1 report-j$NCPU report-j$NCPU@1 bare"
+	tools="report-j1 report-j$NCPU report-j$NCPU@1 bare walk"
 	for ((i = 0; i < RUNS; i++)); do
 		bench_run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
 		bench_run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
 		bench_run "report-j$NCPU@1" taskset -c 0 "$PTFLAME" report -q -i "$data" -o /dev/null
 		bench_run bare "$OUT/ipt_bare" "$data"
+		bench_run walk "$OUT/ipt_bare" -w "$data"
 	done
+	flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
+	if [ "$(flow "$OUT/bare.out")" != "$(flow "$OUT/walk.out")" ]; then
+		echo "perf_bench: the walker's calls and returns differ from libipt's on $in:" \
+			"$(flow "$OUT/walk.out") against $(flow "$OUT/bare.out")" >&2
+		exit 1
+	fi
 	branches=$(sed -n 's/.*branches=\([0-9]*\).*/\1/p' "$OUT/bare.out")
 	# MiB of PT: what the bare loop decoded (all of it from the first PSB)
 	mib=$(sed -n 's/^bytes=\([0-9]*\).*/\1/p' "$OUT/bare.out" | awk '{printf "%.1f", $1 / 1048576}')
@@ -60,7 +72,7 @@ for in in $INPUTS; do
 		rss=$(cut -d' ' -f3 "$OUT/$t.t" | sort -n | tail -1)
 		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
 			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
-			vb = (t ~ /^report/) ? sprintf("%.2fx", bare / m) : "";
+			vb = (t ~ /^report/ || t == "walk") ? sprintf("%.2fx", bare / m) : "";
 			vp = (t ~ /^report/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
 			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'

@@ -9,6 +9,8 @@
  * announced with MMAP2). Then decodes the raw stream with libipt's block
  * decoder and checks it gives back exactly the instructions encoded, with no
  * error. Prints sizes, times and ratios. Run by hand: bench/ptenc_bench.sh.
+ * -i N interrupts the loop before every Nth instruction (tests use it: the
+ * decoders must stop at the interrupt's FUP, wherever in a block it is).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,22 +146,24 @@ static int drain(struct rc_ptenc *enc, struct sink *s, size_t min)
 
 int main(int argc, char **argv)
 {
-	uint64_t target_mb = 1024, ns_per_insn = 1;
+	uint64_t target_mb = 1024, ns_per_insn = 1, irq_every = 0, since_irq = 0;
 	const char *raw_path = "/tmp/ptenc_bench.bin", *perf_path = NULL;
 	struct rc_ptenc_config cfg = { .mtc = true, .mtc_freq = 3,
 				       .time_zero = 1000000000ull };
 	struct pw_trace it = { 0 };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:o:p:n:c")) != -1) {
+	while ((opt = getopt(argc, argv, "s:o:p:n:ci:")) != -1) {
 		switch (opt) {
 		case 's': target_mb = strtoull(optarg, NULL, 0); break;
 		case 'o': raw_path = optarg; break;
 		case 'p': perf_path = optarg; break;
 		case 'n': ns_per_insn = strtoull(optarg, NULL, 0); break;
 		case 'c': cfg.cyc = true; break;
+		case 'i': irq_every = strtoull(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: ptenc_bench [-s MB] [-o RAW] [-p PERF.DATA] [-n NS_PER_INSN] [-c]\n");
+			fprintf(stderr, "usage: ptenc_bench [-s MB] [-o RAW] [-p PERF.DATA] [-n NS_PER_INSN] [-c] "
+				"[-i N]\n");
 			return 2;
 		}
 	}
@@ -185,8 +189,17 @@ int main(int argc, char **argv)
 	int err = rc_ptenc_enable(enc, ns, it.v[0].ip);
 
 	while (!err && s.bytes < target) {
-		for (size_t i = 0; i < it.n && !err; i++)
-			err = rc_ptenc_insn(enc, &it.v[i], ns += ns_per_insn);
+		for (size_t i = 0; i < it.n && !err; i++) {
+			/* -i N: an interrupt before every Nth instruction (FUP
+			 * at it + TIP.PGD, TIP.PGE there 100 ns later): with N
+			 * prime to the loop's length, at every place in it */
+			if (irq_every && ++since_irq == irq_every) {
+				since_irq = 0;
+				err = rc_ptenc_disable(enc, ns, it.v[i].ip, RC_PTENC_OFF_ASYNC);
+				err = err ?: rc_ptenc_enable(enc, ns += 100, it.v[i].ip);
+			}
+			err = err ?: rc_ptenc_insn(enc, &it.v[i], ns += ns_per_insn);
+		}
 		insns += it.n;
 		if (!err)
 			err = drain(enc, &s, 1 << 20);

@@ -30,6 +30,7 @@
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/ptdecode.h"
+#include "decoder/pt_lastip.h"
 #include "decoder/decoder.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
@@ -2750,31 +2751,6 @@ static bool timing_packet(const struct pt_packet *p)
 	}
 }
 
-static void update_last_ip(uint64_t *last_ip, const struct pt_packet *p)
-{
-	uint64_t ip = p->payload.ip.ip;
-
-	switch (p->payload.ip.ipc) {
-	case pt_ipc_update_16:
-		*last_ip = (*last_ip & ~0xffffull) | (ip & 0xffff);
-		break;
-	case pt_ipc_update_32:
-		*last_ip = (*last_ip & ~0xffffffffull) | (ip & 0xffffffff);
-		break;
-	case pt_ipc_update_48:
-		*last_ip = (*last_ip & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
-		break;
-	case pt_ipc_sext_48:
-		*last_ip = (uint64_t)((int64_t)(ip << 16) >> 16);
-		break;
-	case pt_ipc_full:
-		*last_ip = ip;
-		break;
-	default:
-		break;
-	}
-}
-
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
 			    unsigned *mtcs)
 {
@@ -2809,7 +2785,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 			}
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
-				update_last_ip(&last_ip, &pkt);
+				dc_pt_last_ip(&last_ip, &pkt);
 			if (more && pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
 				async[n] = pgd_async;
 				ips[n++] = last_ip;
@@ -2877,7 +2853,7 @@ static int resume_at_pge(struct dc_ptq *q)
 				last_cbr = off;
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
-				update_last_ip(&last_ip, &pkt);
+				dc_pt_last_ip(&last_ip, &pkt);
 			if (off >= cur && pkt.type == ppt_tip_pge &&
 			    pkt.payload.ip.ipc != pt_ipc_suppressed) {
 				pge = off;

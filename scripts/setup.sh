@@ -12,7 +12,7 @@ set -eu
 # libclang-rt-14-dev: the libFuzzer targets (tests/fuzz, scripts/fuzz.sh).
 # qemu-user: qemu-x86_64, the fast backend of record --emulate.
 pkgs=(build-essential g++ meson ninja-build pkg-config
-      libipt-dev libdw-dev libelf-dev libcapstone-dev libiberty-dev libcmocka-dev
+      libipt-dev libdw-dev libelf-dev libcapstone-dev libzydis-dev libiberty-dev libcmocka-dev
       linux-perf python3 gdb libc6-dbg
       chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils
       clang libclang-rt-14-dev qemu-user)

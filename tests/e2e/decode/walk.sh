@@ -1,0 +1,76 @@
+#!/bin/bash
+# bench/ipt_walk.c, the moonshot's prototype (issue 12): a walker of our
+# own, with a cache of block ends over libipt's packet decoder, must find
+# exactly the calls and returns libipt's block decoder finds (ipt_bare and
+# ipt_bare -w: their count, the hash of their sequence and the decode
+# errors), on every recording we have: a synthetic per-thread trace, every
+# emu_* testdata program recorded with --emulate (per-thread; threads and
+# demo also on 2 and 3 CPUs with preemption, and without CYC with a PSB
+# every 256 bytes), the synthetic loop interrupted at every place in it, and
+# the real Intel PT recordings when present (their binaries are not, so both
+# must fail alike there).
+. "$E2E_LIB"
+flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
+# same NAME FILE [MIN]: libipt's calls and returns and the walker's agree
+# (and are at least MIN of them), decoding in the usual 4 MiB pieces, in
+# pieces of 4 KiB and on the data cut after each of its first 3 KiB (a
+# decoder must stop where its data ends: after TNT bits not used yet, a
+# TIP.PGE, a FUP without its TIP.PGD, half a packet)
+same() {
+	local n=$1 f=$2 min=${3:-1} b w c
+	for c in 4096 4; do
+		"$IPT_BARE" -c $c "$f" >"$n.bare" 2>"$n.err" || { fail "$n: ipt_bare: $(head -c 300 "$n.err")"; return; }
+		"$IPT_BARE" -w -c $c "$f" >"$n.walk" 2>"$n.err" || { fail "$n: ipt_bare -w: $(head -c 300 "$n.err")"; return; }
+		b=$(flow "$n.bare") w=$(flow "$n.walk")
+		if [ -z "$b" ] || [ "$b" != "$w" ]; then
+			fail "$n (pieces of $c KiB): the walker's '$w' is not libipt's '$b'"
+		elif [ "$(sed -n 's/.*branches=\([0-9]*\).*/\1/p' "$n.bare")" -lt "$min" ]; then
+			fail "$n: only '$b' (want at least $min calls and returns)"
+		else
+			pass "$n (pieces of $c KiB): $b"
+		fi
+	done
+	# and the data cut after each of its first 3 KiB: every way it can end
+	"$IPT_BARE" -x "$f" >"$n.cross" 2>"$n.err" || { fail "$n: ipt_bare -x: $(head -c 300 "$n.err")"; return; }
+	if grep -q ' errors=0 ' "$n.cross" && ! grep -q ' blocks=0 ' "$n.cross"; then
+		pass "$n: the same at $(sed -n 's/.* blocks=\([0-9]*\).*/\1/p' "$n.cross") cuts"
+	else
+		fail "$n: cuts where the walker is not libipt: $(head -c 400 "$n.err")"
+	fi
+}
+rec() {  # NAME PROG [record options]
+	local n=$1 p=$2; shift 2
+	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
+		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
+}
+
+"$DC_PTENC_BENCH" -s 9 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
+rm -f raw.bin
+same synth synth.data 100000
+# the same loop interrupted before every 97th instruction: each place of it
+"$DC_PTENC_BENCH" -s 1 -i 97 -o raw.bin -p irq.data >bench.out 2>&1 || fail "ptenc_bench -i: $(head -c 300 bench.out)"
+rm -f raw.bin
+same irq irq.data 100000
+for f in "$TESTDATA"/emu_*; do
+	case $f in *.p|*.so) continue ;; esac
+	[ -x "$f" ] || continue
+	p=${f##*/emu_}
+	rec "$p" "$p" && same "$p" "$p.data" 3
+done
+for p in threads demo; do
+	rec "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data" 100
+	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data" 100
+	rec "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc --psb-period 256 &&
+		same "$p.nocyc" "$p.nocyc.data" 100
+done
+# the walker does walk: no instruction of libipt's is counted, blocks are
+grep -q 'insns=0 ' threads.cpus3.walk && ! grep -q ' blocks=0 ' threads.cpus3.walk &&
+	pass "the walker walks its own blocks" || fail "walker output: $(cat threads.cpus3.walk)"
+if [ -d "$SRCDIR/../shared/realtraces" ]; then
+	for f in "$SRCDIR"/../shared/realtraces/*.data; do
+		[ -f "$f" ] && same "$(basename "$f" .data)" "$f" 0
+	done
+else
+	echo "skip: no ../shared/realtraces"
+fi
+finish
