@@ -1447,6 +1447,14 @@ static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t l
  * short by an overflow, is no coarse one. */
 static void set_clock(struct dc_ptq *q, int coarse)
 {
+	/* A window with neither, recorded with MTC and without CYC: coarse
+	 * all the same. A CPU whose every stint follows an idle of more MTC
+	 * periods than MTCs are sent for has TSCs only, and a TIP.PGE with no
+	 * timing packet since the last TSC ran up to a period after it, as
+	 * on a coarse clock: anchored there, a stint switched in later in that
+	 * period was given to the thread before it. */
+	if (coarse < 0 && q->cfg.no_cyc && q->cfg.mtc)
+		coarse = 1;
 	if (coarse == 0)
 		q->saw_cyc = true;
 	if (coarse >= 0 && !q->saw_cyc && q->coarse != (coarse == 1)) {

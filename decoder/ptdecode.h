@@ -97,6 +97,9 @@ struct dc_ptq_config {
 	/* The PT event was recorded without CYC (its config lacks the cyc
 	 * bit): there are no CYC packets, nothing for the gap fix to scan. */
 	bool no_cyc;
+	/* ... and with MTC (its config has the mtc bit; false when the file
+	 * does not tell): the clock is coarse even before an MTC is seen. */
+	bool mtc;
 	/* The chunks lie in a dc_perf_file's read-only mapping: drop their
 	 * pages once decoded (dc_drop_pages), so memory stays flat. */
 	bool drop_chunks;

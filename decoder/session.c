@@ -69,6 +69,7 @@ struct dc_session {
 	struct dc_pt_info pt;
 	struct pt_config ptcfg;
 	bool no_cyc;               /* the PT event's config has no CYC     */
+	bool mtc;                  /* ... and has MTC                      */
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
@@ -807,6 +808,7 @@ static void set_timing(struct dc_session *s)
 			continue;
 		/* no CYC packets without the cyc bit (an unknown bit: maybe) */
 		s->no_cyc = s->pt.cyc_bit && !(a->attr.config & s->pt.cyc_bit);
+		s->mtc = s->pt.mtc_bit && (a->attr.config & s->pt.mtc_bit);
 		if (s->pt.mtc_freq_bits) {
 			uint64_t bits = s->pt.mtc_freq_bits;
 
@@ -1006,6 +1008,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->iscache = s->isc;
 		cfg->syscall_numbers = s->opts.syscall_numbers;
 		cfg->no_cyc = s->no_cyc;
+		cfg->mtc = s->mtc;
 		cfg->drop_chunks = true;
 	}
 	s->st.queues = s->nq;

@@ -471,11 +471,83 @@ static void test_stint_after_the_mtc(void **state)
 	assert_true(threads_as_built(&seen, on_b));
 }
 
+/* ---- a queue with no MTC yet ----------------------------------------------
+ *
+ * A CPU whose stints all follow idles of more MTC periods than the encoder
+ * sends MTCs for has TSCs only, though the recording has MTC: the time
+ * read at a TIP.PGE after another one in the same period is still the
+ * TSC's, a lower bound. Here the parent's stint (PGE at X at T_ON_P, its
+ * code to the call, an interrupt at the callee, blocked) and the child's
+ * (switched in at T_IN_C, the same code from its PGE at X) fall in the
+ * period of the trace's first TSC, and the trace has no MTC. Anchored at
+ * that TSC, the child's PGE and code went to the parent. Expected from how
+ * the file is built: the first PGE at X and its call are the parent's, the
+ * second PGE at X and its call the child's. */
+static void write_file_tsc_only(const char *path, uint64_t x, const struct rc_insn *code,
+				size_t n)
+{
+	struct rc_ptenc_config cfg = {
+		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
+	};
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	char err[256];
+
+	assert_non_null(enc);
+	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
+	sideband_before(w, x);                /* the parent in at 200 */
+	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + T_OFF_P + 50);
+	switch_rec(w, PARENT, true, T_OUT_P);
+	switch_rec(w, CHILD, false, T_IN_C);
+	encode_run(enc, x, code, n, T0 + T_ON_C, T0 + T_OFF_C);
+	switch_rec(w, CHILD, true, T_OFF_C + 100);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+static void test_tsc_only_queue(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
+	struct rc_insn code[MAX_CODE];
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t n, on_p, on_c, call_p, call_c;
+
+	(void)state;
+	n = walk_to_call(x, code);
+	strcpy(t.dir, "/tmp/ptf-pgetsc-XXXXXX");
+	assert_non_null(mkdtemp(t.dir));
+	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	write_file_tsc_only(t.path, x, code, n);
+	decode(t.path, &seen);
+	unlink(t.path);
+	rmdir(t.dir);
+
+	on_p = nth_on(&seen, x, 0);
+	on_c = nth_on(&seen, x, 1);
+	call_p = on_p == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_p, DC_EV_CALL);
+	call_c = on_c == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_c, DC_EV_CALL);
+	if (call_c == SIZE_MAX || !threads_as_built(&seen, on_c))
+		dump(&seen);
+	assert_true(call_p != SIZE_MAX && call_c != SIZE_MAX && call_p < on_c);
+	assert_int_equal(seen.ev[call_c].from_ip, code[n - 1].ip);
+	assert_int_equal(seen.ev[on_p].tid, PARENT);
+	assert_int_equal(seen.ev[call_p].tid, PARENT);
+	assert_int_equal(seen.ev[on_c].tid, CHILD);
+	assert_int_equal(seen.ev[call_c].tid, CHILD);
+	assert_true(threads_as_built(&seen, on_c));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clone_child_keeps_its_stint),
 		cmocka_unit_test(test_stint_after_the_mtc),
+		cmocka_unit_test(test_tsc_only_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
