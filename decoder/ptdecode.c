@@ -89,6 +89,7 @@ struct clk {
  * it passed: the offset after it, its ip and the clock there. */
 struct pge_scan {
 	uint64_t gen;              /* the window's windows + resumes + 1 (0: none) */
+	bool bad;                  /* a packet it could not decode: no more */
 	uint64_t off, last_ip;
 	struct clk clk;
 	bool have_pge;
@@ -2862,18 +2863,18 @@ static bool pge_scan(struct dc_ptq *q, struct pt_packet_decoder *pd)
 	uint64_t gen = q->st.windows + q->st.resumes + 1;
 	struct pt_packet pkt;
 
-	if (s->gen != gen || s->off > q->ctx_off) {
+	if (s->gen != gen) {
 		memset(s, 0, sizeof(*s));
-		if (pt_pkt_sync_forward(pd) < 0 || pt_pkt_get_offset(pd, &s->off) < 0)
-			return false;
 		s->gen = gen;
-	} else if (pt_pkt_sync_set(pd, s->off) < 0) {
-		s->gen = 0;
-		return false;
+		s->bad = pt_pkt_sync_forward(pd) < 0 || pt_pkt_get_offset(pd, &s->off) < 0;
 	}
+	/* (a window the scan failed in is not scanned again: each PGE of it
+	 * would scan it from its start) */
+	if (s->bad || s->off > q->ctx_off || pt_pkt_sync_set(pd, s->off) < 0)
+		return false;
 	while (s->off < q->ctx_off) {
 		if (pt_pkt_next(pd, &pkt, sizeof(pkt)) < 0) {
-			s->gen = 0;
+			s->bad = true;
 			return false;
 		}
 		if (pkt.type == ppt_psb)
