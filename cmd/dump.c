@@ -25,7 +25,8 @@ const char cmd_dump_help[] =
 	"and then every record of the data section, one line each:\n"
 	"  0x1a8 [0x38] COMM pid 123 tid 123 comm prog exec | pid 123 tid 123 time 1234\n"
 	"AUXTRACE_INFO fields are named; AUXTRACE lines give the payload's size and\n"
-	"file offset.\n"
+	"file offset. A pipe-mode file's build-ids are HEADER_BUILD_ID records; the\n"
+	"header's BUILD_ID lines list them too.\n"
 	"\n"
 	"options:\n"
 	"  -H, --header-only   print the header, attrs and features only\n"
@@ -124,6 +125,21 @@ static void dump_attrs(FILE *out, const struct dc_perf_file *f)
 	}
 }
 
+/* One build-id entry, as the header's BUILD_ID lines and a pipe's
+ * HEADER_BUILD_ID records both print it (a record's line has its misc
+ * already, with the size flag that the entry's misc drops). */
+static void put_build_id(FILE *out, const struct dc_build_id *b, bool misc)
+{
+	fprintf(out, " pid %" PRId32, b->pid);
+	if (misc)
+		fprintf(out, " misc 0x%x", b->misc);
+	fputs(" id ", out);
+	for (size_t k = 0; k < b->size; k++)
+		fprintf(out, "%02x", b->id[k]);
+	fputs(" file ", out);
+	put_str(out, b->filename);
+}
+
 static void dump_features(FILE *out, const struct dc_perf_file *f)
 {
 	const struct pf_file_header *h = dc_perf_header(f);
@@ -158,13 +174,8 @@ static void dump_features(FILE *out, const struct dc_perf_file *f)
 		fputc('\n', out);
 	}
 	for (size_t i = 0; i < dc_perf_nr_build_ids(f); i++) {
-		const struct dc_build_id *b = dc_perf_build_id_at(f, i);
-
-		fprintf(out, "# BUILD_ID pid %" PRId32 " misc 0x%x id ", b->pid, b->misc);
-		for (size_t k = 0; k < b->size; k++)
-			fprintf(out, "%02x", b->id[k]);
-		fputs(" file ", out);
-		put_str(out, b->filename);
+		fputs("# BUILD_ID", out);
+		put_build_id(out, dc_perf_build_id_at(f, i), true);
 		fputc('\n', out);
 	}
 	idx = dc_perf_auxtrace_index(f, &nr);
@@ -336,6 +347,9 @@ static void put_body(FILE *out, const struct dc_perf_record *r)
 		break;
 	case PERF_RECORD_ID_INDEX:
 		fprintf(out, " nr %" PRIu64, r->id_index.nr);
+		break;
+	case PERF_RECORD_HEADER_BUILD_ID:
+		put_build_id(out, &r->build_id, false);
 		break;
 	case PERF_RECORD_SAMPLE: {
 		struct dc_wake w;

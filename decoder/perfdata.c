@@ -43,7 +43,7 @@ struct dc_perf_file {
 	size_t cmdline_argc;
 	struct dc_build_id *build_ids;
 	char **build_id_names;
-	size_t nr_build_ids;
+	size_t nr_build_ids, build_id_cap;
 	struct pf_auxtrace_index_entry *auxidx;
 	size_t nr_auxidx;
 
@@ -57,6 +57,15 @@ struct dc_perf_file {
 static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* A NUL-terminated string starting at p + off within the record's first
+ * `limit` bytes; NULL if not terminated. */
+static const char *rec_string(const uint8_t *p, size_t off, size_t limit)
+{
+	if (off >= limit || !memchr(p + off, 0, limit - off))
+		return NULL;
+	return (const char *)p + off;
+}
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -343,39 +352,62 @@ static int parse_cmdline(struct dc_perf_file *f, const struct pf_file_section *s
 	return 0;
 }
 
+/* The fixed part of a build-id entry at p (PF_BUILD_ID_EVENT_SIZE bytes):
+ * a HEADER_BUILD_ID feature entry and a pipe's HEADER_BUILD_ID record have
+ * the same layout. The id's length is in byte 20 of the id only when misc
+ * has PF_BUILD_ID_MISC_SIZE (perf before 5.11: always 20, zero-padded). */
+static void build_id_fixed(const uint8_t *p, struct dc_build_id *b)
+{
+	uint16_t misc = rd16(p + 4);
+
+	memset(b, 0, sizeof(*b));
+	b->pid = (int32_t)rd32(p + 8);
+	b->misc = misc & ~PF_BUILD_ID_MISC_SIZE;
+	memcpy(b->id, p + 12, PF_BUILD_ID_SIZE);
+	b->size = PF_BUILD_ID_SIZE;
+	if ((misc & PF_BUILD_ID_MISC_SIZE) && p[12 + PF_BUILD_ID_SIZE] <= PF_BUILD_ID_SIZE)
+		b->size = p[12 + PF_BUILD_ID_SIZE];
+}
+
+/* Appends *b to the table, its filename a copy of name's namelen bytes.
+ * The table is one for both sources (feature and records), so that
+ * report looks a path up the same way whichever the recording used. */
+static int push_build_id(struct dc_perf_file *f, const struct dc_build_id *b,
+			 const char *name, size_t namelen)
+{
+	size_t ncap = f->build_id_cap;   /* (build_ids owns the capacity: it grows last) */
+	char *copy;
+
+	if (DC_VEC_PUSH_ROOM(f->build_id_names, f->nr_build_ids, ncap, 16) ||
+	    DC_VEC_PUSH_ROOM(f->build_ids, f->nr_build_ids, f->build_id_cap, 16) ||
+	    !(copy = strndup(name, namelen)))
+		return -ENOMEM;
+	f->build_id_names[f->nr_build_ids] = copy;
+	f->build_ids[f->nr_build_ids] = *b;
+	f->build_ids[f->nr_build_ids].filename = copy;
+	f->nr_build_ids++;
+	return 0;
+}
+
 static int parse_build_ids(struct dc_perf_file *f, const struct pf_file_section *s)
 {
 	uint64_t pos = s->offset, end = s->offset + s->size;
-	size_t cap = 0;
 
 	while (end - pos >= PF_BUILD_ID_EVENT_SIZE) {
 		const uint8_t *p = f->map + pos;
-		uint16_t size = rd16(p + 6), misc = rd16(p + 4);
-		struct dc_build_id *b;
-		size_t namelen, ncap;
+		uint16_t size = rd16(p + 6);
+		struct dc_build_id b;
+		int ret;
 
 		if (size < PF_BUILD_ID_EVENT_SIZE || size > end - pos)
 			return -EINVAL;
-		ncap = cap;   /* (build_ids owns the capacity: it grows last) */
-		if (DC_VEC_PUSH_ROOM(f->build_id_names, f->nr_build_ids, ncap, 16) ||
-		    DC_VEC_PUSH_ROOM(f->build_ids, f->nr_build_ids, cap, 16))
-			return -ENOMEM;
-		b = &f->build_ids[f->nr_build_ids];
-		memset(b, 0, sizeof(*b));
-		b->pid = (int32_t)rd32(p + 8);
-		b->misc = misc & ~PF_BUILD_ID_MISC_SIZE;
-		memcpy(b->id, p + 12, PF_BUILD_ID_SIZE);
-		b->size = PF_BUILD_ID_SIZE;
-		if ((misc & PF_BUILD_ID_MISC_SIZE) && p[12 + PF_BUILD_ID_SIZE] <= PF_BUILD_ID_SIZE)
-			b->size = p[12 + PF_BUILD_ID_SIZE];
-		namelen = strnlen((const char *)p + PF_BUILD_ID_EVENT_SIZE,
-				  size - PF_BUILD_ID_EVENT_SIZE);
-		f->build_id_names[f->nr_build_ids] =
-			strndup((const char *)p + PF_BUILD_ID_EVENT_SIZE, namelen);
-		if (!f->build_id_names[f->nr_build_ids])
-			return -ENOMEM;
-		b->filename = f->build_id_names[f->nr_build_ids];
-		f->nr_build_ids++;
+		build_id_fixed(p, &b);
+		/* the name is padded with NULs; one that fills its entry ends there */
+		ret = push_build_id(f, &b, (const char *)p + PF_BUILD_ID_EVENT_SIZE,
+				    strnlen((const char *)p + PF_BUILD_ID_EVENT_SIZE,
+					    size - PF_BUILD_ID_EVENT_SIZE));
+		if (ret)
+			return ret;
 		pos += size;
 	}
 	return 0;
@@ -613,10 +645,43 @@ oom:
 	return -ENOMEM;
 }
 
+/* A pipe's HEADER_BUILD_ID record at p (size bytes, at file offset off)
+ * into the build-id table: a pipe has no feature section, so perf inject
+ * -b / --buildid-all write each entry as a record of the entry's layout
+ * (perf never writes the BUILD_ID feature as a HEADER_FEATURE record). A
+ * record too small for an entry, or whose name is not terminated, makes
+ * the file unreadable, as a bad entry of the feature does. */
+static int pipe_build_id(struct dc_perf_file *f, const uint8_t *p, uint64_t size, uint64_t off,
+			 char *err, size_t errlen)
+{
+	struct dc_build_id b;
+	const char *name;
+
+	if (size < PF_BUILD_ID_EVENT_SIZE) {
+		set_err(err, errlen, "%s: HEADER_BUILD_ID record at offset 0x%" PRIx64
+			": size %" PRIu64 " is under the %d bytes of a build-id entry",
+			f->path, off, size, PF_BUILD_ID_EVENT_SIZE);
+		return -EINVAL;
+	}
+	name = rec_string(p, PF_BUILD_ID_EVENT_SIZE, size);
+	if (!name) {
+		set_err(err, errlen, "%s: HEADER_BUILD_ID record at offset 0x%" PRIx64
+			": file name not NUL-terminated", f->path, off);
+		return -EINVAL;
+	}
+	build_id_fixed(p, &b);
+	if (push_build_id(f, &b, name, strlen(name))) {
+		set_err(err, errlen, "%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* A pipe-mode stream: no attrs section and no feature table; attrs
- * (HEADER_ATTR) and features (HEADER_FEATURE) are records in the stream,
- * the data section is everything after the 16-byte header. One pass over
- * the record headers finds them (their bytes stay in the mapping). */
+ * (HEADER_ATTR), features (HEADER_FEATURE) and build-ids (HEADER_BUILD_ID)
+ * are records in the stream, the data section is everything after the
+ * 16-byte header. One pass over the record headers finds them (their bytes
+ * stay in the mapping; the build-id names are copied into the table). */
 static int read_pipe(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	uint64_t pos = PF_PIPE_HEADER_SIZE;
@@ -647,6 +712,9 @@ static int read_pipe(struct dc_perf_file *f, char *err, size_t errlen)
 		}
 		if (type == PERF_RECORD_HEADER_ATTR &&
 		    (ret = pipe_attr(f, p + 8, size - 8, pos, err, errlen)))
+			return ret;
+		if (type == PERF_RECORD_HEADER_BUILD_ID &&
+		    (ret = pipe_build_id(f, p, size, pos, err, errlen)))
 			return ret;
 		if (type == PERF_RECORD_HEADER_FEATURE && size >= 16) {
 			uint64_t id = rd64(p + 8);
@@ -1023,15 +1091,6 @@ bool dc_perf_has_wakes(const struct dc_perf_file *f)
 	return false;
 }
 
-/* A NUL-terminated string starting at p + off within the record's first
- * `limit` bytes; NULL if not terminated. */
-static const char *rec_string(const uint8_t *p, size_t off, size_t limit)
-{
-	if (off >= limit || !memchr(p + off, 0, limit - off))
-		return NULL;
-	return (const char *)p + off;
-}
-
 static void parse_pt_info(const uint8_t *p, uint16_t size, struct dc_rec_auxtrace_info *ai)
 {
 	struct dc_pt_info *pt = &ai->pt;
@@ -1255,6 +1314,13 @@ static int parse_body(const struct dc_perf_file *f, const uint8_t *p, uint64_t a
 				rec->id_index.nr, size);
 			return -EINVAL;
 		}
+		break;
+	case PERF_RECORD_HEADER_BUILD_ID:
+		NEED(PF_BUILD_ID_EVENT_SIZE);
+		build_id_fixed(p, &rec->build_id);
+		rec->build_id.filename = rec_string(p, PF_BUILD_ID_EVENT_SIZE, body_end);
+		if (!rec->build_id.filename)
+			goto unterminated;
 		break;
 	case PERF_RECORD_FINISHED_ROUND:
 	case PERF_RECORD_FINISHED_INIT:

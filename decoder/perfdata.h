@@ -64,6 +64,16 @@ struct dc_pt_info {
 	size_t nr_priv;            /* priv[] entries present in the record */
 };
 
+/* A build-id entry: of the HEADER_BUILD_ID feature, or of a pipe's
+ * HEADER_BUILD_ID record (perf inject -b / --buildid-all). */
+struct dc_build_id {
+	int32_t pid;
+	uint16_t misc;             /* cpumode bits */
+	uint8_t id[20];
+	size_t size;               /* bytes of id used */
+	const char *filename;
+};
+
 /* Parsed record bodies (which one is set depends on dc_perf_record.type). */
 struct dc_rec_comm {
 	uint32_t pid, tid;
@@ -170,6 +180,8 @@ struct dc_perf_record {
 		struct dc_rec_lost_samples lost_samples;
 		struct dc_rec_id_index id_index;
 		struct dc_rec_sample sample;
+		struct dc_build_id build_id;         /* HEADER_BUILD_ID (filename
+		                                        in the mapping) */
 	};
 };
 
@@ -177,8 +189,9 @@ struct dc_perf_record {
  * *out = NULL and writes one line naming the file and the problem to err
  * (e.g. "x.txt: not a perf.data file (bad magic)"). A pipe-mode stream
  * (perf record -o -) saved to a file reads the same: its HEADER_ATTR and
- * HEADER_FEATURE records give the attrs and features, its data section is
- * all records after the 16-byte header (dc_perf_header: size 16). */
+ * HEADER_FEATURE records give the attrs and features, its HEADER_BUILD_ID
+ * records the build-id table, its data section is all records after the
+ * 16-byte header (dc_perf_header: size 16). */
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen);
 void dc_perf_close(struct dc_perf_file *f);
 
@@ -214,13 +227,8 @@ int dc_perf_nrcpus(const struct dc_perf_file *f, uint32_t *nr_avail, uint32_t *n
 /* argv strings as perf stores them (perf's first is its own path). */
 int dc_perf_cmdline(const struct dc_perf_file *f, size_t *argc, const char *const **argv);
 
-struct dc_build_id {
-	int32_t pid;
-	uint16_t misc;             /* cpumode bits */
-	uint8_t id[20];
-	size_t size;               /* bytes of id used */
-	const char *filename;
-};
+/* The build-id table: a pipe's HEADER_BUILD_ID records (in stream order),
+ * then the BUILD_ID feature's entries. */
 size_t dc_perf_nr_build_ids(const struct dc_perf_file *f);
 const struct dc_build_id *dc_perf_build_id_at(const struct dc_perf_file *f, size_t i);
 

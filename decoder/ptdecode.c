@@ -76,6 +76,28 @@ struct piece {
 	uint64_t pend_x, pend_L, pend_U;
 };
 
+/* What times the first MTC after a point of the trace, as libipt keeps it
+ * (pt_time_update_tma, pt_time_update_mtc): the last timing packet's CTC
+ * bits, and after a TSC the TSC ticks since that CTC value's edge (TMA). */
+struct clk {
+	enum { CLK_NONE, CLK_TSC, CLK_TMA, CLK_MTC } kind;
+	uint32_t ctc;
+	uint32_t fc;
+};
+
+/* A window's packets scanned up to the decoder's position at a coarse
+ * TIP.PGE (pge_scan): where the scan is and its last ip; the last TIP.PGE
+ * it passed: the offset after it, its ip and the clock there. */
+struct pge_scan {
+	uint64_t gen;              /* the window's windows + resumes + 1 (0: none) */
+	bool bad;                  /* a packet it could not decode: no more */
+	uint64_t off, last_ip;
+	struct clk clk;
+	bool have_pge;
+	uint64_t pge_end, pge_ip;
+	struct clk pge_clk;
+};
+
 /* An output event; branch events wait for their time (tentative) until
  * the next time anchor (see anchor()). */
 struct qev {
@@ -182,6 +204,7 @@ struct dc_ptq {
 				    * below this (0: not one)               */
 	const uint8_t *ctx_win;    /* the window and offset the decoder was */
 	uint64_t ctx_off;          /* at when a PGE set the context point   */
+	struct pge_scan ps;        /* ... and the packets up to there       */
 	bool done;
 
 	struct dc_ptq_stats st;
@@ -1426,6 +1449,14 @@ static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t l
  * short by an overflow, is no coarse one. */
 static void set_clock(struct dc_ptq *q, int coarse)
 {
+	/* A window with neither, recorded with MTC and without CYC: coarse
+	 * all the same. A CPU whose every stint follows an idle of more MTC
+	 * periods than MTCs are sent for has TSCs only, and a TIP.PGE with no
+	 * timing packet since the last TSC ran up to a period after it, as
+	 * on a coarse clock: anchored there, a stint switched in later in that
+	 * period was given to the thread before it. */
+	if (coarse < 0 && q->cfg.no_cyc && q->cfg.mtc)
+		coarse = 1;
 	if (coarse == 0)
 		q->saw_cyc = true;
 	if (coarse >= 0 && !q->saw_cyc && q->coarse != (coarse == 1)) {
@@ -2751,18 +2782,108 @@ static bool timing_packet(const struct pt_packet *p)
 	}
 }
 
+static void clk_note(struct clk *c, const struct pt_packet *p, unsigned mtc_freq)
+{
+	switch (p->type) {
+	case ppt_tsc:
+		c->kind = CLK_TSC;
+		break;
+	case ppt_tma:
+		if (c->kind == CLK_TSC) {
+			c->kind = CLK_TMA;
+			c->ctc = p->payload.tma.ctc;
+			c->fc = p->payload.tma.fc;
+		}
+		break;
+	case ppt_mtc:
+		/* (libipt ignores an MTC between a TSC and its TMA) */
+		if (c->kind == CLK_TMA || c->kind == CLK_MTC) {
+			c->kind = CLK_MTC;
+			c->ctc = (uint32_t)p->payload.mtc.ctc << mtc_freq;
+			c->fc = 0;
+		}
+		break;
+	case ppt_ovf:
+		c->kind = CLK_NONE;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The TSC ticks from the time read after c to that of the MTC with this
+ * payload, the first timing packet after it (0: not known). */
+static uint64_t clk_to_mtc(const struct clk *c, const struct pt_config *pc, uint8_t payload)
+{
+	unsigned bits = pc->mtc_freq + 8u;
+	uint64_t d;
+
+	if ((c->kind != CLK_TMA && c->kind != CLK_MTC) || pc->mtc_freq > 15 ||
+	    !pc->cpuid_0x15_eax || !pc->cpuid_0x15_ebx)
+		return 0;
+	if (c->kind == CLK_TMA && bits > 16)
+		bits = 16;                  /* a TMA has CTC[15:0] */
+	d = (((uint32_t)payload << pc->mtc_freq) - c->ctc) & ((1u << bits) - 1);
+	d = d * pc->cpuid_0x15_ebx / pc->cpuid_0x15_eax;
+	return d > c->fc ? d - c->fc : 0;
+}
+
+/* Scan the window (pd over it) from where the last scan stopped up to the
+ * decoder's position at the context point: true when the last TIP.PGE
+ * before it is the context point's (libipt may have read on past that
+ * PGE: an MTC, a FUP), then q->ps has the offset after it and the clock
+ * there. */
+static bool pge_scan(struct dc_ptq *q, struct pt_packet_decoder *pd)
+{
+	struct pge_scan *s = &q->ps;
+	uint64_t gen = q->st.windows + q->st.resumes + 1;
+	struct pt_packet pkt;
+
+	if (s->gen != gen) {
+		memset(s, 0, sizeof(*s));
+		s->gen = gen;
+		s->bad = pt_pkt_sync_forward(pd) < 0 || pt_pkt_get_offset(pd, &s->off) < 0;
+	}
+	/* (a window the scan failed in is not scanned again: each PGE of it
+	 * would scan it from its start) */
+	if (s->bad || s->off > q->ctx_off || pt_pkt_sync_set(pd, s->off) < 0)
+		return false;
+	while (s->off < q->ctx_off) {
+		if (pt_pkt_next(pd, &pkt, sizeof(pkt)) < 0) {
+			s->bad = true;
+			return false;
+		}
+		if (pkt.type == ppt_psb)
+			s->last_ip = 0;
+		if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
+		    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
+			dc_pt_last_ip(&s->last_ip, &pkt);
+		if (pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
+			s->have_pge = true;
+			s->pge_ip = s->last_ip;
+			s->pge_clk = s->clk;
+			s->pge_end = s->off + pkt.size;
+		}
+		clk_note(&s->clk, &pkt, q->cfg.pt.mtc_freq);
+		s->off += pkt.size;
+	}
+	return s->off == q->ctx_off && s->have_pge && s->pge_ip == q->ctx_ip;
+}
+
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
-			    unsigned *mtcs)
+			    unsigned *mtcs, uint64_t *next_ns)
 {
 	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
-	uint64_t last_ip = q->ctx_ip;
+	uint64_t last_ip = q->ctx_ip, start = q->ctx_off;
 	size_t n = 0;
 	bool more = true, pgd = false;   /* PGEs still counted; its PGD seen */
 	bool fup = false, pgd_async = false;  /* the last packet a FUP; the last PGD's */
+	bool at_pge;
 
 	*mtcs = 0;
+	*next_ns = 0;
 	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
 		return 0;
 	pc.size = sizeof(pc);
@@ -2771,11 +2892,22 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 	pd = pt_pkt_alloc_decoder(&pc);
 	if (!pd)
 		return 0;
-	if (pt_pkt_sync_set(pd, q->ctx_off) >= 0) {
+	/* from right after the PGE where it is known: the packets libipt
+	 * read past it count too */
+	at_pge = pge_scan(q, pd);
+	if (at_pge)
+		start = q->ps.pge_end;
+	if (pt_pkt_sync_set(pd, start) >= 0) {
 		while ((more || !pgd) && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
 			if (pkt.type == ppt_tsc || pkt.type == ppt_psb || pkt.type == ppt_ovf)
 				break;
 			if (pkt.type == ppt_mtc) {
+				uint64_t d = more && at_pge ?
+					     clk_to_mtc(&q->ps.pge_clk, &pc, pkt.payload.mtc.ctc) : 0;
+
+				if (d)
+					*next_ns = q->ctx_ns + dc_pt_tsc_to_ns(&q->cfg.conv, d) -
+						   dc_pt_tsc_to_ns(&q->cfg.conv, 0);
 				more = false;
 				*mtcs += !pgd;
 			}
@@ -2790,6 +2922,9 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 				async[n] = pgd_async;
 				ips[n++] = last_ip;
 				more = n < max;
+				/* (the ones after were not read: none is owed) */
+				if (!more)
+					*next_ns = q->ctx_ns;
 			}
 			if (pkt.type != ppt_pad && pkt.type != ppt_mtc && pkt.type != ppt_cyc &&
 			    pkt.type != ppt_mode)

@@ -97,6 +97,9 @@ struct dc_ptq_config {
 	/* The PT event was recorded without CYC (its config lacks the cyc
 	 * bit): there are no CYC packets, nothing for the gap fix to scan. */
 	bool no_cyc;
+	/* ... and with MTC (its config has the mtc bit; false when the file
+	 * does not tell): the clock is coarse even before an MTC is seen. */
+	bool mtc;
 	/* The chunks lie in a dc_perf_file's read-only mapping: drop their
 	 * pages once decoded (dc_drop_pages), so memory stays flat. */
 	bool drop_chunks;
@@ -184,9 +187,13 @@ uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *a
  * MTCs between it and its TIP.PGD (so many period edges the code after it
  * ran past: with k of them it ran until after time_ns + (k - 1) period).
  * async[i]: the TIP.PGD before ips[i] was asynchronous (FUP + TIP.PGD: an
- * interrupt, where a preempted thread is switched out). */
+ * interrupt, where a preempted thread is switched out). *next_ns: the
+ * time of the MTC that ends the look (the PGE's time read at a TSC falls
+ * anywhere in its period: that MTC may come well before time_ns + period,
+ * and a PGE after it is not among these), time_ns when max cut the look
+ * short, 0 when not known. */
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
-			    unsigned *mtcs);
+			    unsigned *mtcs, uint64_t *next_ns);
 /* ... the owner learnt from the sideband that the code after it ran at or
  * after t (the thread got the CPU then): its time is at least t. */
 void dc_ptq_ctx_raise(struct dc_ptq *q, uint64_t t);

@@ -69,6 +69,7 @@ struct dc_session {
 	struct dc_pt_info pt;
 	struct pt_config ptcfg;
 	bool no_cyc;               /* the PT event's config has no CYC     */
+	bool mtc;                  /* ... and has MTC                      */
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
@@ -381,19 +382,21 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
 
 /* Pick the PGE's thread among the candidates (see above): the index, or
  * SIZE_MAX. ips[0, m): the PGE's ip and those of the TIP.PGEs after it up
- * to the next timing packet, all in the window. They follow the stints in
- * order: an assignment of them to stints, never going back, costs PGE_BIG
- * for each stint that began and ended within the window without one (a
- * thread switched in runs user code before it is switched out again) and
- * 1 for each stint's first PGE not where its thread stopped (a thread's
- * code goes on there), and 1 for each PGE after an asynchronous TIP.PGD
- * (an interrupt) left in a stint that a preemption ends in the window
- * (that interrupt most likely was the preemption: without this a clone's
- * child, resuming at its parent's ip, lost its first stint to a parent
- * preempted right after the clone returned). A stint that ended before
- * runs_to cannot have the PGE (its code ran past MTCs up to there: a PGD
- * is never later than the switch-out after it). The PGE gets the stint of
- * the cheapest, the earliest of equals. */
+ * to the next timing packet, at time lim (at most the window's end: a PGE
+ * after that packet is not among them). They follow the stints in order:
+ * an assignment of them to stints, never going back, costs PGE_BIG for
+ * each stint that began in the window and ended by lim without one (a
+ * thread switched in runs user code before it is switched out again; a
+ * stint that may have run on past lim may have had its first one after
+ * the packet) and 1 for each stint's first PGE not where its thread
+ * stopped (a thread's code goes on there), and 1 for each PGE after an
+ * asynchronous TIP.PGD (an interrupt) left in a stint that a preemption
+ * ends in the window (that interrupt most likely was the preemption:
+ * without this a clone's child, resuming at its parent's ip, lost its
+ * first stint to a parent preempted right after the clone returned). A
+ * stint that ended before runs_to cannot have the PGE (its code ran past
+ * MTCs up to there: a PGD is never later than the switch-out after it).
+ * The PGE gets the stint of the cheapest, the earliest of equals. */
 enum { PGE_BIG = 1000, PGE_MAX = 64 };
 
 static unsigned pge_ipc(const bool *have, const uint64_t *res, const bool *dup,
@@ -425,7 +428,7 @@ static bool pge_resume(struct dc_session *s, const struct pge_cand *c,
 static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		       const struct pge_in *in, size_t nin,
 		       const uint64_t *ips, const bool *async, size_t m, uint64_t after,
-		       uint32_t after_tid, uint64_t end, uint64_t runs_to)
+		       uint32_t after_tid, uint64_t end, uint64_t lim, uint64_t runs_to)
 {
 	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS];
 	uint64_t res[PGE_CANDS];
@@ -439,7 +442,7 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to &&
 			(c[i].since >= after || (!i && c[i].tid == after_tid));
 		/* (the stint the last PGE went to has had one) */
-		owe[i] = i && ok[i] && c[i].to < end && c[i].since > after;
+		owe[i] = i && ok[i] && c[i].to < end && c[i].to <= lim && c[i].since > after;
 		dup[i] = false;
 		for (size_t k = 0; k < i; k++)
 			dup[i] |= c[k].tid == c[i].tid;
@@ -495,7 +498,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	struct pge_in in[PGE_INS];
 	bool async[PGE_MAX];
 	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after, &async[0]), ips[PGE_MAX];
-	uint64_t from;
+	uint64_t from, lim;
 	size_t n, m, k, nin;
 	unsigned mtcs;
 
@@ -523,13 +526,17 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	c[0].preempted = false;
 	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
 	ips[0] = ip;
-	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs);
+	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs, &lim);
+	/* (the MTC's time not known: the period's end, where it is when the
+	 * PGE's time was read at an MTC) */
+	if (!lim || lim > L + per)
+		lim = L + per;
 	/* (and after the queue's last event: the stint before it held the
 	 * CPU only from there) */
 	for (size_t i = 0; i < n; i++)
 		if (c[i].from < after)
 			c[i].from = after;
-	k = pge_pick(s, c, n, in, nin, ips, async, m, sq->pge_since, sq->pge_tid, L + per,
+	k = pge_pick(s, c, n, in, nin, ips, async, m, sq->pge_since, sq->pge_tid, L + per, lim,
 		     mtcs > 1 ? L + (mtcs - 1) * per : 0);
 	if (k == SIZE_MAX)
 		return;
@@ -801,6 +808,7 @@ static void set_timing(struct dc_session *s)
 			continue;
 		/* no CYC packets without the cyc bit (an unknown bit: maybe) */
 		s->no_cyc = s->pt.cyc_bit && !(a->attr.config & s->pt.cyc_bit);
+		s->mtc = s->pt.mtc_bit && (a->attr.config & s->pt.mtc_bit);
 		if (s->pt.mtc_freq_bits) {
 			uint64_t bits = s->pt.mtc_freq_bits;
 
@@ -1000,6 +1008,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		cfg->iscache = s->isc;
 		cfg->syscall_numbers = s->opts.syscall_numbers;
 		cfg->no_cyc = s->no_cyc;
+		cfg->mtc = s->mtc;
 		cfg->drop_chunks = true;
 	}
 	s->st.queues = s->nq;

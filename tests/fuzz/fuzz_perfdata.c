@@ -45,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)strlen(rec.comm.comm);
 		if ((rec.type == PERF_RECORD_MMAP || rec.type == PERF_RECORD_MMAP2) && rec.parsed)
 			(void)strlen(rec.mmap.filename);
+		if (rec.type == PERF_RECORD_HEADER_BUILD_ID && rec.parsed)
+			(void)strlen(rec.build_id.filename);
 		/* a parsed copy of the record, from memory */
 		if (rec.total_size && rec.total_size <= dc_perf_file_size(f) - rec.offset) {
 			struct dc_perf_record copy;

@@ -41,7 +41,22 @@ seed_perf() {
 	rec threads emu_threads --cpus 2 --time-slice 300 &&
 	rec forkexec emu_forkexec --follow-fork && rec dlopen emu_dlopen &&
 	rec ovf emu_nested --inject-ovf 40 && rec drop emu_threads --drop-aux 3 --aux-chunk 512 &&
-	rec psb emu_threads --psb-period 256 --no-cyc
+	rec psb emu_threads --psb-period 256 --no-cyc &&
+	pipe_seed
+}
+
+# pipe_seed: a pipe-mode copy of a recording with its HEADER_BUILD_ID
+# records (perf inject --buildid-all -o -), when perf is installed; without
+# wake events, which perf inject cannot copy without this machine's tracefs
+pipe_seed() {
+	local d=$seeds/perf
+	command -v perf >/dev/null || return 0
+	[ -s "$d/pipe.data" ] && return 0
+	"$PTFLAME" record --emulate -q --no-wakers -o "$d/pipe.in" -- "$TESTDATA/emu_nested" \
+		>/dev/null 2>&1 && perf inject --buildid-all -i "$d/pipe.in" -o - >"$d/pipe.data" 2>/dev/null ||
+		rm -f "$d/pipe.data"
+	rm -f "$d/pipe.in"
+	return 0
 }
 
 # seed_folded: report's folded output of the recordings, in each form,
@@ -93,7 +108,7 @@ seed_script() {
 # wait on the lock); a failed attempt leaves no stamp and is retried. The
 # stamp holds the seeds' version: when the seeds change, a build directory
 # makes them again.
-seeds_version=3
+seeds_version=4
 mkdir -p "$FUZZ_DIR"
 exec 9>"$FUZZ_DIR/.seeds.lock"
 flock 9

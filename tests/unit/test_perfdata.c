@@ -625,6 +625,152 @@ static void test_large_file(void **state)
 	rm_tmp(&t);
 }
 
+static void put_file_bytes(const char *path, const void *buf, size_t n)
+{
+	FILE *o = fopen(path, "wb");
+
+	assert_non_null(o);
+	assert_int_equal(fwrite(buf, 1, n, o), n);
+	assert_int_equal(fclose(o), 0);
+}
+
+/* A pipe-mode stream built here byte by byte (record/ writes file mode
+ * only): the 16-byte header, then records appended by pipe_put. */
+struct pipebuf {
+	uint8_t b[2048];
+	size_t n;
+};
+
+static void pipe_put(struct pipebuf *pb, uint32_t type, uint16_t misc, const void *body,
+		     size_t len)
+{
+	struct perf_event_header h = { type, misc, (uint16_t)(sizeof(h) + len) };
+
+	assert_true(pb->n + sizeof(h) + len <= sizeof(pb->b));
+	memcpy(pb->b + pb->n, &h, sizeof(h));
+	memcpy(pb->b + pb->n + sizeof(h), body, len);
+	pb->n += sizeof(h) + len;
+}
+
+static void pipe_start(struct pipebuf *pb)
+{
+	uint64_t magic = PF_MAGIC2, hsize = PF_PIPE_HEADER_SIZE;
+	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE,
+					.size = PERF_ATTR_SIZE_VER0,
+					.config = PERF_COUNT_SW_DUMMY };
+	uint8_t body[PERF_ATTR_SIZE_VER0 + 8] = { 0 };
+	uint64_t id = 5;
+
+	pb->n = 0;
+	memcpy(pb->b, &magic, 8);
+	memcpy(pb->b + 8, &hsize, 8);
+	pb->n = 16;
+	memcpy(body, &attr, PERF_ATTR_SIZE_VER0);
+	memcpy(body + PERF_ATTR_SIZE_VER0, &id, 8);
+	pipe_put(pb, PERF_RECORD_HEADER_ATTR, 0, body, sizeof(body));
+}
+
+/* A build-id entry's body (after its header): pid, id[24] (byte 20 the
+ * id's length), then the name NUL-padded to pad bytes. */
+static size_t bid_body(uint8_t *out, int32_t pid, uint8_t first, size_t idlen,
+		       const char *name, size_t pad)
+{
+	memset(out, 0, 28 + pad);
+	memcpy(out, &pid, 4);
+	for (size_t i = 0; i < idlen; i++)
+		out[4 + i] = (uint8_t)(first + i);
+	out[4 + 20] = (uint8_t)idlen;
+	memcpy(out + 28, name, strlen(name) < pad ? strlen(name) : pad);
+	return 28 + pad;
+}
+
+static void check_bid(const struct dc_build_id *b, int32_t pid, uint8_t first, size_t size,
+		      const char *name)
+{
+	assert_int_equal(b->pid, pid);
+	assert_int_equal(b->misc, PERF_RECORD_MISC_USER);
+	assert_int_equal(b->size, size);
+	assert_int_equal(b->id[0], first);
+	assert_int_equal(b->id[size - 1], (uint8_t)(first + size - 1));
+	assert_string_equal(b->filename, name);
+}
+
+/* A pipe's HEADER_BUILD_ID records (perf inject -b / --buildid-all) feed
+ * the build-id table, in stream order and before a BUILD_ID feature's
+ * entries, and dc_perf_next hands each record out parsed; a record too
+ * small for an entry, or with an unterminated name, is refused at open
+ * with one line naming the record. */
+static void test_pipe_build_ids(void **state)
+{
+	struct tmpdir t;
+	struct pipebuf pb;
+	struct dc_perf_file *f;
+	struct dc_perf_record r;
+	uint8_t body[128];
+	char err[512];
+	size_t len;
+	uint64_t feat = HEADER_BUILD_ID;
+
+	(void)state;
+	mk_tmp(&t);
+	pipe_start(&pb);
+	/* 16-byte id, with the size flag (perf 5.11 on) */
+	len = bid_body(body, -1, 0x10, 16, "/bin/a", 64);
+	pipe_put(&pb, PERF_RECORD_HEADER_BUILD_ID,
+		 PERF_RECORD_MISC_USER | PF_BUILD_ID_MISC_SIZE, body, len);
+	/* no flag (perf 6.1's inject writes none): 20 bytes */
+	len = bid_body(body, 7, 0x40, 20, "/usr/lib/b.so", 16);
+	pipe_put(&pb, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_MISC_USER, body, len);
+	/* the BUILD_ID feature as a HEADER_FEATURE record: feature id, entry */
+	memcpy(body, &feat, 8);
+	{
+		struct perf_event_header eh = { PERF_RECORD_HEADER_BUILD_ID,
+						PERF_RECORD_MISC_USER, 36 + 8 };
+
+		memcpy(body + 8, &eh, sizeof(eh));
+		bid_body(body + 16, 3, 0x80, 20, "/bin/c", 8);
+	}
+	pipe_put(&pb, PERF_RECORD_HEADER_FEATURE, 0, body, 16 + 36);
+	put_file_bytes(t.path, pb.b, pb.n);
+
+	if (dc_perf_open(t.path, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_int_equal(dc_perf_nr_build_ids(f), 3);
+	check_bid(dc_perf_build_id_at(f, 0), -1, 0x10, 16, "/bin/a");
+	check_bid(dc_perf_build_id_at(f, 1), 7, 0x40, 20, "/usr/lib/b.so");
+	check_bid(dc_perf_build_id_at(f, 2), 3, 0x80, 20, "/bin/c");
+	assert_int_equal(dc_perf_next(f, &r), 1);
+	assert_int_equal(r.type, PERF_RECORD_HEADER_ATTR);
+	next_ok(f, &r, PERF_RECORD_HEADER_BUILD_ID);
+	check_bid(&r.build_id, -1, 0x10, 16, "/bin/a");
+	next_ok(f, &r, PERF_RECORD_HEADER_BUILD_ID);
+	check_bid(&r.build_id, 7, 0x40, 20, "/usr/lib/b.so");
+	dc_perf_close(f);
+
+	/* a record of 32 bytes, too small for an entry, after a good one */
+	pipe_start(&pb);
+	len = bid_body(body, -1, 0x10, 20, "/bin/a", 8);
+	pipe_put(&pb, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_MISC_USER, body, len);
+	pipe_put(&pb, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_MISC_USER, body, 24);
+	put_file_bytes(t.path, pb.b, pb.n);
+	assert_int_equal(dc_perf_open(t.path, &f, err, sizeof(err)), -EINVAL);
+	assert_null(f);
+	assert_non_null(strstr(err, t.path));
+	assert_non_null(strstr(err, ": HEADER_BUILD_ID record at offset 0x8c: size 32 is "
+				    "under the 36 bytes of a build-id entry"));
+	assert_null(strchr(err, '\n'));
+
+	/* a name that fills its record with no NUL */
+	pipe_start(&pb);
+	len = bid_body(body, -1, 0x10, 20, "/bin/abcdefgh", 8);
+	pipe_put(&pb, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_MISC_USER, body, len);
+	put_file_bytes(t.path, pb.b, pb.n);
+	assert_int_equal(dc_perf_open(t.path, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ": HEADER_BUILD_ID record at offset 0x60: file name "
+				    "not NUL-terminated"));
+	rm_tmp(&t);
+}
+
 static void test_tsc_to_ns(void **state)
 {
 	struct dc_pt_info pt = { .time_shift = 10, .time_mult = 642, .time_zero = 1000 };
@@ -646,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_writer_rules),
 		cmocka_unit_test(test_large_file),
 		cmocka_unit_test(test_tsc_to_ns),
+		cmocka_unit_test(test_pipe_build_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,6 +152,9 @@ static int exercise(const char *path, char *err, size_t errlen)
 		case PERF_RECORD_MMAP2:
 			sink += strlen(r.mmap.filename);
 			break;
+		case PERF_RECORD_HEADER_BUILD_ID:
+			sink += strlen(r.build_id.filename);
+			break;
 		case PERF_RECORD_AUXTRACE_INFO:
 			if (r.auxtrace_info.is_pt)
 				sink += strlen(r.auxtrace_info.pt.filter);

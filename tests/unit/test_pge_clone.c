@@ -11,7 +11,9 @@
  * one per-CPU AUX queue encoded by record/ptenc.c; the code at X is this
  * test's own (MMAP2 of its executable), so libipt decodes real bytes. The
  * expected threads come from how the file is built: the first PGE is the
- * parent's, the second PGE and the call after it the child's. */
+ * parent's, the second PGE and the call after it the child's. A second
+ * test (below) has a stint that begins after the MTC right after a PGE
+ * timed at a TSC. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -311,10 +313,241 @@ static void test_clone_child_keeps_its_stint(void **state)
 	assert_true(threads_as_built(&seen, on_c));
 }
 
+/* ---- a stint that begins after the PGE's MTC -----------------------------
+ *
+ * A TIP.PGE whose time was read at a TSC (after a long idle, more missed
+ * MTC periods than the encoder sends MTCs for) lies anywhere in its MTC
+ * period, so the period's MTC may come right after it. The TIP.PGEs read
+ * ahead for it end at that MTC: a stint that begins after the MTC cannot
+ * hold one of them, even when it begins and ends before L + P. Here the
+ * parent (thread A) gets the CPU back at G + A_IN: its PGE at X (TSC) at
+ * G + A_ON, its code to the call, an interrupt at the callee; its PGE
+ * there at G + A_ON2 and the callee's code to its return (a packet), the
+ * MTC at G + P, another interrupt and its switch-out (blocked, no
+ * preempt) at G + A_OUT. The child (thread B) gets the CPU at G + B_IN,
+ * still in the period of A's PGEs, runs the code at X from its PGE, and is
+ * switched out at G + B_OUT (before G + A_ON + P). That B's stint owed one
+ * of the PGEs read ahead at A's second PGE gave A's code from there to B.
+ * Expected from how the file is built: A's PGEs, the call and the return
+ * are A's; B's PGE at X (the third) and its call are B's. */
+enum {
+	G = 64 * 16384,               /* 64 MTC periods of idle: a TSC at A's PGE */
+	A_IN = 15000, A_ON = 15500, A_OFF = 15600, A_ON2 = 15700,
+	A_OFF2 = 16500, A_OUT = 16600,                /* (the MTC: 16384) */
+	B_IN = 17000, B_ON = 17100, B_OFF = 17300, B_OUT = 17400,
+};
+
+/* The callee's instructions from ip up to and including its return (to
+ * ret_to); the count. */
+static size_t walk_to_ret(uint64_t ip, uint64_t ret_to, struct rc_insn *out)
+{
+	csh cs;
+	size_t n = 0;
+
+	assert_int_equal(rc_insn_cs_open(&cs), 0);
+	while (n < MAX_CODE) {
+		struct rc_insn *in = &out[n++];
+
+		assert_int_equal(rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16, ip, in), 0);
+		if (in->cls == RC_INSN_RET)
+			in->next_ip = ret_to;
+		else if (in->cls == RC_INSN_JMP)
+			in->next_ip = in->target;
+		else if (in->cls == RC_INSN_OTHER || in->cls == RC_INSN_JCC)
+			in->next_ip = ip + in->len;
+		else
+			fail_msg("no return before a %u-class insn at %#llx", in->cls,
+				 (unsigned long long)ip);
+		if (in->cls == RC_INSN_RET)
+			break;
+		ip = in->next_ip;
+	}
+	cs_close(&cs);
+	assert_int_equal(out[n - 1].cls, RC_INSN_RET);
+	return n;
+}
+
+/* One stint's trace: PGE at x at `on`, the code from on + 1 ns, an
+ * interrupt at its last instruction's next ip at `off`. */
+static void encode_run(struct rc_ptenc *enc, uint64_t x, const struct rc_insn *code,
+		       size_t n, uint64_t on, uint64_t off)
+{
+	assert_int_equal(rc_ptenc_enable(enc, on, x), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(rc_ptenc_insn(enc, &code[i], on + 1 + i), 0);
+	assert_int_equal(rc_ptenc_disable(enc, off, code[n - 1].next_ip, RC_PTENC_OFF_ASYNC), 0);
+}
+
+static void switch_rec(struct rc_perf_writer *w, uint32_t tid, bool out, uint64_t t)
+{
+	struct dc_sample_id sid = rc_emu_sid(0, false, PARENT, tid, T0 + t);
+
+	assert_int_equal(rc_perf_switch_cpu_wide(w, out, false, 0, 0, &sid), 0);
+}
+
+struct code2 {
+	struct rc_insn to_call[MAX_CODE], to_ret[MAX_CODE];
+	size_t n_call, n_ret;
+};
+
+static void write_file_mtc(const char *path, uint64_t x, const struct code2 *c)
+{
+	struct rc_ptenc_config cfg = {
+		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
+	};
+	uint64_t callee = c->to_call[c->n_call - 1].next_ip;
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	char err[256];
+
+	assert_non_null(enc);
+	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
+	sideband_before(w, x);                /* the parent in at 200 */
+	/* the parent's first stint: PGE at X, interrupted there (it goes on
+	 * at X), blocked */
+	assert_int_equal(rc_ptenc_enable(enc, T0 + T_ON_P, x), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + T_OFF_P, x, RC_PTENC_OFF_ASYNC), 0);
+	switch_rec(w, PARENT, true, T_OUT_P);
+	switch_rec(w, PARENT, false, G + A_IN);
+	encode_run(enc, x, c->to_call, c->n_call, T0 + G + A_ON, T0 + G + A_OFF);
+	encode_run(enc, callee, c->to_ret, c->n_ret, T0 + G + A_ON2, T0 + G + A_OFF2);
+	switch_rec(w, PARENT, true, G + A_OUT);
+	switch_rec(w, CHILD, false, G + B_IN);
+	encode_run(enc, x, c->to_call, c->n_call, T0 + G + B_ON, T0 + G + B_OFF);
+	switch_rec(w, CHILD, true, G + B_OUT);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+/* The index of the first event of this kind at or after event i, or
+ * SIZE_MAX. */
+static size_t kind_from(const struct seen *s, size_t i, uint8_t kind)
+{
+	for (; i < s->n; i++)
+		if (s->ev[i].kind == kind)
+			return i;
+	return SIZE_MAX;
+}
+
+static void test_stint_after_the_mtc(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry, callee;
+	struct code2 c;
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t on_a2, on_b, ret_a, call_b;
+
+	(void)state;
+	c.n_call = walk_to_call(x, c.to_call);
+	callee = c.to_call[c.n_call - 1].next_ip;
+	c.n_ret = walk_to_ret(callee, c.to_call[c.n_call - 1].ip + c.to_call[c.n_call - 1].len,
+			      c.to_ret);
+	strcpy(t.dir, "/tmp/ptf-pgemtc-XXXXXX");
+	assert_non_null(mkdtemp(t.dir));
+	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	write_file_mtc(t.path, x, &c);
+	decode(t.path, &seen);
+	unlink(t.path);
+	rmdir(t.dir);
+
+	on_a2 = nth_on(&seen, callee, 0);
+	on_b = nth_on(&seen, x, 2);
+	ret_a = on_a2 == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_a2, DC_EV_RETURN);
+	call_b = on_b == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_b, DC_EV_CALL);
+	if (ret_a == SIZE_MAX || call_b == SIZE_MAX || !threads_as_built(&seen, on_b))
+		dump(&seen);
+	/* A's PGE at the callee and its return, then B's PGE at X and call */
+	assert_true(ret_a != SIZE_MAX && call_b != SIZE_MAX && ret_a < on_b);
+	assert_int_equal(seen.ev[ret_a].from_ip, c.to_ret[c.n_ret - 1].ip);
+	assert_int_equal(seen.ev[call_b].from_ip, c.to_call[c.n_call - 1].ip);
+	assert_int_equal(seen.ev[on_a2].tid, PARENT);
+	assert_int_equal(seen.ev[ret_a].tid, PARENT);
+	assert_int_equal(seen.ev[on_b].tid, CHILD);
+	assert_int_equal(seen.ev[call_b].tid, CHILD);
+	assert_true(threads_as_built(&seen, on_b));
+}
+
+/* ---- a queue with no MTC yet ----------------------------------------------
+ *
+ * A CPU whose stints all follow idles of more MTC periods than the encoder
+ * sends MTCs for has TSCs only, though the recording has MTC: the time
+ * read at a TIP.PGE after another one in the same period is still the
+ * TSC's, a lower bound. Here the parent's stint (PGE at X at T_ON_P, its
+ * code to the call, an interrupt at the callee, blocked) and the child's
+ * (switched in at T_IN_C, the same code from its PGE at X) fall in the
+ * period of the trace's first TSC, and the trace has no MTC. Anchored at
+ * that TSC, the child's PGE and code went to the parent. Expected from how
+ * the file is built: the first PGE at X and its call are the parent's, the
+ * second PGE at X and its call the child's. */
+static void write_file_tsc_only(const char *path, uint64_t x, const struct rc_insn *code,
+				size_t n)
+{
+	struct rc_ptenc_config cfg = {
+		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
+	};
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	char err[256];
+
+	assert_non_null(enc);
+	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
+	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
+	sideband_before(w, x);                /* the parent in at 200 */
+	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + T_OFF_P + 50);
+	switch_rec(w, PARENT, true, T_OUT_P);
+	switch_rec(w, CHILD, false, T_IN_C);
+	encode_run(enc, x, code, n, T0 + T_ON_C, T0 + T_OFF_C);
+	switch_rec(w, CHILD, true, T_OFF_C + 100);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+static void test_tsc_only_queue(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
+	struct rc_insn code[MAX_CODE];
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t n, on_p, on_c, call_p, call_c;
+
+	(void)state;
+	n = walk_to_call(x, code);
+	strcpy(t.dir, "/tmp/ptf-pgetsc-XXXXXX");
+	assert_non_null(mkdtemp(t.dir));
+	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	write_file_tsc_only(t.path, x, code, n);
+	decode(t.path, &seen);
+	unlink(t.path);
+	rmdir(t.dir);
+
+	on_p = nth_on(&seen, x, 0);
+	on_c = nth_on(&seen, x, 1);
+	call_p = on_p == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_p, DC_EV_CALL);
+	call_c = on_c == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_c, DC_EV_CALL);
+	if (call_c == SIZE_MAX || !threads_as_built(&seen, on_c))
+		dump(&seen);
+	assert_true(call_p != SIZE_MAX && call_c != SIZE_MAX && call_p < on_c);
+	assert_int_equal(seen.ev[call_c].from_ip, code[n - 1].ip);
+	assert_int_equal(seen.ev[on_p].tid, PARENT);
+	assert_int_equal(seen.ev[call_p].tid, PARENT);
+	assert_int_equal(seen.ev[on_c].tid, CHILD);
+	assert_int_equal(seen.ev[call_c].tid, CHILD);
+	assert_true(threads_as_built(&seen, on_c));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clone_child_keeps_its_stint),
+		cmocka_unit_test(test_stint_after_the_mtc),
+		cmocka_unit_test(test_tsc_only_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
