@@ -323,14 +323,23 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	struct counts c = { 0 };
 	bool plain = false;
-	size_t piece = 4u << 20;
+	size_t piece = 4u << 20, walk_refused = 0;
 	char err[512];
 	double t0;
 	int ret, opt;
 
 	while ((opt = getopt(argc, argv, "pqkwxc:")) != -1) {
-		if (opt == 'c' && (piece = strtoul(optarg, NULL, 0) << 10))
+		if (opt == 'c') {
+			unsigned long kib = strtoul(optarg, NULL, 0);
+
+			if (kib < 1 || kib > (1ul << 20)) {
+				fprintf(stderr, "ipt_bare: -c wants KiB from 1 to 1048576, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			piece = kib << 10;
 			continue;
+		}
 		if (opt != 'p' && opt != 'q' && opt != 'k' && opt != 'w' && opt != 'x') {
 			fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-x] [-c KIB] PERF.DATA\n");
 			return 2;
@@ -368,9 +377,10 @@ int main(int argc, char **argv)
 
 			if (isid > 0)
 				pt_image_add_cached(image, isc, isid, NULL);
-			if (layer == 'w' || layer == 'x')
-				walk_add_map(rec.mmap.filename, rec.mmap.start, rec.mmap.len,
-					     rec.mmap.pgoff);
+			if ((layer == 'w' || layer == 'x') &&
+			    walk_add_map(rec.mmap.filename, rec.mmap.start, rec.mmap.len,
+					 rec.mmap.pgoff))
+				walk_refused++;
 		} else if (rec.type == PERF_RECORD_AUXTRACE) {
 			q = queue_of(&qs, &nq, rec.auxtrace.idx);
 			if (!q || (q->len + rec.auxtrace.size > q->cap &&
@@ -401,6 +411,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)c.blocks, (unsigned long long)c.insns,
 	       (unsigned long long)c.branches, (double)c.branches / t0 / 1e6,
 	       (unsigned long long)c.errors, (unsigned long long)c.hash);
+	if (walk_refused)   /* (libipt cannot read them either, or it can: then they differ) */
+		fprintf(stderr, "ipt_bare: the walker did not read %zu mappings\n", walk_refused);
 	if (layer == 'w' || layer == 'x')
 		walk_free();
 	pt_image_free(image);

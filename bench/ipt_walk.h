@@ -11,7 +11,8 @@ struct walk_counts {
 	uint64_t blocks, branches, errors, hash;
 };
 
-/* Code for the walker: an executable mapping of a file (MMAP record). */
+/* Code for the walker: an executable mapping of a file (MMAP record).
+ * -1: not read (no such file, too many mappings). */
 int walk_add_map(const char *path, uint64_t start, uint64_t len, uint64_t pgoff);
 /* Decode one piece (from its first PSB) with the packet decoder and the
  * block-end cache; count calls and returns into c (hash: their sequence). */

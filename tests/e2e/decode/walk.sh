@@ -6,9 +6,10 @@
 # errors), on every recording we have: a synthetic per-thread trace, every
 # emu_* testdata program recorded with --emulate (per-thread; threads and
 # demo also on 2 and 3 CPUs with preemption, and without CYC with a PSB
-# every 256 bytes), the synthetic loop interrupted at every place in it, and
-# the real Intel PT recordings when present (their binaries are not, so both
-# must fail alike there).
+# every 256 bytes), the synthetic loop interrupted at every place in it,
+# three damaged copies of the synthetic trace, and the real Intel PT
+# recordings when present (their binaries are not, so both must fail alike
+# there).
 . "$E2E_LIB"
 flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
 # same NAME FILE [MIN]: libipt's calls and returns and the walker's agree
@@ -51,6 +52,31 @@ same synth synth.data 100000
 "$DC_PTENC_BENCH" -s 1 -i 97 -o raw.bin -p irq.data >bench.out 2>&1 || fail "ptenc_bench -i: $(head -c 300 bench.out)"
 rm -f raw.bin
 same irq irq.data 100000
+# damaged copies of the synthetic trace (a TIP in the middle of its first
+# chunk overwritten): invalid packets, a TIP to 0, a TIP to the top address;
+# libipt resyncs at the next PSB, and so must the walker
+for kind in badopc tip0 tipmax; do
+	python3 - synth.data "$kind.data" "$kind" "$PTFLAME" <<'PY' || fail "damage $kind"
+import re, subprocess, sys
+src, dst, kind, ptflame = sys.argv[1:5]
+d = bytearray(open(src, 'rb').read())
+dump = subprocess.run([ptflame, 'dump', src], capture_output=True, text=True).stdout
+m = re.search(r'AUXTRACE size (0x[0-9a-f]+) .*payload@(0x[0-9a-f]+)', dump)
+size, off = int(m.group(1), 16), int(m.group(2), 16)
+i = d.index(b'\x2d', off + size // 2)
+new = {'badopc': b'\x02\x02' * 4, 'tip0': b'\xcd' + b'\x00' * 8, 'tipmax': b'\x6d' + b'\xff' * 6}[kind]
+d[i:i + len(new)] = new
+open(dst, 'wb').write(d)
+PY
+	"$IPT_BARE" -c 4096 "$kind.data" >"$kind.bare" 2>&1
+	"$IPT_BARE" -w -c 4096 "$kind.data" >"$kind.walk" 2>&1
+	b=$(flow "$kind.bare") w=$(flow "$kind.walk")
+	if [ -n "$b" ] && [ "$b" = "$w" ] && ! grep -q ' errors=0 ' "$kind.bare"; then
+		pass "damaged ($kind): $b"
+	else
+		fail "damaged ($kind): the walker's '$w' is not libipt's '$b' (or no error)"
+	fi
+done
 for f in "$TESTDATA"/emu_*; do
 	case $f in *.p|*.so) continue ;; esac
 	[ -x "$f" ] || continue
