@@ -53,13 +53,13 @@ __attribute__((noinline)) int pge_clone_entry(int x)
 	return pge_clone_leaf(x) - 1;
 }
 
-/* The child's instructions from X up to and including the first call
- * (conditional branches not taken, direct jumps followed), as the encoder
- * wants them; out[n - 1] is the call. Returns n. */
-static size_t walk_to_call(uint64_t x, struct rc_insn *out)
+/* The instructions from ip up to and including the first one of class
+ * stop (RC_INSN_CALL or RC_INSN_RET), conditional branches not taken,
+ * direct jumps followed, as the encoder wants them: out[n - 1] is that
+ * one, a return going to ret_to. Returns n. */
+static size_t walk_to(uint64_t ip, uint8_t stop, uint64_t ret_to, struct rc_insn *out)
 {
 	csh cs;
-	uint64_t ip = x;
 	size_t n = 0;
 
 	assert_int_equal(rc_insn_cs_open(&cs), 0);
@@ -69,18 +69,29 @@ static size_t walk_to_call(uint64_t x, struct rc_insn *out)
 		assert_int_equal(rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16, ip, in), 0);
 		if (in->cls == RC_INSN_CALL || in->cls == RC_INSN_JMP)
 			in->next_ip = in->target;
+		else if (in->cls == RC_INSN_RET && stop == RC_INSN_RET)
+			in->next_ip = ret_to;
 		else if (in->cls == RC_INSN_OTHER || in->cls == RC_INSN_JCC)
 			in->next_ip = ip + in->len;
 		else
-			fail_msg("no direct call before a %u-class insn at %#llx", in->cls,
+			fail_msg("no %u-class insn before a %u-class one at %#llx", stop, in->cls,
 				 (unsigned long long)ip);
-		if (in->cls == RC_INSN_CALL)
+		if (in->cls == stop)
 			break;
+		if (in->cls == RC_INSN_CALL)
+			fail_msg("a call before the %u-class insn at %#llx", stop,
+				 (unsigned long long)ip);
 		ip = in->next_ip;
 	}
 	cs_close(&cs);
-	assert_int_equal(out[n - 1].cls, RC_INSN_CALL);
+	assert_int_equal(out[n - 1].cls, stop);
 	return n;
+}
+
+/* The child's instructions from X up to and including the first call. */
+static size_t walk_to_call(uint64_t x, struct rc_insn *out)
+{
+	return walk_to(x, RC_INSN_CALL, 0, out);
 }
 
 /* ---- the file ------------------------------------------------------------ */
@@ -341,30 +352,7 @@ enum {
  * ret_to); the count. */
 static size_t walk_to_ret(uint64_t ip, uint64_t ret_to, struct rc_insn *out)
 {
-	csh cs;
-	size_t n = 0;
-
-	assert_int_equal(rc_insn_cs_open(&cs), 0);
-	while (n < MAX_CODE) {
-		struct rc_insn *in = &out[n++];
-
-		assert_int_equal(rc_insn_classify(cs, (const uint8_t *)(uintptr_t)ip, 16, ip, in), 0);
-		if (in->cls == RC_INSN_RET)
-			in->next_ip = ret_to;
-		else if (in->cls == RC_INSN_JMP)
-			in->next_ip = in->target;
-		else if (in->cls == RC_INSN_OTHER || in->cls == RC_INSN_JCC)
-			in->next_ip = ip + in->len;
-		else
-			fail_msg("no return before a %u-class insn at %#llx", in->cls,
-				 (unsigned long long)ip);
-		if (in->cls == RC_INSN_RET)
-			break;
-		ip = in->next_ip;
-	}
-	cs_close(&cs);
-	assert_int_equal(out[n - 1].cls, RC_INSN_RET);
-	return n;
+	return walk_to(ip, RC_INSN_RET, ret_to, out);
 }
 
 /* One stint's trace: PGE at x at `on`, the code from on + 1 ns, an
