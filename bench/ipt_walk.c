@@ -556,7 +556,7 @@ static void err(struct walker *w)
 
 static void block_end(struct walker *w)
 {
-	if (w->last && !w->ntnt)
+	if (w->last && !w->ntnt && !w->stop_ip)   /* (else it ends at stop_ip) */
 		w->eos = true;
 }
 
