@@ -582,52 +582,39 @@ static bool fup_in(struct walker *w, const struct bend *b)
 	return ip >= w->ip && ip <= b->end;
 }
 
-/* One branch of the code from w->ip. */
-static void step(struct walker *w)
+/* Before the block at w->ip: a PSB+ between branches, the bits before it
+ * used up, is a status update taken now (as libipt takes pending events),
+ * so that an interrupt's FUP after it binds in this block if it is there;
+ * the walk goes on from here (the PSB+'s FUP is where the code is when it
+ * is written: here or after branches that need no packet). false: the walk
+ * ends or tracing is off. */
+static bool before_block(struct walker *w)
 {
-	struct bend *b;
-	uint64_t next;
 	struct pt_packet p;
-	int bit;
 
-	/* A PSB+ between branches, the bits before it used up: a status
-	 * update, taken now (as libipt takes pending events), so that an
-	 * interrupt's FUP after it binds in this block if it is there. The
-	 * walk goes on from here: its FUP is where the code is when the PSB
-	 * is written, here or after branches that need no packet. */
 	while (!w->ntnt && peek_flow(w) && peek_flow(w)->type == ppt_psb) {
-		uint64_t here = w->ip;   /* (its FUP is here or further on) */
+		uint64_t here = w->ip;
 
 		next_flow(w, &p);
 		if (!mid_psb(w))
-			return;
+			return false;
 		w->ip = here;
 	}
 	if ((!w->ntnt && !peek_flow(w) && w->partial == PART_EVENT) ||
 	    (w->stop_ip && w->stop_ip == w->ip)) {
 		w->eos = true;     /* (libipt fails on that event first) */
-		return;
+		return false;
 	}
-	b = bend_next(w->from, w->ip);
+	return true;
+}
 
-	w->from = b ? (uint32_t)(b - ents) + 1 : 0;
-	if (!b) {
-		err(w);
-		w->on = false;
-		return;
-	}
-	if (w->stop_ip && w->stop_ip >= w->ip && w->stop_ip <= b->end) {
-		w->eos = true;
-		return;
-	}
-	w->c->blocks++;
-	if (!w->ntnt && fup_in(w, b)) {
-		/* an interrupt before the branch: off at the FUP's ip */
-		next_flow(w, &p);
-		handle_off(w, &p);
-		return;
-	}
-	next = b->end + b->len;
+/* The branch at the end of block b, its packet taken. */
+static void take_branch(struct walker *w, const struct bend *b)
+{
+	uint64_t next = b->end + b->len;
+	struct pt_packet p;
+	int bit;
+
 	switch (b->cls) {
 	case RC_INSN_JCC:
 		if ((bit = need_tnt(w)) >= 0)
@@ -658,17 +645,14 @@ static void step(struct walker *w)
 		bit = ret_compressed(w, &p);
 		if (bit < 0)
 			break;
-		if (bit) {
-			if (!w->nrets || need_tnt(w) != 1) {
-				err(w);
-				w->on = false;
-				break;
-			}
+		if (!bit) {
+			need_tip(w, &p, true);
+		} else if (!w->nrets || need_tnt(w) != 1) {
+			err(w);
+		} else {
 			w->ip = w->rets[w->rtop];
 			w->rtop = (w->rtop + RETS - 1) % RETS;
 			w->nrets--;
-		} else {
-			need_tip(w, &p, true);
 		}
 		break;
 	default:                   /* syscall, int: tracing goes off */
@@ -677,6 +661,34 @@ static void step(struct walker *w)
 		w->on = false;
 		break;
 	}
+}
+
+/* One block of the code from w->ip, and its branch. */
+static void step(struct walker *w)
+{
+	struct bend *b;
+	struct pt_packet p;
+
+	if (!before_block(w))
+		return;
+	b = bend_next(w->from, w->ip);
+	w->from = b ? (uint32_t)(b - ents) + 1 : 0;
+	if (!b) {
+		err(w);
+		return;
+	}
+	if (w->stop_ip && w->stop_ip >= w->ip && w->stop_ip <= b->end) {
+		w->eos = true;
+		return;
+	}
+	w->c->blocks++;
+	if (!w->ntnt && fup_in(w, b)) {
+		/* an interrupt before the branch: off at the FUP's ip */
+		next_flow(w, &p);
+		handle_off(w, &p);
+		return;
+	}
+	take_branch(w, b);
 	block_end(w);
 }
 
