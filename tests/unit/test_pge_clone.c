@@ -289,6 +289,22 @@ static size_t nth_on(const struct seen *s, uint64_t ip, unsigned k)
 	return SIZE_MAX;
 }
 
+/* A perf.data path in a new directory named after tmpl (mkdtemp). */
+static void tmp_open(struct tmp *t, const char *tmpl)
+{
+	snprintf(t->dir, sizeof(t->dir), "%s", tmpl);
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->path, sizeof(t->path), "%s/perf.data", t->dir);
+}
+
+/* Decode the file written there into *seen; the directory goes. */
+static void tmp_decode(struct tmp *t, struct seen *seen)
+{
+	decode(t->path, seen);
+	unlink(t->path);
+	rmdir(t->dir);
+}
+
 static void test_clone_child_keeps_its_stint(void **state)
 {
 	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
@@ -299,13 +315,9 @@ static void test_clone_child_keeps_its_stint(void **state)
 
 	(void)state;
 	n = walk_to_call(x, code);
-	strcpy(t.dir, "/tmp/ptf-pgeclone-XXXXXX");
-	assert_non_null(mkdtemp(t.dir));
-	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	tmp_open(&t, "/tmp/ptf-pgeclone-XXXXXX");
 	write_file(t.path, x, code, n);
-	decode(t.path, &seen);
-	unlink(t.path);
-	rmdir(t.dir);
+	tmp_decode(&t, &seen);
 
 	on_p = nth_on(&seen, x, 0);
 	on_c = nth_on(&seen, x, 1);
@@ -434,13 +446,9 @@ static void test_stint_after_the_mtc(void **state)
 	callee = c.to_call[c.n_call - 1].next_ip;
 	c.n_ret = walk_to_ret(callee, c.to_call[c.n_call - 1].ip + c.to_call[c.n_call - 1].len,
 			      c.to_ret);
-	strcpy(t.dir, "/tmp/ptf-pgemtc-XXXXXX");
-	assert_non_null(mkdtemp(t.dir));
-	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	tmp_open(&t, "/tmp/ptf-pgemtc-XXXXXX");
 	write_file_mtc(t.path, x, &c);
-	decode(t.path, &seen);
-	unlink(t.path);
-	rmdir(t.dir);
+	tmp_decode(&t, &seen);
 
 	on_a2 = nth_on(&seen, callee, 0);
 	on_b = nth_on(&seen, x, 2);
@@ -507,13 +515,9 @@ static void test_tsc_only_queue(void **state)
 
 	(void)state;
 	n = walk_to_call(x, code);
-	strcpy(t.dir, "/tmp/ptf-pgetsc-XXXXXX");
-	assert_non_null(mkdtemp(t.dir));
-	snprintf(t.path, sizeof(t.path), "%s/perf.data", t.dir);
+	tmp_open(&t, "/tmp/ptf-pgetsc-XXXXXX");
 	write_file_tsc_only(t.path, x, code, n);
-	decode(t.path, &seen);
-	unlink(t.path);
-	rmdir(t.dir);
+	tmp_decode(&t, &seen);
 
 	on_p = nth_on(&seen, x, 0);
 	on_c = nth_on(&seen, x, 1);
