@@ -11,6 +11,8 @@
  * error. Prints sizes, times and ratios. Run by hand: bench/ptenc_bench.sh.
  * -i N interrupts the loop before every Nth instruction (tests use it: the
  * decoders must stop at the interrupt's FUP, wherever in a block it is).
+ * -r encodes another loop: a call to the next instruction and a recursion
+ * 100 deep (returns beyond the 64 kept for compression are TIPs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,18 +57,48 @@ __asm__(
 	"	jz 1f\n"
 	"	add $3, %rsi\n"
 	"1:	xor %r8, %rsi\n"
-	"	ret\n");
+	"	ret\n"
+	/* -r: a function with a call to the next instruction (PIC get-IP:
+	 * no return, so decoders must not push it, or its own compressed
+	 * return goes there), then a recursion deeper than the 64 returns
+	 * hardware and decoders keep (the outermost fall off: their returns
+	 * are TIPs) */
+	".globl bl_rloop\n"
+	"bl_rloop:\n"
+	"	call bl_pic\n"
+	"	call bl_deep\n"
+	"	dec %ecx\n"
+	".globl bl_rloop_jnz\n"
+	"bl_rloop_jnz:\n"
+	"	jnz bl_rloop\n"
+	"	ret\n"
+	"bl_pic:\n"
+	"	call 2f\n"
+	"2:	pop %rax\n"
+	"	ret\n"
+	".globl bl_deep\n"
+	"bl_deep:\n"
+	"	dec %edi\n"
+	".globl bl_deep_jz\n"
+	"bl_deep_jz:\n"
+	"	jz 3f\n"
+	"	call bl_deep\n"
+	"3:	ret\n");
 
 static int bench_read_self(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 			   uint64_t ip, void *context);
 
 extern const char bl_loop[], bl_loop_jnz[], bl_f1[], bl_f2[], bl_f2_jz[];
+extern const char bl_rloop[], bl_rloop_jnz[], bl_deep_jz[];
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
 struct loop_ctx {
 	int jz_count;
+	int deep;                  /* bl_deep's levels so far              */
 	bool stop;
 };
+
+enum { DEEP = 100 };               /* -r: levels of bl_deep per iteration  */
 
 static void decide(void *ctx, const struct rc_insn *insn, uint64_t *next)
 {
@@ -76,7 +108,9 @@ static void decide(void *ctx, const struct rc_insn *insn, uint64_t *next)
 		*next = A(bl_f1);
 	else if (insn->ip == A(bl_f2_jz) && (c->jz_count++ & 1))
 		*next = insn->target;
-	else if (insn->ip == A(bl_loop_jnz))
+	else if (insn->ip == A(bl_loop_jnz) || insn->ip == A(bl_rloop_jnz))
+		*next = insn->target;
+	else if (insn->ip == A(bl_deep_jz) && ++c->deep % DEEP == 0)
 		*next = insn->target;
 	/* the walk is cut after one iteration by its length */
 }
@@ -90,17 +124,18 @@ static double now(void)
 }
 
 /* One iteration (two, so the alternating branch is covered both ways). */
-static int get_iteration(struct pw_trace *t)
+static int get_iteration(struct pw_trace *t, bool deep)
 {
 	struct loop_ctx c = { 0 };
 	struct pw_trace all = { 0 };
+	uint64_t loop = deep ? A(bl_rloop) : A(bl_loop), jnz = deep ? A(bl_rloop_jnz) : A(bl_loop_jnz);
 	csh cs;
 	int err;
 
 	err = rc_insn_cs_open(&cs);
 	if (err)
 		return err;
-	err = pw_walk(cs, A(bl_loop), 200, decide, &c, &all);
+	err = pw_walk(cs, loop, deep ? 4 * DEEP * 4 : 200, decide, &c, &all);
 	cs_close(&cs);
 	if (err)
 		return err;
@@ -109,7 +144,7 @@ static int get_iteration(struct pw_trace *t)
 
 	for (size_t i = 0; i < all.n && iters < 2; i++) {
 		pw_push(t, &all.v[i]);
-		if (all.v[i].ip == A(bl_loop_jnz))
+		if (all.v[i].ip == jnz)
 			iters++;
 	}
 	pw_free(&all);
@@ -146,14 +181,15 @@ static int drain(struct rc_ptenc *enc, struct sink *s, size_t min)
 
 int main(int argc, char **argv)
 {
-	uint64_t target_mb = 1024, ns_per_insn = 1, irq_every = 0, since_irq = 0;
+	uint64_t target_mb = 1024, ns_per_insn = 1, irq_every = 0, since_irq = 0, calls = 0;
+	bool deep = false;
 	const char *raw_path = "/tmp/ptenc_bench.bin", *perf_path = NULL;
 	struct rc_ptenc_config cfg = { .mtc = true, .mtc_freq = 3,
 				       .time_zero = 1000000000ull };
 	struct pw_trace it = { 0 };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:o:p:n:ci:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:o:p:n:ci:r")) != -1) {
 		switch (opt) {
 		case 's': target_mb = strtoull(optarg, NULL, 0); break;
 		case 'o': raw_path = optarg; break;
@@ -161,13 +197,14 @@ int main(int argc, char **argv)
 		case 'n': ns_per_insn = strtoull(optarg, NULL, 0); break;
 		case 'c': cfg.cyc = true; break;
 		case 'i': irq_every = strtoull(optarg, NULL, 0); break;
+		case 'r': deep = true; break;
 		default:
 			fprintf(stderr, "usage: ptenc_bench [-s MB] [-o RAW] [-p PERF.DATA] [-n NS_PER_INSN] [-c] "
-				"[-i N]\n");
+				"[-i N] [-r]\n");
 			return 2;
 		}
 	}
-	if (get_iteration(&it)) {
+	if (get_iteration(&it, deep)) {
 		fprintf(stderr, "ptenc_bench: cannot walk the loop\n");
 		return 1;
 	}
@@ -217,8 +254,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptenc_bench: encoding failed: %s\n", strerror(-err));
 		return 1;
 	}
-	/* it holds two iterations of two calls (and two returns) each */
-	printf("expected_calls=%llu\n", (unsigned long long)(insns / it.n * 4));
+	/* it holds two iterations: their calls, each returning (but a call
+	 * to the next instruction) */
+	for (size_t i = 0; i < it.n; i++)
+		calls += (it.v[i].cls == RC_INSN_CALL && it.v[i].target != it.v[i].ip + it.v[i].len) ||
+			 it.v[i].cls == RC_INSN_CALL_IND;
+	printf("expected_calls=%llu\n", (unsigned long long)(insns / it.n * calls));
 	printf("loop: %zu insns per 2 iterations; encoded %llu insns -> %llu bytes (%.3f B/insn) "
 	       "in %.2f s: %.1f MB/s, %.1f Minsn/s; %llu packets\n",
 	       it.n, (unsigned long long)insns, (unsigned long long)s.bytes,

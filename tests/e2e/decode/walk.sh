@@ -6,7 +6,8 @@
 # errors), on every recording we have: a synthetic per-thread trace, every
 # emu_* testdata program recorded with --emulate (per-thread; threads and
 # demo also on 2 and 3 CPUs with preemption, and without CYC with a PSB
-# every 256 bytes), the synthetic loop interrupted at every place in it,
+# every 256 bytes), the synthetic loop interrupted at every place in it, a
+# synthetic loop with a call to the next instruction and a deep recursion,
 # three damaged copies of the synthetic trace, and the real Intel PT
 # recordings when present (their binaries are not, so both must fail alike
 # there).
@@ -52,6 +53,11 @@ same synth synth.data 100000
 "$DC_PTENC_BENCH" -s 1 -i 97 -o raw.bin -p irq.data >bench.out 2>&1 || fail "ptenc_bench -i: $(head -c 300 bench.out)"
 rm -f raw.bin
 same irq irq.data 100000
+# a call to the next instruction (no return: not pushed) and a recursion
+# 100 deep (the returns past the 64 kept are TIPs)
+"$DC_PTENC_BENCH" -s 1 -r -o raw.bin -p deep.data >bench.out 2>&1 || fail "ptenc_bench -r: $(head -c 300 bench.out)"
+rm -f raw.bin
+same deep deep.data 100000
 # damaged copies of the synthetic trace (a TIP in the middle of its first
 # chunk overwritten): invalid packets, a TIP to 0, a TIP to the top address;
 # libipt resyncs at the next PSB, and so must the walker
