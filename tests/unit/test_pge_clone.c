@@ -201,20 +201,32 @@ static void aux_out(struct rc_perf_writer *w, struct rc_ptenc *enc)
 	free(buf);
 }
 
+/* The file's start: its writer (header for one CPU) and the parent's
+ * sideband, and an encoder on a coarse clock (MTC, no CYC). */
+static const struct rc_ptenc_config coarse_cfg = {
+	.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
+};
+
+static void file_open(const char *path, uint64_t x, struct rc_perf_writer **w,
+		      struct rc_ptenc **enc)
+{
+	char err[256];
+
+	*enc = rc_ptenc_new(&coarse_cfg, 0);
+	assert_non_null(*enc);
+	assert_int_equal(rc_perf_create(path, w, err, sizeof(err)), 0);
+	assert_int_equal(rc_emu_header(*w, &coarse_cfg, 1, NULL, 0, false), 0);
+	sideband_before(*w, x);
+}
+
 static void write_file(const char *path, uint64_t x, const struct rc_insn *code, size_t n)
 {
-	struct rc_ptenc_config cfg = {
-		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
-	};
 	struct rc_perf_writer *w;
-	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	struct rc_ptenc *enc;
 	struct dc_sample_id sid;
 	char err[256];
 
-	assert_non_null(enc);
-	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
-	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
-	sideband_before(w, x);
+	file_open(path, x, &w, &enc);
 	sideband_switch(w);
 	encode(enc, x, code, n);
 	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + T_END);
@@ -392,18 +404,12 @@ struct code2 {
 
 static void write_file_mtc(const char *path, uint64_t x, const struct code2 *c)
 {
-	struct rc_ptenc_config cfg = {
-		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
-	};
 	uint64_t callee = c->to_call[c->n_call - 1].next_ip;
 	struct rc_perf_writer *w;
-	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	struct rc_ptenc *enc;
 	char err[256];
 
-	assert_non_null(enc);
-	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
-	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
-	sideband_before(w, x);                /* the parent in at 200 */
+	file_open(path, x, &w, &enc);   /* the parent in at 200 */
 	/* the parent's first stint: PGE at X, interrupted there (it goes on
 	 * at X), blocked */
 	assert_int_equal(rc_ptenc_enable(enc, T0 + T_ON_P, x), 0);
@@ -482,17 +488,11 @@ static void test_stint_after_the_mtc(void **state)
 static void write_file_tsc_only(const char *path, uint64_t x, const struct rc_insn *code,
 				size_t n)
 {
-	struct rc_ptenc_config cfg = {
-		.mtc = true, .mtc_freq = MTC_FREQ, .cyc = false, .time_zero = T0,
-	};
 	struct rc_perf_writer *w;
-	struct rc_ptenc *enc = rc_ptenc_new(&cfg, 0);
+	struct rc_ptenc *enc;
 	char err[256];
 
-	assert_non_null(enc);
-	assert_int_equal(rc_perf_create(path, &w, err, sizeof(err)), 0);
-	assert_int_equal(rc_emu_header(w, &cfg, 1, NULL, 0, false), 0);
-	sideband_before(w, x);                /* the parent in at 200 */
+	file_open(path, x, &w, &enc);   /* the parent in at 200 */
 	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + T_OFF_P + 50);
 	switch_rec(w, PARENT, true, T_OUT_P);
 	switch_rec(w, CHILD, false, T_IN_C);
