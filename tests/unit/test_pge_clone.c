@@ -317,13 +317,23 @@ static void tmp_decode(struct tmp *t, struct seen *seen)
 	rmdir(t->dir);
 }
 
+/* The index of the first event of this kind at or after event i, or
+ * SIZE_MAX. */
+static size_t kind_from(const struct seen *s, size_t i, uint8_t kind)
+{
+	for (; i < s->n; i++)
+		if (s->ev[i].kind == kind)
+			return i;
+	return SIZE_MAX;
+}
+
 static void test_clone_child_keeps_its_stint(void **state)
 {
 	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
 	struct rc_insn code[MAX_CODE];
 	struct seen seen = { .n = 0 };
 	struct tmp t;
-	size_t n, on_p, on_c, call = SIZE_MAX;
+	size_t n, on_p, on_c, call;
 
 	(void)state;
 	n = walk_to_call(x, code);
@@ -333,9 +343,7 @@ static void test_clone_child_keeps_its_stint(void **state)
 
 	on_p = nth_on(&seen, x, 0);
 	on_c = nth_on(&seen, x, 1);
-	for (size_t i = on_c; i < seen.n && call == SIZE_MAX; i++)
-		if (seen.ev[i].kind == DC_EV_CALL)
-			call = i;
+	call = kind_from(&seen, on_c, DC_EV_CALL);
 	if (call == SIZE_MAX || !threads_as_built(&seen, on_c))
 		dump(&seen);
 	/* both PGEs at X, and the child's call decoded after the second */
@@ -427,16 +435,6 @@ static void write_file_mtc(const char *path, uint64_t x, const struct code2 *c)
 	assert_int_equal(rc_perf_finished_round(w), 0);
 	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
 	rc_ptenc_free(enc);
-}
-
-/* The index of the first event of this kind at or after event i, or
- * SIZE_MAX. */
-static size_t kind_from(const struct seen *s, size_t i, uint8_t kind)
-{
-	for (; i < s->n; i++)
-		if (s->ev[i].kind == kind)
-			return i;
-	return SIZE_MAX;
 }
 
 static void test_stint_after_the_mtc(void **state)
