@@ -117,7 +117,9 @@ struct dc_ptq {
 	size_t psb_left;           /* PSB+ status events before the stop's   */
 	const uint8_t *carry;      /* bytes for the next window (in win)     */
 	size_t carry_len;
-	struct pt_block_decoder *dec;
+	struct dc_wdec dec;        /* the window's (wdec.h)                */
+	enum dc_wdec_mode wmode;
+	struct dc_wdec_stats wst;
 	int status;
 	bool synced;
 	bool started;              /* a window was opened before             */
@@ -238,6 +240,7 @@ struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_o
 	q->ops = *ops;
 	q->ctx = ctx;
 	q->pid = q->tid = UINT32_MAX;
+	q->wmode = q->cfg.decoder;
 	return q;
 }
 
@@ -250,8 +253,8 @@ void dc_ptq_free(struct dc_ptq *q)
 	ahead_stop(q);
 	free(q->rp_buf);
 	free(q->rp_ops);
-	if (q->dec)
-		pt_blk_free_decoder(q->dec);
+	dc_wdec_close(&q->dec);
+	free(q->dec.ops);
 	dc_insn_counter_free(q->insns);
 	free(q->wbuf);
 	free(q->rbuf);
@@ -374,6 +377,9 @@ static void drop_chunks(struct dc_ptq *q, size_t upto)
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st)
 {
 	*st = q->st;
+	/* (a worker's count is added when it stops) */
+	st->walk_windows = q->wst.walked;
+	st->walk_bails = q->wst.bailed;
 }
 
 bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason)
@@ -1516,20 +1522,17 @@ static size_t window_span(const struct dc_ptq_chunk *chunks, size_t nchunks, siz
 
 static int ahead_open(struct dc_ptq *q);
 
-/* A block decoder over buf[0, len) as every window gets one. */
-static struct pt_block_decoder *new_decoder(const struct pt_config *base, const uint8_t *buf,
-					    size_t len)
+/* The walker's code for image (NULL: none, libipt decodes). */
+static struct dc_wcode *code_of(const struct dc_ptq *q, struct pt_image *image)
 {
-	struct pt_config cfg = *base;
+	return image && q->ops.image_code ? q->ops.image_code(q->ctx, image) : NULL;
+}
 
-	cfg.size = sizeof(cfg);
-	cfg.begin = (uint8_t *)buf;
-	cfg.end = (uint8_t *)buf + len;
-	cfg.flags.variant.block.end_on_call = 1;
-	cfg.flags.variant.block.end_on_jump = 1;
-	/* a tick event at each branch whose packet brought a new time */
-	cfg.flags.variant.block.enable_tick_events = 1;
-	return pt_blk_alloc_decoder(&cfg);
+/* The queue's decoder over buf[0, len), as every window gets one. */
+static int open_decoder(struct dc_ptq *q, const uint8_t *buf, size_t len, struct pt_image *image)
+{
+	return dc_wdec_open(&q->dec, q->wmode, &q->cfg.pt, buf, len, image, code_of(q, image),
+			    &q->wst);
 }
 
 /* Build the next window and a decoder over it. 1 opened, 0 no more data. */
@@ -1580,11 +1583,8 @@ static int open_window(struct dc_ptq *q)
 		free(q->rp_buf);
 		q->rp_buf = NULL;
 	}
-	q->dec = new_decoder(&q->cfg.pt, q->win, len);
-	if (!q->dec)
+	if (open_decoder(q, q->win, len, q->image))
 		return -ENOMEM;
-	if (q->image)
-		pt_blk_set_image(q->dec, q->image);
 	q->synced = false;
 	q->started = true;
 	q->wopen = true;
@@ -1606,8 +1606,7 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 		q->carry = NULL;
 		q->carry_len = 0;
 	}
-	pt_blk_free_decoder(q->dec);
-	q->dec = NULL;
+	dc_wdec_close(&q->dec);
 	q->wopen = false;
 	q->rp = false;
 	q->rp_nops = 0;
@@ -1722,6 +1721,9 @@ struct ahead {
 	struct pt_config pt;
 	bool no_cyc;
 	struct pt_image *image;
+	struct dc_wcode *code;     /* image's, for the walker (or NULL)     */
+	enum dc_wdec_mode wmode;
+	struct dc_wdec_stats wst;  /* (the worker's; the queue's at stop)   */
 	uint8_t *carry0;           /* the owner's carry at the start       */
 	struct rrec ring[AH_RING];
 };
@@ -1795,13 +1797,11 @@ static void ah_commit(struct ahead *a, bool now)
 }
 
 /* The decoder's state after a call. */
-static void ah_state(struct pt_block_decoder *dec, struct rrec *r)
+static void ah_state(struct dc_wdec *dec, struct rrec *r)
 {
-	uint32_t lost_mtc, lost_cyc;
-
 	r->tsc = r->off = 0;
-	r->time_ret = pt_blk_time(dec, &r->tsc, &lost_mtc, &lost_cyc);
-	r->off_ret = pt_blk_get_offset(dec, &r->off);
+	r->time_ret = dc_wdec_time(dec, &r->tsc);
+	r->off_ret = dc_wdec_offset(dec, &r->off);
 }
 
 /* The carry after a window that ends at its stop PSB, carry_len bytes
@@ -1943,21 +1943,20 @@ static void ah_window(struct ahead *a, struct rrec *r)
 /* Decode window w as step() does; false: stop (cancelled, no memory). */
 static bool ah_decode(struct ahead *a, const struct rwin *w)
 {
-	struct pt_block_decoder *dec = new_decoder(&a->pt, w->buf, w->len);
+	struct dc_wdec wd = { 0 }, *dec = &wd;
 	size_t psb_left = 0;
 	bool synced = false, at_stop = false;
 	int status = 0;
 	struct rrec *r;
 
-	if (!dec) {
+	if (dc_wdec_open(dec, a->wmode, &a->pt, w->buf, w->len, a->image, a->code, &a->wst)) {
+		free(wd.ops);
 		if ((r = ah_slot(a))) {
 			r->kind = RK_FAIL;
 			ah_commit(a, true);
 		}
 		return false;
 	}
-	if (a->image)
-		pt_blk_set_image(dec, a->image);
 	for (;;) {
 		bool psb_end = false;
 		int st;
@@ -1968,8 +1967,8 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 			uint64_t soff = 0;
 
 			r->kind = RK_SYNC;
-			st = r->status = pt_blk_sync_forward(dec);
-			r->soff_ret = pt_blk_get_sync_offset(dec, &r->soff);
+			st = r->status = dc_wdec_sync_forward(dec);
+			r->soff_ret = dc_wdec_sync_offset(dec, &r->soff);
 			soff = r->soff;
 			ah_state(dec, r);
 			if (st >= 0 && w->stop_off && r->soff_ret >= 0 && soff < w->stop_off)
@@ -1987,7 +1986,7 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 		}
 		if (status & pts_event_pending) {
 			r->kind = RK_EVENT;
-			st = r->status = pt_blk_event(dec, &r->u.ev, sizeof(r->u.ev));
+			st = r->status = dc_wdec_event(dec, &r->u.ev);
 			psb_end = st >= 0 && r->u.ev.type == ptev_exec_mode && r->u.ev.status_update &&
 				  w->stop_off && psb_left-- == 0;
 			ah_state(dec, r);
@@ -1995,7 +1994,7 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 		} else {
 			r->kind = RK_NEXT;
 			memset(&r->u.b, 0, sizeof(r->u.b));
-			st = r->status = pt_blk_next(dec, &r->u.b, sizeof(r->u.b));
+			st = r->status = dc_wdec_next(dec, &r->u.b);
 			ah_state(dec, r);
 			ah_commit(a, false);
 		}
@@ -2013,7 +2012,8 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 			break;
 		}
 	}
-	pt_blk_free_decoder(dec);
+	dc_wdec_close(dec);
+	free(wd.ops);
 	/* (as build_window has it) */
 	a->carry_len = at_stop && w->stop_off ? w->len - w->stop_off : 0;
 	a->carry = chunk_tail(a, w->next_chunk, a->carry_len);
@@ -2086,6 +2086,8 @@ static void ahead_stop(struct dc_ptq *q)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
 			free(a->ring[i % AH_RING].u.w.buf);
 	pre_drop(a);
+	q->wst.walked += a->wst.walked;
+	q->wst.bailed += a->wst.bailed;
 	free(a->carry0);
 	pthread_mutex_destroy(&a->wmu);
 	free(a);
@@ -2105,6 +2107,8 @@ static int ahead_start(struct dc_ptq *q)
 		return -ENOMEM;
 	memset(a, 0, sizeof(*a));
 	a->image = q->image ? q->ops.image_snapshot(q->ctx, q->image) : NULL;
+	a->code = code_of(q, a->image);
+	a->wmode = q->wmode;
 	if ((q->image && !a->image) || (q->carry_len && !(a->carry0 = malloc(q->carry_len)))) {
 		free(a);
 		return -ENOMEM;
@@ -2219,30 +2223,27 @@ static int rp_go_live(struct dc_ptq *q)
 	q->rp_stale = false;
 	ahead_stop(q);
 	ahead_backoff(q);
-	q->dec = new_decoder(&q->cfg.pt, q->win, q->win_len);
-	if (!q->dec)
+	if (open_decoder(q, q->win, q->win_len, q->rp_img))
 		return q->fatal = -ENOMEM;
-	if (q->rp_img)
-		pt_blk_set_image(q->dec, q->rp_img);
 	for (size_t i = 0; i < q->rp_nops; i++) {
 		struct pt_block b;
 		struct pt_event ev;
 
 		switch (q->rp_ops[i]) {
 		case RK_SYNC:
-			pt_blk_sync_forward(q->dec);
+			dc_wdec_sync_forward(&q->dec);
 			break;
 		case RK_EVENT:
-			pt_blk_event(q->dec, &ev, sizeof(ev));
+			dc_wdec_event(&q->dec, &ev);
 			break;
 		default:
-			pt_blk_next(q->dec, &b, sizeof(b));
+			dc_wdec_next(&q->dec, &b);
 			break;
 		}
 	}
 	q->rp_nops = 0;
-	if (q->image || q->rp_img)
-		pt_blk_set_image(q->dec, q->image);
+	if ((q->image || q->rp_img) && dc_wdec_set_image(&q->dec, q->image, code_of(q, q->image)))
+		return q->fatal = -ENOMEM;
 	return 0;
 }
 
@@ -2300,7 +2301,7 @@ static int d_sync(struct dc_ptq *q)
 	struct rrec *r = d_replay(q, RK_SYNC, &err);
 
 	if (!r)
-		return err ? err : pt_blk_sync_forward(q->dec);
+		return err ? err : dc_wdec_sync_forward(&q->dec);
 	q->rp_soff_ret = r->soff_ret;
 	q->rp_soff = r->soff;
 	return d_replayed(q, r);
@@ -2312,7 +2313,7 @@ static int d_event(struct dc_ptq *q, struct pt_event *ev)
 	struct rrec *r = d_replay(q, RK_EVENT, &err);
 
 	if (!r)
-		return err ? err : pt_blk_event(q->dec, ev, sizeof(*ev));
+		return err ? err : dc_wdec_event(&q->dec, ev);
 	*ev = r->u.ev;
 	return d_replayed(q, r);
 }
@@ -2323,20 +2324,18 @@ static int d_next(struct dc_ptq *q, struct pt_block *b)
 	struct rrec *r = d_replay(q, RK_NEXT, &err);
 
 	if (!r)
-		return err ? err : pt_blk_next(q->dec, b, sizeof(*b));
+		return err ? err : dc_wdec_next(&q->dec, b);
 	*b = r->u.b;
 	return d_replayed(q, r);
 }
 
 static int d_time(struct dc_ptq *q, uint64_t *tsc)
 {
-	uint32_t lost_mtc, lost_cyc;
-
 	if (q->rp) {
 		*tsc = q->rp_tsc;
 		return q->rp_time_ret;
 	}
-	return q->dec ? pt_blk_time(q->dec, tsc, &lost_mtc, &lost_cyc) : -pte_internal;
+	return dc_wdec_time(&q->dec, tsc);
 }
 
 static int d_offset(struct dc_ptq *q, uint64_t *off)
@@ -2345,7 +2344,7 @@ static int d_offset(struct dc_ptq *q, uint64_t *off)
 		*off = q->rp_off;
 		return q->rp_off_ret;
 	}
-	return pt_blk_get_offset(q->dec, off);
+	return dc_wdec_offset(&q->dec, off);
 }
 
 static int d_sync_offset(struct dc_ptq *q, uint64_t *off)
@@ -2354,7 +2353,7 @@ static int d_sync_offset(struct dc_ptq *q, uint64_t *off)
 		*off = q->rp_soff;
 		return q->rp_soff_ret;
 	}
-	return pt_blk_get_sync_offset(q->dec, off);
+	return dc_wdec_sync_offset(&q->dec, off);
 }
 
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
@@ -2897,7 +2896,7 @@ static int resume_at_pge(struct dc_ptq *q)
 
 	if (q->rp && (ret = rp_go_live(q)))
 		return ret;
-	if (pt_blk_get_offset(q->dec, &cur) < 0 || pt_blk_get_sync_offset(q->dec, &sync) < 0)
+	if (dc_wdec_offset(&q->dec, &cur) < 0 || dc_wdec_sync_offset(&q->dec, &sync) < 0)
 		return 0;
 	pc.size = sizeof(pc);
 	pc.begin = (uint8_t *)q->win;
@@ -2970,11 +2969,7 @@ static int resume_at_pge(struct dc_ptq *q)
 	q->win = n;
 	q->win_len = len;
 	q->stop_off = stop;
-	pt_blk_free_decoder(q->dec);
-	q->dec = new_decoder(&q->cfg.pt, n, len);
-	if (!q->dec)
-		return -ENOMEM;
-	if (q->image && (ret = pt_blk_set_image(q->dec, q->image)) < 0)
+	if (open_decoder(q, n, len, q->image))
 		return -ENOMEM;
 	q->synced = false;
 	q->cont = true;          /* the PSB is no new context point */
@@ -3299,8 +3294,9 @@ static int do_ctx(struct dc_ptq *q)
 		q->rp_stale = true;
 	if (image != q->image) {
 		q->image = image;
-		if (q->dec)
-			pt_blk_set_image(q->dec, image);
+		if (dc_wdec_is_open(&q->dec) &&
+		    dc_wdec_set_image(&q->dec, image, code_of(q, image)))
+			return q->fatal = -ENOMEM;
 	}
 	if (kind == CTX_ENABLE) {
 		q->lost = false;   /* the enable's ip resyncs */

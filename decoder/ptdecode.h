@@ -22,6 +22,8 @@
 
 #include <intel-pt.h>
 
+#include "decoder/wdec.h"
+
 #include "decoder/branch.h"
 #include "decoder/perfdata.h"
 
@@ -77,6 +79,9 @@ struct dc_ptq_ops {
 	 * (the owner also calls dc_ptq_image_changed then). */
 	struct pt_image *(*image_snapshot)(void *ctx, struct pt_image *image);
 	uint64_t (*image_version)(void *ctx, struct pt_image *image);
+	/* The code of image for our walker (decoder/ptwalk.h), kept as the
+	 * image changes; NULL (or no op): libipt decodes with that image. */
+	struct dc_wcode *(*image_code)(void *ctx, struct pt_image *image);
 };
 
 struct dc_ptq_config {
@@ -116,6 +121,8 @@ struct dc_ptq_config {
 	 * opens (not only while it waits), so that small traces take every
 	 * path of it. */
 	bool ahead_eager;
+	/* Whose block decoder decodes (wdec.h; with ops->image_code). */
+	enum dc_wdec_mode decoder;
 };
 
 struct dc_ptq_stats {
@@ -129,6 +136,8 @@ struct dc_ptq_stats {
 	uint64_t resumes;          /* ... gone on at a TIP.PGE, not a PSB     */
 	uint64_t windows;
 	uint64_t syncs;            /* sync points (PSB) found                 */
+	uint64_t walk_windows;     /* windows our walker decoded (wdec.h) ... */
+	uint64_t walk_bails;       /* ... and the ones libipt took over       */
 	uint64_t first_ns, last_ns;
 };
 
@@ -265,6 +274,8 @@ struct dc_session_stats {
 	uint64_t ahead_windows;    /* windows a worker decoded (jobs > 1)   */
 	uint64_t ahead_deviations; /* ... that went back to this thread     */
 	uint64_t ahead_prebuilt;   /* ... built by this thread while it waited */
+	uint64_t walk_windows;     /* windows our walker decoded (wdec.h)   */
+	uint64_t walk_bails;       /* ... and those libipt took over        */
 	bool wake_attr;            /* the file has a wake attr               */
 	uint64_t wakes, wakes_bad; /* wake records read / unreadable (only
 	                              counted with on_wake)                 */

@@ -47,10 +47,14 @@ struct img {
 	uint64_t vdso_start, vdso_end;  /* the process's [vdso], if ours fits */
 	const uint8_t *vdso;            /* our own vdso's bytes */
 	uint64_t version;               /* image_build calls */
+	struct dc_wsec *secs;           /* its sections, for ...            */
+	size_t nsecs, cap_secs;
+	struct dc_wcode *code;          /* ... our walker (ptwalk.h)        */
 };
 
 struct snap {                      /* an image's copy for a worker thread */
 	struct pt_image *image;
+	struct dc_wcode *code;
 	uint64_t vdso_start, vdso_end;
 	const uint8_t *vdso;
 };
@@ -192,6 +196,7 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	if (ret < 0)
 		return -ENOMEM;
 	im->vdso = NULL;
+	im->nsecs = 0;
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct dc_sb_map *m = &p->maps[i];
 		const char *file;
@@ -229,8 +234,20 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 		isid = pt_iscache_add_file(s->isc, file, m->pgoff, size, m->start);
 		if (isid < 0)
 			continue;
-		pt_image_add_cached(im->image, s->isc, isid, NULL);
+		if (pt_image_add_cached(im->image, s->isc, isid, NULL) < 0)
+			continue;
+		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
+			return -ENOMEM;
+		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + size, isid, NULL };
 	}
+	/* (kernel code is libipt's: the walker hands it over there) */
+	if (im->vdso) {
+		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
+			return -ENOMEM;
+		im->secs[im->nsecs++] = (struct dc_wsec){ im->vdso_start, im->vdso_end, 0, im->vdso };
+	}
+	if (im->code && dc_wcode_set(im->code, im->secs, im->nsecs))
+		return -ENOMEM;
 	if ((ret = dc_kernel_add_to_image(s->kern, im->image, s->isc)))
 		return ret;
 	im->maps_gen = p->maps_gen;
@@ -264,7 +281,9 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 			return -ENOMEM;
 		im->pid = pid;
 		im->image = pt_image_alloc(NULL);
-		if (!im->image || dc_hash_put(&s->img_by_pid, pid, i)) {
+		im->code = dc_wcode_new(s->isc);
+		if (!im->image || !im->code || dc_hash_put(&s->img_by_pid, pid, i)) {
+			dc_wcode_free(im->code);
 			pt_image_free(im->image);
 			free(im);
 			return -ENOMEM;
@@ -631,6 +650,13 @@ static struct pt_image *q_image_snapshot(void *ctx, struct pt_image *image)
 		free(sn);
 		return NULL;
 	}
+	sn->code = dc_wcode_new(s->isc);
+	if (!sn->code || (im && dc_wcode_set(sn->code, im->secs, im->nsecs))) {
+		dc_wcode_free(sn->code);
+		pt_image_free(sn->image);
+		free(sn);
+		return NULL;
+	}
 	if (im) {
 		sn->vdso = im->vdso;
 		sn->vdso_start = im->vdso_start;
@@ -639,6 +665,19 @@ static struct pt_image *q_image_snapshot(void *ctx, struct pt_image *image)
 	pt_image_set_callback(sn->image, read_vdso_snap, sn);
 	s->snaps[s->nsnaps++] = sn;
 	return sn->image;
+}
+
+static struct dc_wcode *q_image_code(void *ctx, struct pt_image *image)
+{
+	struct dc_session *s = ctx;
+	const struct img *im = img_of(s, image);
+
+	if (im)
+		return im->code;
+	for (size_t i = 0; i < s->nsnaps; i++)
+		if (s->snaps[i]->image == image)
+			return s->snaps[i]->code;
+	return NULL;
 }
 
 static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
@@ -715,9 +754,11 @@ static int queue_decoder(struct dc_session *s, struct sq *q)
 		.kernel_code = s->kern ? q_kernel_code : NULL,
 		.inline_at = s->opts.inline_frames ? q_inline_at : NULL,
 		.image_snapshot = q_image_snapshot, .image_version = q_image_version,
+		.image_code = q_image_code,
 	};
 
 	cfg.idx = q->idx;
+	cfg.decoder = dc_wdec_mode_env();
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
 	q->q = dc_ptq_new(&cfg, &ops, s);
 	return q->q ? 0 : -ENOMEM;
@@ -1057,11 +1098,14 @@ void dc_session_close(struct dc_session *s)
 	free(s->qs);
 	for (size_t i = 0; i < s->nimgs; i++) {
 		pt_image_free(s->imgs[i]->image);
+		dc_wcode_free(s->imgs[i]->code);
+		free(s->imgs[i]->secs);
 		free(s->imgs[i]);
 	}
 	free(s->imgs);
 	for (size_t i = 0; i < s->nsnaps; i++) {
 		pt_image_free(s->snaps[i]->image);
+		dc_wcode_free(s->snaps[i]->code);
 		free(s->snaps[i]);
 	}
 	free(s->snaps);
@@ -1423,6 +1467,7 @@ static void collect_stats(struct dc_session *s)
 
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
 	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = s->st.ahead_prebuilt = 0;
+	s->st.walk_windows = s->st.walk_bails = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
 
@@ -1432,6 +1477,8 @@ static void collect_stats(struct dc_session *s)
 		s->st.lost_truncated += st.lost_truncated;
 		s->st.lost_decode += st.lost_decode;
 		s->st.syncs += st.syncs;
+		s->st.walk_windows += st.walk_windows;
+		s->st.walk_bails += st.walk_bails;
 		dc_ptq_ahead_stats(s->qs[i].q, &w, &d, &pb);
 		s->st.ahead_windows += w;
 		s->st.ahead_deviations += d;

@@ -105,9 +105,12 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	dc_session_stats(s, &st);
-	if (o.bench)
+	if (o.bench) {
 		printf("# bench %.3f s, %.2f MB/s of PT, %.0f events/s\n", secs,
 		       (double)st.bytes_decoded / 1e6 / secs, (double)st.events / secs);
+		printf("# walk windows %" PRIu64 " bails %" PRIu64 "\n", st.walk_windows,
+		       st.walk_bails);
+	}
 	printf("# stats queues %" PRIu64 " threads %" PRIu64 " events %" PRIu64 " blocks %" PRIu64
 	       " bytes %" PRIu64 " of %" PRIu64 " lost_ovf %" PRIu64 " lost_truncated %" PRIu64
 	       " lost_decode %" PRIu64 " missing %" PRIu64 " mtc_period_ns %" PRIu64 "\n",

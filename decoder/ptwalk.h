@@ -1,0 +1,64 @@
+/* ptflame decoder: a block decoder of our own over libipt's query decoder.
+ *
+ * dc_walk_* answer what libipt's pt_blk_* answer, call for call, for the
+ * configuration the queue decodes with (blocks end at calls and jumps, tick
+ * events): the same blocks (up to the class of an indirect branch, which
+ * libipt reports as ptic_error once its block cache knows the address), the
+ * same events, statuses, times and offsets. The time and the events are
+ * libipt's own, from its query decoder; what is ours is the walk over the
+ * instructions: a cache of where the next branch is from each address
+ * reached (decoded once, with Zydis), so that a block costs a lookup where
+ * libipt decodes instruction by instruction.
+ *
+ * What it does not know how to answer exactly (an error, kernel code or
+ * code outside the sections given, paging, VMCS and PTWRITE events, the
+ * errata workarounds) it does not answer: DC_WALK_BAIL, and the caller
+ * decodes the window with libipt, repeating the calls made so far. */
+#ifndef PTFLAME_DECODER_PTWALK_H
+#define PTFLAME_DECODER_PTWALK_H
+
+#include <intel-pt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { DC_WALK_BAIL = -1000 };   /* (not a libipt error code) */
+
+/* One section of an image: [start, end) holds the iscache's section isid,
+ * or, with bytes, those bytes (memory libipt reads through the image's
+ * callback, such as the [vdso]: isid 0). */
+struct dc_wsec {
+	uint64_t start, end;
+	int isid;
+	const uint8_t *bytes;
+};
+
+/* The code of one image: its sections, and the block ends decoded there
+ * (one thread at a time). */
+struct dc_wcode;
+
+struct dc_wcode *dc_wcode_new(struct pt_image_section_cache *isc);
+/* The image's sections now (any order; none overlap): what was decoded is
+ * dropped. 0 or -ENOMEM. */
+int dc_wcode_set(struct dc_wcode *c, const struct dc_wsec *secs, size_t n);
+void dc_wcode_free(struct dc_wcode *c);
+
+struct dc_walk;
+
+/* A decoder over cfg's [begin, end) (cfg as for pt_blk_alloc_decoder). */
+struct dc_walk *dc_walk_alloc(const struct pt_config *cfg, struct dc_wcode *code);
+void dc_walk_free(struct dc_walk *w);
+/* The image changed (pt_blk_set_image; code may be NULL: no code). */
+void dc_walk_set_code(struct dc_walk *w, struct dc_wcode *code);
+/* Has it read code since it was allocated? (If not, nothing it answered
+ * depended on the image.) */
+bool dc_walk_read_code(const struct dc_walk *w);
+
+int dc_walk_sync_forward(struct dc_walk *w);
+int dc_walk_next(struct dc_walk *w, struct pt_block *b);
+int dc_walk_event(struct dc_walk *w, struct pt_event *ev);
+int dc_walk_time(struct dc_walk *w, uint64_t *tsc);
+int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off);
+int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off);
+
+#endif

@@ -1,0 +1,302 @@
+/* ptflame decoder: a window's block decoder, ours or libipt's (wdec.h). */
+#include "decoder/wdec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/dc_vec.h"
+
+static size_t bail_env(void)
+{
+	const char *e = getenv("PTFLAME_WALK_BAIL");
+
+	return e ? (size_t)strtoul(e, NULL, 10) : 0;
+}
+
+enum dc_wdec_mode dc_wdec_mode_env(void)
+{
+	const char *e = getenv("PTFLAME_DECODER");
+
+	if (e && !strcmp(e, "libipt"))
+		return DC_WDEC_LIBIPT;
+	if (e && !strcmp(e, "check"))
+		return DC_WDEC_CHECK;
+	return DC_WDEC_WALK;
+}
+
+static struct pt_block_decoder *blk_new(struct dc_wdec *d)
+{
+	struct pt_block_decoder *b = pt_blk_alloc_decoder(&d->cfg);
+
+	if (b && d->image && pt_blk_set_image(b, d->image) < 0) {
+		pt_blk_free_decoder(b);
+		return NULL;
+	}
+	return b;
+}
+
+int dc_wdec_open(struct dc_wdec *d, enum dc_wdec_mode mode, const struct pt_config *base,
+		 const uint8_t *buf, size_t len, struct pt_image *image, struct dc_wcode *code,
+		 struct dc_wdec_stats *st)
+{
+	uint32_t *ops = d->ops;
+	size_t cap = d->cap;
+
+	dc_wdec_close(d);
+	*d = (struct dc_wdec){ .cfg = *base, .image = image, .mode = mode, .ops = ops, .cap = cap,
+			       .st = st, .bail_at = bail_env() };
+	d->cfg.size = sizeof(d->cfg);
+	d->cfg.begin = (uint8_t *)buf;
+	d->cfg.end = (uint8_t *)buf + len;
+	d->cfg.flags.variant.block.end_on_call = 1;
+	d->cfg.flags.variant.block.end_on_jump = 1;
+	/* a tick event at each branch whose packet brought a new time */
+	d->cfg.flags.variant.block.enable_tick_events = 1;
+	/* (with no code yet: the first image often comes after the sync) */
+	if (mode != DC_WDEC_LIBIPT && !(d->walk = dc_walk_alloc(&d->cfg, code)))
+		return -ENOMEM;
+	if ((mode != DC_WDEC_WALK || !d->walk) && !(d->blk = blk_new(d))) {
+		dc_walk_free(d->walk);
+		d->walk = NULL;
+		return -ENOMEM;
+	}
+	if (d->walk && st)
+		st->walked++;
+	return 0;
+}
+
+void dc_wdec_close(struct dc_wdec *d)
+{
+	dc_walk_free(d->walk);
+	pt_blk_free_decoder(d->blk);
+	d->walk = NULL;
+	d->blk = NULL;
+	d->nops = 0;
+}
+
+/* libipt's next block, as long as the walker's (ninsn instructions):
+ * libipt ends a block early where its block cache is being filled up to
+ * an address it knew already, which depends on what it decoded before in
+ * any thread; nothing happens there (no packet, no event), so the pieces
+ * are joined. */
+static int blk_next(struct dc_wdec *d, struct pt_block *b, uint32_t ninsn)
+{
+	int st = pt_blk_next(d->blk, b, sizeof(*b));
+
+	while (st >= 0 && !(st & pts_event_pending) && b->iclass == ptic_other &&
+	       b->ninsn && b->ninsn < ninsn) {
+		struct pt_block n;
+		int sn = pt_blk_next(d->blk, &n, sizeof(n));
+
+		if (sn < 0 && !n.ninsn)
+			return sn;
+		b->ninsn = (uint16_t)(b->ninsn + n.ninsn);
+		b->end_ip = n.end_ip;
+		b->iclass = n.iclass;
+		b->truncated = n.truncated;
+		st = sn;
+	}
+	return st;
+}
+
+/* The walker cannot answer: libipt repeats its calls, then goes on. */
+static int bail(struct dc_wdec *d)
+{
+	dc_walk_free(d->walk);
+	d->walk = NULL;
+	if (d->st) {
+		d->st->walked--;
+		d->st->bailed++;
+	}
+	if (d->blk)                /* (checking: it is there already) */
+		return 0;
+	if (!(d->blk = blk_new(d)))
+		return -pte_nomem;
+	for (size_t i = 0; i < d->nops; i++) {
+		struct pt_block b;
+		struct pt_event ev;
+		uint32_t op = d->ops[i];
+
+		if ((op & 0xff) == 's')
+			pt_blk_sync_forward(d->blk);
+		else if ((op & 0xff) == 'e')
+			pt_blk_event(d->blk, &ev, sizeof(ev));
+		else
+			blk_next(d, &b, op >> 8);
+	}
+	d->nops = 0;
+	return 0;
+}
+
+int dc_wdec_set_image(struct dc_wdec *d, struct pt_image *image, struct dc_wcode *code)
+{
+	int err;
+
+	if (image == d->image)     /* (rebuilt in place: its code was too) */
+		return 0;
+	/* the calls so far read code of the old image: libipt repeats them
+	 * with it (a new image in mid-window after code is rare) */
+	if (d->walk && dc_walk_read_code(d->walk) && (err = bail(d)))
+		return err;
+	d->image = image;
+	if (d->walk)
+		dc_walk_set_code(d->walk, code);
+	if (d->blk && pt_blk_set_image(d->blk, image) < 0)
+		return -pte_nomem;
+	return 0;
+}
+
+static void differ(struct dc_wdec *d, const char *what, int sw, int sb)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(d->blk, &off);
+	fprintf(stderr, "ptflame: PTFLAME_DECODER=check: the walker's %s differs from libipt's "
+		"at offset %#" PRIx64 " of the window (status %d against %d)\n", what, off, sw, sb);
+	abort();
+}
+
+static void differ_block(struct dc_wdec *d, const struct pt_block *w, const struct pt_block *b,
+			 int st)
+{
+	const struct pt_block *x[2] = { w, b };
+
+	for (int i = 0; i < 2; i++)
+		fprintf(stderr, "%s: ip %#" PRIx64 " end %#" PRIx64 " ninsn %u class %d isid %d "
+			"mode %d speculative %d truncated %d\n", i ? "libipt" : "walker",
+			x[i]->ip, x[i]->end_ip, x[i]->ninsn, x[i]->iclass, x[i]->isid, x[i]->mode,
+			x[i]->speculative, x[i]->truncated);
+	differ(d, "block", st, st);
+}
+
+/* libipt's block cache forgets the class of indirect branches and far
+ * transfers (ptic_error); a decoder of it asks the instruction. */
+static bool same_block(const struct pt_block *w, const struct pt_block *b)
+{
+	struct pt_block x = *w;
+
+	if (b->iclass == ptic_error && w->iclass != ptic_cond_jump && w->iclass != ptic_return &&
+	    w->iclass != ptic_other)
+		x.iclass = ptic_error;
+	return !memcmp(&x, b, sizeof(x));
+}
+
+static void check_state(struct dc_wdec *d)
+{
+	uint64_t tw = 0, tb = 0, ow = 0, ob = 0;
+	uint32_t lm, lc;
+	int rw = dc_walk_time(d->walk, &tw), rb = pt_blk_time(d->blk, &tb, &lm, &lc);
+
+	if (rw != rb || tw != tb)
+		differ(d, "time", rw, rb);
+	rw = dc_walk_get_offset(d->walk, &ow);
+	rb = pt_blk_get_offset(d->blk, &ob);
+	if (rw != rb || ow != ob)
+		differ(d, "offset", rw, rb);
+}
+
+/* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
+ * too (sb) and the two must agree; else the call is logged. */
+static int walked(struct dc_wdec *d, uint32_t op, int st, int sb)
+{
+	if (d->blk) {
+		if (sb != st)
+			differ(d, op == 's' ? "sync status" : op == 'e' ? "event status" :
+			       "block status", st, sb);
+		check_state(d);
+		return st;
+	}
+	if (DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
+		return -pte_nomem;
+	d->ops[d->nops++] = op;
+	return st;
+}
+
+/* A hand-over a test asked for (wdec.h): at the bail_at-th call. */
+static bool forced(struct dc_wdec *d)
+{
+	return d->bail_at && d->nops + 1 == d->bail_at && d->mode == DC_WDEC_WALK;
+}
+
+int dc_wdec_sync_forward(struct dc_wdec *d)
+{
+	int st, err;
+
+	if (d->walk && !forced(d)) {
+		if ((st = dc_walk_sync_forward(d->walk)) != DC_WALK_BAIL)
+			return walked(d, 's', st, d->blk ? pt_blk_sync_forward(d->blk) : 0);
+	}
+	if (d->walk && (err = bail(d)))
+		return err;
+	return pt_blk_sync_forward(d->blk);
+}
+
+int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
+{
+	int st, err;
+
+	if (d->walk && !forced(d)) {
+		if ((st = dc_walk_next(d->walk, b)) != DC_WALK_BAIL) {
+			if (d->blk) {
+				struct pt_block lb;
+				int sb = blk_next(d, &lb, b->ninsn);
+
+				if (sb == st && !same_block(b, &lb))
+					differ_block(d, b, &lb, st);
+				return walked(d, 'n', st, sb);
+			}
+			return walked(d, 'n' | (uint32_t)b->ninsn << 8, st, 0);
+		}
+	}
+	if (d->walk && (err = bail(d)))
+		return err;
+	return pt_blk_next(d->blk, b, sizeof(*b));
+}
+
+int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
+{
+	int st, err;
+
+	if (d->walk && !forced(d)) {
+		if ((st = dc_walk_event(d->walk, ev)) != DC_WALK_BAIL) {
+			if (d->blk) {
+				struct pt_event le;
+				int sb = pt_blk_event(d->blk, &le, sizeof(le));
+
+				if (sb == st && memcmp(ev, &le, sizeof(le)))
+					differ(d, "event", st, sb);
+				return walked(d, 'e', st, sb);
+			}
+			return walked(d, 'e', st, 0);
+		}
+	}
+	if (d->walk && (err = bail(d)))
+		return err;
+	return pt_blk_event(d->blk, ev, sizeof(*ev));
+}
+
+int dc_wdec_time(struct dc_wdec *d, uint64_t *tsc)
+{
+	uint32_t lost_mtc, lost_cyc;
+
+	if (d->walk)
+		return dc_walk_time(d->walk, tsc);
+	return d->blk ? pt_blk_time(d->blk, tsc, &lost_mtc, &lost_cyc) : -pte_internal;
+}
+
+int dc_wdec_offset(struct dc_wdec *d, uint64_t *off)
+{
+	if (d->walk)
+		return dc_walk_get_offset(d->walk, off);
+	return d->blk ? pt_blk_get_offset(d->blk, off) : -pte_internal;
+}
+
+int dc_wdec_sync_offset(struct dc_wdec *d, uint64_t *off)
+{
+	if (d->walk)
+		return dc_walk_get_sync_offset(d->walk, off);
+	return d->blk ? pt_blk_get_sync_offset(d->blk, off) : -pte_internal;
+}

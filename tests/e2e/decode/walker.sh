@@ -1,0 +1,89 @@
+#!/bin/bash
+# Our block decoder (decoder/ptwalk.c, the default) against libipt's, on
+# every recording we have:
+#  - PTFLAME_DECODER=check runs libipt's block decoder alongside the walker
+#    and aborts at the first answer that differs (block, event, status, time
+#    or offset), at -j 1 and with eager workers at -j 2;
+#  - the decoder's events (dc_events) and report's folded and per-thread
+#    outputs are byte-identical with PTFLAME_DECODER=walk and =libipt;
+#  - with the walker handing each window over to libipt at its 1st, 2nd,
+#    5th or 40th call (PTFLAME_WALK_BAIL: libipt repeats the calls made so
+#    far, then goes on), the events are the same again;
+#  - on the emulated programs the walker decodes every window itself (so
+#    none of the above compares libipt with libipt).
+# Recordings: a synthetic trace, the same with interrupts and with PIC calls
+# and deep recursion (bench/ptenc_bench.c -i, -r), every emu_* testdata
+# program (threads and demo also on 3 CPUs, and on 2 with short time
+# slices, with and without CYC) and the real recordings in
+# ../shared/realtraces (skipped when absent).
+. "$E2E_LIB"
+events() {  # MODE FILE OUT [env...]: dc_events, the stats' block count cut
+	local m=$1 f=$2 o=$3; shift 3
+	env PTFLAME_DECODER="$m" "$@" "$DC_EVENTS" "$f" 2>"$o.err" |
+		sed 's/ blocks [0-9]*//' >"$o"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || { fail "$o: dc_events: $(grep -v 'cannot find' "$o.err" | head -c 300)"; return 1; }
+}
+walked() { "$DC_EVENTS" "$1" --bench 2>/dev/null | sed -n 's/^# walk windows \([0-9]*\) bails \([0-9]*\)$/\1 \2/p'; }
+
+# compare NAME FILE [emulated]: every check above on one recording
+compare() {
+	local n=$1 f=$2 emu=${3:-} o k w b
+	events check "$f" "$n.check1" DC_JOBS=1 || return
+	events check "$f" "$n.check2" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
+	events libipt "$f" "$n.lib" DC_JOBS=1 || return
+	events walk "$f" "$n.walk" DC_JOBS=1 || return
+	events walk "$f" "$n.walk2" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
+	cmp -s "$n.lib" "$n.walk" && cmp -s "$n.lib" <(grep -v '^# ahead' "$n.walk2") &&
+		cmp -s "$n.lib" "$n.check1" ||
+		{ fail "$n: events differ from libipt's: $(diff "$n.lib" "$n.walk" | head -4)"; return; }
+	for k in 1 2 5 40; do
+		events walk "$f" "$n.bail$k" DC_JOBS=1 PTFLAME_WALK_BAIL=$k || return
+		cmp -s "$n.lib" "$n.bail$k" ||
+			{ fail "$n: handed over at call $k: events differ: $(diff "$n.lib" "$n.bail$k" | head -4)"; return; }
+	done
+	for o in "" --per-thread; do
+		PTFLAME_DECODER=libipt "$PTFLAME" report -q -i "$f" $o >"$n.rlib" 2>/dev/null
+		PTFLAME_DECODER=walk "$PTFLAME" report -q -i "$f" $o >"$n.rwalk" 2>/dev/null
+		cmp -s "$n.rlib" "$n.rwalk" || { fail "$n: report $o differs from libipt's"; return; }
+	done
+	read -r w b < <(walked "$f")
+	if [ -n "$emu" ] && { [ "${w:-0}" -lt 1 ] || [ "${b:-1}" -ne 0 ]; }; then
+		fail "$n: the walker decoded ${w:-?} windows and handed ${b:-?} over (want all, none)"
+		return
+	fi
+	pass "$n: walker = libipt ($(grep -vc '^#' "$n.lib") events; walker's windows ${w:-0}, handed over ${b:-0})"
+}
+
+"$DC_PTENC_BENCH" -s 2 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
+compare synth synth.data emu
+"$DC_PTENC_BENCH" -s 1 -i 97 -o raw.bin -p intr.data >bench.out 2>&1 || fail "ptenc_bench -i: $(head -c 300 bench.out)"
+compare intr intr.data emu
+"$DC_PTENC_BENCH" -s 1 -r -o raw.bin -p pic.data >bench.out 2>&1 || fail "ptenc_bench -r: $(head -c 300 bench.out)"
+compare pic pic.data emu
+rm -f raw.bin
+
+rec() {  # NAME PROG [record options]
+	local n=$1 p=$2; shift 2
+	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
+		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
+}
+for f in "$TESTDATA"/emu_*; do
+	case $f in *.p|*.so) continue ;; esac
+	[ -x "$f" ] || continue
+	p=${f##*/emu_}
+	rec "$p" "$p" && compare "$p" "$p.data" emu
+done
+for p in threads demo; do
+	rec "$p.cpus3" "$p" --cpus 3 && compare "$p.cpus3" "$p.cpus3.data" emu
+	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && compare "$p.preempt" "$p.preempt.data" emu
+	rec "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc &&
+		compare "$p.nocyc" "$p.nocyc.data" emu
+done
+if [ -d "$SRCDIR/../shared/realtraces" ]; then
+	for f in "$SRCDIR"/../shared/realtraces/*.data; do
+		[ -f "$f" ] && compare "$(basename "$f" .data)" "$f"
+	done
+else
+	echo "skip: no ../shared/realtraces"
+fi
+finish
