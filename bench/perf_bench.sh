@@ -6,6 +6,8 @@
 #   report-j1     ptflame report -j 1 -o /dev/null (one thread)
 #   report-jN     ptflame report -o /dev/null (-j: the online CPUs)
 #   report-jN@1   the same, confined to one CPU (taskset -c 0)
+#   libipt-j1, libipt-jN  report -j 1 and -j N with --pt-decoder libipt
+#                 (libipt's block decoder only, not ptflame's own walker)
 #   bare          bench/ipt_bare.c: the bare libipt block-decoder loop
 #   walk          ipt_bare -w: bench/ipt_walk.c, the moonshot's prototype, a
 #                 walker of our own with a cache of block ends over libipt's
@@ -42,11 +44,13 @@ for in in $INPUTS; do
 	data=$OUT/in.data
 	rm -f "$OUT"/*.t
 	label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
-	tools="report-j1 report-j$NCPU report-j$NCPU@1 bare walk"
+	tools="report-j1 report-j$NCPU report-j$NCPU@1 libipt-j1 libipt-j$NCPU bare walk"
 	for ((i = 0; i < RUNS; i++)); do
 		bench_run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
 		bench_run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
 		bench_run "report-j$NCPU@1" taskset -c 0 "$PTFLAME" report -q -i "$data" -o /dev/null
+		bench_run libipt-j1 "$PTFLAME" report -q -j 1 --pt-decoder libipt -i "$data" -o /dev/null
+		bench_run "libipt-j$NCPU" "$PTFLAME" report -q --pt-decoder libipt -i "$data" -o /dev/null
 		bench_run bare "$OUT/ipt_bare" "$data"
 		bench_run walk "$OUT/ipt_bare" -w "$data"
 	done
@@ -72,8 +76,8 @@ for in in $INPUTS; do
 		rss=$(cut -d' ' -f3 "$OUT/$t.t" | sort -n | tail -1)
 		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
 			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
-			vb = (t ~ /^report/ || t == "walk") ? sprintf("%.2fx", bare / m) : "";
-			vp = (t ~ /^report/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
+			vb = (t ~ /^(report|libipt)/ || t == "walk") ? sprintf("%.2fx", bare / m) : "";
+			vp = (t ~ /^(report|libipt)/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
 			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'
 	done

@@ -76,6 +76,10 @@ const char cmd_report_help[] =
 	"                      read from the code before it (most, not all, syscalls)\n"
 	"  -j, --jobs N        decode with N threads (default: the online CPUs);\n"
 	"                      the output is the same for every N\n"
+	"      --pt-decoder D  walk (default): ptflame's own block decoder, which\n"
+	"                      hands over to libipt's wherever it cannot answer as\n"
+	"                      libipt would; libipt: libipt's only (slower; the\n"
+	"                      output is the same)\n"
 	"  -q, --quiet         no summary line on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -89,7 +93,7 @@ enum {
 	OPT_INPUT_FORMAT = REPORT_OPT_NEXT, OPT_PLAIN, OPT_MIN_NS, OPT_SVG, OPT_TABLE,
 	OPT_BY_STACK, OPT_SORT, OPT_TOP, OPT_RAW, OPT_SYMFS, OPT_SYSCALL_NAMES, OPT_MAX_STACK,
 	OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_INVERTED, OPT_SRCLINE, OPT_KCORE, OPT_KALLSYMS,
-	OPT_TIMELINE, OPT_SLOWEST, OPT_FORMAT, OPT_WAKERS,
+	OPT_TIMELINE, OPT_SLOWEST, OPT_FORMAT, OPT_WAKERS, OPT_PT_DECODER,
 };
 
 struct report_args {
@@ -138,6 +142,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "wakers", optional_argument, NULL, OPT_WAKERS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "pt-decoder", required_argument, NULL, OPT_PT_DECODER },
 		{ "help", no_argument, NULL, 'h' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -166,6 +171,12 @@ static int parse(int argc, char **argv, struct report_args *a)
 				return cmd_usage_error("report", "--jobs wants a count from 1 to %d, not '%s'",
 						       REPORT_MAX_JOBS, optarg);
 			a->run.jobs = (unsigned)v;
+			break;
+		case OPT_PT_DECODER:
+			if (strcmp(optarg, "walk") && strcmp(optarg, "libipt"))
+				return cmd_usage_error("report", "--pt-decoder wants walk or libipt, not '%s'",
+						       optarg);
+			a->run.libipt_only = !strcmp(optarg, "libipt");
 			break;
 		case OPT_PLAIN: a->fold.style = FG_FOLD_PLAIN; break;
 		case OPT_SVG: a->svg = optarg; break;

@@ -395,6 +395,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.inline_frames = !opt->sr.no_inline,
 		.ctx = r,
 		.jobs = opt->jobs,
+		.libipt_only = opt->libipt_only,
 		.on_wake = opt->sr.wakers ? on_wake : NULL,
 	};
 	struct dc_session_stats st;

@@ -32,6 +32,7 @@ struct report_opts {
 	                            can be read from the code (PT has none) */
 	const char *cmd;         /* command name for messages           */
 	unsigned jobs;           /* decoding threads (0: the online CPUs) */
+	bool libipt_only;        /* --pt-decoder libipt                 */
 };
 #define REPORT_MAX_JOBS 1024
 

@@ -246,6 +246,10 @@ struct dc_session_opts {
 	 * of this one (dc_ptq_config.ahead); the events are the same. */
 	unsigned jobs;
 	bool ahead_eager;          /* tests: see dc_ptq_config.ahead_eager  */
+	/* Decode with libipt's block decoder only, not our walker
+	 * (decoder/wdec.h; report --pt-decoder libipt). Unset, the
+	 * environment's PTFLAME_DECODER decides (tests), else the walker. */
+	bool libipt_only;
 	/* Optional: every wake record (dc_perf_wake), in time order with the
 	 * events; waker_comm is the waker's name then (NULL: none known). At
 	 * one time stamp wakes come before the other sideband records, so a

@@ -758,7 +758,7 @@ static int queue_decoder(struct dc_session *s, struct sq *q)
 	};
 
 	cfg.idx = q->idx;
-	cfg.decoder = dc_wdec_mode_env();
+	cfg.decoder = s->opts.libipt_only ? DC_WDEC_LIBIPT : dc_wdec_mode_env();
 	cfg.cpu = q->cpu == UINT32_MAX ? UINT16_MAX : (uint16_t)q->cpu;
 	q->q = dc_ptq_new(&cfg, &ops, s);
 	return q->q ? 0 : -ENOMEM;

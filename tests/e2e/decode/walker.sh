@@ -5,7 +5,8 @@
 #    and aborts at the first answer that differs (block, event, status, time
 #    or offset), at -j 1 and with eager workers at -j 2;
 #  - the decoder's events (dc_events) and report's folded and per-thread
-#    outputs are byte-identical with PTFLAME_DECODER=walk and =libipt;
+#    outputs are byte-identical with the walker and with libipt's block
+#    decoder only (PTFLAME_DECODER=libipt, report --pt-decoder libipt);
 #  - with the walker handing each window over to libipt at its 1st, 2nd,
 #    5th or 40th call (PTFLAME_WALK_BAIL: libipt repeats the calls made so
 #    far, then goes on), the events are the same again;
@@ -42,9 +43,9 @@ compare() {
 			{ fail "$n: handed over at call $k: events differ: $(diff "$n.lib" "$n.bail$k" | head -4)"; return; }
 	done
 	for o in "" --per-thread; do
-		PTFLAME_DECODER=libipt "$PTFLAME" report -q -i "$f" $o >"$n.rlib" 2>/dev/null
-		PTFLAME_DECODER=walk "$PTFLAME" report -q -i "$f" $o >"$n.rwalk" 2>/dev/null
-		cmp -s "$n.rlib" "$n.rwalk" || { fail "$n: report $o differs from libipt's"; return; }
+		"$PTFLAME" report -q --pt-decoder libipt -i "$f" $o >"$n.rlib" 2>/dev/null
+		"$PTFLAME" report -q -i "$f" $o >"$n.rwalk" 2>/dev/null
+		cmp -s "$n.rlib" "$n.rwalk" || { fail "$n: report $o differs from --pt-decoder libipt"; return; }
 	done
 	read -r w b < <(walked "$f")
 	if [ -n "$emu" ] && { [ "${w:-0}" -lt 1 ] || [ "${b:-1}" -ne 0 ]; }; then
@@ -53,6 +54,12 @@ compare() {
 	fi
 	pass "$n: walker = libipt ($(grep -vc '^#' "$n.lib") events; walker's windows ${w:-0}, handed over ${b:-0})"
 }
+
+# a bad --pt-decoder: one line naming it, exit 2, nothing written
+rm -f bad.out
+expect_rc 2 "report --pt-decoder x is refused" -- "$PTFLAME" report --pt-decoder x -i /dev/null -o bad.out
+[ "$(wc -l <err)" -eq 1 ] && grep -q -- "--pt-decoder" err && [ ! -e bad.out ] ||
+	fail "report --pt-decoder x: want one line naming --pt-decoder and no output: $(cat err)"
 
 "$DC_PTENC_BENCH" -s 2 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
 compare synth synth.data emu
