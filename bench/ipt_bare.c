@@ -14,13 +14,18 @@
  * Copied chunks are dropped from memory (MADV_DONTNEED), so its peak RSS
  * is the tool's own.
  *
- * usage: ipt_bare [-p|-q|-k|-w] [-c KIB] PERF.DATA
+ * usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA
  *   -p  libipt's default blocks, ending only where libipt must (no
  *       end_on_call, end_on_jump)
  *   -q, -k  the query decoder alone, the packet decoder alone (below)
  *   -w  bench/ipt_walk.c, the moonshot's prototype, in place of libipt's
  *       block decoder: a walker of our own over the packet decoder
- *   -x  both, on each queue's data cut after each of its first bytes
+ *   -W  report's block decoder (decoder/wdec.c: ptflame's own over libipt's
+ *       query decoder, decoder/ptwalk.c) in place of libipt's, configured as
+ *       report decodes: also tick events
+ *   -T  the same loop with libipt's block decoder alone (what report used
+ *       before: -W's baseline)
+ *   -x  libipt and -w, on each queue's data cut after each of its first bytes
  *       (cross_check below; a test)
  *   -c KIB  decode in pieces of about KIB KiB (default 4096), each from a
  *       PSB: tests cut small pieces, so that many pieces end with TNT bits
@@ -50,7 +55,9 @@
 #include <intel-pt.h>
 
 #include "bench/ipt_walk.h"
+#include "decoder/dc_vec.h"
 #include "decoder/perfdata.h"
+#include "decoder/wdec.h"
 
 static double now(void)
 {
@@ -129,6 +136,57 @@ static void decode_chunk(const struct pt_config *base, struct pt_image *image,
 		}
 	}
 	pt_blk_free_decoder(dec);
+}
+
+/* -W, -T: the loop above with report's block decoder (wdec.h), ours over
+ * code (or libipt's alone: code NULL). */
+static struct dc_wcode *wcode;
+static struct dc_wdec wd;
+
+static void wdec_chunk(const struct pt_config *base, struct pt_image *image,
+		       const uint8_t *data, uint64_t size, struct counts *c)
+{
+	uint64_t off;
+	int status;
+
+	if (dc_wdec_open(&wd, wcode ? DC_WDEC_WALK : DC_WDEC_LIBIPT, base, data, size, image,
+			 wcode, NULL)) {
+		c->errors++;
+		return;
+	}
+	status = dc_wdec_sync_forward(&wd);
+	if (status >= 0 && dc_wdec_sync_offset(&wd, &off) >= 0)
+		c->bytes += size - off;
+	while (status != -pte_eos) {
+		struct pt_block b;
+
+		if (status < 0) {
+			c->errors++;
+			status = dc_wdec_sync_forward(&wd);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = dc_wdec_event(&wd, &ev);
+			if (status < 0)
+				break;
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		status = dc_wdec_next(&wd, &b);
+		if (b.ninsn) {
+			c->blocks++;
+			c->insns += b.ninsn;
+			if (b.iclass == ptic_call || b.iclass == ptic_return) {
+				c->branches++;
+				c->hash = walk_hash(c->hash, b.end_ip, b.iclass == ptic_return);
+			}
+		}
+	}
+	dc_wdec_close(&wd);
 }
 
 /* The query layer alone (-q): TNT bits and TIPs in stream order. */
@@ -289,6 +347,8 @@ static void decode_queue(const struct pt_config *cfg, struct pt_image *image, st
 		walk_pieces(cfg, q->buf, cut, c);
 	else if (layer == 'x')
 		cross_check(cfg, image, q->buf, cut, c);
+	else if (layer == 'W' || layer == 'T')
+		wdec_chunk(cfg, image, q->buf, cut, c);
 	else
 		decode_chunk(cfg, image, q->buf, cut, c);
 	memmove(q->buf, q->buf + cut, q->len - cut);
@@ -328,7 +388,10 @@ int main(int argc, char **argv)
 	double t0;
 	int ret, opt;
 
-	while ((opt = getopt(argc, argv, "pqkwxc:")) != -1) {
+	struct dc_wsec *secs = NULL;
+	size_t nsecs = 0, cap_secs = 0;
+
+	while ((opt = getopt(argc, argv, "pqkwxWTc:")) != -1) {
 		if (opt == 'c') {
 			unsigned long kib = strtoul(optarg, NULL, 0);
 
@@ -340,16 +403,20 @@ int main(int argc, char **argv)
 			piece = kib << 10;
 			continue;
 		}
-		if (opt != 'p' && opt != 'q' && opt != 'k' && opt != 'w' && opt != 'x') {
-			fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-x] [-c KIB] PERF.DATA\n");
+		if (!strchr("pqkwxWT", opt)) {
+			fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
 			return 2;
 		}
 		plain |= opt == 'p';
 		layer = opt == 'p' ? layer : (char)opt;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-x] [-c KIB] PERF.DATA\n");
+		fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
 		return 2;
+	}
+	if (layer == 'W' && !(wcode = dc_wcode_new(isc))) {
+		fprintf(stderr, "ipt_bare: out of memory\n");
+		return 1;
 	}
 	if (!isc || !image || dc_perf_open(argv[optind], &pf, err, sizeof(err))) {
 		fprintf(stderr, "ipt_bare: %s\n", err);
@@ -377,6 +444,14 @@ int main(int argc, char **argv)
 
 			if (isid > 0)
 				pt_image_add_cached(image, isc, isid, NULL);
+			if (isid > 0 && wcode &&
+			    (DC_VEC_PUSH_ROOM(secs, nsecs, cap_secs, 16) ||
+			     (secs[nsecs++] = (struct dc_wsec){ rec.mmap.start,
+					rec.mmap.start + rec.mmap.len, isid, NULL },
+			      dc_wcode_set(wcode, secs, nsecs)))) {
+				fprintf(stderr, "ipt_bare: out of memory\n");
+				return 1;
+			}
 			if ((layer == 'w' || layer == 'x') &&
 			    walk_add_map(rec.mmap.filename, rec.mmap.start, rec.mmap.len,
 					 rec.mmap.pgoff))
@@ -415,6 +490,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ipt_bare: the walker did not read %zu mappings\n", walk_refused);
 	if (layer == 'w' || layer == 'x')
 		walk_free();
+	free(wd.ops);
+	free(secs);
+	dc_wcode_free(wcode);
 	pt_image_free(image);
 	pt_iscache_free(isc);
 	dc_perf_close(pf);

@@ -9,10 +9,16 @@
 #   libipt-j1, libipt-jN  report -j 1 and -j N with --pt-decoder libipt
 #                 (libipt's block decoder only, not ptflame's own walker)
 #   bare          bench/ipt_bare.c: the bare libipt block-decoder loop
+#   bare-ticks    ipt_bare -T: the same loop with tick events, as report
+#                 configures libipt's block decoder (report's decoder floor
+#                 with --pt-decoder libipt)
+#   ours          ipt_bare -W: that loop with report's own block decoder
+#                 (decoder/ptwalk.c over libipt's query decoder, ticks too)
 #   walk          ipt_bare -w: bench/ipt_walk.c, the moonshot's prototype, a
 #                 walker of our own with a cache of block ends over libipt's
-#                 packet decoder; it must find the bare loop's calls and
-#                 returns exactly (their count and hash), or the run stops
+#                 packet decoder
+#                 (ours and walk must find the bare loop's calls and returns
+#                 exactly, their count and hash, or the run stops)
 # and once, on inputs up to 25 MiB of PT, `perf script --itrace=cr` (minutes on
 # 100 MiB). Prints per tool the median wall time, its median user+system
 # CPU time, MiB/s of PT, M branches/s (calls + returns, as the bare loop
@@ -33,6 +39,7 @@ PTFLAME=$BUILD/cmd/ptflame
 NCPU=$(nproc)
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
 	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" \
+	"$SRC/decoder/wdec.c" "$SRC/decoder/ptwalk.c" \
 	"$SRC/decoder/outfile.c" -lipt -lZydis
 . "$SRC/bench/bench_lib.sh"
 
@@ -44,7 +51,7 @@ for in in $INPUTS; do
 	data=$OUT/in.data
 	rm -f "$OUT"/*.t
 	label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
-	tools="report-j1 report-j$NCPU report-j$NCPU@1 libipt-j1 libipt-j$NCPU bare walk"
+	tools="report-j1 report-j$NCPU report-j$NCPU@1 libipt-j1 libipt-j$NCPU bare bare-ticks ours walk"
 	for ((i = 0; i < RUNS; i++)); do
 		bench_run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
 		bench_run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
@@ -52,14 +59,18 @@ for in in $INPUTS; do
 		bench_run libipt-j1 "$PTFLAME" report -q -j 1 --pt-decoder libipt -i "$data" -o /dev/null
 		bench_run "libipt-j$NCPU" "$PTFLAME" report -q --pt-decoder libipt -i "$data" -o /dev/null
 		bench_run bare "$OUT/ipt_bare" "$data"
+		bench_run bare-ticks "$OUT/ipt_bare" -T "$data"
+		bench_run ours "$OUT/ipt_bare" -W "$data"
 		bench_run walk "$OUT/ipt_bare" -w "$data"
 	done
 	flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
-	if [ "$(flow "$OUT/bare.out")" != "$(flow "$OUT/walk.out")" ]; then
-		echo "perf_bench: the walker's calls and returns differ from libipt's on $in:" \
-			"$(flow "$OUT/walk.out") against $(flow "$OUT/bare.out")" >&2
-		exit 1
-	fi
+	for t in walk ours; do
+		if [ "$(flow "$OUT/bare.out")" != "$(flow "$OUT/$t.out")" ]; then
+			echo "perf_bench: $t's calls and returns differ from libipt's on $in:" \
+				"$(flow "$OUT/$t.out") against $(flow "$OUT/bare.out")" >&2
+			exit 1
+		fi
+	done
 	branches=$(sed -n 's/.*branches=\([0-9]*\).*/\1/p' "$OUT/bare.out")
 	# MiB of PT: what the bare loop decoded (all of it from the first PSB)
 	mib=$(sed -n 's/^bytes=\([0-9]*\).*/\1/p' "$OUT/bare.out" | awk '{printf "%.1f", $1 / 1048576}')
@@ -76,7 +87,8 @@ for in in $INPUTS; do
 		rss=$(cut -d' ' -f3 "$OUT/$t.t" | sort -n | tail -1)
 		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
 			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
-			vb = (t ~ /^(report|libipt)/ || t == "walk") ? sprintf("%.2fx", bare / m) : "";
+			vb = (t ~ /^(report|libipt)/ || t == "walk" || t == "ours" || t == "bare-ticks") ?
+				sprintf("%.2fx", bare / m) : "";
 			vp = (t ~ /^(report|libipt)/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
 			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'

@@ -1724,6 +1724,7 @@ struct ahead {
 	struct dc_wcode *code;     /* image's, for the walker (or NULL)     */
 	enum dc_wdec_mode wmode;
 	struct dc_wdec_stats wst;  /* (the worker's; the queue's at stop)   */
+	struct dc_wdec dec;        /* the worker's, one window at a time    */
 	uint8_t *carry0;           /* the owner's carry at the start       */
 	struct rrec ring[AH_RING];
 };
@@ -1943,14 +1944,13 @@ static void ah_window(struct ahead *a, struct rrec *r)
 /* Decode window w as step() does; false: stop (cancelled, no memory). */
 static bool ah_decode(struct ahead *a, const struct rwin *w)
 {
-	struct dc_wdec wd = { 0 }, *dec = &wd;
+	struct dc_wdec *dec = &a->dec;
 	size_t psb_left = 0;
 	bool synced = false, at_stop = false;
 	int status = 0;
 	struct rrec *r;
 
 	if (dc_wdec_open(dec, a->wmode, &a->pt, w->buf, w->len, a->image, a->code, &a->wst)) {
-		free(wd.ops);
 		if ((r = ah_slot(a))) {
 			r->kind = RK_FAIL;
 			ah_commit(a, true);
@@ -2013,7 +2013,6 @@ static bool ah_decode(struct ahead *a, const struct rwin *w)
 		}
 	}
 	dc_wdec_close(dec);
-	free(wd.ops);
 	/* (as build_window has it) */
 	a->carry_len = at_stop && w->stop_off ? w->len - w->stop_off : 0;
 	a->carry = chunk_tail(a, w->next_chunk, a->carry_len);
@@ -2088,6 +2087,8 @@ static void ahead_stop(struct dc_ptq *q)
 	pre_drop(a);
 	q->wst.walked += a->wst.walked;
 	q->wst.bailed += a->wst.bailed;
+	dc_wdec_close(&a->dec);
+	free(a->dec.ops);
 	free(a->carry0);
 	pthread_mutex_destroy(&a->wmu);
 	free(a);
