@@ -94,7 +94,8 @@ int dc_wcode_set(struct dc_wcode *c, const struct dc_wsec *secs, size_t n)
 		return -ENOMEM;
 	if (n)
 		memcpy(s, secs, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), sec_cmp);
+	if (n)
+		qsort(s, n, sizeof(*s), sec_cmp);
 	free(c->secs);
 	c->secs = s;
 	c->nsecs = n;

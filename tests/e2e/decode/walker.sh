@@ -3,7 +3,8 @@
 # every recording we have:
 #  - PTFLAME_DECODER=check runs libipt's block decoder alongside the walker
 #    and aborts at the first answer that differs (block, event, status, time
-#    or offset), at -j 1 and with eager workers at -j 2;
+#    or offset), at -j 1 and -j 2 (also with eager workers, which start
+#    before the first image: libipt decodes their windows);
 #  - the decoder's events (dc_events) and report's folded and per-thread
 #    outputs are byte-identical with the walker and with libipt's block
 #    decoder only (PTFLAME_DECODER=libipt, report --pt-decoder libipt);
@@ -30,7 +31,8 @@ walked() { "$DC_EVENTS" "$1" --bench 2>/dev/null | sed -n 's/^# walk windows \([
 compare() {
 	local n=$1 f=$2 emu=${3:-} o k w b
 	events check "$f" "$n.check1" DC_JOBS=1 || return
-	events check "$f" "$n.check2" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
+	events check "$f" "$n.check2" DC_JOBS=2 || return
+	events check "$f" "$n.check2e" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
 	events libipt "$f" "$n.lib" DC_JOBS=1 || return
 	events walk "$f" "$n.walk" DC_JOBS=1 || return
 	events walk "$f" "$n.walk2" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
@@ -63,6 +65,10 @@ expect_rc 2 "report --pt-decoder x is refused" -- "$PTFLAME" report --pt-decoder
 
 "$DC_PTENC_BENCH" -s 2 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
 compare synth synth.data emu
+# the decode-ahead worker walks too (its windows come with the image)
+read -r w b < <(DC_JOBS=2 walked synth.data)
+[ "${w:-0}" -ge 8 ] && [ "${b:-1}" -eq 0 ] && pass "synth: -j 2: $w windows walked, none handed over" ||
+	fail "synth: -j 2: walked '${w:-}' handed over '${b:-}' (want >= 8, 0)"
 "$DC_PTENC_BENCH" -s 1 -i 97 -o raw.bin -p intr.data >bench.out 2>&1 || fail "ptenc_bench -i: $(head -c 300 bench.out)"
 compare intr intr.data emu
 "$DC_PTENC_BENCH" -s 1 -r -o raw.bin -p pic.data >bench.out 2>&1 || fail "ptenc_bench -r: $(head -c 300 bench.out)"
