@@ -92,6 +92,37 @@ for p in threads demo; do
 	rec "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc &&
 		compare "$p.nocyc" "$p.nocyc.data" emu
 done
+# Programs of our own (testdata/walk_*.c): code where libipt's blocks depend
+# on its block cache (a function falling into the next: its first pass ends
+# a block at the entry it knows, a later one does not; a far return, which
+# its cache classes ptic_error after the first pass), loop and jrcxz, a call
+# to the next instruction; and a process that execs itself (its image
+# rebuilt in place in mid-window), handed over to libipt at every call.
+rec_walk() {  # NAME: record testdata/NAME
+	"$PTFLAME" record --emulate -q -o "$1.data" -- "$TESTDATA/$1" >"$1.rec" 2>&1 ||
+		{ fail "record $1: $(head -c 300 "$1.rec")"; return 1; }
+}
+for p in walk_insns walk_far; do
+	rec_walk "$p" && compare "$p" "$p.data" emu
+done
+# sweep NAME FILE: the walker handed over to libipt at each call in turn
+sweep() {
+	local n=$1 f=$2 k max bad=0
+	events libipt "$f" "$n.slib" DC_JOBS=1 || return
+	max=$("$DC_EVENTS" "$f" --bench 2>/dev/null |
+		sed -n 's/^# stats .* events \([0-9]*\) blocks \([0-9]*\).*/\1 \2/p' |
+		awk '{print $1 + $2 + 8}')
+	for k in $(seq 1 "${max:-0}"); do
+		events walk "$f" "$n.sk" DC_JOBS=1 PTFLAME_WALK_BAIL=$k || return
+		cmp -s "$n.slib" "$n.sk" || { bad=$k; break; }
+	done
+	[ "$bad" -eq 0 ] && pass "$n: handed over at each of calls 1..$max: libipt's events" ||
+		fail "$n: handed over at call $bad: events differ: $(diff "$n.slib" "$n.sk" | head -4)"
+}
+rec_walk walk_exec && compare walk_exec walk_exec.data emu && sweep walk_exec walk_exec.data
+for p in dlopen signal longjmp; do
+	[ -f "$p.data" ] && sweep "$p.sweep" "$p.data"
+done
 if [ -d "$SRCDIR/../shared/realtraces" ]; then
 	for f in "$SRCDIR"/../shared/realtraces/*.data; do
 		[ -f "$f" ] && compare "$(basename "$f" .data)" "$f"
