@@ -48,6 +48,7 @@ struct code_ent {
 	int isid;                  /* 0: empty                               */
 	uint8_t call_len;
 	bool indirect;
+	uint8_t iclass;            /* enum pt_insn_class, as libipt gives it */
 };
 
 struct pending {
@@ -950,6 +951,7 @@ static const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
 	e->isid = isid;
 	e->call_len = (uint8_t)call_len_of(b, n);
 	e->indirect = indirect_of(b, n);
+	e->iclass = n > 0 ? (uint8_t)dc_walk_iclass(b, (size_t)n) : ptic_error;
 	return e;
 }
 
@@ -1085,7 +1087,11 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 			return far_branch(q, &p, to);
 		/* fall through */
 	default:
-		if (!to || same_function(q, p.end_ip, to))
+		/* (a block that ends at a plain instruction goes on at the
+		 * next one, whatever function that is in: libipt ends a block
+		 * there when its block cache knew the next address, which
+		 * depends on what it decoded before; our decoder does not) */
+		if (!to || p.iclass == ptic_other || same_function(q, p.end_ip, to))
 			return 0;
 		return push_branch(q, DC_EV_JUMP, p.end_ip, to, p.icount);
 	}
@@ -2357,6 +2363,16 @@ static int d_sync_offset(struct dc_ptq *q, uint64_t *off)
 	return dc_wdec_sync_offset(&q->dec, off);
 }
 
+int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image)
+{
+	/* our decoder hands a window over to libipt by repeating its calls
+	 * on the same image: do it while the image still holds the code
+	 * those calls read */
+	if (dc_wdec_is_open(&q->dec) && q->dec.image == image && dc_wdec_hand_over(&q->dec))
+		return q->fatal = -ENOMEM;
+	return 0;
+}
+
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
 {
 	if (q->rp && image == q->rp_src)
@@ -3205,6 +3221,15 @@ static int step(struct dc_ptq *q)
 	ret = d_next(q, &b);
 	if (q->fatal)
 		return q->fatal;
+	if (b.iclass == ptic_error && b.ninsn && b.isid > 0 && q->cfg.iscache && !b.truncated) {
+		/* libipt's block cache forgets the class of an indirect branch
+		 * or far transfer it knows: the code tells (as our decoder
+		 * does, so nothing depends on what libipt decoded before) */
+		enum pt_insn_class c = (enum pt_insn_class)code_at(q, b.isid, b.end_ip)->iclass;
+
+		if (c != ptic_error && c != ptic_other && c != ptic_cond_jump)
+			b.iclass = c;
+	}
 	if (b.ninsn) {
 		int r2 = on_block(q, &b, t);
 

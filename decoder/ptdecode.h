@@ -173,6 +173,9 @@ void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
 /* image's contents changed (rebuilt in place): a worker decoding ahead
  * with a snapshot of it has to stop there. */
+/* image is about to be rebuilt in place (before dc_ptq_image_changed).
+ * 0 or -ENOMEM. */
+int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image);
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image);
 /* Windows decoded ahead by the worker and windows that went back to the
  * owner's thread (see dc_ptq_config.ahead). */

@@ -17,14 +17,13 @@
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 
-/* PTFLAME_WALK_DEBUG=1: where the walker hands over to libipt, on stderr. */
+/* PTFLAME_WALK_DEBUG=1: where the walker hands over to libipt, on stderr
+ * (read by dc_wcode_new, in the thread that makes the images). */
+static int walk_debug;
+
 static int bail_at(int line)
 {
-	static int debug = -1;
-
-	if (debug < 0)
-		debug = getenv("PTFLAME_WALK_DEBUG") != NULL;
-	if (debug)
+	if (walk_debug)
 		fprintf(stderr, "ptwalk: bail at ptwalk.c:%d\n", line);
 	return DC_WALK_BAIL;
 }
@@ -71,6 +70,7 @@ struct dc_wcode *dc_wcode_new(struct pt_image_section_cache *isc)
 	if (!c)
 		return NULL;
 	c->isc = isc;
+	walk_debug = getenv("PTFLAME_WALK_DEBUG") != NULL;
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&c->zy, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64))) {
 		free(c);
@@ -186,9 +186,23 @@ static int classify(const ZydisDecodedInstruction *d, uint8_t *kind, uint8_t *ic
 	    d->meta.category == ZYDIS_CATEGORY_RET || d->meta.category == ZYDIS_CATEGORY_SYSCALL ||
 	    d->meta.category == ZYDIS_CATEGORY_SYSRET || d->meta.category == ZYDIS_CATEGORY_INTERRUPT ||
 	    d->meta.category == ZYDIS_CATEGORY_VTX || d->mnemonic == ZYDIS_MNEMONIC_PTWRITE ||
-	    (d->mnemonic == ZYDIS_MNEMONIC_MOV && d->meta.category == ZYDIS_CATEGORY_SYSTEM))
+	    (d->opcode_map == ZYDIS_OPCODE_MAP_0F && d->opcode == 0x22))   /* mov to CRn */
 		return -1;
 	return 0;
+}
+
+enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n)
+{
+	ZydisDecoder zy;
+	ZydisDecodedInstruction d;
+	uint8_t kind, iclass;
+	int k;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zy, NULL, code, n, &d)))
+		return ptic_error;
+	k = classify(&d, &kind, &iclass);
+	return k < 0 ? ptic_error : k ? (enum pt_insn_class)iclass : ptic_other;
 }
 
 /* Decoded code from ip: the bytes of its section, read in pieces. */

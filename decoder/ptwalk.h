@@ -54,6 +54,11 @@ void dc_walk_set_code(struct dc_walk *w, struct dc_wcode *code);
  * depended on the image.) */
 bool dc_walk_read_code(const struct dc_walk *w);
 
+/* The class libipt gives the instruction in code[0, n): ptic_other for
+ * one that is no branch, ptic_error when it cannot tell. (libipt's block
+ * cache says ptic_error for an indirect branch or far transfer it knows.) */
+enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n);
+
 int dc_walk_sync_forward(struct dc_walk *w);
 int dc_walk_next(struct dc_walk *w, struct pt_block *b);
 int dc_walk_event(struct dc_walk *w, struct pt_event *ev);

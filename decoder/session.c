@@ -192,6 +192,11 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 {
 	int ret;
 
+	if (im->built) {
+		for (size_t i = 0; i < s->nq; i++)
+			if (s->qs[i].q && (ret = dc_ptq_image_changing(s->qs[i].q, im->image)))
+				return ret;
+	}
 	ret = pt_image_remove_by_asid(im->image, NULL);
 	if (ret < 0)
 		return -ENOMEM;

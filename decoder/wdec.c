@@ -42,7 +42,7 @@ int dc_wdec_open(struct dc_wdec *d, enum dc_wdec_mode mode, const struct pt_conf
 		 const uint8_t *buf, size_t len, struct pt_image *image, struct dc_wcode *code,
 		 struct dc_wdec_stats *st)
 {
-	uint32_t *ops = d->ops;
+	uint64_t *ops = d->ops;
 	size_t cap = d->cap;
 
 	dc_wdec_close(d);
@@ -102,7 +102,9 @@ static int blk_next(struct dc_wdec *d, struct pt_block *b, uint32_t ninsn)
 	return st;
 }
 
-/* The walker cannot answer: libipt repeats its calls, then goes on. */
+/* The walker cannot answer: libipt repeats its calls, then goes on. Each
+ * must answer as the walker did, or the next call fails (-pte_internal:
+ * the queue counts a decode error and goes on at the next PSB). */
 static int bail(struct dc_wdec *d)
 {
 	dc_walk_free(d->walk);
@@ -116,19 +118,30 @@ static int bail(struct dc_wdec *d)
 	if (!(d->blk = blk_new(d)))
 		return -pte_nomem;
 	for (size_t i = 0; i < d->nops; i++) {
-		struct pt_block b;
+		struct pt_block b = { 0 };
 		struct pt_event ev;
-		uint32_t op = d->ops[i];
+		uint64_t op = d->ops[i];
+		uint32_t ninsn = (uint32_t)(op >> 8) & 0xffff;
+		int st;
 
 		if ((op & 0xff) == 's')
-			pt_blk_sync_forward(d->blk);
+			st = pt_blk_sync_forward(d->blk);
 		else if ((op & 0xff) == 'e')
-			pt_blk_event(d->blk, &ev, sizeof(ev));
+			st = pt_blk_event(d->blk, &ev, sizeof(ev));
 		else
-			blk_next(d, &b, op >> 8);
+			st = blk_next(d, &b, ninsn);
+		if (st != (int32_t)(uint32_t)(op >> 32) || b.ninsn != ninsn) {
+			d->failed = true;
+			break;
+		}
 	}
 	d->nops = 0;
 	return 0;
+}
+
+int dc_wdec_hand_over(struct dc_wdec *d)
+{
+	return d->walk && dc_walk_read_code(d->walk) && bail(d) ? -ENOMEM : 0;
 }
 
 int dc_wdec_set_image(struct dc_wdec *d, struct pt_image *image, struct dc_wcode *code)
@@ -200,7 +213,7 @@ static void check_state(struct dc_wdec *d)
 
 /* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
  * too (sb) and the two must agree; else the call is logged. */
-static int walked(struct dc_wdec *d, uint32_t op, int st, int sb)
+static int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
 {
 	if (d->blk) {
 		if (sb != st)
@@ -211,7 +224,7 @@ static int walked(struct dc_wdec *d, uint32_t op, int st, int sb)
 	}
 	if (DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
 		return -pte_nomem;
-	d->ops[d->nops++] = op;
+	d->ops[d->nops++] = op | (uint64_t)(uint32_t)st << 32;
 	return st;
 }
 
@@ -231,6 +244,10 @@ int dc_wdec_sync_forward(struct dc_wdec *d)
 	}
 	if (d->walk && (err = bail(d)))
 		return err;
+	if (d->failed) {
+		d->failed = false;
+		return -pte_internal;
+	}
 	return pt_blk_sync_forward(d->blk);
 }
 
@@ -248,11 +265,15 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 					differ_block(d, b, &lb, st);
 				return walked(d, 'n', st, sb);
 			}
-			return walked(d, 'n' | (uint32_t)b->ninsn << 8, st, 0);
+			return walked(d, 'n' | (uint64_t)b->ninsn << 8, st, 0);
 		}
 	}
 	if (d->walk && (err = bail(d)))
 		return err;
+	if (d->failed) {
+		d->failed = false;
+		return -pte_internal;
+	}
 	return pt_blk_next(d->blk, b, sizeof(*b));
 }
 
@@ -275,6 +296,10 @@ int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
 	}
 	if (d->walk && (err = bail(d)))
 		return err;
+	if (d->failed) {
+		d->failed = false;
+		return -pte_internal;
+	}
 	return pt_blk_event(d->blk, ev, sizeof(*ev));
 }
 

@@ -38,10 +38,13 @@ struct dc_wdec {
 	struct dc_walk *walk;
 	struct pt_config cfg;      /* begin, end: the window               */
 	struct pt_image *image;    /* what the calls so far were made with */
-	uint32_t *ops;             /* those calls ('s', 'e'; 'n' | ninsn << 8) */
+	uint64_t *ops;             /* those calls: 's', 'e', 'n' | ninsn << 8,
+	                              | (uint32_t)status << 32               */
 	size_t nops, cap;
 	enum dc_wdec_mode mode;
 	size_t bail_at;            /* (PTFLAME_WALK_BAIL; 0: never)         */
+	bool failed;               /* libipt did not repeat the walker's
+	                              answers: the next call fails          */
 	struct dc_wdec_stats *st;  /* (NULL: none kept)                    */
 };
 
@@ -54,6 +57,9 @@ static inline bool dc_wdec_is_open(const struct dc_wdec *d)
 {
 	return d->blk || d->walk;
 }
+/* libipt takes over now (if it has not: the walker's calls so far read
+ * code of the image as it is). 0 or -ENOMEM. */
+int dc_wdec_hand_over(struct dc_wdec *d);
 /* The image changed (code: its code, or NULL). 0 or -ENOMEM. */
 int dc_wdec_set_image(struct dc_wdec *d, struct pt_image *image, struct dc_wcode *code);
 

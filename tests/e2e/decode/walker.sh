@@ -119,7 +119,9 @@ sweep() {
 	[ "$bad" -eq 0 ] && pass "$n: handed over at each of calls 1..$max: libipt's events" ||
 		fail "$n: handed over at call $bad: events differ: $(diff "$n.slib" "$n.sk" | head -4)"
 }
-rec_walk walk_exec && compare walk_exec walk_exec.data emu && sweep walk_exec walk_exec.data
+# (an exec rebuilds the process's image in place: a walker that has read
+# code of the old one hands the window over first, so not "emu" here)
+rec_walk walk_exec && compare walk_exec walk_exec.data && sweep walk_exec walk_exec.data
 for p in dlopen signal longjmp; do
 	[ -f "$p.data" ] && sweep "$p.sweep" "$p.data"
 done
