@@ -87,8 +87,7 @@ for in in $INPUTS; do
 		rss=$(cut -d' ' -f3 "$OUT/$t.t" | sort -n | tail -1)
 		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
 			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
-			vb = (t ~ /^(report|libipt)/ || t == "walk" || t == "ours" || t == "bare-ticks") ?
-				sprintf("%.2fx", bare / m) : "";
+			vb = (t != "bare" && t != "perf") ? sprintf("%.2fx", bare / m) : "";
 			vp = (t ~ /^(report|libipt)/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
 			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'

@@ -14,7 +14,8 @@
 #  - on the emulated programs the walker decodes every window itself (so
 #    none of the above compares libipt with libipt).
 # Recordings: a synthetic trace, the same with interrupts and with PIC calls
-# and deep recursion (bench/ptenc_bench.c -i, -r), every emu_* testdata
+# and deep recursion (bench/ptenc_bench.c -i, -r), damaged copies of the
+# first, every emu_* testdata
 # program (threads and demo also on 3 CPUs, and on 2 with short time
 # slices, with and without CYC) and the real recordings in
 # ../shared/realtraces (skipped when absent).
@@ -74,6 +75,23 @@ compare intr intr.data emu
 "$DC_PTENC_BENCH" -s 1 -r -o raw.bin -p pic.data >bench.out 2>&1 || fail "ptenc_bench -r: $(head -c 300 bench.out)"
 compare pic pic.data emu
 rm -f raw.bin
+# damaged copies of the synthetic trace (1-5 bytes changed at random past
+# its first tenth, seeded): libipt's errors and resyncs, taken over from
+# the walker at each error, must come out the same
+for seed in 3 4 5 6; do
+	python3 - synth.data "dmg$seed.data" "$seed" <<'PY' || fail "damage $seed"
+import random, sys
+src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+r = random.Random(seed)
+b = bytearray(open(src, 'rb').read())
+for _ in range(r.randint(1, 5)):
+    b[r.randrange(len(b) // 10, len(b))] = r.randrange(256)
+open(dst, 'wb').write(b)
+PY
+	compare "dmg$seed" "dmg$seed.data"
+	grep -q 'lost_decode [1-9]' "dmg$seed.lib" || echo "note: dmg$seed: no decode error"
+done
+rm -f dmg*.data
 
 rec() {  # NAME PROG [record options]
 	local n=$1 p=$2; shift 2
