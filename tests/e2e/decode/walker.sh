@@ -15,7 +15,7 @@
 #    none of the above compares libipt with libipt).
 # Recordings: a synthetic trace, the same with interrupts and with PIC calls
 # and deep recursion (bench/ptenc_bench.c -i, -r), damaged copies of the
-# first, every emu_* testdata
+# second, every emu_* testdata
 # program (threads and demo also on 3 CPUs, and on 2 with short time
 # slices, with and without CYC) and the real recordings in
 # ../shared/realtraces (skipped when absent).
@@ -75,11 +75,11 @@ compare intr intr.data emu
 "$DC_PTENC_BENCH" -s 1 -r -o raw.bin -p pic.data >bench.out 2>&1 || fail "ptenc_bench -r: $(head -c 300 bench.out)"
 compare pic pic.data emu
 rm -f raw.bin
-# damaged copies of the synthetic trace (1-5 bytes changed at random past
+# damaged copies of the interrupted trace (1-5 bytes changed at random past
 # its first tenth, seeded): libipt's errors and resyncs, taken over from
 # the walker at each error, must come out the same
 for seed in 3 4 5 6; do
-	python3 - synth.data "dmg$seed.data" "$seed" <<'PY' || fail "damage $seed"
+	python3 - intr.data "dmg$seed.data" "$seed" <<'PY' || fail "damage $seed"
 import random, sys
 src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 r = random.Random(seed)
