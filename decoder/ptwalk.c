@@ -700,6 +700,13 @@ static int proceed_to_disabled(struct dc_walk *w, struct pt_block *b)
 	return 1;
 }
 
+/* Events that bind to no instruction: pending as soon as they come. */
+static bool binds_nowhere(enum pt_event_type t)
+{
+	return t == ptev_enabled || t == ptev_overflow || t == ptev_stop || t == ptev_pwre ||
+	       t == ptev_pwrx || t == ptev_tick || t == ptev_cbr || t == ptev_mnt;
+}
+
 /* Up to where the event in process binds (pt_blk_proceed_event). */
 static int proceed_event(struct dc_walk *w, struct pt_block *b)
 {
@@ -707,16 +714,9 @@ static int proceed_event(struct dc_walk *w, struct pt_block *b)
 	const struct went *last = NULL;
 	int st;
 
+	if (binds_nowhere(ev->type))
+		return status_of(w, pts_event_pending);
 	switch (ev->type) {
-	case ptev_enabled:
-	case ptev_overflow:
-	case ptev_stop:
-	case ptev_pwre:
-	case ptev_pwrx:
-	case ptev_tick:
-	case ptev_cbr:
-	case ptev_mnt:
-		break;
 	case ptev_disabled:
 		if ((st = proceed_to_disabled(w, b)) <= 0)
 			return st;
@@ -828,16 +828,9 @@ static int trailing_event(struct dc_walk *w, const struct pt_block *block)
 		if (!ev->ip_suppressed && w->enabled && w->ip != ev->variant.mwait.ip)
 			break;
 		return status_of(w, pts_event_pending);
-	case ptev_enabled:
-	case ptev_overflow:
-	case ptev_stop:
-	case ptev_pwre:
-	case ptev_pwrx:
-	case ptev_tick:
-	case ptev_cbr:
-	case ptev_mnt:
-		return status_of(w, pts_event_pending);
 	default:
+		if (binds_nowhere(ev->type))
+			return status_of(w, pts_event_pending);
 		return BAIL();
 	}
 	return status_of(w, 0);

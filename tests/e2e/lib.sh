@@ -26,6 +26,21 @@ expect_lines() {
 	local n; n=$(wc -l <"$2")
 	if [ "$n" -eq "$1" ]; then pass "$3"; else fail "$3: $n lines, want $1"; fi
 }
+# rec_emu NAME PROG [record options]: testdata/emu_PROG recorded with
+# --emulate into NAME.data (its output in NAME.rec); 1 if that failed
+rec_emu() {
+	local n=$1 p=$2; shift 2
+	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
+		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
+}
+# emu_programs: the emu_* testdata programs, by NAME (testdata/emu_NAME)
+emu_programs() {
+	local f
+	for f in "$TESTDATA"/emu_*; do
+		case $f in *.p|*.so) continue ;; esac
+		[ -x "$f" ] && echo "${f##*/emu_}"
+	done
+}
 finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0

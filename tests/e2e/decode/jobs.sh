@@ -67,20 +67,12 @@ pb=$(sed -n 's/^# ahead prebuilt \([0-9]*\)$/\1/p' synth.eager)
 
 # real programs, workers from the first window
 export DC_AHEAD_EAGER=1
-rec() {  # NAME PROG [record options]
-	local n=$1 p=$2; shift 2
-	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
-		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
-}
-for f in "$TESTDATA"/emu_*; do
-	case $f in *.p|*.so) continue ;; esac
-	[ -x "$f" ] || continue
-	p=${f##*/emu_}
-	rec "$p" "$p" && same "$p" "$p.data"
+for p in $(emu_programs); do
+	rec_emu "$p" "$p" && same "$p" "$p.data"
 done
 for p in threads demo; do
-	rec "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data"
-	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data"
+	rec_emu "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data"
+	rec_emu "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data"
 done
 # eager workers did decode ahead (and had to go back at the first context)
 read -r w d < <(ahead threads.cpus3.ev4)

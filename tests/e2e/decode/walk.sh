@@ -40,11 +40,6 @@ same() {
 		fail "$n: cuts where the walker is not libipt: $(head -c 400 "$n.err")"
 	fi
 }
-rec() {  # NAME PROG [record options]
-	local n=$1 p=$2; shift 2
-	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
-		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
-}
 
 "$DC_PTENC_BENCH" -s 9 -o raw.bin -p synth.data >bench.out 2>&1 || fail "ptenc_bench: $(head -c 300 bench.out)"
 rm -f raw.bin
@@ -83,16 +78,13 @@ PY
 		fail "damaged ($kind): the walker's '$w' is not libipt's '$b' (or no error)"
 	fi
 done
-for f in "$TESTDATA"/emu_*; do
-	case $f in *.p|*.so) continue ;; esac
-	[ -x "$f" ] || continue
-	p=${f##*/emu_}
-	rec "$p" "$p" && same "$p" "$p.data" 3
+for p in $(emu_programs); do
+	rec_emu "$p" "$p" && same "$p" "$p.data" 3
 done
 for p in threads demo; do
-	rec "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data" 100
-	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data" 100
-	rec "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc --psb-period 256 &&
+	rec_emu "$p.cpus3" "$p" --cpus 3 && same "$p.cpus3" "$p.cpus3.data" 100
+	rec_emu "$p.preempt" "$p" --cpus 2 --time-slice 300 && same "$p.preempt" "$p.preempt.data" 100
+	rec_emu "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc --psb-period 256 &&
 		same "$p.nocyc" "$p.nocyc.data" 100
 done
 # the walker does walk: no instruction of libipt's is counted, blocks are

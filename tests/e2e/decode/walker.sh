@@ -93,21 +93,13 @@ PY
 done
 rm -f dmg*.data
 
-rec() {  # NAME PROG [record options]
-	local n=$1 p=$2; shift 2
-	"$PTFLAME" record --emulate -q -o "$n.data" "$@" -- "$TESTDATA/emu_$p" >"$n.rec" 2>&1 ||
-		{ fail "record $n: $(head -c 300 "$n.rec")"; return 1; }
-}
-for f in "$TESTDATA"/emu_*; do
-	case $f in *.p|*.so) continue ;; esac
-	[ -x "$f" ] || continue
-	p=${f##*/emu_}
-	rec "$p" "$p" && compare "$p" "$p.data" emu
+for p in $(emu_programs); do
+	rec_emu "$p" "$p" && compare "$p" "$p.data" emu
 done
 for p in threads demo; do
-	rec "$p.cpus3" "$p" --cpus 3 && compare "$p.cpus3" "$p.cpus3.data" emu
-	rec "$p.preempt" "$p" --cpus 2 --time-slice 300 && compare "$p.preempt" "$p.preempt.data" emu
-	rec "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc &&
+	rec_emu "$p.cpus3" "$p" --cpus 3 && compare "$p.cpus3" "$p.cpus3.data" emu
+	rec_emu "$p.preempt" "$p" --cpus 2 --time-slice 300 && compare "$p.preempt" "$p.preempt.data" emu
+	rec_emu "$p.nocyc" "$p" --cpus 2 --time-slice 300 --no-cyc &&
 		compare "$p.nocyc" "$p.nocyc.data" emu
 done
 # Programs of our own (testdata/walk_*.c): code where libipt's blocks depend
