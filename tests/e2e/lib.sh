@@ -41,6 +41,18 @@ emu_programs() {
 		[ -x "$f" ] && echo "${f##*/emu_}"
 	done
 }
+# each_real FN [ARGS]: FN NAME FILE [ARGS] for each real Intel PT
+# recording (../shared/realtraces/*.data), or a note that there are none
+each_real() {
+	local f
+	if [ ! -d "$SRCDIR/../shared/realtraces" ]; then
+		echo "skip: no ../shared/realtraces"
+		return
+	fi
+	for f in "$SRCDIR"/../shared/realtraces/*.data; do
+		[ -f "$f" ] && "$1" "$(basename "$f" .data)" "$f" "${@:2}"
+	done
+}
 finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0

@@ -78,11 +78,5 @@ done
 read -r w d < <(ahead threads.cpus3.ev4)
 [ "${w:-0}" -ge 1 ] && [ "${d:-0}" -ge 1 ] && pass "threads.cpus3: $w windows replayed, $d went back" ||
 	fail "threads.cpus3: ahead windows '${w:-}' deviations '${d:-}'"
-if [ -d "$SRCDIR/../shared/realtraces" ]; then
-	for f in "$SRCDIR"/../shared/realtraces/*.data; do
-		[ -f "$f" ] && same "$(basename "$f" .data)" "$f"
-	done
-else
-	echo "skip: no ../shared/realtraces"
-fi
+each_real same
 finish

@@ -90,11 +90,5 @@ done
 # the walker does walk: no instruction of libipt's is counted, blocks are
 grep -q 'insns=0 ' threads.cpus3.walk && ! grep -q ' blocks=0 ' threads.cpus3.walk &&
 	pass "the walker walks its own blocks" || fail "walker output: $(cat threads.cpus3.walk)"
-if [ -d "$SRCDIR/../shared/realtraces" ]; then
-	for f in "$SRCDIR"/../shared/realtraces/*.data; do
-		[ -f "$f" ] && same "$(basename "$f" .data)" "$f" 0
-	done
-else
-	echo "skip: no ../shared/realtraces"
-fi
+each_real same 0
 finish

@@ -135,11 +135,5 @@ rec_walk walk_exec && compare walk_exec walk_exec.data && sweep walk_exec walk_e
 for p in dlopen signal longjmp; do
 	[ -f "$p.data" ] && sweep "$p.sweep" "$p.data"
 done
-if [ -d "$SRCDIR/../shared/realtraces" ]; then
-	for f in "$SRCDIR"/../shared/realtraces/*.data; do
-		[ -f "$f" ] && compare "$(basename "$f" .data)" "$f"
-	done
-else
-	echo "skip: no ../shared/realtraces"
-fi
+each_real compare
 finish
