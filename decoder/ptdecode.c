@@ -56,7 +56,9 @@ struct pending {
 	uint64_t end_ip;
 	enum pt_insn_class iclass;
 	uint64_t icount;           /* instructions up to and with end_ip     */
-	uint64_t start_ip;         /* the block's first instruction          */
+	uint64_t start_ip;         /* where the straight run it ends began:
+	                              its first instruction, or that of a
+	                              block that fell through into it       */
 	int isid;                  /* its image section                      */
 };
 
@@ -2671,7 +2673,14 @@ static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t ico
 static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 {
 	size_t fn0 = q->fn;
+	uint64_t run = b->ip;
 	int ret;
+
+	/* a block after one that ended at a plain instruction (libipt's
+	 * block cache ends some there) is the same straight run */
+	if (q->pend.valid && q->pend.iclass == ptic_other && q->pend.isid == b->isid &&
+	    b->ip > q->pend.end_ip && b->ip - q->pend.end_ip <= 15)
+		run = q->pend.start_ip;
 
 	q->st.blocks++;
 	if (q->psb_t) {
@@ -2736,7 +2745,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	q->pend.end_ip = b->end_ip;
 	q->pend.iclass = b->iclass;
 	q->pend.icount = q->icount;
-	q->pend.start_ip = b->ip;
+	q->pend.start_ip = run;
 	q->pend.isid = b->isid;
 	if (q->coarse) {
 		/* every branch with a packet is bounded by the time read at

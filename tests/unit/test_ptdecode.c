@@ -1329,6 +1329,182 @@ static void test_kernel_names(void **state)
 	assert_int_equal(got.ev[1].to_ip, 0);
 }
 
+/* ---- libipt's block-cache splits: the syscall number ---------------------
+ *
+ * syscall_nr() reads `mov $NR,%eax` before a syscall only inside the
+ * block that ends at the syscall (p->start_ip). libipt's block decoder
+ * ends a block early at a plain instruction when its block cache (kept
+ * per section, shared by every decoder of that section in every thread)
+ * already knows the next address: so whether the mov is in the syscall's
+ * block depends on what libipt decoded before. Our walker never splits.
+ * Here the first window starts at the syscall (its PSB's FUP), which fills
+ * libipt's cache entry there (the walker hands the window over at the
+ * kernel code, so libipt decodes it in both modes); in the second window
+ * `mov $39,%eax; syscall` is reached by a jump. The same trace must give
+ * the same events (and the syscall number, which the code tells) with
+ * either block decoder. */
+static const uint8_t scode[0x10] = {
+	[0x00] = 0xb8, 0x27, 0x00, 0x00, 0x00,       /* mov $39,%eax    */
+	[0x05] = 0x0f, 0x05,                         /* syscall         */
+	[0x07] = 0x90,                               /* nop             */
+	[0x08] = 0xeb, 0xf6,                         /* jmp 0x00        */
+};
+
+struct sctx {
+	struct tctx t;             /* (first: t_context's)                 */
+	struct dc_wcode *code;
+};
+
+static struct dc_wcode *s_image_code(void *ctx, struct pt_image *image)
+{
+	struct sctx *c = ctx;
+
+	return image == c->t.image ? c->code : NULL;
+}
+
+static bool s_kernel_code(void *ctx, uint64_t ip, bool *named)
+{
+	(void)ctx;
+	*named = ip >= KBASE && ip < KBASE + 0x30;
+	return false;              /* names only: into_kernel */
+}
+
+static size_t stream_split(uint8_t *out)
+{
+	struct enc w;
+	size_t n;
+
+	enc_init(&w);
+	psb(&w, 1000, BASE + 0x05);                  /* at the syscall */
+	ip_pkt(&w, ppt_tip, KBASE);                  /* syscall -> kernel */
+	tnt(&w, 1);                                  /* (the kernel's) */
+	tsc(&w, 1050);
+	ip_pkt(&w, ppt_tip, BASE + 0x07);            /* sysret */
+	pad_to(&w, 128);
+	psb(&w, 1100, BASE + 0x07);                  /* back: nop; jmp; mov */
+	ip_pkt(&w, ppt_tip, KBASE);                  /* syscall -> kernel */
+	tnt(&w, 1);
+	tsc(&w, 1150);
+	ip_pkt(&w, ppt_tip, BASE + 0x07);
+	pad_to(&w, 256);
+	psb(&w, 1200, BASE + 0x07);
+	ip_pkt(&w, ppt_fup, BASE + 0x07);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	pad_to(&w, 384);
+	n = enc_done(&w);
+	memcpy(out, w.buf, n);
+	return n;
+}
+
+static void split_decode(const char *path, enum dc_wdec_mode mode, struct evlist *out)
+{
+	static const struct dc_ptq_ops sops = { .context = t_context, .func_range = t_func_range,
+						.kernel_code = s_kernel_code,
+						.image_code = s_image_code };
+	struct sctx c = { 0 };
+	struct dc_ptq_config cfg;
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct dc_ptq *q;
+	uint8_t buf[4096];
+	size_t len = stream_split(buf);
+	int isid, ret;
+
+	assert_non_null(isc);
+	isid = pt_iscache_add_file(isc, path, 0, sizeof(scode), BASE);
+	assert_true(isid > 0);
+	c.t.image = pt_image_alloc("split");
+	assert_non_null(c.t.image);
+	assert_true(pt_image_add_cached(c.t.image, isc, isid, NULL) >= 0);
+	c.code = dc_wcode_new(isc);
+	assert_non_null(c.code);
+	assert_int_equal(dc_wcode_set(c.code, &(struct dc_wsec){ BASE, BASE + sizeof(scode), isid,
+								NULL }, 1), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pt.size = sizeof(cfg.pt);
+	cfg.conv = conv;
+	cfg.cpu = 3;
+	cfg.iscache = isc;
+	cfg.syscall_numbers = true;
+	cfg.decoder = mode;
+	q = dc_ptq_new(&cfg, &sops, &c);
+	assert_non_null(q);
+	for (size_t off = 0; off < len; off += 128) {
+		struct dc_ptq_chunk ch = { buf + off, len - off < 128 ? len - off : 128, off, false,
+					   false };
+
+		assert_int_equal(dc_ptq_add_chunk(q, &ch), 0);
+	}
+	out->n = 0;
+	while ((ret = dc_ptq_fill(q)) > 0) {
+		struct dc_event ev;
+
+		ret = dc_ptq_pop(q, &ev);
+		assert_true(ret >= 0);
+		if (ret == 1) {
+			assert_true(out->n < 64);
+			out->ev[out->n++] = ev;
+			c.t.delivered++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	{
+		struct dc_ptq_stats st;
+
+		dc_ptq_stats(q, &st);
+		out->windows = st.windows;
+	}
+	dc_ptq_free(q);
+	dc_wcode_free(c.code);
+	pt_image_free(c.t.image);
+	pt_iscache_free(isc);
+}
+
+static void test_syscall_nr_split(void **state)
+{
+	char path[64];
+	struct evlist walk, lib;
+	FILE *f;
+	size_t nsys = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/ptf-ptdecode-s-%d.bin", (int)getpid());
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(scode, 1, sizeof(scode), f), sizeof(scode));
+	fclose(f);
+	split_decode(path, DC_WDEC_WALK, &walk);
+	split_decode(path, DC_WDEC_LIBIPT, &lib);
+	unlink(path);
+	assert_true(walk.windows >= 2);
+	for (size_t i = 0; i < lib.n || i < walk.n; i++) {
+		const struct dc_event *x = i < walk.n ? &walk.ev[i] : NULL;
+		const struct dc_event *y = i < lib.n ? &lib.ev[i] : NULL;
+
+		if (getenv("PTF_DEBUG"))
+			print_message("  walk %u/%u %#lx -> %#lx sysno %u | libipt %u/%u %#lx -> %#lx "
+				      "sysno %u\n", x ? x->kind : 0, x ? x->reason : 0,
+				      x ? (unsigned long)x->from_ip : 0, x ? (unsigned long)x->to_ip : 0,
+				      x ? x->sysno : 0, y ? y->kind : 0, y ? y->reason : 0,
+				      y ? (unsigned long)y->from_ip : 0, y ? (unsigned long)y->to_ip : 0,
+				      y ? y->sysno : 0);
+		if (x && x->kind == DC_EV_TRACE_OFF && x->reason == DC_OFF_SYSCALL)
+			nsys++;
+	}
+	assert_int_equal(nsys, 2);
+	assert_int_equal(walk.n, lib.n);
+	for (size_t i = 0; i < walk.n; i++) {
+		const struct dc_event *x = &walk.ev[i], *y = &lib.ev[i];
+
+		if (x->kind != y->kind || x->reason != y->reason || x->from_ip != y->from_ip ||
+		    x->to_ip != y->to_ip || x->sysno != y->sysno || x->time_ns != y->time_ns)
+			fail_msg("event %zu: walker kind %u reason %u %#lx -> %#lx sysno %u; libipt "
+				 "kind %u reason %u %#lx -> %#lx sysno %u", i, x->kind, x->reason,
+				 (unsigned long)x->from_ip, (unsigned long)x->to_ip, x->sysno, y->kind,
+				 y->reason, (unsigned long)y->from_ip, (unsigned long)y->to_ip,
+				 y->sysno);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1350,6 +1526,7 @@ int main(void)
 		cmocka_unit_test(test_mtc_bounds),
 		cmocka_unit_test(test_mtc_rate_change),
 		cmocka_unit_test(test_window_not_at_stop),
+		cmocka_unit_test(test_syscall_nr_split),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
