@@ -171,11 +171,12 @@ bool dc_ptq_in_loss(const struct dc_ptq *q, uint64_t t, uint8_t *reason);
  * second one when it synchronises with tid on the CPU. */
 void dc_ptq_loss_taken(struct dc_ptq *q, uint32_t tid);
 const struct dc_ptq_config *dc_ptq_config(const struct dc_ptq *q);
+/* image is about to be rebuilt in place (before dc_ptq_image_changed):
+ * a window our decoder walks with it goes to libipt while the image still
+ * holds the code read so far. 0 or -ENOMEM. */
+int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image);
 /* image's contents changed (rebuilt in place): a worker decoding ahead
  * with a snapshot of it has to stop there. */
-/* image is about to be rebuilt in place (before dc_ptq_image_changed).
- * 0 or -ENOMEM. */
-int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image);
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image);
 /* Windows decoded ahead by the worker and windows that went back to the
  * owner's thread (see dc_ptq_config.ahead). */

@@ -9,6 +9,7 @@
 
 #include <Zydis/Zydis.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,8 +19,14 @@
 #include "decoder/dc_vec.h"
 
 /* PTFLAME_WALK_DEBUG=1: where the walker hands over to libipt, on stderr
- * (read by dc_wcode_new, in the thread that makes the images). */
-static int walk_debug;
+ * (read once, by the first dc_wcode_new). */
+static bool walk_debug;
+static pthread_once_t walk_debug_once = PTHREAD_ONCE_INIT;
+
+static void walk_debug_read(void)
+{
+	walk_debug = getenv("PTFLAME_WALK_DEBUG") != NULL;
+}
 
 static int bail_at(int line)
 {
@@ -70,7 +77,7 @@ struct dc_wcode *dc_wcode_new(struct pt_image_section_cache *isc)
 	if (!c)
 		return NULL;
 	c->isc = isc;
-	walk_debug = getenv("PTFLAME_WALK_DEBUG") != NULL;
+	pthread_once(&walk_debug_once, walk_debug_read);
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&c->zy, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64))) {
 		free(c);
