@@ -532,20 +532,27 @@ static int fetch_event(struct dc_walk *w)
 	return 1;
 }
 
-/* Put entry e's instructions into b, the branch included. 0: they do not
- * fit (another section: b ends first); DC_WALK_BAIL: b is full. */
-static int add_run(struct dc_walk *w, struct pt_block *b, const struct went *e)
+/* Put n instructions of section isid into b, the last at last, of class
+ * c. 0: they do not fit (another section: b ends first); DC_WALK_BAIL: b
+ * is full. */
+static int add_insns(struct pt_block *b, int isid, uint32_t n, uint64_t last,
+		     enum pt_insn_class c)
 {
-	(void)w;
-	if (b->ninsn && b->isid != e->isid)
+	if (b->ninsn && b->isid != isid)
 		return 0;
-	if ((uint32_t)b->ninsn + e->ninsn > UINT16_MAX)
+	if ((uint32_t)b->ninsn + n > UINT16_MAX)
 		return BAIL();
-	b->isid = e->isid;
-	b->ninsn = (uint16_t)(b->ninsn + e->ninsn);
-	b->end_ip = e->end;
-	b->iclass = (enum pt_insn_class)e->iclass;
+	b->isid = isid;
+	b->ninsn = (uint16_t)(b->ninsn + n);
+	b->end_ip = last;
+	b->iclass = c;
 	return 1;
+}
+
+/* Entry e's instructions, the branch included (add_insns). */
+static int add_run(struct pt_block *b, const struct went *e)
+{
+	return add_insns(b, e->isid, e->ninsn, e->end, (enum pt_insn_class)e->iclass);
 }
 
 /* From the branch at the end of e, where the trace says the code went
@@ -589,7 +596,7 @@ static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
 
 	if (!e)
 		return BAIL();
-	if ((st = add_run(w, b, e)) <= 0)
+	if ((st = add_run(b, e)) <= 0)
 		return st ? st : BAIL();
 	next = e->end + e->len;
 	w->ip = e->end;
@@ -636,19 +643,13 @@ static int proceed_to_ip(struct dc_walk *w, struct pt_block *b, uint64_t ip,
 		if (ip > w->ip && ip <= e->end &&
 		    (k = insns_before(w->code, e, w->ip, ip, &lastip)) > 0) {
 			/* it is in this run, before the branch */
-			if (b->ninsn && b->isid != e->isid)
-				return BAIL();
-			if ((uint32_t)b->ninsn + (uint32_t)k > UINT16_MAX)
-				return BAIL();
-			b->isid = e->isid;
-			b->ninsn = (uint16_t)(b->ninsn + k);
-			b->end_ip = lastip;
-			b->iclass = ptic_other;
+			if ((st = add_insns(b, e->isid, (uint32_t)k, lastip, ptic_other)) <= 0)
+				return st ? st : BAIL();
 			w->ip = ip;
 			w->from = 0;   /* (mid-entry: no link from here) */
 			return 1;
 		}
-		if ((st = add_run(w, b, e)) <= 0)
+		if ((st = add_run(b, e)) <= 0)
 			return st ? st : BAIL();
 		*last = e;
 		w->ip = e->end;
