@@ -245,7 +245,9 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			return -ENOMEM;
 		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + size, isid, NULL };
 	}
-	/* (kernel code is libipt's: the walker hands it over there) */
+	/* the walker's sections: these, and the [vdso]'s bytes as libipt
+	 * reads them through the image's callback (kernel code is libipt's:
+	 * the walker hands a window over there) */
 	if (im->vdso) {
 		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
 			return -ENOMEM;
