@@ -20,10 +20,17 @@ enum dc_wdec_mode dc_wdec_mode_env(void)
 {
 	const char *e = getenv("PTFLAME_DECODER");
 
+	static bool warned;
+
 	if (e && !strcmp(e, "libipt"))
 		return DC_WDEC_LIBIPT;
 	if (e && !strcmp(e, "check"))
 		return DC_WDEC_CHECK;
+	if (e && *e && strcmp(e, "walk") && !warned) {
+		warned = true;   /* (a test's knob: not worth an error) */
+		fprintf(stderr, "ptflame: PTFLAME_DECODER='%s' is not libipt, walk or check: "
+			"decoding with walk\n", e);
+	}
 	return DC_WDEC_WALK;
 }
 

@@ -23,7 +23,8 @@ enum dc_wdec_mode {
 	DC_WDEC_CHECK,             /* both, every answer compared           */
 };
 
-/* PTFLAME_DECODER=libipt|walk|check, else walk. (Tests:
+/* PTFLAME_DECODER=libipt|walk|check, else walk (another value is said
+ * once on stderr). (Tests:
  * PTFLAME_WALK_BAIL=N hands each window over to libipt at the walker's
  * N-th call in it, so that the hand-over is exercised everywhere.) */
 enum dc_wdec_mode dc_wdec_mode_env(void);
