@@ -447,7 +447,7 @@ int main(int argc, char **argv)
 			if (isid > 0 && wcode &&
 			    (DC_VEC_PUSH_ROOM(secs, nsecs, cap_secs, 16) ||
 			     (secs[nsecs++] = (struct dc_wsec){ rec.mmap.start,
-					rec.mmap.start + rec.mmap.len, isid, NULL },
+					rec.mmap.start + rec.mmap.len, isid, NULL, false },
 			      dc_wcode_set(wcode, secs, nsecs)))) {
 				fprintf(stderr, "ipt_bare: out of memory\n");
 				return 1;

@@ -44,6 +44,8 @@ int dc_kernel_load(struct dc_kernel *k, const struct dc_perf_file *pf, struct dc
 /* Add the kernel's sections to a process's image. 0 or -ENOMEM. */
 int dc_kernel_add_to_image(const struct dc_kernel *k, struct pt_image *image,
 			   struct pt_image_section_cache *isc);
+/* The i-th range of kernel code in the images: false past the last. */
+bool dc_kernel_code_range(const struct dc_kernel *k, size_t i, uint64_t *start, uint64_t *end);
 /* Is there code of ip (it can be decoded)? Has it a name? */
 bool dc_kernel_has_code(const struct dc_kernel *k, uint64_t ip);
 bool dc_kernel_named(const struct dc_kernel *k, uint64_t ip);

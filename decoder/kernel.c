@@ -511,6 +511,15 @@ int dc_kernel_add_to_image(const struct dc_kernel *k, struct pt_image *image,
 	return 0;
 }
 
+bool dc_kernel_code_range(const struct dc_kernel *k, size_t i, uint64_t *start, uint64_t *end)
+{
+	if (!k || i >= k->ncode)
+		return false;
+	*start = k->code[i].start;
+	*end = k->code[i].end;
+	return true;
+}
+
 bool dc_kernel_has_code(const struct dc_kernel *k, uint64_t ip)
 {
 	for (size_t i = 0; k && i < k->ncode; i++)

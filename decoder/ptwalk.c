@@ -248,13 +248,15 @@ static bool read_insn(struct reader *r, uint64_t ip, ZydisDecodedInstruction *d)
 							    r->n - (size_t)(ip - r->at), d));
 }
 
-/* The entry for ip, decoded now; -1: none (we bail). */
+/* The entry for ip, decoded now; -1: none (we bail), -2: no code there. */
 static long went_decode(struct dc_wcode *c, uint64_t ip)
 {
 	struct reader r = { .c = c };
 	uint64_t at = ip;
 
 	if (!(r.s = sec_of(c, ip)))
+		return -2;
+	if (r.s->opaque)
 		return -1;
 	for (uint32_t i = 0; i < SCAN_MAX; i++) {
 		ZydisDecodedInstruction d;
@@ -397,8 +399,9 @@ int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off)
 }
 
 /* The entry at ip: through the last one's links when it is one of them
- * (no hashing in a steady loop), else looked up or decoded, and linked. */
-static const struct went *went_at(struct dc_walk *w, uint64_t ip)
+ * (no hashing in a steady loop), else looked up or decoded, and linked.
+ * NULL: none; *nocode then says whether the image has no code at ip. */
+static const struct went *went_at(struct dc_walk *w, uint64_t ip, bool *nocode)
 {
 	struct dc_wcode *c = w->code;
 	uint64_t idx;
@@ -424,8 +427,10 @@ static const struct went *went_at(struct dc_walk *w, uint64_t ip)
 		return NULL;
 	if (dc_hash_get(&c->at, ip, &idx))
 		i = (long)idx;
-	else if ((i = went_decode(c, ip)) < 0)
+	else if ((i = went_decode(c, ip)) < 0) {
+		*nocode = i == -2;
 		return NULL;
+	}
 	if (w->from) {
 		struct went *f = &c->ents[w->from - 1];
 		int k = !f->link[0] ? 0 : !f->link[1] ? 1 : (int)(ip & 1);
@@ -590,12 +595,15 @@ static int next_ip_with_trace(struct dc_walk *w, const struct went *e)
 /* One block with no event pending: one entry, its branch taken. */
 static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
 {
-	const struct went *e = went_at(w, w->ip);
+	bool nocode = false;
+	const struct went *e = went_at(w, w->ip, &nocode);
 	uint64_t next;
 	int st;
 
+	/* (no code at all where the block starts: libipt fails with nothing
+	 * decoded and the decoder where it was) */
 	if (!e)
-		return BAIL();
+		return nocode ? -pte_nomap : BAIL();
 	if ((st = add_run(b, e)) <= 0)
 		return st ? st : BAIL();
 	next = e->end + e->len;
@@ -637,7 +645,7 @@ static int proceed_to_ip(struct dc_walk *w, struct pt_block *b, uint64_t ip,
 
 		if (w->ip == ip)
 			return 1;
-		if (!(e = went_at(w, w->ip)))
+		if (!(e = went_at(w, w->ip, &(bool){ false })))
 			return BAIL();
 		w->read_code = true;   /* (went_at did too) */
 		if (ip > w->ip && ip <= e->end &&

@@ -26,11 +26,15 @@ enum { DC_WALK_BAIL = -1000 };   /* (not a libipt error code) */
 
 /* One section of an image: [start, end) holds the iscache's section isid,
  * or, with bytes, those bytes (memory libipt reads through the image's
- * callback, such as the [vdso]: isid 0). */
+ * callback, such as the [vdso]: isid 0); opaque: code libipt has that the
+ * walker does not walk (kernel code): it hands over there. An image's
+ * sections are all the code it has: where none is, libipt finds none
+ * either (-pte_nomap), and the walker says so too. */
 struct dc_wsec {
 	uint64_t start, end;
 	int isid;
 	const uint8_t *bytes;
+	bool opaque;
 };
 
 /* The code of one image: its sections, and the block ends decoded there

@@ -190,6 +190,7 @@ static int read_vdso_snap(uint8_t *buffer, size_t size, const struct pt_asid *as
 /* Add the live executable mappings of a process to its image. */
 static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
 {
+	uint64_t lo, hi;
 	int ret;
 
 	if (im->built) {
@@ -243,15 +244,22 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			continue;
 		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
 			return -ENOMEM;
-		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + size, isid, NULL };
+		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + size, isid, NULL,
+							  false };
 	}
-	/* the walker's sections: these, and the [vdso]'s bytes as libipt
-	 * reads them through the image's callback (kernel code is libipt's:
-	 * the walker hands a window over there) */
+	/* the walker's sections: these, the [vdso]'s bytes as libipt reads
+	 * them through the image's callback, and the kernel's code, which is
+	 * libipt's to walk (dc_wsec.opaque) */
 	if (im->vdso) {
 		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
 			return -ENOMEM;
-		im->secs[im->nsecs++] = (struct dc_wsec){ im->vdso_start, im->vdso_end, 0, im->vdso };
+		im->secs[im->nsecs++] = (struct dc_wsec){ im->vdso_start, im->vdso_end, 0, im->vdso,
+							  false };
+	}
+	for (size_t i = 0; dc_kernel_code_range(s->kern, i, &lo, &hi); i++) {
+		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
+			return -ENOMEM;
+		im->secs[im->nsecs++] = (struct dc_wsec){ lo, hi, 0, NULL, true };
 	}
 	if (im->code && dc_wcode_set(im->code, im->secs, im->nsecs))
 		return -ENOMEM;

@@ -1418,7 +1418,7 @@ static void split_decode(const char *path, enum dc_wdec_mode mode, struct evlist
 	c.code = dc_wcode_new(isc);
 	assert_non_null(c.code);
 	assert_int_equal(dc_wcode_set(c.code, &(struct dc_wsec){ BASE, BASE + sizeof(scode), isid,
-								NULL }, 1), 0);
+								NULL, false }, 1), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.pt.size = sizeof(cfg.pt);
 	cfg.conv = conv;

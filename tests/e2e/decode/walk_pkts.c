@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	}
 	isid = pt_iscache_add_file(isc, path, 0, sizeof(code), BASE);
 	if (isid < 0 || pt_image_add_cached(image, isc, isid, NULL) < 0 ||
-	    dc_wcode_set(wc, &(struct dc_wsec){ BASE, BASE + sizeof(code), isid, NULL }, 1)) {
+	    dc_wcode_set(wc, &(struct dc_wsec){ BASE, BASE + sizeof(code), isid, NULL, false }, 1)) {
 		printf("FAIL: sections\n");
 		return 1;
 	}

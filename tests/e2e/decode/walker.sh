@@ -28,7 +28,8 @@ events() {  # MODE FILE OUT [env...]: dc_events, the stats' block count cut
 }
 walked() { "$DC_EVENTS" "$1" --bench 2>/dev/null | sed -n 's/^# walk windows \([0-9]*\) bails \([0-9]*\)$/\1 \2/p'; }
 
-# compare NAME FILE [emulated]: every check above on one recording
+# compare NAME FILE [emu|some]: every check above on one recording (emu:
+# the walker decodes every window itself; some: at least one)
 compare() {
 	local n=$1 f=$2 emu=${3:-} o k w b
 	events check "$f" "$n.check1" DC_JOBS=1 || return
@@ -51,8 +52,12 @@ compare() {
 		cmp -s "$n.rlib" "$n.rwalk" || { fail "$n: report $o differs from --pt-decoder libipt"; return; }
 	done
 	read -r w b < <(walked "$f")
-	if [ -n "$emu" ] && { [ "${w:-0}" -lt 1 ] || [ "${b:-1}" -ne 0 ]; }; then
+	if [ "$emu" = emu ] && { [ "${w:-0}" -lt 1 ] || [ "${b:-1}" -ne 0 ]; }; then
 		fail "$n: the walker decoded ${w:-?} windows and handed ${b:-?} over (want all, none)"
+		return
+	fi
+	if [ "$emu" = some ] && [ "${w:-0}" -lt 1 ]; then
+		fail "$n: the walker decoded no window itself (handed ${b:-?} over)"
 		return
 	fi
 	pass "$n: walker = libipt ($(grep -vc '^#' "$n.lib") events; walker's windows ${w:-0}, handed over ${b:-0})"
@@ -135,5 +140,7 @@ rec_walk walk_exec && compare walk_exec walk_exec.data && sweep walk_exec walk_e
 for p in dlopen signal longjmp; do
 	[ -f "$p.data" ] && sweep "$p.sweep" "$p.data"
 done
-each_real compare
+# (their binaries are not here: no code, as libipt finds none, and the
+# walker goes on at the next PSB as libipt does, not handing over)
+each_real compare some
 finish
