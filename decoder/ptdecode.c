@@ -225,6 +225,7 @@ struct dc_ptq {
 	uint64_t ah_wait;          /* windows to decode here before a restart */
 	uint64_t ah_windows;       /* windows replayed                      */
 	uint64_t ah_prebuilt;      /* ... of them built here (ah_prebuild)  */
+	struct dc_ptq_pool *own_pool; /* a thread of its own (no cfg.pool)  */
 };
 
 static const uint8_t psb_pattern[16] = {
@@ -254,6 +255,7 @@ void dc_ptq_free(struct dc_ptq *q)
 	if (!q)
 		return;
 	ahead_stop(q);
+	dc_ptq_pool_free(q->own_pool);
 	free(q->rp_buf);
 	free(q->rp_ops);
 	dc_wdec_close(&q->dec);
@@ -1691,15 +1693,19 @@ struct rrec {                      /* (two cache lines, none shared) */
 	} u;
 } __attribute__((aligned(64)));
 
+struct ah_thread;
+
 struct ahead {
-	pthread_t th;
+	struct ah_thread *t;       /* the pool's thread that decodes it     */
+	struct ahead *tnext;       /* in t's list                           */
+	_Atomic uint32_t released; /* t let go of it (cancelled; a futex word) */
 	/* Each side writes its own cache line: the worker's count and the
 	 * owner's count on one shared line moved it between the cores on
 	 * every record. */
 	alignas(64) _Atomic size_t head; /* records published by the worker */
 	_Atomic size_t pwant;      /* wake the waiting worker at this count */
 	atomic_bool pwait, cancel;
-	_Atomic uint32_t pseq;     /* the waiting worker's futex word      */
+	_Atomic uint32_t *pseq;    /* the worker's futex word (its thread's) */
 	alignas(64) _Atomic size_t tail; /* records the owner has taken     */
 	_Atomic size_t cwant;      /* wake the waiting owner at this count */
 	atomic_bool cwait;
@@ -1734,8 +1740,37 @@ struct ahead {
 	struct dc_wdec_stats wst;  /* (the worker's; the queue's at stop)   */
 	struct dc_wdec dec;        /* the worker's, one window at a time    */
 	uint8_t *carry0;           /* the owner's carry at the start       */
+	/* where the worker is (ah_step goes on from there): between windows
+	 * or in window w, as the loop of step() would be */
+	bool in_win, synced, at_stop, open_failed, finished;
+	int status;
+	size_t psb_left;
+	struct rwin w;
 	struct rrec ring[AH_RING];
 };
+
+/* A worker thread of a dc_ptq_pool: it decodes ahead for every queue
+ * given to it, a turn of up to AH_TURN records each, and waits on its
+ * futex word when none has room in its ring (each queue's owner wakes it
+ * when a quarter is free again) or work. Its list is its own: queues
+ * join through `incoming` (under mu) and leave when their owner cancels
+ * them, which it acknowledges (ahead.released). */
+struct ah_thread {
+	pthread_t th;
+	pthread_mutex_t mu;
+	struct ahead *incoming;    /* (under mu)                            */
+	struct ahead *list;        /* the thread's own                      */
+	_Atomic unsigned n;        /* queues given to it, not yet let go    */
+	_Atomic uint32_t seq;      /* its futex word                        */
+	atomic_bool quit;
+};
+
+struct dc_ptq_pool {
+	unsigned n;
+	struct ah_thread *t;
+};
+
+enum { AH_TURN = AH_RING };
 
 static void ah_wake(_Atomic uint32_t *seq)
 {
@@ -1780,20 +1815,16 @@ static bool ah_has_records(struct ahead *a)
 	return a->head_seen != a->ltail;
 }
 
-/* The next free record, waiting for room; NULL when cancelled. */
+/* The next free record; NULL when the ring is full (the worker turns to
+ * its other queues) or the queue cancelled. */
 static struct rrec *ah_slot(struct ahead *a)
 {
 	if (atomic_load_explicit(&a->cancel, memory_order_relaxed))
 		return NULL;
 	if (a->lhead - a->tail_seen >= AH_RING) {
 		a->tail_seen = atomic_load(&a->tail);
-		if (a->lhead - a->tail_seen >= AH_RING) {
-			ah_publish(a, true);
-			atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
-			ah_sleep(a, &a->pwait, &a->pseq, ah_has_room);
-			if (atomic_load(&a->cancel))
-				return NULL;
-		}
+		if (a->lhead - a->tail_seen >= AH_RING)
+			return NULL;
 	}
 	return &a->ring[a->lhead % AH_RING];
 }
@@ -1949,103 +1980,248 @@ static void ah_window(struct ahead *a, struct rrec *r)
 		a->next_chunk = r->u.w.next_chunk;
 }
 
-/* Decode window w as step() does; false: stop (cancelled, no memory). */
-static bool ah_decode(struct ahead *a, const struct rwin *w)
+/* The worker is done with its window. */
+static void ah_end_window(struct ahead *a)
 {
-	struct dc_wdec *dec = &a->dec;
-	size_t psb_left = 0;
-	bool synced = false, at_stop = false;
-	int status = 0;
-	struct rrec *r;
+	const struct rwin *w = &a->w;
 
-	if (dc_wdec_open(dec, a->wmode, &a->pt, w->buf, w->len, a->image, a->code, &a->wst)) {
-		if ((r = ah_slot(a))) {
-			r->kind = RK_FAIL;
-			ah_commit(a, true);
-		}
-		return false;
-	}
-	for (;;) {
-		bool psb_end = false;
-		int st;
-
-		if (!(r = ah_slot(a)))
-			break;
-		if (!synced) {
-			uint64_t soff = 0;
-
-			r->kind = RK_SYNC;
-			st = r->status = dc_wdec_sync_forward(dec);
-			r->soff_ret = dc_wdec_sync_offset(dec, &r->soff);
-			soff = r->soff;
-			ah_state(dec, r);
-			if (st >= 0 && w->stop_off && r->soff_ret >= 0 && soff < w->stop_off)
-				psb_left = count_psbs(w->buf + soff, w->stop_off - soff);
-			ah_commit(a, false);
-			if (st < 0)
-				break;
-			status = st;
-			synced = true;
-			if (w->stop_off && soff >= w->stop_off) {
-				at_stop = true;
-				break;
-			}
-			continue;
-		}
-		if (status & pts_event_pending) {
-			r->kind = RK_EVENT;
-			st = r->status = dc_wdec_event(dec, &r->u.ev);
-			psb_end = st >= 0 && r->u.ev.type == ptev_exec_mode && r->u.ev.status_update &&
-				  w->stop_off && psb_left-- == 0;
-			ah_state(dec, r);
-			ah_commit(a, false);
-		} else {
-			r->kind = RK_NEXT;
-			memset(&r->u.b, 0, sizeof(r->u.b));
-			st = r->status = dc_wdec_next(dec, &r->u.b);
-			ah_state(dec, r);
-			ah_commit(a, false);
-		}
-		if (st < 0) {
-			if (st == -pte_eos) {
-				at_stop = w->stop_off != 0;
-				break;
-			}
-			synced = false;
-			continue;
-		}
-		status = st;
-		if (psb_end) {
-			at_stop = true;
-			break;
-		}
-	}
-	dc_wdec_close(dec);
+	dc_wdec_close(&a->dec);
+	a->in_win = false;
 	/* (as build_window has it) */
-	a->carry_len = at_stop && w->stop_off ? w->len - w->stop_off : 0;
+	a->carry_len = a->at_stop && w->stop_off ? w->len - w->stop_off : 0;
 	a->carry = chunk_tail(a, w->next_chunk, a->carry_len);
-	return !atomic_load(&a->cancel);
 }
 
-static void *ah_main(void *arg)
+/* The worker's next record for a, going on where the last one left it:
+ * the next window (RK_WIN, or its last record: RK_END, RK_FAIL), or in
+ * its window the next call step() makes when nothing special happens
+ * (sync; pending events; a block; resync after an error; the window ends
+ * at its stop PSB's MODE.Exec, at the end of its data or when no PSB is
+ * left). 1: a record written; 0: none now (its ring is full, or it is
+ * cancelled); -1: its last record is written. */
+static int ah_step(struct ahead *a)
 {
-	struct ahead *a = arg;
+	const struct rwin *w = &a->w;
+	bool psb_end = false;
 	struct rrec *r;
+	int st;
 
-	pthread_setname_np(pthread_self(), "ptflame-decode"); /* for top -H, perf */
-	while ((r = ah_slot(a))) {
-		struct rwin w;
+	if (a->finished)
+		return -1;
+	if (!(r = ah_slot(a)))
+		return 0;
+	if (a->open_failed) {
+		r->kind = RK_FAIL;
+		ah_commit(a, true);
+		a->finished = true;
+		return -1;
+	}
+	if (!a->in_win) {
 		uint8_t kind;
 
 		ah_window(a, r);
 		kind = r->kind;
-		w = r->u.w;
+		a->w = r->u.w;
 		ah_commit(a, kind != RK_WIN); /* a window: with the next batch */
-		if (kind != RK_WIN || !ah_decode(a, &w))
-			break;
+		if (kind != RK_WIN) {
+			a->finished = true;
+			return -1;
+		}
+		a->in_win = true;
+		a->synced = a->at_stop = false;
+		a->psb_left = 0;
+		a->status = 0;
+		a->open_failed = dc_wdec_open(&a->dec, a->wmode, &a->pt, w->buf, w->len, a->image,
+					      a->code, &a->wst) != 0;
+		return 1;
 	}
-	ah_publish(a, true);
+	if (!a->synced) {
+		uint64_t soff = 0;
+
+		r->kind = RK_SYNC;
+		st = r->status = dc_wdec_sync_forward(&a->dec);
+		r->soff_ret = dc_wdec_sync_offset(&a->dec, &r->soff);
+		soff = r->soff;
+		ah_state(&a->dec, r);
+		if (st >= 0 && w->stop_off && r->soff_ret >= 0 && soff < w->stop_off)
+			a->psb_left = count_psbs(w->buf + soff, w->stop_off - soff);
+		ah_commit(a, false);
+		if (st < 0) {
+			ah_end_window(a);
+			return 1;
+		}
+		a->status = st;
+		a->synced = true;
+		if (w->stop_off && soff >= w->stop_off) {
+			a->at_stop = true;
+			ah_end_window(a);
+		}
+		return 1;
+	}
+	if (a->status & pts_event_pending) {
+		r->kind = RK_EVENT;
+		st = r->status = dc_wdec_event(&a->dec, &r->u.ev);
+		psb_end = st >= 0 && r->u.ev.type == ptev_exec_mode && r->u.ev.status_update &&
+			  w->stop_off && a->psb_left-- == 0;
+		ah_state(&a->dec, r);
+		ah_commit(a, false);
+	} else {
+		r->kind = RK_NEXT;
+		memset(&r->u.b, 0, sizeof(r->u.b));
+		st = r->status = dc_wdec_next(&a->dec, &r->u.b);
+		ah_state(&a->dec, r);
+		ah_commit(a, false);
+	}
+	if (st < 0) {
+		if (st == -pte_eos) {
+			a->at_stop = w->stop_off != 0;
+			ah_end_window(a);
+		} else {
+			a->synced = false;
+		}
+		return 1;
+	}
+	a->status = st;
+	if (psb_end) {
+		a->at_stop = true;
+		ah_end_window(a);
+	}
+	return 1;
+}
+
+/* The thread lets go of a cancelled queue: its owner may free it now. */
+static void ah_release(struct ah_thread *t, struct ahead *a)
+{
+	/* (every record out, so the owner frees the windows in them) */
+	atomic_store(&a->head, a->lhead);
+	atomic_fetch_sub(&t->n, 1);
+	atomic_store(&a->released, 1);
+	syscall(SYS_futex, &a->released, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* A turn for each of the thread's queues; true if any made a record. */
+static bool ah_turns(struct ah_thread *t)
+{
+	struct ahead *a, **pp;
+	bool busy = false;
+
+	pthread_mutex_lock(&t->mu);
+	while ((a = t->incoming)) {
+		t->incoming = a->tnext;
+		a->tnext = t->list;
+		t->list = a;
+	}
+	pthread_mutex_unlock(&t->mu);
+	for (pp = &t->list; (a = *pp);) {
+		int n = 0;
+
+		if (atomic_load(&a->cancel)) {
+			*pp = a->tnext;
+			ah_release(t, a);
+			continue;
+		}
+		while (n < AH_TURN && ah_step(a) > 0)
+			n++;
+		if (n) {
+			busy = true;
+			ah_publish(a, true);
+		}
+		pp = &a->tnext;
+	}
+	return busy;
+}
+
+/* Could the thread do something now? If not, each queue with a full
+ * ring is told to wake it when a quarter is free (checked again after
+ * telling, so a wake in between is not lost). */
+static bool ah_ready(struct ah_thread *t)
+{
+	bool ready = false;
+
+	for (struct ahead *a = t->list; a && !ready; a = a->tnext) {
+		if (atomic_load(&a->cancel))
+			return true;
+		if (a->finished)
+			continue;
+		atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
+		atomic_store(&a->pwait, true);
+		ready = ah_has_room(a);
+	}
+	pthread_mutex_lock(&t->mu);
+	ready |= t->incoming != NULL;
+	pthread_mutex_unlock(&t->mu);
+	return ready || atomic_load(&t->quit);
+}
+
+static void *ah_thread_main(void *arg)
+{
+	struct ah_thread *t = arg;
+
+	pthread_setname_np(pthread_self(), "ptflame-decode"); /* for top -H, perf */
+	while (!atomic_load(&t->quit)) {
+		uint32_t v = atomic_load(&t->seq);
+
+		if (!ah_turns(t) && !ah_ready(t))
+			syscall(SYS_futex, &t->seq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	}
 	return NULL;
+}
+
+struct dc_ptq_pool *dc_ptq_pool_new(unsigned threads)
+{
+	struct dc_ptq_pool *p = calloc(1, sizeof(*p));
+
+	if (!p || !threads || !(p->t = calloc(threads, sizeof(*p->t)))) {
+		free(p);
+		return NULL;
+	}
+	for (; p->n < threads; p->n++) {
+		struct ah_thread *t = &p->t[p->n];
+
+		pthread_mutex_init(&t->mu, NULL);
+		if (pthread_create(&t->th, NULL, ah_thread_main, t)) {
+			pthread_mutex_destroy(&t->mu);
+			break;
+		}
+	}
+	if (!p->n) {
+		free(p->t);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void dc_ptq_pool_free(struct dc_ptq_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->n; i++) {
+		atomic_store(&p->t[i].quit, true);
+		ah_wake(&p->t[i].seq);
+		pthread_join(p->t[i].th, NULL);
+		pthread_mutex_destroy(&p->t[i].mu);
+	}
+	free(p->t);
+	free(p);
+}
+
+/* The pool's thread with the fewest queues gets a. */
+static void ah_give(struct dc_ptq_pool *p, struct ahead *a)
+{
+	struct ah_thread *t = &p->t[0];
+
+	for (unsigned i = 1; i < p->n; i++)
+		if (atomic_load(&p->t[i].n) < atomic_load(&t->n))
+			t = &p->t[i];
+	a->t = t;
+	a->pseq = &t->seq;
+	atomic_fetch_add(&t->n, 1);
+	pthread_mutex_lock(&t->mu);
+	a->tnext = t->incoming;
+	t->incoming = a;
+	pthread_mutex_unlock(&t->mu);
+	ah_wake(&t->seq);
 }
 
 /* The owner's next record (waiting for it). */
@@ -2059,7 +2235,7 @@ static struct rrec *ah_peek(struct ahead *a)
 			atomic_store(&a->tail, a->ltail);
 			atomic_store(&a->cwant, a->ltail + AH_WAKE);
 			if (atomic_exchange(&a->pwait, false))
-				ah_wake(&a->pseq);
+				ah_wake(a->pseq);
 			ah_sleep(a, &a->cwait, &a->cseq, ah_has_records);
 		}
 	}
@@ -2073,7 +2249,7 @@ static void ah_pop(struct ahead *a)
 		atomic_store(&a->tail, a->ltail);
 		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant) &&
 		    atomic_exchange(&a->pwait, false))
-			ah_wake(&a->pseq);
+			ah_wake(a->pseq);
 	}
 }
 
@@ -2086,8 +2262,9 @@ static void ahead_stop(struct dc_ptq *q)
 	if (!a)
 		return;
 	atomic_store(&a->cancel, true);
-	ah_wake(&a->pseq);
-	pthread_join(a->th, NULL);
+	ah_wake(a->pseq);
+	while (!atomic_load(&a->released))
+		syscall(SYS_futex, &a->released, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	head = atomic_load(&a->head);
 	for (size_t i = a->ltail; i < head; i++)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
@@ -2133,12 +2310,13 @@ static int ahead_start(struct dc_ptq *q)
 	a->next_chunk = q->next_chunk;
 	a->pt = q->cfg.pt;
 	a->no_cyc = q->cfg.no_cyc;
-	if (pthread_create(&a->th, NULL, ah_main, a)) {
+	if (!q->cfg.pool && !q->own_pool && !(q->own_pool = dc_ptq_pool_new(1))) {
 		pthread_mutex_destroy(&a->wmu);
 		free(a->carry0);
 		free(a);
 		return -EAGAIN;
 	}
+	ah_give(q->cfg.pool ? q->cfg.pool : q->own_pool, a);
 	q->ah = a;
 	q->rp_img = a->image;
 	q->rp_src = q->image;

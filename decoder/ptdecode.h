@@ -33,6 +33,7 @@ struct dc_symbols;
 /* ---- one queue ---------------------------------------------------------- */
 
 struct dc_ptq;
+struct dc_ptq_pool;
 
 /* Stream bytes [offset, offset + size) of the queue's AUX area.
  * lost_before: data was lost right before this chunk (TRUNCATED AUX, a gap
@@ -115,6 +116,9 @@ struct dc_ptq_config {
 	 * queue decode that window itself, so the events are the same as
 	 * without. Needs ops->image_snapshot. */
 	bool ahead;
+	/* ... by a thread of this pool, shared with other queues (NULL: the
+	 * queue starts a thread of its own). */
+	struct dc_ptq_pool *pool;
 	/* Tests: the worker starts at the first window (before any context,
 	 * with no image) and again at the window after each time it had to
 	 * stop, and the queue builds windows ahead of it at every window it
@@ -142,6 +146,11 @@ struct dc_ptq_stats {
 };
 
 /* NULL on ENOMEM. ops are copied. */
+/* Threads that decode ahead for queues (dc_ptq_config.pool): each
+ * serves any number of queues in turn. Freed after the queues. */
+struct dc_ptq_pool *dc_ptq_pool_new(unsigned threads);
+void dc_ptq_pool_free(struct dc_ptq_pool *p);
+
 struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_ops *ops,
 			  void *ctx);
 void dc_ptq_free(struct dc_ptq *q);
@@ -282,6 +291,7 @@ struct dc_session_stats {
 	uint64_t ahead_windows;    /* windows a worker decoded (jobs > 1)   */
 	uint64_t ahead_deviations; /* ... that went back to this thread     */
 	uint64_t ahead_prebuilt;   /* ... built by this thread while it waited */
+	uint64_t ahead_queues;     /* queues a worker decoded windows of    */
 	uint64_t walk_windows;     /* windows our walker decoded (wdec.h)   */
 	uint64_t walk_bails;       /* ... and those libipt took over        */
 	bool wake_attr;            /* the file has a wake attr               */

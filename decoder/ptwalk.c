@@ -19,7 +19,8 @@
 #include "decoder/dc_vec.h"
 
 /* PTFLAME_WALK_DEBUG=1: where the walker hands over to libipt, on stderr
- * (read once, by the first dc_wcode_new). */
+ * (read once; every thread that walks goes through the once first, in
+ * dc_walk_alloc, so none reads it unsynchronized). */
 static bool walk_debug;
 static pthread_once_t walk_debug_once = PTHREAD_ONCE_INIT;
 
@@ -77,7 +78,6 @@ struct dc_wcode *dc_wcode_new(struct pt_image_section_cache *isc)
 	if (!c)
 		return NULL;
 	c->isc = isc;
-	pthread_once(&walk_debug_once, walk_debug_read);
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&c->zy, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64))) {
 		free(c);
@@ -350,6 +350,7 @@ struct dc_walk *dc_walk_alloc(const struct pt_config *cfg, struct dc_wcode *code
 
 	if (!w)
 		return NULL;
+	pthread_once(&walk_debug_once, walk_debug_read);
 	w->cfg = *cfg;
 	q = *cfg;
 	memset(&q.flags, 0, sizeof(q.flags));   /* (the query decoder's) */

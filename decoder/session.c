@@ -67,6 +67,9 @@ struct sbrec {                     /* a sideband record of the current round */
 	uint64_t seq;
 };
 
+/* Queues a worker thread decodes ahead for, at most (report -j). */
+enum { AHEAD_PER_THREAD = 4 };
+
 struct dc_session {
 	struct dc_session_opts opts;
 	struct dc_perf_file *pf;
@@ -77,6 +80,7 @@ struct dc_session {
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
 	struct pt_image_section_cache *isc;
+	struct dc_ptq_pool *pool;  /* the threads that decode ahead (jobs > 1) */
 	struct pt_image *empty_image;
 	struct dc_kernel *kern;    /* the kernel's code and names, or NULL */
 
@@ -1071,8 +1075,16 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	s->st.per_cpu = s->per_cpu;
 	s->st.wake_attr = dc_perf_has_wakes(s->pf);
 	s->wakes = s->st.wake_attr && s->opts.on_wake;
-	/* the largest jobs - 1 queues decode ahead in worker threads */
-	for (unsigned k = 1; k < s->opts.jobs; k++) {
+	/* jobs - 1 worker threads decode ahead for the largest queues, up to
+	 * AHEAD_PER_THREAD each (a ring of 1 MiB per queue: memory stays
+	 * bounded however many CPUs the trace has; the rest are decoded in
+	 * this thread) */
+	if (s->opts.jobs > 1 && s->nq && !(s->pool = dc_ptq_pool_new(s->opts.jobs - 1))) {
+		snprintf(err, errlen, "cannot start %u decoding threads", s->opts.jobs - 1);
+		dc_session_close(s);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; s->pool && k < (s->opts.jobs - 1) * AHEAD_PER_THREAD; k++) {
 		struct dc_ptq_config *best = NULL;
 		uint64_t most = 0;
 
@@ -1087,6 +1099,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		if (!best)
 			break;
 		best->ahead = true;
+		best->pool = s->pool;
 		best->ahead_eager = s->opts.ahead_eager;
 	}
 	/* the index pass touched every record's header: the run reads what
@@ -1110,6 +1123,7 @@ void dc_session_close(struct dc_session *s)
 		dc_ptq_free(s->qs[i].q);
 		free(s->qs[i].breaks);
 	}
+	dc_ptq_pool_free(s->pool);   /* (after the queues it served) */
 	free(s->qs);
 	for (size_t i = 0; i < s->nimgs; i++) {
 		pt_image_free(s->imgs[i]->image);
@@ -1482,6 +1496,7 @@ static void collect_stats(struct dc_session *s)
 
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
 	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = s->st.ahead_prebuilt = 0;
+	s->st.ahead_queues = 0;
 	s->st.walk_windows = s->st.walk_bails = 0;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_stats st;
@@ -1496,6 +1511,7 @@ static void collect_stats(struct dc_session *s)
 		s->st.walk_bails += st.walk_bails;
 		dc_ptq_ahead_stats(s->qs[i].q, &w, &d, &pb);
 		s->st.ahead_windows += w;
+		s->st.ahead_queues += w > 0;
 		s->st.ahead_deviations += d;
 		s->st.ahead_prebuilt += pb;
 	}

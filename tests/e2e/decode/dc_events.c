@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 	       st.mtc_period_ns);
 	if (opts.jobs > 1)
 		printf("# ahead windows %" PRIu64 " deviations %" PRIu64 "\n# ahead prebuilt %" PRIu64
-		       "\n", st.ahead_windows, st.ahead_deviations, st.ahead_prebuilt);
+		       "\n# ahead queues %" PRIu64 "\n", st.ahead_windows, st.ahead_deviations,
+		       st.ahead_prebuilt, st.ahead_queues);
 	if (ret) {
 		fprintf(stderr, "dc_events: %s\n", dc_session_errmsg(s));
 		dc_session_close(s);

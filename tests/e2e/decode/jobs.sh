@@ -12,7 +12,8 @@
 #    dlopen and decoding path the worker does not take goes back to the
 #    main thread on these small traces);
 # the decoder's events (dc_events) and report's folded stacks, per-thread
-# stacks and table at -j 1, 2 and 4 must be byte-identical.
+# stacks and table at -j 1, 2 and 4 must be byte-identical. At -j 2 the one
+# worker thread serves every queue (dc_ptq_pool).
 . "$E2E_LIB"
 ahead() { sed -n 's/^# ahead windows \([0-9]*\) deviations \([0-9]*\)$/\1 \2/p' "$1"; }
 # same NAME FILE: events and report outputs at -j 1, 2, 4 (eager workers
@@ -78,5 +79,12 @@ done
 read -r w d < <(ahead threads.cpus3.ev4)
 [ "${w:-0}" -ge 1 ] && [ "${d:-0}" -ge 1 ] && pass "threads.cpus3: $w windows replayed, $d went back" ||
 	fail "threads.cpus3: ahead windows '${w:-}' deviations '${d:-}'"
+# one worker thread (-j 2) decodes ahead for every queue, not only for
+# the largest: both CPU queues of threads.cpus3 had windows replayed
+nq=$(sed -n 's/^# stats queues \([0-9]*\) .*/\1/p' threads.cpus3.ev2)
+aq=$(sed -n 's/^# ahead queues \([0-9]*\)$/\1/p' threads.cpus3.ev2)
+[ "${nq:-0}" -ge 2 ] && [ "${aq:-0}" -eq "$nq" ] &&
+	pass "threads.cpus3: one worker thread decoded ahead for all $aq queues" ||
+	fail "threads.cpus3 -j 2: ahead queues '${aq:-}' of '${nq:-}' (want all, >= 2)"
 each_real same
 finish
