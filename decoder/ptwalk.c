@@ -332,6 +332,12 @@ struct dc_walk {
 	uint64_t gen;              /* code->gen that from is good for       */
 	uint32_t from;             /* the last entry + 1 (its links)        */
 	bool read_code;
+	/* libipt's time since the last query, read once (the tick after a
+	 * query and the queue after each call both ask for it) */
+	bool t_ok;
+	int t_ret;
+	uint64_t t_tsc;
+	uint32_t t_mtc, t_cyc;
 
 	/* libipt's block decoder state */
 	uint64_t ip;
@@ -382,11 +388,32 @@ bool dc_walk_read_code(const struct dc_walk *w)
 	return w->read_code;
 }
 
+/* pt_qry_time, which sets its outputs whatever it returns; the next
+ * query changes it (qry). */
+static int qtime(struct dc_walk *w, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+	if (!w->t_ok) {
+		w->t_ret = pt_qry_time(w->qry, &w->t_tsc, &w->t_mtc, &w->t_cyc);
+		w->t_ok = true;
+	}
+	*tsc = w->t_tsc;
+	*lost_mtc = w->t_mtc;
+	*lost_cyc = w->t_cyc;
+	return w->t_ret;
+}
+
+/* A query to libipt's query decoder moves its time. */
+static struct pt_query_decoder *qry(struct dc_walk *w)
+{
+	w->t_ok = false;
+	return w->qry;
+}
+
 int dc_walk_time(struct dc_walk *w, uint64_t *tsc)
 {
 	uint32_t lost_mtc, lost_cyc;
 
-	return pt_qry_time(w->qry, tsc, &lost_mtc, &lost_cyc);
+	return qtime(w, tsc, &lost_mtc, &lost_cyc);
 }
 
 int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off)
@@ -479,7 +506,7 @@ static int tick(struct dc_walk *w, uint64_t ip)
 		return BAIL();
 	if (w->process_event)
 		return 0;
-	err = pt_qry_time(w->qry, &tsc, &lost_mtc, &lost_cyc);
+	err = qtime(w, &tsc, &lost_mtc, &lost_cyc);
 	if (err < 0 && err != -pte_no_time)
 		return BAIL();
 	if (tsc == w->event.tsc)
@@ -499,7 +526,7 @@ static int tick(struct dc_walk *w, uint64_t ip)
  * are left to libipt. */
 static int cond_branch(struct dc_walk *w, int *taken)
 {
-	int st = pt_qry_cond_branch(w->qry, taken), err;
+	int st = pt_qry_cond_branch(qry(w), taken), err;
 
 	if (st < 0)
 		return st == -pte_eos || st == -pte_bad_query ? st : BAIL();
@@ -511,7 +538,7 @@ static int cond_branch(struct dc_walk *w, int *taken)
 static int indirect_branch(struct dc_walk *w, uint64_t *ip)
 {
 	uint64_t evip = w->ip;
-	int st = pt_qry_indirect_branch(w->qry, ip), err;
+	int st = pt_qry_indirect_branch(qry(w), ip), err;
 
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
@@ -530,7 +557,7 @@ static int fetch_event(struct dc_walk *w)
 		return 1;
 	if (!(w->status & pts_event_pending))
 		return 0;
-	st = pt_qry_event(w->qry, &w->event, sizeof(w->event));
+	st = pt_qry_event(qry(w), &w->event, sizeof(w->event));
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
 	w->process_event = true;
@@ -869,7 +896,7 @@ int dc_walk_sync_forward(struct dc_walk *w)
 	int st;
 
 	reset(w);
-	st = pt_qry_sync_forward(w->qry, &w->ip);
+	st = pt_qry_sync_forward(qry(w), &w->ip);
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
 	w->status = st;
