@@ -39,7 +39,7 @@ enum { RETS_MAX = 64 };
 /* Instructions decoded with no packet read: past this, the decoder runs
  * in a loop of direct jumps (a damaged trace sent it there) and would run
  * for ever. Real code takes a conditional or indirect branch long before. */
-enum { STALL_INSNS = 1 << 22 };
+enum { STALL_INSNS = 1 << 22, STALL_STEP = 1 << 16 };
 /* Entries of the per-queue cache of branch instructions (code_at). */
 enum { CODE_CACHE = 4096 };
 
@@ -170,6 +170,7 @@ struct dc_ptq {
 	uint64_t psb_t;            /* time of a PSB+ met in flow, or 0      */
 	uint64_t psb_read;         /* time of the last PSB+ read            */
 	uint64_t stall_off, stall_insns; /* trace offset, insns decoded there */
+	uint64_t stall_acc;        /* insns since the offset was looked at  */
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 	/* Code the decoder cannot follow (no image: a kernel without one, a
@@ -3319,17 +3320,23 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	return lost(q, DC_LOST_DECODE, ip, q->a_t);
 }
 
-/* Has the decoder gone STALL_INSNS instructions without reading a packet? */
+/* Has the decoder gone STALL_INSNS instructions without reading a packet?
+ * The offset is looked at once STALL_STEP instructions went by since the
+ * last look, not after every block (a query per block, 1 % of the work). */
 static bool stalled(struct dc_ptq *q, uint32_t ninsn)
 {
 	uint64_t off = UINT64_MAX;
 
+	q->stall_acc += ninsn;
+	if (q->stall_acc < STALL_STEP)
+		return false;
 	if (d_offset(q, &off) < 0 || off != q->stall_off) {
 		q->stall_off = off;
-		q->stall_insns = 0;
+		q->stall_insns = q->stall_acc = 0;
 		return false;
 	}
-	q->stall_insns += ninsn;
+	q->stall_insns += q->stall_acc;
+	q->stall_acc = 0;
 	return q->stall_insns > STALL_INSNS;
 }
 
