@@ -35,7 +35,7 @@ esac
 command -v clang >/dev/null ||
 	{ echo "fuzz.sh: clang is missing: run scripts/setup.sh (it installs clang and libclang-rt-14-dev)" >&2; exit 2; }
 if [ ! -d "$dir" ]; then
-	CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true >/dev/null || exit 1
+	CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Db_lto=false >/dev/null || exit 1
 elif ! meson configure "$dir" | grep -qE '^ *fuzz +true'; then
 	echo "fuzz.sh: $dir is not a -Dfuzz=true build (use -B DIR)" >&2; exit 2
 fi
