@@ -218,18 +218,24 @@ static void check_state(struct dc_wdec *d)
 		differ(d, "offset", rw, rb);
 }
 
-/* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
- * too (sb) and the two must agree; else the call is logged. */
-static int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
+/* Checking: libipt answered sb where the walker answered st. */
+static __attribute__((noinline)) int checked(struct dc_wdec *d, uint64_t op, int st, int sb)
 {
-	if (d->blk) {
-		if (sb != st)
-			differ(d, op == 's' ? "sync status" : op == 'e' ? "event status" :
-			       "block status", st, sb);
-		check_state(d);
-		return st;
-	}
-	if (DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
+	if (sb != st)
+		differ(d, op == 's' ? "sync status" : op == 'e' ? "event status" : "block status",
+		       st, sb);
+	check_state(d);
+	return st;
+}
+
+/* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
+ * too (sb) and the two must agree; else the call is logged. Inlined: it
+ * runs for every call (the check's calls kept out of it). */
+static inline int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
+{
+	if (d->blk)
+		return checked(d, op, st, sb);
+	if (d->nops == d->cap && DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
 		return -pte_nomem;
 	d->ops[d->nops++] = op | (uint64_t)(uint32_t)st << 32;
 	return st;
