@@ -1699,7 +1699,7 @@ struct ah_thread;
 struct ahead {
 	struct ah_thread *t;       /* the pool's thread that decodes it     */
 	struct ahead *tnext;       /* in t's list                           */
-	_Atomic uint32_t released; /* t let go of it (cancelled; a futex word) */
+	atomic_bool released;      /* t let go of it (cancelled)            */
 	/* Each side writes its own cache line: the worker's count and the
 	 * owner's count on one shared line moved it between the cores on
 	 * every record. */
@@ -1763,6 +1763,10 @@ struct ah_thread {
 	struct ahead *list;        /* the thread's own                      */
 	_Atomic unsigned n;        /* queues given to it, not yet let go    */
 	_Atomic uint32_t seq;      /* its futex word                        */
+	_Atomic uint32_t rel;      /* bumped when it lets go of a queue (the
+	                              owners' futex word: the queue's own
+	                              memory may be freed at once)          */
+	atomic_bool attn;          /* an owner waits: end the turn          */
 	atomic_bool quit;
 };
 
@@ -2096,8 +2100,22 @@ static void ah_release(struct ah_thread *t, struct ahead *a)
 	/* (every record out, so the owner frees the windows in them) */
 	atomic_store(&a->head, a->lhead);
 	atomic_fetch_sub(&t->n, 1);
-	atomic_store(&a->released, 1);
-	syscall(SYS_futex, &a->released, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	atomic_store(&a->released, true);   /* a is the owner's from here */
+	ah_wake(&t->rel);
+}
+
+/* One queue's turn: up to AH_TURN records, fewer when an owner waits
+ * for another of the thread's queues (or stops one). True if any. */
+static bool ah_turn(struct ah_thread *t, struct ahead *a)
+{
+	int n = 0;
+
+	while (n < AH_TURN && ah_step(a) > 0)
+		if (++n % AH_BATCH == 0 && atomic_load_explicit(&t->attn, memory_order_relaxed))
+			break;
+	if (n)
+		ah_publish(a, true);
+	return n > 0;
 }
 
 /* A turn for each of the thread's queues; true if any made a record. */
@@ -2113,22 +2131,21 @@ static bool ah_turns(struct ah_thread *t)
 		t->list = a;
 	}
 	pthread_mutex_unlock(&t->mu);
+	/* the cancelled let go, and first a turn for a queue whose owner
+	 * waits for it (asleep in ah_peek) */
+	atomic_store(&t->attn, false);
 	for (pp = &t->list; (a = *pp);) {
-		int n = 0;
-
 		if (atomic_load(&a->cancel)) {
 			*pp = a->tnext;
 			ah_release(t, a);
 			continue;
 		}
-		while (n < AH_TURN && ah_step(a) > 0)
-			n++;
-		if (n) {
-			busy = true;
-			ah_publish(a, true);
-		}
+		if (atomic_load(&a->cwait))
+			busy |= ah_turn(t, a);
 		pp = &a->tnext;
 	}
+	for (a = t->list; a && !atomic_load(&t->attn); a = a->tnext)
+		busy |= ah_turn(t, a);
 	return busy;
 }
 
@@ -2235,6 +2252,8 @@ static struct rrec *ah_peek(struct ahead *a)
 		if (a->ltail == a->head_seen) {
 			atomic_store(&a->tail, a->ltail);
 			atomic_store(&a->cwant, a->ltail + AH_WAKE);
+			/* (the thread may be in another queue's turn: this one next) */
+			atomic_store(&a->t->attn, true);
 			if (atomic_exchange(&a->pwait, false))
 				ah_wake(a->pseq);
 			ah_sleep(a, &a->cwait, &a->cseq, ah_has_records);
@@ -2263,9 +2282,15 @@ static void ahead_stop(struct dc_ptq *q)
 	if (!a)
 		return;
 	atomic_store(&a->cancel, true);
+	atomic_store(&a->t->attn, true);
 	ah_wake(a->pseq);
-	while (!atomic_load(&a->released))
-		syscall(SYS_futex, &a->released, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	for (;;) {
+		uint32_t v = atomic_load(&a->t->rel);
+
+		if (atomic_load(&a->released))
+			break;
+		syscall(SYS_futex, &a->t->rel, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	}
 	head = atomic_load(&a->head);
 	for (size_t i = a->ltail; i < head; i++)
 		if (a->ring[i % AH_RING].kind == RK_WIN)
@@ -2860,8 +2885,8 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	if (q->pend.valid && q->pend.iclass == ptic_other && q->pend.isid == b->isid &&
 	    b->ip > q->pend.end_ip && b->ip - q->pend.end_ip <= 15)
 		run = q->pend.start_ip;
-
-	q->st.blocks++;
+	else
+		q->st.blocks++;   /* (libipt's pieces of one run count once) */
 	if (q->psb_t) {
 		uint64_t pt = q->psb_t;
 

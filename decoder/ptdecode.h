@@ -131,7 +131,7 @@ struct dc_ptq_config {
 
 struct dc_ptq_stats {
 	uint64_t bytes;            /* chunk bytes taken into windows          */
-	uint64_t blocks;           /* libipt blocks                           */
+	uint64_t blocks;           /* blocks (straight runs: libipt's pieces of one count once) */
 	uint64_t events;           /* branch events emitted                   */
 	uint64_t lost_ovf, lost_truncated, lost_decode;
 	uint64_t missing;          /* decode stops in binaries not found      */

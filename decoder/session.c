@@ -997,6 +997,44 @@ static void apply_breaks(struct dc_session *s)
 	}
 }
 
+/* jobs - 1 worker threads (no more than there are queues for them) decode
+ * ahead for the largest queues, up to AHEAD_PER_THREAD each: a ring of
+ * 1 MiB per queue, so memory stays bounded however many CPUs the trace
+ * has; the rest are decoded in this thread. With no thread to be had,
+ * every queue is (a warning says so). */
+static void ahead_queues(struct dc_session *s)
+{
+	size_t max = (size_t)(s->opts.jobs - 1) * AHEAD_PER_THREAD, n = 0;
+	unsigned threads;
+
+	for (; n < max; n++) {
+		struct dc_ptq_config *best = NULL;
+		uint64_t most = 0;
+
+		for (size_t i = 0; i < s->nq; i++) {
+			struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
+
+			if (!cfg->ahead && s->qs[i].bytes > most) {
+				most = s->qs[i].bytes;
+				best = cfg;
+			}
+		}
+		if (!best)
+			break;
+		best->ahead = true;
+		best->ahead_eager = s->opts.ahead_eager;
+	}
+	threads = n < s->opts.jobs - 1 ? (unsigned)n : s->opts.jobs - 1;
+	if (threads && !(s->pool = dc_ptq_pool_new(threads)))
+		sym_warn(s, "cannot start a decoding thread: decoding in one thread (as -j 1)");
+	for (size_t i = 0; i < s->nq; i++) {
+		struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
+
+		cfg->pool = s->pool;
+		cfg->ahead = cfg->ahead && s->pool;
+	}
+}
+
 int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		    struct dc_session **out, char *err, size_t errlen)
 {
@@ -1075,33 +1113,8 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	s->st.per_cpu = s->per_cpu;
 	s->st.wake_attr = dc_perf_has_wakes(s->pf);
 	s->wakes = s->st.wake_attr && s->opts.on_wake;
-	/* jobs - 1 worker threads decode ahead for the largest queues, up to
-	 * AHEAD_PER_THREAD each (a ring of 1 MiB per queue: memory stays
-	 * bounded however many CPUs the trace has; the rest are decoded in
-	 * this thread) */
-	if (s->opts.jobs > 1 && s->nq && !(s->pool = dc_ptq_pool_new(s->opts.jobs - 1))) {
-		snprintf(err, errlen, "cannot start %u decoding threads", s->opts.jobs - 1);
-		dc_session_close(s);
-		return -ENOMEM;
-	}
-	for (unsigned k = 0; s->pool && k < (s->opts.jobs - 1) * AHEAD_PER_THREAD; k++) {
-		struct dc_ptq_config *best = NULL;
-		uint64_t most = 0;
-
-		for (size_t i = 0; i < s->nq; i++) {
-			struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
-
-			if (!cfg->ahead && s->qs[i].bytes > most) {
-				most = s->qs[i].bytes;
-				best = cfg;
-			}
-		}
-		if (!best)
-			break;
-		best->ahead = true;
-		best->pool = s->pool;
-		best->ahead_eager = s->opts.ahead_eager;
-	}
+	if (s->opts.jobs > 1)
+		ahead_queues(s);
 	/* the index pass touched every record's header: the run reads what
 	 * it needs again */
 	dc_perf_drop(s->pf, 0, dc_perf_file_size(s->pf));

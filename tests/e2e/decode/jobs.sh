@@ -66,6 +66,16 @@ pb=$(sed -n 's/^# ahead prebuilt \([0-9]*\)$/\1/p' synth.eager)
 [ "${pb:-0}" -ge 1 ] && pass "synth: $pb windows built by the queue ahead of its worker, same events" ||
 	fail "synth: ahead prebuilt '${pb:-}' (want >= 1)"
 
+# no thread to be had (pthread_create fails, as at a process limit): -j 2
+# goes on in one thread, says so in one warning, prints what -j 1 prints
+if LD_PRELOAD="$NOTHREADS" "$PTFLAME" report -q -j 2 -i synth.data >synth.nothr 2>synth.nothrerr; then
+	cmp -s synth.rep1 synth.nothr && [ "$(grep -c 'cannot start a decoding thread' synth.nothrerr)" = 1 ] &&
+		pass "synth: with no thread to be had, -j 2 decodes in one thread, one warning" ||
+		fail "synth: no threads: output differs from -j 1 or no single warning: $(head -c 300 synth.nothrerr)"
+else
+	fail "synth: -j 2 with no thread to be had failed: $(head -c 300 synth.nothrerr)"
+fi
+
 # real programs, workers from the first window
 export DC_AHEAD_EAGER=1
 for p in $(emu_programs); do
