@@ -3347,7 +3347,9 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 
 /* Has the decoder gone STALL_INSNS instructions without reading a packet?
  * The offset is looked at once STALL_STEP instructions went by since the
- * last look, not after every block (a query per block, 1 % of the work). */
+ * last look, not after every block (a query per block, 1 % of the work);
+ * the look that sees it moved starts the count again, so a stall is
+ * found up to STALL_STEP instructions later than at once. */
 static bool stalled(struct dc_ptq *q, uint32_t ninsn)
 {
 	uint64_t off = UINT64_MAX;
@@ -3362,7 +3364,7 @@ static bool stalled(struct dc_ptq *q, uint32_t ninsn)
 	}
 	q->stall_insns += q->stall_acc;
 	q->stall_acc = 0;
-	return q->stall_insns > STALL_INSNS;
+	return q->stall_insns >= STALL_INSNS;
 }
 
 /* One unit of decoding work. */
@@ -3397,6 +3399,10 @@ static int step(struct dc_ptq *q)
 			return end_window(q, false);
 		q->status = ret;
 		q->synced = true;
+		/* (offsets are the window's and repeat after each PSB+: a
+		 * count from the last decoder must not go on here) */
+		q->stall_off = UINT64_MAX;
+		q->stall_insns = q->stall_acc = 0;
 		q->resumed = q->resuming;
 		q->resuming = false;
 		q->st.syncs++;

@@ -120,7 +120,9 @@ rec_walk() {  # NAME: record testdata/NAME
 for p in walk_insns walk_far; do
 	rec_walk "$p" && compare "$p" "$p.data" emu
 done
-# sweep NAME FILE: the walker handed over to libipt at each call in turn
+# sweep NAME FILE: the walker handed over to libipt at each call in turn (up
+# to events + blocks + 8: the calls of a window walked whole, as these are;
+# blocks counts straight runs, which is what the walker's blocks are)
 sweep() {
 	local n=$1 f=$2 k max bad=0
 	events libipt "$f" "$n.slib" DC_JOBS=1 || return
