@@ -254,9 +254,10 @@ struct dc_session_opts {
 	/* Emit DC_EV_INLINE events (inline frames from DWARF, report's
 	 * default; off: --no-inline, and nothing is looked up). */
 	bool inline_frames;
-	/* Threads to decode with (0, 1: this one only): up to jobs - 1 AUX
-	 * queues, the largest, get a worker thread that runs libipt ahead
-	 * of this one (dc_ptq_config.ahead); the events are the same. */
+	/* Threads to decode with (0, 1: this one only): up to jobs - 1
+	 * worker threads (a dc_ptq_pool) decode ahead of this one for the
+	 * largest AUX queues, up to 4 each (dc_ptq_config.ahead); the events
+	 * are the same. */
 	unsigned jobs;
 	bool ahead_eager;          /* tests: see dc_ptq_config.ahead_eager  */
 	/* Decode with libipt's block decoder only, not our walker
