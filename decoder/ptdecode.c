@@ -1658,7 +1658,8 @@ enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
  * records, and a side that had to wait is woken once, when AH_WAKE records
  * (or free slots) are there for it or when the other side is about to
  * wait itself or ends: a few thousand futex calls per second, not one per
- * batch. A side waits on a futex word of its own (ah_sleep), which the
+ * batch. A side waits on a futex word of its own (ah_sleep; the worker's
+ * thread, one for all its queues, ah_thread_main), which the
  * waker bumps: no lock is shared, so a wake never waits for the sleeper
  * to let go of one. */
 enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
@@ -1783,22 +1784,6 @@ static void ah_wake(_Atomic uint32_t *seq)
 	syscall(SYS_futex, seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Sleep until *flag's side is woken or done() (checked after the flag is
- * up, so a wake between the check and the sleep is not lost: the word has
- * moved and the futex call returns at once). */
-static void ah_sleep(struct ahead *a, atomic_bool *flag, _Atomic uint32_t *seq,
-		     bool (*done)(struct ahead *))
-{
-	for (;;) {
-		uint32_t v = atomic_load(seq);
-
-		atomic_store(flag, true);
-		if (done(a) || atomic_load(&a->cancel))
-			break;
-		syscall(SYS_futex, seq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
-	}
-	atomic_store(flag, false);
-}
 
 static void ah_publish(struct ahead *a, bool force)
 {
@@ -1818,6 +1803,23 @@ static bool ah_has_records(struct ahead *a)
 {
 	a->head_seen = atomic_load(&a->head);
 	return a->head_seen != a->ltail;
+}
+
+/* The owner sleeps until the worker has records for it (checked after
+ * cwait is up, so a wake between the check and the sleep is not lost:
+ * the word has moved and the futex call returns at once). The worker's
+ * thread sleeps on its own word (ah_thread_main). */
+static void ah_sleep(struct ahead *a)
+{
+	for (;;) {
+		uint32_t v = atomic_load(&a->cseq);
+
+		atomic_store(&a->cwait, true);
+		if (ah_has_records(a))
+			break;
+		syscall(SYS_futex, &a->cseq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	}
+	atomic_store(&a->cwait, false);
 }
 
 /* The next free record; NULL when the ring is full (the worker turns to
@@ -2256,7 +2258,7 @@ static struct rrec *ah_peek(struct ahead *a)
 			atomic_store(&a->t->attn, true);
 			if (atomic_exchange(&a->pwait, false))
 				ah_wake(a->pseq);
-			ah_sleep(a, &a->cwait, &a->cseq, ah_has_records);
+			ah_sleep(a);
 		}
 	}
 	return &a->ring[a->ltail % AH_RING];
