@@ -70,12 +70,16 @@ uint32_t dc_inl_lookup(struct dc_inl *in, uint64_t vaddr, uint64_t *lo, uint64_t
 uint32_t dc_inl_parent(const struct dc_inl *in, uint32_t inst, const char **name);
 
 /* Counting x86-64 instructions (capstone), with a small cache: how many
- * instructions code[] (the bytes at ip) holds before target; -1 when target
- * is no instruction boundary within len bytes. */
+ * instructions code[] (the bytes at ip of the code numbered code_id, say an
+ * image section) holds before target; -1 when target is no instruction
+ * boundary within len bytes. dc_insn_count_known: the count if the cache
+ * has it (so the code need not be read), else -2. */
 struct dc_insn_counter;
 struct dc_insn_counter *dc_insn_counter_new(void);
 void dc_insn_counter_free(struct dc_insn_counter *c);
-long dc_insn_count(struct dc_insn_counter *c, const uint8_t *code, size_t len, uint64_t ip,
-		   uint64_t target);
+long dc_insn_count_known(const struct dc_insn_counter *c, int code_id, uint64_t ip,
+			 uint64_t target);
+long dc_insn_count(struct dc_insn_counter *c, int code_id, const uint8_t *code, size_t len,
+		   uint64_t ip, uint64_t target);
 
 #endif

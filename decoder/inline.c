@@ -297,7 +297,7 @@ struct dc_insn_counter {
 	csh cs;
 	bool open;
 	cs_insn *insn;
-	struct { uint64_t ip, target; long n; } cache[COUNT_CACHE];
+	struct { uint64_t ip, target; int id; long n; } cache[COUNT_CACHE];
 };
 
 struct dc_insn_counter *dc_insn_counter_new(void)
@@ -322,10 +322,27 @@ void dc_insn_counter_free(struct dc_insn_counter *c)
 	free(c);
 }
 
-long dc_insn_count(struct dc_insn_counter *c, const uint8_t *code, size_t len, uint64_t ip,
-		   uint64_t target)
+static size_t count_slot(int code_id, uint64_t ip, uint64_t target)
 {
-	size_t slot = (size_t)(dc_hash_mix(ip ^ (target << 20)) % COUNT_CACHE);
+	return (size_t)(dc_hash_mix(ip ^ (target << 20) ^ ((uint64_t)(uint32_t)code_id << 44)) %
+			COUNT_CACHE);
+}
+
+long dc_insn_count_known(const struct dc_insn_counter *c, int code_id, uint64_t ip,
+			 uint64_t target)
+{
+	size_t slot = count_slot(code_id, ip, target);
+
+	if (c && c->cache[slot].n && c->cache[slot].ip == ip && c->cache[slot].target == target &&
+	    c->cache[slot].id == code_id)
+		return c->cache[slot].n - 1;
+	return -2;
+}
+
+long dc_insn_count(struct dc_insn_counter *c, int code_id, const uint8_t *code, size_t len,
+		   uint64_t ip, uint64_t target)
+{
+	size_t slot = count_slot(code_id, ip, target);
 	const uint8_t *p = code;
 	uint64_t at = ip;
 	size_t left = len;
@@ -333,14 +350,16 @@ long dc_insn_count(struct dc_insn_counter *c, const uint8_t *code, size_t len, u
 
 	if (!c || !c->insn || target < ip || target - ip > len)
 		return -1;
-	if (c->cache[slot].ip == ip && c->cache[slot].target == target && c->cache[slot].n)
-		return c->cache[slot].n - 1;
+	if ((n = dc_insn_count_known(c, code_id, ip, target)) != -2)
+		return n;
+	n = 0;
 	while (at < target && cs_disasm_iter(c->cs, &p, &left, &at, c->insn))
 		n++;
 	if (at != target)
 		return -1;
 	c->cache[slot].ip = ip;
 	c->cache[slot].target = target;
+	c->cache[slot].id = code_id;
 	c->cache[slot].n = n + 1;
 	return n;
 }

@@ -2851,10 +2851,16 @@ static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t ico
 
 					if (!q->insns)
 						q->insns = dc_insn_counter_new();
-					if (q->cfg.iscache && b->isid > 0 && ip - b->ip <= sizeof(code))
+					/* (the code is read only when not counted
+					 * before: a read takes the iscache's lock) */
+					k = dc_insn_count_known(q->insns, b->isid, b->ip, ip);
+					if (k == -2 && q->cfg.iscache && b->isid > 0 &&
+					    ip - b->ip <= sizeof(code))
 						n = pt_iscache_read(q->cfg.iscache, code,
 								    (uint64_t)(ip - b->ip), b->isid, b->ip);
-					k = n > 0 ? dc_insn_count(q->insns, code, (size_t)n, b->ip, ip) : -1;
+					if (k == -2)
+						k = n > 0 ? dc_insn_count(q->insns, b->isid, code,
+									  (size_t)n, b->ip, ip) : -1;
 				}
 				/* (code not readable: at the block's start) */
 				int ret = push_branch(q, DC_EV_INLINE, 0, ip,

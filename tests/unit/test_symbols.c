@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "decoder/sideband.h"
+#include "decoder/decoder.h"
 #include "decoder/symbols.h"
 
 static char tdir[PATH_MAX / 2];
@@ -625,6 +626,29 @@ static void test_build_id_eq(void **state)
 	assert_false(dc_build_id_eq(md5, 0, padded, 20));
 }
 
+/* The instruction counter's cache answers per code: the same addresses
+ * in two images (two processes) hold different code, so different counts;
+ * a count not made yet is unknown (-2), so the caller reads the code. */
+static void test_insn_count_per_code(void **state)
+{
+	static const uint8_t three_nops[] = { 0x90, 0x90, 0x90, 0xc3 };
+	static const uint8_t one_nop[] = { 0x0f, 0x1f, 0x00, 0xc3 };   /* nopl (%rax) */
+	struct dc_insn_counter *c = dc_insn_counter_new();
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(dc_insn_count_known(c, 1, 0x1000, 0x1003), -2);
+	assert_int_equal(dc_insn_count(c, 1, three_nops, sizeof(three_nops), 0x1000, 0x1003), 3);
+	assert_int_equal(dc_insn_count_known(c, 1, 0x1000, 0x1003), 3);
+	assert_int_equal(dc_insn_count_known(c, 2, 0x1000, 0x1003), -2);
+	assert_int_equal(dc_insn_count(c, 2, one_nop, sizeof(one_nop), 0x1000, 0x1003), 1);
+	assert_int_equal(dc_insn_count_known(c, 2, 0x1000, 0x1003), 1);
+	/* not an instruction boundary: -1, and nothing cached */
+	assert_int_equal(dc_insn_count(c, 2, one_nop, sizeof(one_nop), 0x1000, 0x1001), -1);
+	assert_int_equal(dc_insn_count_known(c, 2, 0x1000, 0x1001), -2);
+	dc_insn_counter_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -637,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_search_paths),
 		cmocka_unit_test(test_image_cache),
 		cmocka_unit_test(test_build_id_eq),
+		cmocka_unit_test(test_insn_count_per_code),
 	};
 
 	find_testdata();
