@@ -293,6 +293,9 @@ struct dc_session_stats {
 	uint64_t ahead_deviations; /* ... that went back to this thread     */
 	uint64_t ahead_prebuilt;   /* ... built by this thread while it waited */
 	uint64_t ahead_queues;     /* queues a worker decoded windows of    */
+	uint64_t dwarf_asked;      /* binaries whose DWARF was opened ahead
+				      (dc_sym_preload_dwarf) ...           */
+	uint64_t dwarf_preloaded;  /* ... files that thread opened first    */
 	uint64_t walk_windows;     /* windows our walker decoded (wdec.h)   */
 	uint64_t walk_bails;       /* ... and those libipt took over        */
 	bool wake_attr;            /* the file has a wake attr               */

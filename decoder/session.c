@@ -52,6 +52,14 @@ struct img {
 	struct dc_wcode *code;          /* ... our walker (ptwalk.h)        */
 };
 
+struct code_map {                  /* a user code mapping of the recording */
+	uint32_t pid;
+	uint32_t seq;
+	char *path;
+	uint8_t bid[20];
+	uint8_t bid_size;
+};
+
 struct snap {                      /* an image's copy for a worker thread */
 	struct pt_image *image;
 	struct dc_wcode *code;
@@ -91,6 +99,9 @@ struct dc_session {
 	struct img **imgs;         /* stable: libipt callbacks point at them */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
+	struct code_map *code_maps;/* jobs > 1, inline frames: the recording's
+				    * user code mappings, by pid (index pass) */
+	size_t ncode_maps, cap_code_maps;
 	struct snap **snaps;       /* dc_ptq image_snapshot copies          */
 	size_t nsnaps;
 
@@ -281,6 +292,31 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	return 0;
 }
 
+/* A process is decoded from now on: with threads to spare, its binaries'
+ * DWARF (all it maps in the recording) is opened ahead while this thread
+ * decodes (dc_sym_preload_dwarf); it needs it at its first inline lookup
+ * in each. */
+static int preload_dwarf(struct dc_session *s, uint32_t pid)
+{
+	size_t a = 0, b = s->ncode_maps;
+	int ret = 0;
+
+	while (a < b) {         /* the first of pid's */
+		size_t mid = (a + b) / 2;
+
+		if (s->code_maps[mid].pid < pid)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; !ret && a < s->ncode_maps && s->code_maps[a].pid == pid; a++) {
+		const struct code_map *m = &s->code_maps[a];
+
+		ret = dc_sym_preload_dwarf(s->sym, m->path, m->bid, m->bid_size);
+	}
+	return ret;
+}
+
 static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 {
 	struct dc_sb_proc *p = dc_sb_proc(s->sb, pid);
@@ -309,6 +345,8 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 		}
 		pt_image_set_callback(im->image, read_vdso, im);
 		s->imgs[s->nimgs++] = im;
+		if ((ret = preload_dwarf(s, pid)))
+			return ret;
 	}
 	im = s->imgs[i];
 	if (!im->built || im->maps_gen != p->maps_gen) {
@@ -894,6 +932,41 @@ struct index_state {
 	bool have_info;
 };
 
+/* A user code mapping, for preload_dwarf (its build-id as the sideband
+ * gives it). */
+static int note_code_map(struct dc_session *s, const struct dc_rec_mmap *r)
+{
+	const uint8_t *bid = r->has_build_id ? r->build_id : NULL;
+	size_t n = r->has_build_id ? r->build_id_size : 0;
+	struct code_map *m;
+
+	if (!n)
+		bid = dc_sb_header_build_id(s->sb, r->filename, &n);
+	if (!bid)
+		n = 0;
+	if (DC_VEC_PUSH_ROOM(s->code_maps, s->ncode_maps, s->cap_code_maps, 64))
+		return -ENOMEM;
+	m = &s->code_maps[s->ncode_maps];
+	memset(m, 0, sizeof(*m));
+	if (!(m->path = strdup(r->filename)))
+		return -ENOMEM;
+	m->pid = r->pid;
+	m->seq = (uint32_t)s->ncode_maps++;
+	m->bid_size = n > 20 ? 20 : (uint8_t)n;
+	if (n)
+		memcpy(m->bid, bid, m->bid_size);
+	return 0;
+}
+
+static int cmp_code_map(const void *a, const void *b)
+{
+	const struct code_map *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* One record of the indexing pass. 0 or a negative errno code. */
 static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 			struct index_state *is)
@@ -945,6 +1018,10 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 		/* where the kernel and its modules ran */
 		return dc_kernel_map(s->kern, rec->mmap.start, rec->mmap.len, rec->mmap.pgoff,
 				     rec->mmap.filename);
+	} else if ((rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) &&
+		   rec->parsed && s->opts.jobs > 1 && s->opts.inline_frames &&
+		   dc_sb_user_code_map(&rec->mmap)) {
+		return note_code_map(s, &rec->mmap);
 	}
 	return 0;
 }
@@ -972,6 +1049,8 @@ static int index_file(struct dc_session *s)
 	}
 	if (!err && is.have_info)
 		err = attach_truncs(s, is.truncs, is.ntruncs);
+	if (s->ncode_maps)
+		qsort(s->code_maps, s->ncode_maps, sizeof(*s->code_maps), cmp_code_map);
 	free(is.truncs);
 	if (err)
 		return err;
@@ -1145,6 +1224,9 @@ void dc_session_close(struct dc_session *s)
 		free(s->imgs[i]);
 	}
 	free(s->imgs);
+	for (size_t i = 0; i < s->ncode_maps; i++)
+		free(s->code_maps[i].path);
+	free(s->code_maps);
 	for (size_t i = 0; i < s->nsnaps; i++) {
 		pt_image_free(s->snaps[i]->image);
 		dc_wcode_free(s->snaps[i]->code);
@@ -1530,6 +1612,7 @@ static void collect_stats(struct dc_session *s)
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);
+	dc_sym_dwarf_preloaded(s->sym, &s->st.dwarf_asked, &s->st.dwarf_preloaded);
 	progress(s);
 }
 

@@ -256,8 +256,8 @@ int dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf)
  * ptflame record write it at the end; MMAP2 records carry one only when the
  * kernel was asked to), so that a binary that changed since, or another
  * machine's file at that path, is not taken for the recorded one. */
-static const uint8_t *header_build_id(const struct dc_sideband *sb, const char *path,
-				      size_t *size)
+const uint8_t *dc_sb_header_build_id(const struct dc_sideband *sb, const char *path,
+				     size_t *size)
 {
 	uint64_t k, idx;
 
@@ -273,6 +273,12 @@ static const uint8_t *header_build_id(const struct dc_sideband *sb, const char *
 		}
 	}
 	return NULL;
+}
+
+bool dc_sb_user_code_map(const struct dc_rec_mmap *m)
+{
+	return !m->data && (!m->is_mmap2 || (m->prot & PROT_EXEC)) &&
+	       m->cpumode != PERF_RECORD_MISC_KERNEL && m->pid != UINT32_MAX;
 }
 
 int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t start,
@@ -297,7 +303,7 @@ int dc_sb_mmap(struct dc_sideband *sb, uint32_t pid, uint64_t time, uint64_t sta
 	m.t_start = time;
 	m.t_end = UINT64_MAX;
 	if (!build_id_size)
-		build_id = header_build_id(sb, path, &build_id_size);
+		build_id = dc_sb_header_build_id(sb, path, &build_id_size);
 	if (build_id && build_id_size) {
 		m.build_id_size = build_id_size > 20 ? 20 : (uint8_t)build_id_size;
 		memcpy(m.build_id, build_id, m.build_id_size);
@@ -525,9 +531,7 @@ int dc_sb_apply(struct dc_sideband *sb, const struct dc_perf_record *rec, uint64
 	case PERF_RECORD_MMAP2: {
 		const struct dc_rec_mmap *m = &rec->mmap;
 
-		if (m->data || (m->is_mmap2 && !(m->prot & PROT_EXEC)))
-			return DC_SB_NONE;
-		if (m->cpumode == PERF_RECORD_MISC_KERNEL || m->pid == UINT32_MAX)
+		if (!dc_sb_user_code_map(m))
 			return DC_SB_NONE;
 		ret = dc_sb_mmap(sb, m->pid, time, m->start, m->len, m->pgoff, m->filename,
 				 m->has_build_id ? m->build_id : NULL,

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 struct dc_perf_record;
+struct dc_rec_mmap;
 
 #define DC_SB_NOW UINT64_MAX   /* "the latest state" for a time argument */
 #define DC_SB_NO_TID UINT32_MAX
@@ -55,6 +56,12 @@ void dc_sb_free(struct dc_sideband *sb);
 /* Mappings that name no build-id take the one pf's HEADER_BUILD_ID table
  * gives their path, user entries only (pf must outlive sb). 0 or -ENOMEM. */
 int dc_sb_use_build_ids(struct dc_sideband *sb, const struct dc_perf_file *pf);
+
+/* The build-id pf's HEADER_BUILD_ID table gives a user file (NULL: none). */
+const uint8_t *dc_sb_header_build_id(const struct dc_sideband *sb, const char *path,
+				     size_t *size);
+/* Is the MMAP record one of user code (a mapping dc_sb_apply adds)? */
+bool dc_sb_user_code_map(const struct dc_rec_mmap *m);
 
 /* What a record changed, for a caller turning sideband into events. */
 enum dc_sb_effect {

@@ -66,10 +66,9 @@ struct img {
 	size_t nsyms;
 	char *names;
 	size_t names_len, names_cap;
-	bool dw_tried;          /* DWARF opened for srclines (or failed)   */
-	int dw_fd;
-	Elf *dw_elf;
-	Dwarf *dw;
+	pthread_mutex_t dw_mu;  /* for dw_tried and dwf                     */
+	bool dw_tried;          /* its DWARF looked for                     */
+	struct dwf *dwf;        /* the file that has it (NULL: none)        */
 };
 
 struct dso {
@@ -84,6 +83,7 @@ struct dso {
 	struct img *img;        /* once loaded: never NULL                 */
 	bool inl_tried;         /* inline ranges looked for (decoder/inline.c) */
 	struct dc_inl *inl;     /* NULL: no DWARF (it reads img's DWARF)   */
+	bool preload_asked;     /* given to the preload thread             */
 };
 
 struct cache_ent {
@@ -142,7 +142,10 @@ struct dc_symbols {
 	const char **iraw;              /* the DWARF name it was made from   */
 	int *idso;
 	size_t ninames, cap_inames;
+	struct preload *pre;            /* opening DWARF ahead (NULL: never asked) */
 };
+
+static void preload_free(struct preload *p);
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -710,7 +713,7 @@ static void finish_syms(struct img *d, struct symvec *sv)
 
 /* Look for separate debuginfo with a .symtab: by build-id, then by
  * .gnu_debuglink next to the binary, in .debug/ and under debug_dir. */
-static char *find_debuginfo(struct dc_symbols *s, struct dso *d, Elf *code)
+static char *find_debuginfo(const struct dc_symbols *s, const struct dso *d, Elf *code)
 {
 	char path[4096], hex[41];
 	GElf_Shdr shdr;
@@ -755,7 +758,7 @@ static char *find_debuginfo(struct dc_symbols *s, struct dso *d, Elf *code)
 /* --symfs comes first: a trace decoded away from the machine that recorded
  * it often has a file of its own at the recorded path (its own libc), which,
  * when the recording names no build-id, would pass for the binary. */
-static char *find_code_file(struct dc_symbols *s, struct dso *d)
+static char *find_code_file(const struct dc_symbols *s, const struct dso *d)
 {
 	char path[4096], hex[41];
 
@@ -944,7 +947,7 @@ static struct img *img_cache;
 static uint64_t img_loads, img_reuses;
 
 /* Failed loads (out of memory) point here: no symbols, no DWARF. */
-static struct img img_none = { .dw_tried = true, .dw_fd = -1 };
+static struct img img_none = { .dw_mu = PTHREAD_MUTEX_INITIALIZER, .dw_tried = true };
 
 static bool file_id_get(const char *path, struct file_id *id)
 {
@@ -983,10 +986,11 @@ static struct img *img_new(const char *code_file, const char *dbg_file, bool no_
 		return NULL;
 	m->refs = 1;
 	m->no_demangle = no_demangle;
-	m->dw_fd = -1;
+	pthread_mutex_init(&m->dw_mu, NULL);
 	m->code_file = dup_or_null(code_file);
 	m->dbg_file = dup_or_null(dbg_file);
 	if ((code_file && !m->code_file) || (dbg_file && !m->dbg_file)) {
+		pthread_mutex_destroy(&m->dw_mu);
 		free(m->code_file);
 		free(m);
 		return NULL;
@@ -994,14 +998,12 @@ static struct img *img_new(const char *code_file, const char *dbg_file, bool no_
 	return m;
 }
 
+static void dwf_put(struct dwf *f);
+
 static void img_free(struct img *m)
 {
-	if (m->dw)
-		dwarf_end(m->dw);
-	if (m->dw_elf)
-		elf_end(m->dw_elf);
-	if (m->dw_fd >= 0)
-		close(m->dw_fd);
+	dwf_put(m->dwf);
+	pthread_mutex_destroy(&m->dw_mu);
 	free(m->code_file);
 	free(m->dbg_file);
 	free(m->segs);
@@ -1124,6 +1126,34 @@ static void warn_missing(struct dc_symbols *s, const struct dso *d, const char *
 		     hex[0] ? " (or its build-id in the debug directories)" : "");
 }
 
+/* Where a binary's code and its separate debuginfo are (d->code_file,
+ * *dbg; either may be NULL), the code file open in *code (fd -1: none),
+ * d's build-id completed from it: what loading the binary and opening its
+ * DWARF ahead both go by. Reads only s's directories: any thread. */
+static void locate(const struct dc_symbols *s, struct dso *d, struct elfh *code, char **dbg)
+{
+	*code = (struct elfh){ -1, NULL };
+	*dbg = NULL;
+	d->code_file = find_code_file(s, d);
+	if (d->code_file && elf_open_file(d->code_file, code)) {
+		free(d->code_file);
+		d->code_file = NULL;
+	}
+	if (d->code_file) {
+		uint8_t bid[20];
+		size_t n = elf_build_id(code->elf, bid);
+
+		if (!d->bid_size && n) {
+			memcpy(d->bid, bid, n);
+			d->bid_size = (uint8_t)n;
+		}
+		if (!has_symtab(code->elf))
+			*dbg = find_debuginfo(s, d, code->elf);
+	} else if (d->bid_size) {
+		*dbg = find_debuginfo(s, d, NULL);
+	}
+}
+
 static int dso_load(struct dc_symbols *s, struct dso *d)
 {
 	struct symvec sv = { 0 };
@@ -1170,33 +1200,18 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		d->img = m;
 		return ret;
 	}
-	d->code_file = find_code_file(s, d);
-	if (d->code_file && elf_open_file(d->code_file, &code)) {
-		free(d->code_file);
-		d->code_file = NULL;
-	}
+	locate(s, d, &code, &dbg);
 	if (!d->code_file) {
 		char hex[41] = "";
 
-		d->missing = true;
 		if (d->bid_size)
 			bid_hex(d->bid, d->bid_size, hex);
 		warn_missing(s, d, hex);
-		if ((ret = note_missing(s, d)))
+		if ((ret = note_missing(s, d))) {
+			free(dbg);
 			return ret;
-	} else {
-		uint8_t bid[20];
-		size_t n = elf_build_id(code.elf, bid);
-
-		if (!d->bid_size && n) {
-			memcpy(d->bid, bid, n);
-			d->bid_size = (uint8_t)n;
 		}
-		if (!has_symtab(code.elf))
-			dbg = find_debuginfo(s, d, code.elf);
 	}
-	if (!dbg && d->missing && d->bid_size)
-		dbg = find_debuginfo(s, d, NULL);
 	d->dbg_file = dbg;
 	/* A binary found at a file (not only its debuginfo) can be shared. */
 	if (d->code_file) {
@@ -1276,6 +1291,7 @@ void dc_symbols_free(struct dc_symbols *s)
 {
 	if (!s)
 		return;
+	preload_free(s->pre);
 	for (size_t i = 0; i < s->ndsos; i++) {
 		struct dso *d = s->dsos[i];
 
@@ -1456,30 +1472,371 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 	return d->img->names + d->img->syms[si - 1].name;
 }
 
-/* The DWARF of a binary (its debuginfo file, else its code file), opened
- * once per image (called with img_lock held: images are shared). */
-static Dwarf *img_dwarf(struct img *d)
-{
-	const char *files[2] = { d->dbg_file, d->code_file };
+/* ---- the process-wide cache of opened DWARF -----------------------------
+ *
+ * Opening a file's DWARF inflates its compressed debug sections: 33 ms for
+ * libc6-dbg's libc. Each file (path and identity) is opened once per
+ * process, by whichever thread needs it first (its lock: the others wait),
+ * and shared by the images made from it and the thread that opens DWARF
+ * ahead (below). */
+struct dwf {
+	struct dwf *next;
+	unsigned refs;                  /* (the list and refs: dwf_lock)    */
+	char *path;
+	struct file_id id;
+	pthread_mutex_t mu;             /* for the rest                     */
+	bool tried;
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+};
 
-	if (d->dw_tried)
-		return d->dw;
-	d->dw_tried = true;
-	d->dw_fd = -1;
-	for (int i = 0; i < 2 && !d->dw; i++) {
-		if (!files[i] || (d->dw_fd = open(files[i], O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		d->dw_elf = elf_begin(d->dw_fd, ELF_C_READ_MMAP, NULL);
-		d->dw = d->dw_elf ? dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL) : NULL;
-		if (!d->dw) {
-			if (d->dw_elf)
-				elf_end(d->dw_elf);
-			d->dw_elf = NULL;
-			close(d->dw_fd);
-			d->dw_fd = -1;
+static pthread_mutex_t dwf_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dwf *dwf_list;
+static uint64_t dwf_opens;
+
+/* The entry of the file at path as it is now, with a reference; NULL: no
+ * such file (or out of memory). */
+static struct dwf *dwf_get(const char *path)
+{
+	struct file_id id;
+	struct dwf *f;
+
+	if (!path || !file_id_get(path, &id))
+		return NULL;
+	pthread_mutex_lock(&dwf_lock);
+	for (f = dwf_list; f; f = f->next)
+		if (!strcmp(f->path, path) && file_id_eq(&f->id, &id))
+			break;
+	if (f) {
+		f->refs++;
+	} else if ((f = calloc(1, sizeof(*f))) && !(f->path = strdup(path))) {
+		free(f);
+		f = NULL;
+	} else if (f) {
+		f->id = id;
+		f->refs = 1;
+		f->fd = -1;
+		pthread_mutex_init(&f->mu, NULL);
+		f->next = dwf_list;
+		dwf_list = f;
+	}
+	pthread_mutex_unlock(&dwf_lock);
+	return f;
+}
+
+static void dwf_put(struct dwf *f)
+{
+	struct dwf **pp;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&dwf_lock);
+	if (--f->refs) {
+		pthread_mutex_unlock(&dwf_lock);
+		return;
+	}
+	for (pp = &dwf_list; *pp != f; pp = &(*pp)->next)
+		;
+	*pp = f->next;
+	pthread_mutex_unlock(&dwf_lock);
+	if (f->dw)
+		dwarf_end(f->dw);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	pthread_mutex_destroy(&f->mu);
+	free(f->path);
+	free(f);
+}
+
+/* Its DWARF, opened at the first call (NULL: none); *opened: by this one. */
+static Dwarf *dwf_open(struct dwf *f, bool *opened)
+{
+	Dwarf *dw;
+
+	pthread_mutex_lock(&f->mu);
+	*opened = false;
+	if (!f->tried) {
+		f->tried = true;
+		if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    (f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL)))
+			f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+		if (!f->dw) {
+			if (f->elf)
+				elf_end(f->elf);
+			if (f->fd >= 0)
+				close(f->fd);
+			f->elf = NULL;
+			f->fd = -1;
+		}
+		*opened = f->dw != NULL;
+		if (*opened) {
+			pthread_mutex_lock(&dwf_lock);
+			dwf_opens++;
+			pthread_mutex_unlock(&dwf_lock);
 		}
 	}
-	return d->dw;
+	dw = f->dw;
+	pthread_mutex_unlock(&f->mu);
+	return dw;
+}
+
+/* A binary's DWARF: its debuginfo file's, else its code file's; with a
+ * reference (NULL: neither has any). *opened: this call opened it. */
+static struct dwf *dwf_of(const char *dbg_file, const char *code_file, bool *opened)
+{
+	const char *files[2] = { dbg_file, code_file };
+
+	*opened = false;
+	for (int i = 0; i < 2; i++) {
+		struct dwf *f = dwf_get(files[i]);
+
+		if (f && dwf_open(f, opened))
+			return f;
+		dwf_put(f);
+	}
+	return NULL;
+}
+
+uint64_t dc_sym_dwarf_opens(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&dwf_lock);
+	n = dwf_opens;
+	pthread_mutex_unlock(&dwf_lock);
+	return n;
+}
+
+/* The DWARF of an image, looked for once. */
+static Dwarf *img_dwarf(struct img *d)
+{
+	Dwarf *dw;
+	bool opened;
+
+	pthread_mutex_lock(&d->dw_mu);
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		d->dwf = dwf_of(d->dbg_file, d->code_file, &opened);
+	}
+	dw = d->dwf ? d->dwf->dw : NULL;
+	pthread_mutex_unlock(&d->dw_mu);
+	return dw;
+}
+
+/* ---- DWARF opened ahead --------------------------------------------------
+ *
+ * The decoding thread opens a binary's DWARF at its first inline lookup
+ * there, while the threads decoding ahead wait with full rings. With more
+ * threads than one (report -j), the session names the binaries a process
+ * maps in the whole recording when it starts decoding it (a program started
+ * in the trace maps its libraries after its first code ran), and a thread
+ * of the symbolizer finds their files as loading them would and opens their
+ * DWARF into the cache above, the largest files first. It touches nothing
+ * else of the symbolizer but its immutable directories, so every answer
+ * (and warning) is the same as without it. */
+struct pre_item {
+	char *path;
+	uint8_t bid[20];
+	uint8_t bid_size;
+};
+
+struct preload {
+	const struct dc_symbols *s;     /* its directories only             */
+	pthread_mutex_t mu;             /* for the rest                     */
+	pthread_cond_t cv;
+	pthread_t th;
+	bool running, stop;
+	struct pre_item *v;             /* to open                          */
+	size_t n, cap;
+	struct dc_hash seen;            /* path and build-id hashes asked   */
+	struct dwf **held;              /* opened, kept until the end       */
+	size_t nheld, cap_held;
+	uint64_t asked, opened;
+};
+
+struct pre_file {
+	char *code_file, *dbg_file;
+	uint64_t size;
+};
+
+static int cmp_pre_size(const void *a, const void *b)
+{
+	const struct pre_file *x = a, *y = b;
+
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+}
+
+/* Where item's DWARF would be (as dso_load finds its files). */
+static void pre_locate(const struct dc_symbols *s, struct pre_item *it, struct pre_file *pf)
+{
+	struct dso d = { .path = it->path, .bid_size = it->bid_size };
+	struct stat st;
+	struct elfh code;
+
+	memcpy(d.bid, it->bid, sizeof(d.bid));
+	locate(s, &d, &code, &pf->dbg_file);
+	elf_close(&code);
+	pf->code_file = d.code_file;
+	pf->size = 0;
+	if (!stat(pf->dbg_file ? pf->dbg_file : pf->code_file ? pf->code_file : "", &st))
+		pf->size = (uint64_t)st.st_size;
+}
+
+/* One round: everything asked so far, the largest files first. Called
+ * and returns with p->mu held. */
+static void pre_round(struct preload *p)
+{
+	struct pre_item *v = p->v;
+	size_t n = p->n;
+	struct pre_file *files;
+
+	p->v = NULL;
+	p->n = p->cap = 0;
+	pthread_mutex_unlock(&p->mu);
+	files = calloc(n, sizeof(*files));
+	for (size_t i = 0; files && i < n; i++)
+		pre_locate(p->s, &v[i], &files[i]);
+	if (files)
+		qsort(files, n, sizeof(*files), cmp_pre_size);
+	for (size_t i = 0; files && i < n; i++) {
+		bool stop, opened = false;
+		struct dwf *f;
+
+		pthread_mutex_lock(&p->mu);
+		stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		f = stop ? NULL : dwf_of(files[i].dbg_file, files[i].code_file, &opened);
+		pthread_mutex_lock(&p->mu);
+		if (f && DC_VEC_PUSH_ROOM(p->held, p->nheld, p->cap_held, 8)) {
+			dwf_put(f);
+			f = NULL;
+		}
+		if (f)
+			p->held[p->nheld++] = f;
+		p->opened += opened;
+		pthread_mutex_unlock(&p->mu);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (files) {
+			free(files[i].code_file);
+			free(files[i].dbg_file);
+		}
+		free(v[i].path);
+	}
+	free(files);
+	free(v);
+	pthread_mutex_lock(&p->mu);
+}
+
+static void *preload_main(void *arg)
+{
+	struct preload *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->n && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop)
+			break;
+		pre_round(p);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* The thread, started at the first request; NULL when none could be
+ * (then the decoding thread opens everything, as with one thread). */
+static struct preload *preload_get(struct dc_symbols *s)
+{
+	struct preload *p;
+
+	if (s->pre)
+		return s->pre->running ? s->pre : NULL;
+	if (!(p = s->pre = calloc(1, sizeof(*p))))
+		return NULL;
+	p->s = s;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->running = !pthread_create(&p->th, NULL, preload_main, p);
+	return p->running ? p : NULL;
+}
+
+/* (at the end: the file being opened is waited for, the rest dropped) */
+static void preload_free(struct preload *p)
+{
+	if (!p)
+		return;
+	if (p->running) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+	}
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].path);
+	free(p->v);
+	for (size_t i = 0; i < p->nheld; i++)
+		dwf_put(p->held[i]);
+	free(p->held);
+	dc_hash_free(&p->seen);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+int dc_sym_preload_dwarf(struct dc_symbols *s, const char *path, const uint8_t *build_id,
+			 size_t build_id_size)
+{
+	uint64_t h = dc_strhash(path, strlen(path)), v;
+	struct preload *p;
+	int ret = 0;
+
+	if (build_id_size > 20)
+		build_id_size = 20;
+	for (size_t i = 0; i < build_id_size; i++)
+		h = dc_hash_mix(h ^ build_id[i]);
+	if (!strcmp(path, "[vdso]"))
+		return 0;
+	if (!(p = preload_get(s)))
+		return s->pre ? 0 : -ENOMEM;   /* (no thread: as with one) */
+	pthread_mutex_lock(&p->mu);
+	/* (a hash that collides only loses one file's head start) */
+	if (!dc_hash_get(&p->seen, h, &v)) {
+		struct pre_item *it;
+
+		if (dc_hash_put(&p->seen, h, 1) || DC_VEC_PUSH_ROOM(p->v, p->n, p->cap, 8)) {
+			ret = -ENOMEM;
+		} else {
+			it = &p->v[p->n];
+			memset(it, 0, sizeof(*it));
+			if (!(it->path = strdup(path))) {
+				ret = -ENOMEM;
+			} else {
+				memcpy(it->bid, build_id, build_id_size);
+				it->bid_size = (uint8_t)build_id_size;
+				p->n++;
+				p->asked++;
+				pthread_cond_signal(&p->cv);
+			}
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ret;
+}
+
+void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened)
+{
+	*asked = *opened = 0;
+	if (s->pre && s->pre->running) {
+		pthread_mutex_lock(&s->pre->mu);
+		*asked = s->pre->asked;
+		*opened = s->pre->opened;
+		pthread_mutex_unlock(&s->pre->mu);
+	}
 }
 
 const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key)
@@ -1757,11 +2114,8 @@ static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 		Dwarf *dw = NULL;
 
 		/* (the DWARF is the shared image's: it lives while d holds it) */
-		if (d->img) {
-			pthread_mutex_lock(&img_lock);
+		if (d->img)
 			dw = img_dwarf(d->img);
-			pthread_mutex_unlock(&img_lock);
-		}
 		d->inl_tried = true;
 		d->inl = dw ? dc_inl_new(dw) : NULL;
 	}

@@ -53,6 +53,19 @@ int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
  * warning is given then, once). */
 const char *dc_sym_dso_file(struct dc_symbols *s, int dso);
 
+/* Open the DWARF (for inline frames, srclines) of the binary at path
+ * (build_id may be NULL) in a thread of the symbolizer's now, so that the
+ * decoding thread does not wait while its debug sections inflate when it
+ * gets there (the thread starts at the first call; with none to be had,
+ * nothing is done ahead). Answers and warnings are the same as without.
+ * 0 or -ENOMEM. dc_sym_dwarf_preloaded: the binaries asked for, and the
+ * files that thread opened (others opened them first, or have none). */
+int dc_sym_preload_dwarf(struct dc_symbols *s, const char *path, const uint8_t *build_id,
+			 size_t build_id_size);
+void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened);
+/* Files whose DWARF this process opened (each once, whoever asks). */
+uint64_t dc_sym_dwarf_opens(void);
+
 /* Symbol of an ELF virtual address (the binary's own link-time addresses)
  * in a dso: its key, and [*lo, *hi) the function's range in the same
  * address space (the gap between symbols for the unknown key). */

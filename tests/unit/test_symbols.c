@@ -604,6 +604,70 @@ static void test_image_cache(void **state)
 	free(vi);
 }
 
+static int nwarn;
+
+static void count_warn(void *ctx, const char *msg)
+{
+	(void)msg;
+	(*(int *)ctx)++;
+}
+
+/* DWARF opened ahead: the symbolizer's thread finds the binary's files as
+ * loading it would and opens its DWARF, once per binary asked; lookups of
+ * the decoding thread then find it open (no second open) and answer as
+ * they do without. A binary that is not there is no warning. */
+static void test_preload_dwarf(void **state)
+{
+	char dir[] = "/tmp/ptf-preload-XXXXXX", cmd[4 * PATH_MAX], prog[PATH_MAX];
+	struct dc_symbols_opts o = { .warn = count_warn, .warn_ctx = &nwarn };
+	struct dc_symbols *s1, *s2;
+	struct nmsym *v;
+	size_t n = nm_funcs(tpath("symtest"), &v);
+	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
+	uint64_t opens0, asked = 0, opened = 0, lo, hi, k1, k2;
+	const char *src1, *src2;
+	int d1, d2;
+
+	(void)state;
+	nwarn = 0;
+	assert_non_null(leaf);
+	assert_non_null(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);      /* a file not opened before */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tpath("symtest"), prog);
+	run(cmd);
+	opens0 = dc_sym_dwarf_opens();
+	assert_int_equal(dc_symbols_new(&o, NULL, &s1), 0);
+	assert_int_equal(dc_sym_preload_dwarf(s1, prog, NULL, 0), 0);
+	assert_int_equal(dc_sym_preload_dwarf(s1, prog, NULL, 0), 0);
+	assert_int_equal(dc_sym_preload_dwarf(s1, "/no/such/binary", NULL, 0), 0);
+	assert_int_equal(dc_sym_preload_dwarf(s1, "[vdso]", NULL, 0), 0);
+	for (int i = 0; i < 10000 && !opened; i++) {
+		usleep(1000);
+		dc_sym_dwarf_preloaded(s1, &asked, &opened);
+	}
+	assert_int_equal(asked, 2);
+	assert_int_equal(opened, 1);
+	assert_int_equal(dc_sym_dwarf_opens(), opens0 + 1);
+	d1 = dc_sym_dso(s1, prog, NULL, 0);
+	k1 = dc_sym_dso_lookup(s1, d1, leaf->addr + 1, &lo, &hi);
+	src1 = dc_sym_srcline(s1, k1);
+	assert_non_null(src1);
+	assert_int_equal(dc_sym_dwarf_opens(), opens0 + 1);  /* found open */
+	/* the same answer from the same bytes opened the usual way */
+	assert_int_equal(dc_symbols_new(&o, NULL, &s2), 0);
+	d2 = dc_sym_dso(s2, tpath("symtest"), NULL, 0);
+	k2 = dc_sym_dso_lookup(s2, d2, leaf->addr + 1, &lo, &hi);
+	src2 = dc_sym_srcline(s2, k2);
+	assert_non_null(src2);
+	assert_string_equal(src1, src2);
+	dc_symbols_free(s2);
+	dc_symbols_free(s1);
+	assert_int_equal(nwarn, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	free(v);
+}
+
 /* Build-ids compare equal when one is the other zero-padded (perf before
  * 5.11 wrote every id as 20 bytes): an md5 id (16) against its padded 20. */
 static void test_build_id_eq(void **state)
@@ -660,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_process_lookup),
 		cmocka_unit_test(test_search_paths),
 		cmocka_unit_test(test_image_cache),
+		cmocka_unit_test(test_preload_dwarf),
 		cmocka_unit_test(test_build_id_eq),
 		cmocka_unit_test(test_insn_count_per_code),
 	};

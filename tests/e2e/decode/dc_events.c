@@ -31,7 +31,8 @@ static const char *name(struct dc_symbols *sym, uint32_t pid, uint64_t ip)
 
 static int on_event(const struct dc_event *e, void *ctx)
 {
-	static const char *const kinds[] = { "?", "call", "ret", "jump", "on", "off", "lost" };
+	static const char *const kinds[] = { "?", "call", "ret", "jump", "on", "off", "lost",
+					     "inline" };
 	struct out *o = ctx;
 	char n1[256], n2[256];
 
@@ -52,7 +53,7 @@ static int on_event(const struct dc_event *e, void *ctx)
 			*p = '_';
 	fprintf(o->f, "%" PRIu64 " %d %u %u %s %u 0x%" PRIx64 " 0x%" PRIx64 " %s %s %d\n",
 		e->time_ns, e->cpu == UINT16_MAX ? -1 : (int)e->cpu, e->pid, e->tid,
-		e->kind < 7 ? kinds[e->kind] : "?", e->reason, e->from_ip, e->to_ip, n1, n2,
+		e->kind < 8 ? kinds[e->kind] : "?", e->reason, e->from_ip, e->to_ip, n1, n2,
 		e->sysno == UINT32_MAX ? -1 : (int)e->sysno);
 	return 0;
 }
@@ -94,6 +95,8 @@ int main(int argc, char **argv)
 		opts.jobs = (unsigned)atoi(getenv("DC_JOBS"));
 	/* DC_AHEAD_EAGER=1: the workers start at once (dc_ptq_config) */
 	opts.ahead_eager = getenv("DC_AHEAD_EAGER") != NULL;
+	/* DC_INLINE=1: inline events too (report's default) */
+	opts.inline_frames = getenv("DC_INLINE") != NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
 	if (ret) {
@@ -117,10 +120,13 @@ int main(int argc, char **argv)
 	       st.queues, st.threads, st.events, st.blocks, st.bytes_decoded, st.bytes_total,
 	       st.lost_ovf, st.lost_truncated, st.lost_decode, st.missing_binaries,
 	       st.mtc_period_ns);
-	if (opts.jobs > 1)
+	if (opts.jobs > 1) {
 		printf("# ahead windows %" PRIu64 " deviations %" PRIu64 "\n# ahead prebuilt %" PRIu64
 		       "\n# ahead queues %" PRIu64 "\n", st.ahead_windows, st.ahead_deviations,
 		       st.ahead_prebuilt, st.ahead_queues);
+		printf("# ahead dwarf asked %" PRIu64 " opened %" PRIu64 "\n", st.dwarf_asked,
+		       st.dwarf_preloaded);
+	}
 	if (ret) {
 		fprintf(stderr, "dc_events: %s\n", dc_session_errmsg(s));
 		dc_session_close(s);

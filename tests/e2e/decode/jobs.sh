@@ -96,5 +96,21 @@ aq=$(sed -n 's/^# ahead queues \([0-9]*\)$/\1/p' threads.cpus3.ev2)
 [ "${nq:-0}" -ge 2 ] && [ "${aq:-0}" -eq "$nq" ] &&
 	pass "threads.cpus3: one worker thread decoded ahead for all $aq queues" ||
 	fail "threads.cpus3 -j 2: ahead queues '${aq:-}' of '${nq:-}' (want all, >= 2)"
+# with threads to spare, the DWARF of each binary a decoded process maps
+# in the recording is opened ahead (dc_sym_preload_dwarf): demo's program,
+# ld.so and libc are asked for, once each; the events with inline frames
+# are those of -j 1, which asks for none
+for j in 1 2; do
+	DC_INLINE=1 DC_JOBS=$j "$DC_EVENTS" demo.data >demo.inl$j 2>demo.inlerr ||
+		fail "demo: dc_events with inline frames -j $j: $(head -c 300 demo.inlerr)"
+done
+a1=$(sed -n 's/^# ahead dwarf asked \([0-9]*\) .*/\1/p' demo.inl1)
+a2=$(sed -n 's/^# ahead dwarf asked \([0-9]*\) .*/\1/p' demo.inl2)
+if [ -z "$a1" ] && [ "${a2:-0}" -ge 3 ] && grep -q ' inline ' demo.inl1 &&
+	cmp -s <(grep -v '^# ahead' demo.inl1) <(grep -v '^# ahead' demo.inl2); then
+	pass "demo: DWARF of $a2 binaries opened ahead at -j 2, the same $(grep -c ' inline ' demo.inl1) inline events"
+else
+	fail "demo: DWARF asked ahead '${a2:-}' at -j 2 (want >= 3), '${a1:-}' at -j 1 (want none), or the events differ"
+fi
 each_real same
 finish
