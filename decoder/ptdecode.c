@@ -2112,8 +2112,11 @@ static bool ah_turn(struct ah_thread *t, struct ahead *a)
 {
 	int n = 0;
 
+	/* (another queue's owner waits: end the turn; this one's own is
+	 * woken when AH_WAKE records are there, not at every batch) */
 	while (n < AH_TURN && ah_step(a) > 0)
-		if (++n % AH_BATCH == 0 && atomic_load_explicit(&t->attn, memory_order_relaxed))
+		if (++n % AH_BATCH == 0 && atomic_load_explicit(&t->attn, memory_order_relaxed) &&
+		    !atomic_load_explicit(&a->cwait, memory_order_relaxed))
 			break;
 	if (n)
 		ah_publish(a, true);
