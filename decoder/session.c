@@ -22,6 +22,7 @@
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/decoder.h"
+#include "decoder/prescan.h"
 
 struct sq {                        /* a queue as the session sees it */
 	struct dc_ptq *q;
@@ -52,13 +53,9 @@ struct img {
 	struct dc_wcode *code;          /* ... our walker (ptwalk.h)        */
 };
 
-struct code_map {                  /* a user code mapping of the recording */
-	uint32_t pid;
-	uint32_t seq;
-	char *path;
-	uint8_t bid[20];
-	uint8_t bid_size;
-};
+/* The prescan's share of each queue and of all (decoder/prescan.h): a
+ * program's start and first work, where it meets most of its binaries. */
+enum { PRESCAN_QUEUE = 4 << 20, PRESCAN_TOTAL = 16 << 20 };
 
 struct snap {                      /* an image's copy for a worker thread */
 	struct pt_image *image;
@@ -99,9 +96,8 @@ struct dc_session {
 	struct img **imgs;         /* stable: libipt callbacks point at them */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
-	struct code_map *code_maps;/* jobs > 1, inline frames: the recording's
-				    * user code mappings, by pid (index pass) */
-	size_t ncode_maps, cap_code_maps;
+	struct dc_prescan *prescan;/* jobs > 1, inline frames: the binaries
+				    * the trace runs, for DWARF opened ahead */
 	struct snap **snaps;       /* dc_ptq image_snapshot copies          */
 	size_t nsnaps;
 
@@ -292,31 +288,6 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	return 0;
 }
 
-/* A process is decoded from now on: with threads to spare, its binaries'
- * DWARF (all it maps in the recording) is opened ahead while this thread
- * decodes (dc_sym_preload_dwarf); it needs it at its first inline lookup
- * in each. */
-static int preload_dwarf(struct dc_session *s, uint32_t pid)
-{
-	size_t a = 0, b = s->ncode_maps;
-	int ret = 0;
-
-	while (a < b) {         /* the first of pid's */
-		size_t mid = (a + b) / 2;
-
-		if (s->code_maps[mid].pid < pid)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	for (; !ret && a < s->ncode_maps && s->code_maps[a].pid == pid; a++) {
-		const struct code_map *m = &s->code_maps[a];
-
-		ret = dc_sym_preload_dwarf(s->sym, m->path, m->bid, m->bid_size);
-	}
-	return ret;
-}
-
 static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 {
 	struct dc_sb_proc *p = dc_sb_proc(s->sb, pid);
@@ -345,8 +316,6 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 		}
 		pt_image_set_callback(im->image, read_vdso, im);
 		s->imgs[s->nimgs++] = im;
-		if ((ret = preload_dwarf(s, pid)))
-			return ret;
 	}
 	im = s->imgs[i];
 	if (!im->built || im->maps_gen != p->maps_gen) {
@@ -932,39 +901,17 @@ struct index_state {
 	bool have_info;
 };
 
-/* A user code mapping, for preload_dwarf (its build-id as the sideband
+/* A user code mapping, for the prescan (its build-id as the sideband
  * gives it). */
 static int note_code_map(struct dc_session *s, const struct dc_rec_mmap *r)
 {
 	const uint8_t *bid = r->has_build_id ? r->build_id : NULL;
 	size_t n = r->has_build_id ? r->build_id_size : 0;
-	struct code_map *m;
 
 	if (!n)
 		bid = dc_sb_header_build_id(s->sb, r->filename, &n);
-	if (!bid)
-		n = 0;
-	if (DC_VEC_PUSH_ROOM(s->code_maps, s->ncode_maps, s->cap_code_maps, 64))
-		return -ENOMEM;
-	m = &s->code_maps[s->ncode_maps];
-	memset(m, 0, sizeof(*m));
-	if (!(m->path = strdup(r->filename)))
-		return -ENOMEM;
-	m->pid = r->pid;
-	m->seq = (uint32_t)s->ncode_maps++;
-	m->bid_size = n > 20 ? 20 : (uint8_t)n;
-	if (n)
-		memcpy(m->bid, bid, m->bid_size);
-	return 0;
-}
-
-static int cmp_code_map(const void *a, const void *b)
-{
-	const struct code_map *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return dc_prescan_add_map(s->prescan, r->start, r->start + r->len, r->filename, bid,
+				  bid ? n : 0);
 }
 
 /* One record of the indexing pass. 0 or a negative errno code. */
@@ -994,7 +941,9 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 			.data = a->data, .size = a->size, .offset = a->offset,
 			.lost_before = q->have_chunk && (a->offset != q->next_off),
 		};
-		if ((!q->q && queue_decoder(s, q)) || dc_ptq_add_chunk(q->q, &c))
+		if ((!q->q && queue_decoder(s, q)) || dc_ptq_add_chunk(q->q, &c) ||
+		    (s->prescan && dc_prescan_add_chunk(s->prescan, (uint32_t)(q - s->qs), a->data,
+							a->size)))
 			return -ENOMEM;
 		q->have_chunk = true;
 		q->next_off = a->offset + a->size;
@@ -1019,8 +968,7 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 		return dc_kernel_map(s->kern, rec->mmap.start, rec->mmap.len, rec->mmap.pgoff,
 				     rec->mmap.filename);
 	} else if ((rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) &&
-		   rec->parsed && s->opts.jobs > 1 && s->opts.inline_frames &&
-		   dc_sb_user_code_map(&rec->mmap)) {
+		   rec->parsed && s->prescan && dc_sb_user_code_map(&rec->mmap)) {
 		return note_code_map(s, &rec->mmap);
 	}
 	return 0;
@@ -1049,8 +997,6 @@ static int index_file(struct dc_session *s)
 	}
 	if (!err && is.have_info)
 		err = attach_truncs(s, is.truncs, is.ntruncs);
-	if (s->ncode_maps)
-		qsort(s->code_maps, s->ncode_maps, sizeof(*s->code_maps), cmp_code_map);
 	free(is.truncs);
 	if (err)
 		return err;
@@ -1150,6 +1096,9 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 		if (!s->isc || !s->empty_image)
 			ret = -ENOMEM;
 	}
+	if (!ret && s->opts.jobs > 1 && s->opts.inline_frames &&
+	    !(s->prescan = dc_prescan_new(PRESCAN_QUEUE, PRESCAN_TOTAL)))
+		ret = -ENOMEM;
 	if (!ret && (s->opts.vmlinux || s->opts.kcore_dir || s->opts.kallsyms)) {
 		struct dc_kernel_opts ko = {
 			.vmlinux = s->opts.vmlinux, .kcore_dir = s->opts.kcore_dir,
@@ -1176,6 +1125,8 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	apply_breaks(s);
 	set_cpu(s);
 	set_timing(s);
+	if (s->prescan)
+		dc_prescan_config(s->prescan, &s->ptcfg);
 	s->per_cpu = s->qs[0].cpu != UINT32_MAX;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
@@ -1224,9 +1175,6 @@ void dc_session_close(struct dc_session *s)
 		free(s->imgs[i]);
 	}
 	free(s->imgs);
-	for (size_t i = 0; i < s->ncode_maps; i++)
-		free(s->code_maps[i].path);
-	free(s->code_maps);
 	for (size_t i = 0; i < s->nsnaps; i++) {
 		pt_image_free(s->snaps[i]->image);
 		dc_wcode_free(s->snaps[i]->code);
@@ -1235,7 +1183,8 @@ void dc_session_close(struct dc_session *s)
 	free(s->snaps);
 	pt_image_free(s->empty_image);
 	pt_iscache_free(s->isc);
-	dc_symbols_free(s->sym);
+	dc_symbols_free(s->sym);       /* (its thread runs the prescan) */
+	dc_prescan_free(s->prescan);
 	dc_kernel_free(s->kern);
 	dc_sb_free(s->sb);
 	dc_hash_free(&s->q_by_idx);
@@ -1588,6 +1537,7 @@ static void drop_behind(struct dc_session *s)
 static void collect_stats(struct dc_session *s)
 {
 	uint64_t w, d, pb;
+	bool done;
 
 	s->st.blocks = s->st.lost_ovf = s->st.lost_truncated = s->st.lost_decode = 0;
 	s->st.syncs = s->st.ahead_windows = s->st.ahead_deviations = s->st.ahead_prebuilt = 0;
@@ -1612,7 +1562,7 @@ static void collect_stats(struct dc_session *s)
 	}
 	s->st.lost = s->st.lost_ovf + s->st.lost_truncated + s->st.lost_decode;
 	s->st.missing_binaries = dc_sym_nr_missing(s->sym);
-	dc_sym_dwarf_preloaded(s->sym, &s->st.dwarf_asked, &s->st.dwarf_preloaded);
+	dc_sym_dwarf_preloaded(s->sym, &s->st.dwarf_asked, &s->st.dwarf_preloaded, &done);
 	progress(s);
 }
 
@@ -1627,6 +1577,10 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 	s->heap = calloc(s->nq ? s->nq : 1, sizeof(*s->heap));
 	if (!s->heap)
 		return -ENOMEM;
+	/* with threads to spare, the DWARF of the binaries the trace runs is
+	 * opened while this thread decodes (decoder/prescan.h) */
+	if (s->prescan && (ret = dc_sym_preload_from(s->sym, dc_prescan_next, s->prescan)))
+		return ret;
 	for (size_t i = 0; i < s->nq; i++) {
 		dc_ptq_set_user(s->qs[i].q, &s->qs[i]);
 		ret = dc_ptq_fill(s->qs[i].q);

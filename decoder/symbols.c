@@ -1630,141 +1630,88 @@ static Dwarf *img_dwarf(struct img *d)
  *
  * The decoding thread opens a binary's DWARF at its first inline lookup
  * there, while the threads decoding ahead wait with full rings. With more
- * threads than one (report -j), the session names the binaries a process
- * maps in the whole recording when it starts decoding it (a program started
- * in the trace maps its libraries after its first code ran), and a thread
- * of the symbolizer finds their files as loading them would and opens their
- * DWARF into the cache above, the largest files first. It touches nothing
- * else of the symbolizer but its immutable directories, so every answer
- * (and warning) is the same as without it. */
-struct pre_item {
-	char *path;
-	uint8_t bid[20];
-	uint8_t bid_size;
-};
-
+ * threads than one (report -j), a thread of the symbolizer takes binaries
+ * from a source (the session's: those the trace's IP packets go to, in the
+ * order they first do, decoder/prescan.h), finds their files as loading
+ * them does (locate) and opens their DWARF into the cache above. It reads
+ * nothing of the symbolizer but its directories, so every answer (and
+ * warning) is what one thread gives; only who inflates changes. */
 struct preload {
 	const struct dc_symbols *s;     /* its directories only             */
-	pthread_mutex_t mu;             /* for the rest                     */
-	pthread_cond_t cv;
+	dc_sym_ahead_fn next;           /* (run by the thread only)         */
+	void *ctx;
 	pthread_t th;
-	bool running, stop;
-	struct pre_item *v;             /* to open                          */
-	size_t n, cap;
+	bool running;
+	pthread_mutex_t mu;             /* for the rest                     */
+	bool stop, done;
 	struct dc_hash seen;            /* path and build-id hashes asked   */
 	struct dwf **held;              /* opened, kept until the end       */
 	size_t nheld, cap_held;
 	uint64_t asked, opened;
 };
 
-struct pre_file {
-	char *code_file, *dbg_file;
-	uint64_t size;
-};
-
-static int cmp_pre_size(const void *a, const void *b)
+/* Open one binary's DWARF (as its image would find it). */
+static void pre_open(struct preload *p, const char *path, const uint8_t *bid, size_t n)
 {
-	const struct pre_file *x = a, *y = b;
-
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
-}
-
-/* Where item's DWARF would be (as dso_load finds its files). */
-static void pre_locate(const struct dc_symbols *s, struct pre_item *it, struct pre_file *pf)
-{
-	struct dso d = { .path = it->path, .bid_size = it->bid_size };
-	struct stat st;
+	struct dso d = { .path = (char *)path, .bid_size = (uint8_t)(n > 20 ? 20 : n) };
+	bool opened = false;
 	struct elfh code;
+	struct dwf *f;
+	char *dbg;
 
-	memcpy(d.bid, it->bid, sizeof(d.bid));
-	locate(s, &d, &code, &pf->dbg_file);
+	memcpy(d.bid, bid, d.bid_size);
+	locate(p->s, &d, &code, &dbg);
 	elf_close(&code);
-	pf->code_file = d.code_file;
-	pf->size = 0;
-	if (!stat(pf->dbg_file ? pf->dbg_file : pf->code_file ? pf->code_file : "", &st))
-		pf->size = (uint64_t)st.st_size;
-}
-
-/* One round: everything asked so far, the largest files first. Called
- * and returns with p->mu held. */
-static void pre_round(struct preload *p)
-{
-	struct pre_item *v = p->v;
-	size_t n = p->n;
-	struct pre_file *files;
-
-	p->v = NULL;
-	p->n = p->cap = 0;
-	pthread_mutex_unlock(&p->mu);
-	files = calloc(n, sizeof(*files));
-	for (size_t i = 0; files && i < n; i++)
-		pre_locate(p->s, &v[i], &files[i]);
-	if (files)
-		qsort(files, n, sizeof(*files), cmp_pre_size);
-	for (size_t i = 0; files && i < n; i++) {
-		bool stop, opened = false;
-		struct dwf *f;
-
-		pthread_mutex_lock(&p->mu);
-		stop = p->stop;
-		pthread_mutex_unlock(&p->mu);
-		f = stop ? NULL : dwf_of(files[i].dbg_file, files[i].code_file, &opened);
-		pthread_mutex_lock(&p->mu);
-		if (f && DC_VEC_PUSH_ROOM(p->held, p->nheld, p->cap_held, 8)) {
-			dwf_put(f);
-			f = NULL;
-		}
-		if (f)
-			p->held[p->nheld++] = f;
-		p->opened += opened;
-		pthread_mutex_unlock(&p->mu);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (files) {
-			free(files[i].code_file);
-			free(files[i].dbg_file);
-		}
-		free(v[i].path);
-	}
-	free(files);
-	free(v);
+	f = dwf_of(dbg, d.code_file, &opened);
+	free(d.code_file);
+	free(dbg);
 	pthread_mutex_lock(&p->mu);
+	if (f && DC_VEC_PUSH_ROOM(p->held, p->nheld, p->cap_held, 8)) {
+		dwf_put(f);       /* (out of memory: opened again when needed) */
+		f = NULL;
+	}
+	if (f)
+		p->held[p->nheld++] = f;
+	p->opened += opened;
+	pthread_mutex_unlock(&p->mu);
 }
 
 static void *preload_main(void *arg)
 {
 	struct preload *p = arg;
+	const uint8_t *bid;
+	const char *path;
+	size_t n;
 
-	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->n && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop)
+		uint64_t h, v;
+		bool stop, seen;
+
+		pthread_mutex_lock(&p->mu);
+		stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop || p->next(p->ctx, &path, &bid, &n) <= 0)
 			break;
-		pre_round(p);
+		if (!strcmp(path, "[vdso]"))
+			continue;
+		h = dc_strhash(path, strlen(path));
+		for (size_t i = 0; i < n; i++)
+			h = dc_hash_mix(h ^ bid[i]);
+		/* (a hash that collides only loses one file's head start) */
+		pthread_mutex_lock(&p->mu);
+		seen = dc_hash_get(&p->seen, h, &v) || dc_hash_put(&p->seen, h, 1);
+		p->asked += !seen;
+		pthread_mutex_unlock(&p->mu);
+		if (!seen)
+			pre_open(p, path, bid, n);
 	}
+	pthread_mutex_lock(&p->mu);
+	p->done = true;
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
-/* The thread, started at the first request; NULL when none could be
- * (then the decoding thread opens everything, as with one thread). */
-static struct preload *preload_get(struct dc_symbols *s)
-{
-	struct preload *p;
-
-	if (s->pre)
-		return s->pre->running ? s->pre : NULL;
-	if (!(p = s->pre = calloc(1, sizeof(*p))))
-		return NULL;
-	p->s = s;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	p->running = !pthread_create(&p->th, NULL, preload_main, p);
-	return p->running ? p : NULL;
-}
-
-/* (at the end: the file being opened is waited for, the rest dropped) */
+/* (at the end: the source's step or the file being opened is waited for) */
 static void preload_free(struct preload *p)
 {
 	if (!p)
@@ -1772,69 +1719,45 @@ static void preload_free(struct preload *p)
 	if (p->running) {
 		pthread_mutex_lock(&p->mu);
 		p->stop = true;
-		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->th, NULL);
 	}
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i].path);
-	free(p->v);
 	for (size_t i = 0; i < p->nheld; i++)
 		dwf_put(p->held[i]);
 	free(p->held);
 	dc_hash_free(&p->seen);
-	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }
 
-int dc_sym_preload_dwarf(struct dc_symbols *s, const char *path, const uint8_t *build_id,
-			 size_t build_id_size)
+int dc_sym_preload_from(struct dc_symbols *s, dc_sym_ahead_fn next, void *ctx)
 {
-	uint64_t h = dc_strhash(path, strlen(path)), v;
 	struct preload *p;
-	int ret = 0;
 
-	if (build_id_size > 20)
-		build_id_size = 20;
-	for (size_t i = 0; i < build_id_size; i++)
-		h = dc_hash_mix(h ^ build_id[i]);
-	if (!strcmp(path, "[vdso]"))
-		return 0;
-	if (!(p = preload_get(s)))
-		return s->pre ? 0 : -ENOMEM;   /* (no thread: as with one) */
-	pthread_mutex_lock(&p->mu);
-	/* (a hash that collides only loses one file's head start) */
-	if (!dc_hash_get(&p->seen, h, &v)) {
-		struct pre_item *it;
-
-		if (dc_hash_put(&p->seen, h, 1) || DC_VEC_PUSH_ROOM(p->v, p->n, p->cap, 8)) {
-			ret = -ENOMEM;
-		} else {
-			it = &p->v[p->n];
-			memset(it, 0, sizeof(*it));
-			if (!(it->path = strdup(path))) {
-				ret = -ENOMEM;
-			} else {
-				memcpy(it->bid, build_id, build_id_size);
-				it->bid_size = (uint8_t)build_id_size;
-				p->n++;
-				p->asked++;
-				pthread_cond_signal(&p->cv);
-			}
-		}
-	}
-	pthread_mutex_unlock(&p->mu);
-	return ret;
+	if (s->pre)
+		return -EBUSY;
+	if (!(p = s->pre = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	p->s = s;
+	p->next = next;
+	p->ctx = ctx;
+	pthread_mutex_init(&p->mu, NULL);
+	/* (no thread to be had: the decoding thread opens everything, as
+	 * with one thread) */
+	p->running = !pthread_create(&p->th, NULL, preload_main, p);
+	return 0;
 }
 
-void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened)
+void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened,
+			    bool *done)
 {
 	*asked = *opened = 0;
+	*done = true;
 	if (s->pre && s->pre->running) {
 		pthread_mutex_lock(&s->pre->mu);
 		*asked = s->pre->asked;
 		*opened = s->pre->opened;
+		*done = s->pre->done;
 		pthread_mutex_unlock(&s->pre->mu);
 	}
 }

@@ -53,16 +53,23 @@ int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
  * warning is given then, once). */
 const char *dc_sym_dso_file(struct dc_symbols *s, int dso);
 
-/* Open the DWARF (for inline frames, srclines) of the binary at path
- * (build_id may be NULL) in a thread of the symbolizer's now, so that the
- * decoding thread does not wait while its debug sections inflate when it
- * gets there (the thread starts at the first call; with none to be had,
- * nothing is done ahead). Answers and warnings are the same as without.
- * 0 or -ENOMEM. dc_sym_dwarf_preloaded: the binaries asked for, and the
- * files that thread opened (others opened them first, or have none). */
-int dc_sym_preload_dwarf(struct dc_symbols *s, const char *path, const uint8_t *build_id,
-			 size_t build_id_size);
-void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened);
+/* Binaries whose DWARF to open ahead: 1 and the next one's path and
+ * build-id (NULL when none; valid until the next call), 0 when no more. */
+typedef int (*dc_sym_ahead_fn)(void *ctx, const char **path, const uint8_t **build_id,
+			       size_t *build_id_size);
+/* Open the DWARF (for inline frames, srclines) of each binary next names,
+ * once, in a thread of the symbolizer's that runs next until it says no
+ * more or the symbolizer is freed (next and what it reads must stay
+ * valid until then, and it must not use the symbolizer): the decoding
+ * thread then finds it open instead of waiting while its debug sections
+ * inflate. Answers and warnings are the same as without. Once per
+ * symbolizer; with no thread to be had, nothing is done ahead. 0, -EBUSY
+ * or -ENOMEM. dc_sym_dwarf_preloaded: the binaries named (each once), the
+ * files that thread opened (the others were opened first, or have no
+ * DWARF) and whether next said no more. */
+int dc_sym_preload_from(struct dc_symbols *s, dc_sym_ahead_fn next, void *ctx);
+void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened,
+			    bool *done);
 /* Files whose DWARF this process opened (each once, whoever asks). */
 uint64_t dc_sym_dwarf_opens(void);
 

@@ -612,20 +612,43 @@ static void count_warn(void *ctx, const char *msg)
 	(*(int *)ctx)++;
 }
 
-/* DWARF opened ahead: the symbolizer's thread finds the binary's files as
- * loading it would and opens its DWARF, once per binary asked; lookups of
- * the decoding thread then find it open (no second open) and answer as
- * they do without. A binary that is not there is no warning. */
+/* A source of binaries for dc_sym_preload_from: a NULL-terminated list. */
+struct names {
+	const char *const *v;
+	size_t i;
+};
+
+static int next_name(void *ctx, const char **path, const uint8_t **bid, size_t *n)
+{
+	struct names *nm = ctx;
+
+	if (!nm->v[nm->i])
+		return 0;
+	*path = nm->v[nm->i++];
+	*bid = NULL;
+	*n = 0;
+	return 1;
+}
+
+/* DWARF opened ahead: the symbolizer's thread takes the binaries its
+ * source names, finds their files as loading them would and opens their
+ * DWARF, once per binary; lookups of the decoding thread then find it
+ * open (no second open) and answer as they do without. A binary named
+ * twice is opened once; one that is not there, or the [vdso], is no
+ * warning. */
 static void test_preload_dwarf(void **state)
 {
 	char dir[] = "/tmp/ptf-preload-XXXXXX", cmd[4 * PATH_MAX], prog[PATH_MAX];
 	struct dc_symbols_opts o = { .warn = count_warn, .warn_ctx = &nwarn };
+	const char *list[] = { prog, "/no/such/binary", prog, "[vdso]", NULL };
+	struct names nm = { list, 0 };
 	struct dc_symbols *s1, *s2;
 	struct nmsym *v;
 	size_t n = nm_funcs(tpath("symtest"), &v);
 	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
 	uint64_t opens0, asked = 0, opened = 0, lo, hi, k1, k2;
 	const char *src1, *src2;
+	bool done = false;
 	int d1, d2;
 
 	(void)state;
@@ -637,14 +660,14 @@ static void test_preload_dwarf(void **state)
 	run(cmd);
 	opens0 = dc_sym_dwarf_opens();
 	assert_int_equal(dc_symbols_new(&o, NULL, &s1), 0);
-	assert_int_equal(dc_sym_preload_dwarf(s1, prog, NULL, 0), 0);
-	assert_int_equal(dc_sym_preload_dwarf(s1, prog, NULL, 0), 0);
-	assert_int_equal(dc_sym_preload_dwarf(s1, "/no/such/binary", NULL, 0), 0);
-	assert_int_equal(dc_sym_preload_dwarf(s1, "[vdso]", NULL, 0), 0);
-	for (int i = 0; i < 10000 && !opened; i++) {
+	assert_int_equal(dc_sym_preload_from(s1, next_name, &nm), 0);
+	assert_int_equal(dc_sym_preload_from(s1, next_name, &nm), -EBUSY);
+	for (int i = 0; i < 10000 && !done; i++) {
 		usleep(1000);
-		dc_sym_dwarf_preloaded(s1, &asked, &opened);
+		dc_sym_dwarf_preloaded(s1, &asked, &opened, &done);
 	}
+	assert_true(done);
+	assert_int_equal(nm.i, 4);
 	assert_int_equal(asked, 2);
 	assert_int_equal(opened, 1);
 	assert_int_equal(dc_sym_dwarf_opens(), opens0 + 1);
