@@ -39,10 +39,12 @@ struct pqueue {
 	size_t next;               /* the first chunk not scanned whole ...  */
 	uint64_t off;              /* ... and how much of it was             */
 	uint64_t bytes;            /* of its chunks kept                     */
+	uint64_t scanned;          /* (at most per_queue)                    */
 };
 
 struct dc_prescan {
 	uint64_t per_queue, total, scanned;
+	bool drop_pages;
 	struct pt_config cfg;
 	struct bin *bins;
 	size_t nbins, cap_bins, named;
@@ -59,12 +61,13 @@ struct dc_prescan {
 	uint64_t last_ip;          /* ... its decoder and last IP            */
 };
 
-struct dc_prescan *dc_prescan_new(uint64_t per_queue, uint64_t total)
+struct dc_prescan *dc_prescan_new(uint64_t per_queue, uint64_t total, bool drop_pages)
 {
 	struct dc_prescan *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->drop_pages = drop_pages;
 	p->per_queue = per_queue;
 	p->total = total;
 	p->cfg.size = sizeof(p->cfg);
@@ -209,16 +212,23 @@ static bool next_buffer(struct dc_prescan *p)
 			return false;
 		p->len = 0;
 		lo = hi = NULL;
-		while (pq->next < pq->n && p->len < SCAN_BUF && p->scanned < p->total) {
+		while (pq->next < pq->n && p->len < SCAN_BUF && p->scanned < p->total &&
+		       pq->scanned < p->per_queue) {
 			const struct pchunk *c = &pq->v[pq->next];
 			uint64_t left = c->size - pq->off;
 			size_t take = left < SCAN_BUF - p->len ? (size_t)left : SCAN_BUF - p->len;
+
+			if (take > p->per_queue - pq->scanned)
+				take = (size_t)(p->per_queue - pq->scanned);
+			if (take > p->total - p->scanned)
+				take = (size_t)(p->total - p->scanned);
 
 			memcpy(p->buf + p->len, c->data + pq->off, take);
 			lo = lo ? lo : c->data + pq->off;
 			hi = c->data + pq->off + take;
 			p->len += take;
 			p->scanned += take;
+			pq->scanned += take;
 			pq->off += take;
 			if (pq->off == c->size) {
 				pq->next++;
@@ -230,7 +240,7 @@ static bool next_buffer(struct dc_prescan *p)
 		/* the pages read go again (a queue's chunks come in file
 		 * order): the decoder reads them when it gets there, and
 		 * memory stays as flat as without the scan */
-		if (hi > lo)
+		if (p->drop_pages && hi > lo)
 			dc_drop_pages(lo, (uint64_t)(hi - lo));
 		pt_pkt_free_decoder(p->dec);
 		p->cfg.begin = p->buf;

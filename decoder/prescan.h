@@ -15,6 +15,7 @@
 #ifndef PTFLAME_PRESCAN_H
 #define PTFLAME_PRESCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,8 +24,10 @@
 struct dc_prescan;
 
 /* Up to per_queue bytes of each queue, total bytes in all are scanned.
- * NULL: out of memory. */
-struct dc_prescan *dc_prescan_new(uint64_t per_queue, uint64_t total);
+ * drop_pages: the chunks lie in a dc_perf_file's read-only mapping, whose
+ * pages the scan drops again once read (dc_drop_pages), as the decoder
+ * does. NULL: out of memory. */
+struct dc_prescan *dc_prescan_new(uint64_t per_queue, uint64_t total, bool drop_pages);
 void dc_prescan_free(struct dc_prescan *p);
 /* Queue q's next chunk of PT data (the chunks of a queue in stream order;
  * the bytes must stay readable until the scan is done). 0 or -ENOMEM. */

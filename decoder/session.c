@@ -1097,7 +1097,7 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 			ret = -ENOMEM;
 	}
 	if (!ret && s->opts.jobs > 1 && s->opts.inline_frames &&
-	    !(s->prescan = dc_prescan_new(PRESCAN_QUEUE, PRESCAN_TOTAL)))
+	    !(s->prescan = dc_prescan_new(PRESCAN_QUEUE, PRESCAN_TOTAL, true)))
 		ret = -ENOMEM;
 	if (!ret && (s->opts.vmlinux || s->opts.kcore_dir || s->opts.kallsyms)) {
 		struct dc_kernel_opts ko = {

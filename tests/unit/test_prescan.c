@@ -1,0 +1,167 @@
+/* Unit tests: the prescan (decoder/prescan.c) names the binaries a trace's
+ * IP packets go to, each once, in the order first met, and no other. The
+ * packets are made with libipt's encoder. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "decoder/prescan.h"
+
+enum { BUF = 4096 };
+
+struct enc {
+	uint8_t buf[BUF];
+	struct pt_encoder *e;
+	struct pt_config cfg;
+};
+
+static void enc_open(struct enc *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->cfg.size = sizeof(x->cfg);
+	x->cfg.begin = x->buf;
+	x->cfg.end = x->buf + BUF;
+	x->e = pt_alloc_encoder(&x->cfg);
+	assert_non_null(x->e);
+}
+
+static void put(struct enc *x, enum pt_packet_type type, enum pt_ip_compression ipc,
+		uint64_t ip)
+{
+	struct pt_packet p = { .type = type };
+
+	if (type == ppt_fup || type == ppt_tip || type == ppt_tip_pge || type == ppt_tip_pgd) {
+		p.payload.ip.ipc = ipc;
+		p.payload.ip.ip = ip;
+	}
+	assert_true(pt_enc_next(x->e, &p) > 0);
+}
+
+static size_t enc_close(struct enc *x)
+{
+	uint64_t off;
+
+	assert_int_equal(pt_enc_get_offset(x->e, &off), 0);
+	pt_free_encoder(x->e);
+	return (size_t)off;
+}
+
+/* The names dc_prescan_next gives, joined with spaces. */
+static void names(struct dc_prescan *p, char *out, size_t len)
+{
+	const uint8_t *bid;
+	const char *path;
+	size_t n;
+
+	out[0] = 0;
+	while (dc_prescan_next(p, &path, &bid, &n) > 0) {
+		if (out[0])
+			strncat(out, " ", len - strlen(out) - 1);
+		strncat(out, path, len - strlen(out) - 1);
+	}
+}
+
+static struct dc_prescan *with_maps(uint64_t per_queue, uint64_t total)
+{
+	static const uint8_t bid[3] = { 1, 2, 3 };
+	struct dc_prescan *p = dc_prescan_new(per_queue, total, false);
+
+	assert_non_null(p);
+	assert_int_equal(dc_prescan_add_map(p, 0x400000, 0x410000, "/bin/prog", NULL, 0), 0);
+	assert_int_equal(dc_prescan_add_map(p, 0x7f0000000000, 0x7f0000100000, "/lib/libc.so",
+					    bid, 3), 0);
+	assert_int_equal(dc_prescan_add_map(p, 0x7f0000200000, 0x7f0000210000, "/lib/libm.so",
+					    NULL, 0), 0);
+	/* the same library in a second process, elsewhere: one binary */
+	assert_int_equal(dc_prescan_add_map(p, 0x7e0000000000, 0x7e0000100000, "/lib/libc.so",
+					    bid, 3), 0);
+	assert_int_equal(dc_prescan_add_map(p, 0x500000, 0x510000, "/bin/unused", NULL, 0), 0);
+	assert_int_equal(dc_prescan_add_map(p, 0x600000, 0x610000, "[vdso]", NULL, 0), 0);
+	return p;
+}
+
+/* A program that calls into libc, whose packets name libm after a kernel
+ * address and an update against the last IP: prog, libc, libm, in that
+ * order, each once; a mapped binary never gone to, the [vdso] and kernel
+ * addresses are not named. */
+static void test_order_and_compression(void **state)
+{
+	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
+	char got[256];
+	struct enc x;
+	size_t len;
+
+	(void)state;
+	enc_open(&x);
+	put(&x, ppt_psb, 0, 0);
+	put(&x, ppt_fup, pt_ipc_sext_48, 0x401000);             /* prog */
+	put(&x, ppt_psbend, 0, 0);
+	put(&x, ppt_tip, pt_ipc_full, 0x7f0000001234);          /* libc */
+	put(&x, ppt_tip, pt_ipc_update_16, 0x5678);             /* libc again */
+	put(&x, ppt_tip, pt_ipc_sext_48, 0xffff800000001000);   /* kernel */
+	put(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	put(&x, ppt_tip_pge, pt_ipc_sext_48, 0x608000);         /* [vdso] */
+	put(&x, ppt_tip, pt_ipc_update_32, 0x402000);           /* prog again */
+	put(&x, ppt_tip, pt_ipc_update_48, 0x7f0000200100);     /* libm */
+	put(&x, ppt_tip, pt_ipc_update_16, 0x0200);             /* libm again */
+	len = enc_close(&x);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, x.buf, len), 0);
+	dc_prescan_config(p, &x.cfg);
+	names(p, got, sizeof(got));
+	assert_string_equal(got, "/bin/prog /lib/libc.so /lib/libm.so");
+	dc_prescan_free(p);
+}
+
+/* The stream goes on across chunks (a packet cut in two by a chunk's end
+ * is read whole), queue after queue in turn; nothing past a queue's share
+ * is read. */
+static void test_chunks_and_budget(void **state)
+{
+	struct dc_prescan *p;
+	struct enc a, b;
+	size_t la, lb, cut;
+	char got[256];
+	uint64_t off;
+
+	(void)state;
+	enc_open(&a);
+	put(&a, ppt_psb, 0, 0);
+	put(&a, ppt_psbend, 0, 0);
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
+	assert_int_equal(pt_enc_get_offset(a.e, &off), 0);
+	cut = (size_t)off + 3;                                  /* inside the next TIP */
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
+	for (int i = 0; i < 200; i++)
+		put(&a, ppt_pad, 0, 0);
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x500100);             /* past the share */
+	la = enc_close(&a);
+	enc_open(&b);
+	put(&b, ppt_psb, 0, 0);
+	put(&b, ppt_psbend, 0, 0);
+	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000000100);       /* libc */
+	lb = enc_close(&b);
+
+	p = with_maps(cut + 32, 1 << 20);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, cut), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf + cut, la - cut), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb), 0);
+	dc_prescan_config(p, &a.cfg);
+	names(p, got, sizeof(got));
+	/* queue 0's first buffer, then queue 1's */
+	assert_string_equal(got, "/lib/libm.so /bin/prog /lib/libc.so");
+	dc_prescan_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_and_compression),
+		cmocka_unit_test(test_chunks_and_budget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
