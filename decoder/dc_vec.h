@@ -61,4 +61,19 @@ static inline int dc_vec_reserve32(void **v, uint32_t *cap, size_t need, size_t 
 #define DC_VEC_PUSH_ROOM32(p, n, cap, min) \
 	dc_vec_reserve32((void **)&(p), &(cap), (size_t)(n) + 1, sizeof(*(p)), (min))
 
+/* In v[0, n), sorted by FIELD, the number of elements whose FIELD is at or
+ * below key: the index after the last of them (a binary search). */
+#define DC_VEC_UPPER(v, n, field, key)                                        \
+	({                                                                     \
+		size_t dc_a_ = 0, dc_b_ = (n);                                 \
+		while (dc_a_ < dc_b_) {                                        \
+			size_t dc_m_ = (dc_a_ + dc_b_) / 2;                    \
+			if ((v)[dc_m_].field <= (key))                         \
+				dc_a_ = dc_m_ + 1;                             \
+			else                                                   \
+				dc_b_ = dc_m_;                                 \
+		}                                                              \
+		dc_a_;                                                         \
+	})
+
 #endif

@@ -252,22 +252,14 @@ uint32_t dc_inl_lookup(struct dc_inl *in, uint64_t vaddr, uint64_t *lo, uint64_t
 {
 	uint64_t clo = 0, chi = 0;
 	Dwarf_Die cu;
-	size_t a = 0, b;
+	size_t a;
 
 	*lo = *hi = 0;
 	if (!in || !in->dw || !dwarf_addrdie(in->dw, vaddr, &cu))
 		return 0;
 	if (read_cu(in, &cu) || !cu_range(&cu, vaddr, &clo, &chi))
 		return 0;
-	b = in->nsegs;
-	while (a < b) {         /* first segment with lo > vaddr */
-		size_t mid = (a + b) / 2;
-
-		if (in->segs[mid].lo <= vaddr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = DC_VEC_UPPER(in->segs, in->nsegs, lo, vaddr);   /* first segment with lo > vaddr */
 	if (a && vaddr < in->segs[a - 1].hi) {
 		*lo = in->segs[a - 1].lo;
 		*hi = in->segs[a - 1].hi;

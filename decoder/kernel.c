@@ -531,17 +531,7 @@ bool dc_kernel_has_code(const struct dc_kernel *k, uint64_t ip)
 /* Index of the last kallsyms symbol at or below ip, or -1. */
 static long ks_find(const struct dc_kernel *k, uint64_t ip)
 {
-	size_t a = 0, b = k->nsyms;
-
-	while (a < b) {
-		size_t mid = (a + b) / 2;
-
-		if (k->syms[mid].addr <= ip)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return (long)a - 1;
+	return (long)DC_VEC_UPPER(k->syms, k->nsyms, addr, ip) - 1;
 }
 
 /* Is ip in one of the recording's kernel maps (any when it has none)? */

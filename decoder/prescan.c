@@ -183,16 +183,8 @@ static int cmp_map(const void *a, const void *b)
  * or -1. */
 static long bin_at(const struct dc_prescan *p, uint64_t ip)
 {
-	size_t a = 0, b = p->nmaps;
+	size_t a = DC_VEC_UPPER(p->maps, p->nmaps, start, ip);
 
-	while (a < b) {
-		size_t mid = (a + b) / 2;
-
-		if (p->maps[mid].start <= ip)
-			a = mid + 1;
-		else
-			b = mid;
-	}
 	return a && ip < p->maps[a - 1].end ? (long)p->maps[a - 1].bin : -1;
 }
 

@@ -439,21 +439,13 @@ int dc_sb_cpu_tid_since(const struct dc_sideband *sb, uint32_t cpu, uint64_t tim
 			uint32_t *pid, uint32_t *tid, uint64_t *since)
 {
 	const struct sb_cpu *c;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (cpu >= sb->ncpus || !sb->cpus[cpu].n)
 		return -ENOENT;
 	c = &sb->cpus[cpu];
-	hi = c->n;
 	/* last entry with ents.time <= time */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (c->ents[mid].time <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = DC_VEC_UPPER(c->ents, c->n, time, time);
 	if (!lo)
 		return -ENOENT;
 	*pid = c->ents[lo - 1].pid;

@@ -1423,22 +1423,14 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 {
 	struct dso *d = dso_get(s, dso);
 	const struct img *m;
-	size_t a = 0, b;
+	size_t a;
 
 	*lo = 0;
 	*hi = UINT64_MAX;
 	if (!d)
 		return DC_SYM_KEY_UNKNOWN;
 	m = d->img;
-	b = m->nsyms;
-	while (a < b) {         /* first symbol with start > vaddr */
-		size_t mid = (a + b) / 2;
-
-		if (m->syms[mid].start <= vaddr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = DC_VEC_UPPER(m->syms, m->nsyms, start, vaddr);   /* first symbol with start > vaddr */
 	if (a && vaddr < m->syms[a - 1].end) {
 		*lo = m->syms[a - 1].start;
 		*hi = m->syms[a - 1].end;

@@ -269,14 +269,7 @@ uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 	if (!f || !f->ok || !off_to_vaddr(f, addr - map->start + map->pgoff, &vaddr))
 		return fid;  /* unknown code: one function per mapping */
 	/* the innermost (last-starting) function containing vaddr */
-	size_t lo = 0, hi = f->nfuncs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (f->funcs[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = DC_VEC_UPPER(f->funcs, f->nfuncs, start, vaddr);
 	for (size_t i = lo; i-- > 0;) {
 		if (vaddr < f->funcs[i].end)
 			return mix(fid, f->funcs[i].start);
