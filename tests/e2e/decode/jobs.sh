@@ -16,15 +16,15 @@
 # worker thread serves every queue (dc_ptq_pool).
 . "$E2E_LIB"
 ahead() { sed -n 's/^# ahead windows \([0-9]*\) deviations \([0-9]*\)$/\1 \2/p' "$1"; }
-# same NAME FILE: events and report outputs at -j 1, 2, 4 (eager workers
-# for the events when EAGER=1)
+# same NAME FILE: events and report outputs, and their warnings, at -j 1,
+# 2, 4 (eager workers for the events when EAGER=1)
 same() {
 	local n=$1 f=$2 j o
 	for j in 1 2 4; do
 		DC_JOBS=$j "$DC_EVENTS" "$f" >"$n.ev$j" 2>"$n.everr$j" || { fail "$n: dc_events -j $j: $(head -c 300 "$n.everr$j")"; return; }
 		for o in "" --per-thread "--table --raw"; do
-			"$PTFLAME" report -q -j $j -i "$f" $o >"$n.rep$j${o// /}" 2>"$n.reperr" ||
-				{ fail "$n: report -j $j $o: $(head -c 300 "$n.reperr")"; return; }
+			"$PTFLAME" report -q -j $j -i "$f" $o >"$n.rep$j${o// /}" 2>"$n.reperr$j${o// /}" ||
+				{ fail "$n: report -j $j $o: $(head -c 300 "$n.reperr$j${o// /}")"; return; }
 		done
 	done
 	for j in 2 4; do
@@ -33,8 +33,12 @@ same() {
 		else
 			fail "$n: events at -j $j differ from -j 1: $(diff "$n.ev1" "$n.ev$j" | head -5)"
 		fi
+		cmp -s "$n.everr1" "$n.everr$j" ||
+			fail "$n: dc_events warnings at -j $j differ: $(diff "$n.everr1" "$n.everr$j" | head -5)"
 		for o in "" --per-thread --table--raw; do
 			cmp -s "$n.rep1$o" "$n.rep$j$o" || fail "$n: report -j $j $o differs from -j 1"
+			cmp -s "$n.reperr1$o" "$n.reperr$j$o" ||
+				fail "$n: report -j $j $o warnings differ: $(diff "$n.reperr1$o" "$n.reperr$j$o" | head -5)"
 		done
 	done
 }
@@ -104,11 +108,11 @@ aq=$(sed -n 's/^# ahead queues \([0-9]*\)$/\1/p' threads.cpus3.ev2)
 asked() { sed -n 's/^# ahead dwarf asked \([0-9]*\) .*/\1/p' "$1"; }
 for n in demo synth; do
 	for j in 1 2; do
-		DC_INLINE=1 DC_JOBS=$j "$DC_EVENTS" $n.data >$n.inl$j 2>$n.inlerr ||
-			fail "$n: dc_events with inline frames -j $j: $(head -c 300 $n.inlerr)"
+		DC_INLINE=1 DC_JOBS=$j "$DC_EVENTS" $n.data >$n.inl$j 2>$n.inlerr$j ||
+			fail "$n: dc_events with inline frames -j $j: $(head -c 300 $n.inlerr$j)"
 	done
-	cmp -s <(grep -v '^# ahead' $n.inl1) <(grep -v '^# ahead' $n.inl2) ||
-		fail "$n: the events with inline frames differ at -j 2"
+	cmp -s <(grep -v '^# ahead' $n.inl1) <(grep -v '^# ahead' $n.inl2) && cmp -s $n.inlerr1 $n.inlerr2 ||
+		fail "$n: the events with inline frames, or their warnings, differ at -j 2"
 	[ -z "$(asked $n.inl1)" ] || fail "$n: DWARF asked ahead at -j 1"
 done
 maps=$("$PTFLAME" dump synth.data | grep -c ' MMAP2\? .*r-xp.* file /')
