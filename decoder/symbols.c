@@ -83,7 +83,6 @@ struct dso {
 	struct img *img;        /* once loaded: never NULL                 */
 	bool inl_tried;         /* inline ranges looked for (decoder/inline.c) */
 	struct dc_inl *inl;     /* NULL: no DWARF (it reads img's DWARF)   */
-	bool preload_asked;     /* given to the preload thread             */
 };
 
 struct cache_ent {
