@@ -1128,11 +1128,18 @@ static void warn_missing(struct dc_symbols *s, const struct dso *d, const char *
 /* Where a binary's code and its separate debuginfo are (d->code_file,
  * *dbg; either may be NULL), the code file open in *code (fd -1: none),
  * d's build-id completed from it: what loading the binary and opening its
- * DWARF ahead both go by. Reads only s's directories: any thread. */
-static void locate(const struct dc_symbols *s, struct dso *d, struct elfh *code, char **dbg)
+ * DWARF ahead both go by. The debuginfo is looked for when the code file
+ * lacks symbols or DWARF (`strip -g` keeps the symbols); *dbg_syms: its
+ * symbols are the binary's (the code file has none). Reads only s's
+ * directories: any thread. */
+static void locate(const struct dc_symbols *s, struct dso *d, struct elfh *code, char **dbg,
+		   bool *dbg_syms)
 {
+	GElf_Shdr shdr;
+
 	*code = (struct elfh){ -1, NULL };
 	*dbg = NULL;
+	*dbg_syms = true;
 	d->code_file = find_code_file(s, d);
 	if (d->code_file && elf_open_file(d->code_file, code)) {
 		free(d->code_file);
@@ -1146,7 +1153,8 @@ static void locate(const struct dc_symbols *s, struct dso *d, struct elfh *code,
 			memcpy(d->bid, bid, n);
 			d->bid_size = (uint8_t)n;
 		}
-		if (!has_symtab(code->elf))
+		*dbg_syms = !has_symtab(code->elf);
+		if (*dbg_syms || !find_section(code->elf, ".debug_info", &shdr))
 			*dbg = find_debuginfo(s, d, code->elf);
 	} else if (d->bid_size) {
 		*dbg = find_debuginfo(s, d, NULL);
@@ -1158,7 +1166,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	struct symvec sv = { 0 };
 	struct elfh code = { -1, NULL };
 	struct file_id code_id, dbg_id;
-	bool dem = !s->opts.no_demangle, share = false;
+	bool dem = !s->opts.no_demangle, share = false, dbg_syms;
 	struct img *m;
 	char *dbg = NULL;
 	int ret = 0;
@@ -1199,7 +1207,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		d->img = m;
 		return ret;
 	}
-	locate(s, d, &code, &dbg);
+	locate(s, d, &code, &dbg, &dbg_syms);
 	if (!d->code_file) {
 		char hex[41] = "";
 
@@ -1234,7 +1242,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		if (!ret)
 			ret = synth_plt(m, code.elf, &sv, dem);
 	}
-	if (!ret && dbg) {
+	if (!ret && dbg && dbg_syms) {
 		struct elfh h;
 
 		if (!elf_open_file(dbg, &h)) {
@@ -1645,13 +1653,13 @@ struct preload {
 static void pre_open(struct preload *p, const char *path, const uint8_t *bid, size_t n)
 {
 	struct dso d = { .path = (char *)path, .bid_size = (uint8_t)(n > 20 ? 20 : n) };
-	bool opened = false;
+	bool opened = false, dbg_syms;
 	struct elfh code;
 	struct dwf *f;
 	char *dbg;
 
 	memcpy(d.bid, bid, d.bid_size);
-	locate(p->s, &d, &code, &dbg);
+	locate(p->s, &d, &code, &dbg, &dbg_syms);
 	elf_close(&code);
 	f = dwf_of(dbg, d.code_file, &opened);
 	free(d.code_file);

@@ -604,6 +604,49 @@ static void test_image_cache(void **state)
 	free(vi);
 }
 
+/* A binary stripped of its DWARF but not of its symbols (`strip -g`,
+ * `objcopy --strip-debug`) with its debuginfo by build-id: the names come
+ * from its own symbols, the DWARF (srclines here; inline frames the same
+ * way) from the debuginfo. */
+static void test_strip_debug_only(void **state)
+{
+	char dir[] = "/tmp/ptf-stripg-XXXXXX", hex[64], cmd[4 * PATH_MAX], path[PATH_MAX];
+	struct dc_symbols_opts o = { 0 };
+	struct dc_symbols *s;
+	struct nmsym *v;
+	size_t n = nm_funcs(tpath("symtest"), &v);
+	const struct nmsym *leaf = nm_find(v, n, "st_leaf");
+	uint8_t bid[20];
+	uint64_t lo, hi, k;
+	int dso;
+
+	(void)state;
+	assert_non_null(leaf);
+	assert_int_equal(build_id(tpath("symtest"), bid, hex, sizeof(hex)), 20);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/dbg/.build-id/%.2s && objcopy --strip-debug '%s' %s/prog && "
+		 "cp '%s' %s/dbg/.build-id/%.2s/%s.debug && "
+		 "! readelf -S %s/prog | grep -q debug_info && readelf -S %s/prog | grep -q symtab",
+		 dir, hex, tpath("symtest"), dir, tpath("symtest.debug"), dir, hex, hex + 2, dir,
+		 dir);
+	run(cmd);
+	snprintf(path, sizeof(path), "%s/dbg", dir);
+	o.debug_dir = path;
+	assert_int_equal(dc_symbols_new(&o, NULL, &s), 0);
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	dso = dc_sym_dso(s, path, bid, 20);
+	k = dc_sym_dso_lookup(s, dso, leaf->addr + 1, &lo, &hi);
+	assert_string_equal(dc_sym_name(s, k), "st_leaf");
+	assert_int_equal(lo, leaf->addr);
+	assert_non_null(dc_sym_srcline(s, k));
+	assert_non_null(strstr(dc_sym_srcline(s, k), "symtest.c:"));
+	dc_symbols_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	free(v);
+}
+
 static int nwarn;
 
 static void count_warn(void *ctx, const char *msg)
@@ -746,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_process_lookup),
 		cmocka_unit_test(test_search_paths),
+		cmocka_unit_test(test_strip_debug_only),
 		cmocka_unit_test(test_image_cache),
 		cmocka_unit_test(test_preload_dwarf),
 		cmocka_unit_test(test_build_id_eq),
