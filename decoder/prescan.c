@@ -140,7 +140,7 @@ int dc_prescan_add_map(struct dc_prescan *p, uint64_t start, uint64_t end, const
 	while ((found = dc_hash_chain(&p->bin_idx, &k, &i))) {
 		b = &p->bins[i];
 		if (!strcmp(b->path, path) && b->bid_size == build_id_size &&
-		    !memcmp(b->bid, build_id, build_id_size))
+		    (!build_id_size || !memcmp(b->bid, build_id, build_id_size)))
 			break;
 	}
 	if (!found) {
@@ -152,7 +152,8 @@ int dc_prescan_add_map(struct dc_prescan *p, uint64_t start, uint64_t end, const
 			free(b->path);
 			return -ENOMEM;
 		}
-		memcpy(b->bid, build_id, build_id_size);
+		if (build_id_size)
+			memcpy(b->bid, build_id, build_id_size);
 		b->bid_size = (uint8_t)build_id_size;
 		i = p->nbins++;
 	}

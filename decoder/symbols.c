@@ -1658,7 +1658,8 @@ static void pre_open(struct preload *p, const char *path, const uint8_t *bid, si
 	struct dwf *f;
 	char *dbg;
 
-	memcpy(d.bid, bid, d.bid_size);
+	if (d.bid_size)
+		memcpy(d.bid, bid, d.bid_size);
 	locate(p->s, &d, &code, &dbg, &dbg_syms);
 	elf_close(&code);
 	f = dwf_of(dbg, d.code_file, &opened);
