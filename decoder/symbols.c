@@ -1643,7 +1643,6 @@ struct preload {
 	bool running;
 	pthread_mutex_t mu;             /* for the rest                     */
 	bool stop, done;
-	struct dc_hash seen;            /* path and build-id hashes asked   */
 	struct dwf **held;              /* opened, kept until the end       */
 	size_t nheld, cap_held;
 	uint64_t asked, opened;
@@ -1684,8 +1683,7 @@ static void *preload_main(void *arg)
 	size_t n;
 
 	for (;;) {
-		uint64_t h, v;
-		bool stop, seen;
+		bool stop;
 
 		pthread_mutex_lock(&p->mu);
 		stop = p->stop;
@@ -1694,16 +1692,10 @@ static void *preload_main(void *arg)
 			break;
 		if (!strcmp(path, "[vdso]"))
 			continue;
-		h = dc_strhash(path, strlen(path));
-		for (size_t i = 0; i < n; i++)
-			h = dc_hash_mix(h ^ bid[i]);
-		/* (a hash that collides only loses one file's head start) */
 		pthread_mutex_lock(&p->mu);
-		seen = dc_hash_get(&p->seen, h, &v) || dc_hash_put(&p->seen, h, 1);
-		p->asked += !seen;
+		p->asked++;
 		pthread_mutex_unlock(&p->mu);
-		if (!seen)
-			pre_open(p, path, bid, n);
+		pre_open(p, path, bid, n);
 	}
 	pthread_mutex_lock(&p->mu);
 	p->done = true;
@@ -1725,7 +1717,6 @@ static void preload_free(struct preload *p)
 	for (size_t i = 0; i < p->nheld; i++)
 		dwf_put(p->held[i]);
 	free(p->held);
-	dc_hash_free(&p->seen);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

@@ -53,8 +53,9 @@ int dc_sym_dso(struct dc_symbols *s, const char *path, const uint8_t *build_id,
  * warning is given then, once). */
 const char *dc_sym_dso_file(struct dc_symbols *s, int dso);
 
-/* Binaries whose DWARF to open ahead: 1 and the next one's path and
- * build-id (NULL when none; valid until the next call), 0 when no more. */
+/* Binaries whose DWARF to open ahead, each named once: 1 and the next
+ * one's path and build-id (NULL when none; valid until the next call), 0
+ * when no more. */
 typedef int (*dc_sym_ahead_fn)(void *ctx, const char **path, const uint8_t **build_id,
 			       size_t *build_id_size);
 /* Open the DWARF (for inline frames, srclines) of each binary next names,
@@ -64,9 +65,9 @@ typedef int (*dc_sym_ahead_fn)(void *ctx, const char **path, const uint8_t **bui
  * thread then finds it open instead of waiting while its debug sections
  * inflate. Answers and warnings are the same as without. Once per
  * symbolizer; with no thread to be had, nothing is done ahead. 0, -EBUSY
- * or -ENOMEM. dc_sym_dwarf_preloaded: the binaries named (each once), the
- * files that thread opened (the others were opened first, or have no
- * DWARF) and whether next said no more. */
+ * or -ENOMEM. dc_sym_dwarf_preloaded: the binaries named (the [vdso] is
+ * passed over), the files that thread opened (the others were opened
+ * first, or have no DWARF) and whether next said no more. */
 int dc_sym_preload_from(struct dc_symbols *s, dc_sym_ahead_fn next, void *ctx);
 void dc_sym_dwarf_preloaded(const struct dc_symbols *s, uint64_t *asked, uint64_t *opened,
 			    bool *done);
