@@ -31,6 +31,7 @@ struct pmap {
 struct pchunk {
 	const uint8_t *data;
 	uint64_t size;
+	bool lost_before;          /* data was lost right before it          */
 };
 
 struct pqueue {
@@ -91,7 +92,8 @@ void dc_prescan_free(struct dc_prescan *p)
 	free(p);
 }
 
-int dc_prescan_add_chunk(struct dc_prescan *p, uint32_t q, const uint8_t *data, uint64_t size)
+int dc_prescan_add_chunk(struct dc_prescan *p, uint32_t q, const uint8_t *data, uint64_t size,
+			 bool lost_before)
 {
 	struct pqueue *pq;
 
@@ -109,7 +111,7 @@ int dc_prescan_add_chunk(struct dc_prescan *p, uint32_t q, const uint8_t *data, 
 		return 0;                  /* (past what is scanned) */
 	if (DC_VEC_PUSH_ROOM(pq->v, pq->n, pq->cap, 16))
 		return -ENOMEM;
-	pq->v[pq->n++] = (struct pchunk){ data, size };
+	pq->v[pq->n++] = (struct pchunk){ data, size, lost_before };
 	pq->bytes += size;
 	return 0;
 }
@@ -189,61 +191,82 @@ static long bin_at(const struct dc_prescan *p, uint64_t ip)
 	return a && ip < p->maps[a - 1].end ? (long)p->maps[a - 1].bin : -1;
 }
 
-/* The next buffer, from the queues in turn (one buffer of each before the
- * second of any): false when nothing is left within the budget. */
+/* Does pq have bytes left to scan within the shares? */
+static bool has_left(const struct dc_prescan *p, const struct pqueue *pq)
+{
+	return pq->next < pq->n && pq->scanned < p->per_queue && p->scanned < p->total;
+}
+
+/* Fill the buffer from pq: its next chunks, up to a chunk after lost data
+ * (its packets do not go on from the last ones), dropping the pages read
+ * again (a queue's chunks come in file order; pieces up to a page apart
+ * go in one call, as the decoder's own drops do). */
+static void fill(struct dc_prescan *p, struct pqueue *pq)
+{
+	const uint8_t *lo = NULL, *hi = NULL;
+
+	p->len = 0;
+	while (has_left(p, pq) && p->len < SCAN_BUF) {
+		const struct pchunk *c = &pq->v[pq->next];
+		uint64_t left = c->size - pq->off;
+		size_t take = left < SCAN_BUF - p->len ? (size_t)left : SCAN_BUF - p->len;
+		const uint8_t *at = c->data + pq->off;
+
+		if (p->len && !pq->off && c->lost_before)
+			break;
+		if (take > p->per_queue - pq->scanned)
+			take = (size_t)(p->per_queue - pq->scanned);
+		if (take > p->total - p->scanned)
+			take = (size_t)(p->total - p->scanned);
+		memcpy(p->buf + p->len, at, take);
+		if (p->drop_pages && hi && (at < hi || at - hi > 4096)) {
+			dc_drop_pages(lo, (uint64_t)(hi - lo));
+			lo = NULL;
+		}
+		lo = lo ? lo : at;
+		hi = at + take;
+		p->len += take;
+		p->scanned += take;
+		pq->scanned += take;
+		pq->off += take;
+		if (pq->off == c->size) {
+			pq->next++;
+			pq->off = 0;
+		}
+	}
+	if (p->drop_pages && hi)
+		dc_drop_pages(lo, (uint64_t)(hi - lo));
+}
+
+/* The next buffer that has a PSB, from the queues in turn (one buffer of
+ * each before the second of any): false when nothing is left within the
+ * shares. */
 static bool next_buffer(struct dc_prescan *p)
 {
-	const uint8_t *lo, *hi;
+	if (!p->buf && !(p->buf = malloc(SCAN_BUF)))
+		return false;
+	for (;;) {
+		struct pqueue *pq = NULL;
 
-	for (size_t tries = 0; tries < p->nqs; tries++) {
-		struct pqueue *pq = &p->qs[p->turn];
-
-		p->turn = (p->turn + 1) % p->nqs;
-		if (pq->next >= pq->n)
-			continue;
-		if (!p->buf && !(p->buf = malloc(SCAN_BUF)))
-			return false;
-		p->len = 0;
-		lo = hi = NULL;
-		while (pq->next < pq->n && p->len < SCAN_BUF && p->scanned < p->total &&
-		       pq->scanned < p->per_queue) {
-			const struct pchunk *c = &pq->v[pq->next];
-			uint64_t left = c->size - pq->off;
-			size_t take = left < SCAN_BUF - p->len ? (size_t)left : SCAN_BUF - p->len;
-
-			if (take > p->per_queue - pq->scanned)
-				take = (size_t)(p->per_queue - pq->scanned);
-			if (take > p->total - p->scanned)
-				take = (size_t)(p->total - p->scanned);
-
-			memcpy(p->buf + p->len, c->data + pq->off, take);
-			lo = lo ? lo : c->data + pq->off;
-			hi = c->data + pq->off + take;
-			p->len += take;
-			p->scanned += take;
-			pq->scanned += take;
-			pq->off += take;
-			if (pq->off == c->size) {
-				pq->next++;
-				pq->off = 0;
-			}
+		for (size_t tries = 0; tries < p->nqs && !pq; tries++) {
+			if (has_left(p, &p->qs[p->turn]))
+				pq = &p->qs[p->turn];
+			p->turn = (p->turn + 1) % p->nqs;
 		}
-		if (!p->len)
-			continue;
-		/* the pages read go again (a queue's chunks come in file
-		 * order): the decoder reads them when it gets there, and
-		 * memory stays as flat as without the scan */
-		if (p->drop_pages && hi > lo)
-			dc_drop_pages(lo, (uint64_t)(hi - lo));
+		if (!pq)
+			return false;
+		fill(p, pq);
 		pt_pkt_free_decoder(p->dec);
 		p->cfg.begin = p->buf;
 		p->cfg.end = p->buf + p->len;
 		p->dec = pt_pkt_alloc_decoder(&p->cfg);
 		p->last_ip = 0;
-		if (p->dec && pt_pkt_sync_forward(p->dec) >= 0)
+		if (!p->dec)
+			return false;
+		if (pt_pkt_sync_forward(p->dec) >= 0)
 			return true;
+		/* (no PSB in it: the queue's next one, in its turn) */
 	}
-	return false;
 }
 
 int dc_prescan_next(void *ctx, const char **path, const uint8_t **build_id,

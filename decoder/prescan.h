@@ -30,8 +30,11 @@ struct dc_prescan;
 struct dc_prescan *dc_prescan_new(uint64_t per_queue, uint64_t total, bool drop_pages);
 void dc_prescan_free(struct dc_prescan *p);
 /* Queue q's next chunk of PT data (the chunks of a queue in stream order;
- * the bytes must stay readable until the scan is done). 0 or -ENOMEM. */
-int dc_prescan_add_chunk(struct dc_prescan *p, uint32_t q, const uint8_t *data, uint64_t size);
+ * the bytes must stay readable until the scan is done); lost_before: data
+ * was lost right before it (the scan starts again at its first PSB). 0 or
+ * -ENOMEM. */
+int dc_prescan_add_chunk(struct dc_prescan *p, uint32_t q, const uint8_t *data, uint64_t size,
+			 bool lost_before);
 /* A user code mapping of the recording: [start, end) holds path's code
  * (build_id may be NULL). 0 or -ENOMEM. */
 int dc_prescan_add_map(struct dc_prescan *p, uint64_t start, uint64_t end, const char *path,

@@ -2421,13 +2421,13 @@ static int ahead_open(struct dc_ptq *q)
 	q->stop_off = r->u.w.stop_off;
 	q->next_chunk = r->u.w.next_chunk;
 	q->st.bytes += r->u.w.bytes;
+	q->ah_prebuilt += r->u.w.by_owner;   /* (before the slot goes back) */
 	ah_pop(q->ah);
 	drop_chunks(q, q->next_chunk);
 	q->carry = NULL;
 	q->carry_len = 0;
 	q->st.windows++;
 	q->ah_windows++;
-	q->ah_prebuilt += r->u.w.by_owner;
 	q->rp = true;
 	q->rp_stale = false;
 	q->rp_nops = 0;

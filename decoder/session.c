@@ -943,7 +943,7 @@ static int index_record(struct dc_session *s, const struct dc_perf_record *rec,
 		};
 		if ((!q->q && queue_decoder(s, q)) || dc_ptq_add_chunk(q->q, &c) ||
 		    (s->prescan && dc_prescan_add_chunk(s->prescan, (uint32_t)(q - s->qs), a->data,
-							a->size)))
+							a->size, c.lost_before)))
 			return -ENOMEM;
 		q->have_chunk = true;
 		q->next_off = a->offset + a->size;

@@ -109,7 +109,7 @@ static void test_order_and_compression(void **state)
 	put(&x, ppt_tip, pt_ipc_update_48, 0x7f0000200100);     /* libm */
 	put(&x, ppt_tip, pt_ipc_update_16, 0x0200);             /* libm again */
 	len = enc_close(&x);
-	assert_int_equal(dc_prescan_add_chunk(p, 0, x.buf, len), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, x.buf, len, false), 0);
 	dc_prescan_config(p, &x.cfg);
 	names(p, got, sizeof(got));
 	assert_string_equal(got, "/bin/prog /lib/libc.so /lib/libm.so");
@@ -146,13 +146,69 @@ static void test_chunks_and_budget(void **state)
 	lb = enc_close(&b);
 
 	p = with_maps(cut + 32, 1 << 20);
-	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, cut), 0);
-	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf + cut, la - cut), 0);
-	assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, cut, false), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf + cut, la - cut, false), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb, false), 0);
 	dc_prescan_config(p, &a.cfg);
 	names(p, got, sizeof(got));
 	/* queue 0's first buffer, then queue 1's */
 	assert_string_equal(got, "/lib/libm.so /bin/prog /lib/libc.so");
+	dc_prescan_free(p);
+}
+
+/* A buffer's worth of data with no PSB in it (here PADs) does not end the
+ * scan: it goes on with the queue's next buffer. */
+static void test_no_psb_in_a_buffer(void **state)
+{
+	size_t pad = 300 << 10, len;
+	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
+	uint8_t *data = calloc(1, pad + BUF);        /* zero bytes are PADs */
+	char got[256];
+	struct enc x;
+
+	(void)state;
+	assert_non_null(data);
+	enc_open(&x);
+	put(&x, ppt_psb, 0, 0);
+	put(&x, ppt_psbend, 0, 0);
+	put(&x, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
+	len = enc_close(&x);
+	memcpy(data + pad, x.buf, len);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, data, pad + len, false), 0);
+	dc_prescan_config(p, &x.cfg);
+	names(p, got, sizeof(got));
+	assert_string_equal(got, "/bin/prog");
+	dc_prescan_free(p);
+	free(data);
+}
+
+/* After lost data the packets do not go on from the last ones: the scan
+ * starts again at the chunk's first PSB, and the last IP with it (joined,
+ * the update before that PSB would name prog). */
+static void test_lost_data(void **state)
+{
+	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
+	size_t la, lb;
+	char got[256];
+	struct enc a, b;
+
+	(void)state;
+	enc_open(&a);
+	put(&a, ppt_psb, 0, 0);
+	put(&a, ppt_psbend, 0, 0);
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000001234);       /* libc */
+	la = enc_close(&a);
+	enc_open(&b);
+	put(&b, ppt_tip, pt_ipc_update_48, 0x401000);           /* lost context */
+	put(&b, ppt_psb, 0, 0);
+	put(&b, ppt_psbend, 0, 0);
+	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
+	lb = enc_close(&b);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, la, false), 0);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, b.buf, lb, true), 0);
+	dc_prescan_config(p, &a.cfg);
+	names(p, got, sizeof(got));
+	assert_string_equal(got, "/lib/libc.so /lib/libm.so");
 	dc_prescan_free(p);
 }
 
@@ -161,6 +217,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_compression),
 		cmocka_unit_test(test_chunks_and_budget),
+		cmocka_unit_test(test_no_psb_in_a_buffer),
+		cmocka_unit_test(test_lost_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
