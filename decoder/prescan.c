@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/branch.h"
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/perfdata.h"
@@ -296,7 +297,7 @@ int dc_prescan_next(void *ctx, const char **path, const uint8_t **build_id,
 		    pkt.type != ppt_fup)
 			continue;
 		dc_pt_last_ip(&p->last_ip, &pkt);
-		if (pkt.payload.ip.ipc == pt_ipc_suppressed || p->last_ip >= 0xffff800000000000ull ||
+		if (pkt.payload.ip.ipc == pt_ipc_suppressed || dc_ip_is_kernel(p->last_ip) ||
 		    (bi = bin_at(p, p->last_ip)) < 0 || p->bins[bi].named)
 			continue;
 		p->bins[bi].named = true;

@@ -883,12 +883,6 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	return ka == kb;
 }
 
-/* An address in the upper half of the x86-64 address space: the kernel's. */
-static bool kernel_ip(uint64_t ip)
-{
-	return ip >= 0xffff800000000000ull;
-}
-
 /* A legacy prefix (operand/address size, rep, segment) or REX byte. */
 static bool insn_prefix(uint8_t c)
 {
@@ -1003,7 +997,7 @@ static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p);
  * returns. Its time comes by instruction count, as a branch's. */
 static int far_branch(struct dc_ptq *q, const struct pending *p, uint64_t to)
 {
-	bool kf = kernel_ip(p->end_ip), kt = kernel_ip(to);
+	bool kf = dc_ip_is_kernel(p->end_ip), kt = dc_ip_is_kernel(to);
 	struct qev *e;
 	int ret;
 
@@ -1051,8 +1045,8 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
 		return ptic_far_call;
 	if (i + 1 < n && b[i] == 0x0f && (b[i + 1] == 0x07 || b[i + 1] == 0x35))
 		return ptic_far_return;
-	if (!n && kernel_ip(p->end_ip) != kernel_ip(to))
-		return kernel_ip(p->end_ip) ? ptic_far_return : ptic_far_call;
+	if (!n && dc_ip_is_kernel(p->end_ip) != dc_ip_is_kernel(to))
+		return dc_ip_is_kernel(p->end_ip) ? ptic_far_return : ptic_far_call;
 	return ptic_error;
 }
 
@@ -1091,7 +1085,7 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		/* (only kernel code: a user-only trace's far branches end
 		 * in TIP.PGD, never here; the class found stays in the
 		 * spent pending branch) */
-		if ((kernel_ip(p->end_ip) || kernel_ip(to)) &&
+		if ((dc_ip_is_kernel(p->end_ip) || dc_ip_is_kernel(to)) &&
 		    (p->iclass = far_class(q, p, to)) != ptic_error)
 			return far_branch(q, p, to);
 		/* fall through */
@@ -2724,7 +2718,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		return 0;
 	}
 	case ptev_async_disabled:
-		if (kernel_ip(ev->variant.async_disabled.at)) {
+		if (dc_ip_is_kernel(ev->variant.async_disabled.at)) {
 			/* disabled in the kernel (a user+kernel trace: the
 			 * thread is switched out, the sideband says so) */
 			q->pend.valid = false;
@@ -2935,11 +2929,11 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 			return ret;
 	}
 	q->unk = UNK_NONE;
-	if (q->async_from && kernel_ip(b->ip)) {
+	if (q->async_from && dc_ip_is_kernel(b->ip)) {
 		/* an interrupt or fault whose kernel code is decoded: out of
 		 * user code (a TRACE_OFF with the kernel entry), or nested in
 		 * kernel code like a call (its iret returns) */
-		if (!kernel_ip(q->async_from))
+		if (!dc_ip_is_kernel(q->async_from))
 			ret = push(q, DC_EV_TRACE_OFF, DC_OFF_FAULT, q->async_from, b->ip,
 				   q->async_ns);
 		else
@@ -3256,12 +3250,12 @@ static int into_kernel(struct dc_ptq *q, uint64_t ip)
 		bool named = false;
 
 		q->ops.kernel_code(q->ctx, ip, &named);
-		if (named && kernel_ip(from) && q->pend.valid && (ret = resolve(q, ip)))
+		if (named && dc_ip_is_kernel(from) && q->pend.valid && (ret = resolve(q, ip)))
 			return ret;
-		if (named && !kernel_ip(from))
+		if (named && !dc_ip_is_kernel(from))
 			to = ip;
 	}
-	if (kernel_ip(from)) {
+	if (dc_ip_is_kernel(from)) {
 		/* from the kernel to the kernel: it was there already */
 		from = 0;
 		reason = DC_OFF_KERNEL;
@@ -3322,7 +3316,7 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	if (err == -pte_nomap && ip && have_thread(q)) {
 		int ret = 1;
 
-		if (kernel_ip(ip))
+		if (dc_ip_is_kernel(ip))
 			ret = into_kernel(q, ip);
 		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
 			ret = into_missing(q, ip);
@@ -3569,7 +3563,7 @@ static int do_ctx(struct dc_ptq *q)
 		/* enabled in the kernel (a user+kernel trace): in the kernel
 		 * until the code says otherwise (into_kernel when it cannot be
 		 * decoded) */
-		if (kernel_ip(q->ctx_ip) && !kernel_code(q, q->ctx_ip)) {
+		if (dc_ip_is_kernel(q->ctx_ip) && !kernel_code(q, q->ctx_ip)) {
 			q->unk = UNK_KERNEL;
 			q->unk_tid = q->tid;
 			return push(q, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, q->ctx_ns);

@@ -25,7 +25,6 @@
 #include "decoder/dc_vec.h"
 #include "decoder/script_import.h"
 
-#define KERNEL_START 0xffff800000000000ull
 enum { NSITES = 256, QCAP = 8, MAX_CPU = 65536 };
 #define SIGNAL_MARK UINT64_MAX   /* a site entry: async entry (signal handler) */
 
@@ -370,11 +369,6 @@ static void qpush(struct dc_script *s, const struct dc_event *ev, const char *co
 	e->comm = comm;
 }
 
-static bool is_kernel(uint64_t ip)
-{
-	return ip >= KERNEL_START;
-}
-
 /* Queue an event; a new name of its thread goes with it. */
 static void emit(struct dc_script *s, struct thr *t, const struct dc_event *ev)
 {
@@ -539,8 +533,8 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 
 	if (!from && !to)
 		return false;
-	if (!from || (is_kernel(from) && !is_kernel(to))) {
-		if (is_kernel(to))
+	if (!from || (dc_ip_is_kernel(from) && !dc_ip_is_kernel(to))) {
+		if (dc_ip_is_kernel(to))
 			return false;
 		ev->kind = DC_EV_TRACE_ON;
 		ev->from_ip = 0;
@@ -548,14 +542,14 @@ static bool classify_noflags(struct thr *t, const struct dc_script_line *l,
 		t->in_sigreturn = false;
 		return true;
 	}
-	if (is_kernel(from))
+	if (dc_ip_is_kernel(from))
 		return false;           /* kernel to kernel */
 	if (reveal_jump(t, l, kfrom, pre)) {
 		pre->pid = ev->pid;
 		pre->tid = ev->tid;
 		pre->cpu = ev->cpu;
 	}
-	if (!to || is_kernel(to)) {
+	if (!to || dc_ip_is_kernel(to)) {
 		ev->kind = DC_EV_TRACE_OFF;
 		ev->to_ip = 0;
 		ev->reason = 0;
@@ -586,7 +580,7 @@ static bool classify_flags(struct thr *t, const struct dc_script_line *l,
 {
 	uint32_t f = l->flags;
 	uint64_t from = l->from.ip, to = l->to.ip;
-	bool kf = is_kernel(from), kt = is_kernel(to);
+	bool kf = dc_ip_is_kernel(from), kt = dc_ip_is_kernel(to);
 
 	if (f & DC_SF_TRACE_END) {
 		if (kf || !from)
