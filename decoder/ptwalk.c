@@ -389,16 +389,18 @@ bool dc_walk_read_code(const struct dc_walk *w)
 }
 
 /* pt_qry_time, which sets its outputs whatever it returns; the next
- * query changes it (qry). */
-static int qtime(struct dc_walk *w, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+ * query changes it (qry). Only the tsc is read here: the lost counts,
+ * which libipt stores as two 4-byte words, are read apart when a tick is
+ * made (read with the tsc, the compiler loaded them as one 8-byte word,
+ * which the CPU cannot forward from the two stores: a stall on every
+ * block, two thirds of tick's time). */
+static int qtime(struct dc_walk *w, uint64_t *tsc)
 {
 	if (!w->t_ok) {
 		w->t_ret = pt_qry_time(w->qry, &w->t_tsc, &w->t_mtc, &w->t_cyc);
 		w->t_ok = true;
 	}
 	*tsc = w->t_tsc;
-	*lost_mtc = w->t_mtc;
-	*lost_cyc = w->t_cyc;
 	return w->t_ret;
 }
 
@@ -411,9 +413,7 @@ static struct pt_query_decoder *qry(struct dc_walk *w)
 
 int dc_walk_time(struct dc_walk *w, uint64_t *tsc)
 {
-	uint32_t lost_mtc, lost_cyc;
-
-	return qtime(w, tsc, &lost_mtc, &lost_cyc);
+	return qtime(w, tsc);
 }
 
 int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off)
@@ -498,7 +498,6 @@ static int status_of(const struct dc_walk *w, int flags)
 /* A tick event when the time moved since the last event (pt_blk_tick). */
 static int tick(struct dc_walk *w, uint64_t ip)
 {
-	uint32_t lost_mtc = 0, lost_cyc = 0;
 	uint64_t tsc = 0;
 	int err;
 
@@ -506,7 +505,7 @@ static int tick(struct dc_walk *w, uint64_t ip)
 		return BAIL();
 	if (w->process_event)
 		return 0;
-	err = qtime(w, &tsc, &lost_mtc, &lost_cyc);
+	err = qtime(w, &tsc);
 	if (err < 0 && err != -pte_no_time)
 		return BAIL();
 	if (tsc == w->event.tsc)
@@ -516,8 +515,8 @@ static int tick(struct dc_walk *w, uint64_t ip)
 	w->event.variant.tick.ip = ip;
 	w->event.has_tsc = err != -pte_no_time;
 	w->event.tsc = tsc;
-	w->event.lost_mtc = lost_mtc;
-	w->event.lost_cyc = lost_cyc;
+	w->event.lost_mtc = w->t_mtc;
+	w->event.lost_cyc = w->t_cyc;
 	w->process_event = true;
 	return 0;
 }
