@@ -212,6 +212,45 @@ static void test_lost_data(void **state)
 	dc_prescan_free(p);
 }
 
+/* The total share is for all queues together: what is scanned of one
+ * queue counts against the others' (the second queue's libm, past it, is
+ * not named; with room for both, it is). */
+static void test_total_share(void **state)
+{
+	struct dc_prescan *p;
+	struct enc a, b;
+	size_t la, lb, cut;
+	char got[256];
+	uint64_t off;
+
+	(void)state;
+	enc_open(&a);
+	put(&a, ppt_psb, 0, 0);
+	put(&a, ppt_psbend, 0, 0);
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
+	assert_int_equal(pt_enc_get_offset(a.e, &off), 0);
+	cut = (size_t)off;
+	for (int i = 0; i < 100; i++)
+		put(&a, ppt_pad, 0, 0);
+	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000001234);       /* libc */
+	la = enc_close(&a);
+	enc_open(&b);
+	put(&b, ppt_psb, 0, 0);
+	put(&b, ppt_psbend, 0, 0);
+	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
+	lb = enc_close(&b);
+
+	for (int room = 0; room < 2; room++) {
+		p = with_maps(1 << 20, room ? la + lb : cut + 16);
+		assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, la, false), 0);
+		assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb, false), 0);
+		dc_prescan_config(p, &a.cfg);
+		names(p, got, sizeof(got));
+		assert_string_equal(got, room ? "/bin/prog /lib/libc.so /lib/libm.so" : "/bin/prog");
+		dc_prescan_free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_and_budget),
 		cmocka_unit_test(test_no_psb_in_a_buffer),
 		cmocka_unit_test(test_lost_data),
+		cmocka_unit_test(test_total_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
