@@ -107,7 +107,10 @@ struct dc_ptq_config {
 	 * does not tell): the clock is coarse even before an MTC is seen. */
 	bool mtc;
 	/* The chunks lie in a dc_perf_file's read-only mapping: drop their
-	 * pages once decoded (dc_drop_pages), so memory stays flat. */
+	 * pages once decoded (dc_drop_pages), so memory stays flat. A drop
+	 * may take the pages of what lies between a queue's chunks (other
+	 * queues' chunks, records), which are read again from the file if
+	 * still needed: never set it for chunks in memory of one's own. */
 	bool drop_chunks;
 	/* Decode ahead: a worker thread runs libipt over the coming windows
 	 * (with a snapshot of the current image) while the owner's thread
