@@ -41,6 +41,34 @@ static void put(struct enc *x, enum pt_packet_type type, enum pt_ip_compression 
 	assert_true(pt_enc_next(x->e, &p) > 0);
 }
 
+/* A TIP with the full ip; n PADs; the stream's length so far. */
+static void tip(struct enc *x, uint64_t ip)
+{
+	put(x, ppt_tip, pt_ipc_sext_48, ip);
+}
+
+static void pads(struct enc *x, int n)
+{
+	while (n-- > 0)
+		put(x, ppt_pad, 0, 0);
+}
+
+static size_t enc_at(struct enc *x)
+{
+	uint64_t off;
+
+	assert_int_equal(pt_enc_get_offset(x->e, &off), 0);
+	return (size_t)off;
+}
+
+/* A stream that starts with an empty PSB+. */
+static void enc_psb(struct enc *x)
+{
+	enc_open(x);
+	put(x, ppt_psb, 0, 0);
+	put(x, ppt_psbend, 0, 0);
+}
+
 static size_t enc_close(struct enc *x)
 {
 	uint64_t off;
@@ -102,7 +130,7 @@ static void test_order_and_compression(void **state)
 	put(&x, ppt_psbend, 0, 0);
 	put(&x, ppt_tip, pt_ipc_full, 0x7f0000001234);          /* libc */
 	put(&x, ppt_tip, pt_ipc_update_16, 0x5678);             /* libc again */
-	put(&x, ppt_tip, pt_ipc_sext_48, 0xffff800000001000);   /* kernel */
+	tip(&x, 0xffff800000001000);                            /* kernel */
 	put(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
 	put(&x, ppt_tip_pge, pt_ipc_sext_48, 0x608000);         /* [vdso] */
 	put(&x, ppt_tip, pt_ipc_update_32, 0x402000);           /* prog again */
@@ -125,24 +153,17 @@ static void test_chunks_and_budget(void **state)
 	struct enc a, b;
 	size_t la, lb, cut;
 	char got[256];
-	uint64_t off;
 
 	(void)state;
-	enc_open(&a);
-	put(&a, ppt_psb, 0, 0);
-	put(&a, ppt_psbend, 0, 0);
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
-	assert_int_equal(pt_enc_get_offset(a.e, &off), 0);
-	cut = (size_t)off + 3;                                  /* inside the next TIP */
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
-	for (int i = 0; i < 200; i++)
-		put(&a, ppt_pad, 0, 0);
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x500100);             /* past the share */
+	enc_psb(&a);
+	tip(&a, 0x7f0000200100);                                /* libm */
+	cut = enc_at(&a) + 3;                                  /* inside the next TIP */
+	tip(&a, 0x401000);                                      /* prog */
+	pads(&a, 200);
+	tip(&a, 0x500100);                                      /* past the share */
 	la = enc_close(&a);
-	enc_open(&b);
-	put(&b, ppt_psb, 0, 0);
-	put(&b, ppt_psbend, 0, 0);
-	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000000100);       /* libc */
+	enc_psb(&b);
+	tip(&b, 0x7f0000000100);                                /* libc */
 	lb = enc_close(&b);
 
 	p = with_maps(cut + 32, 1 << 20);
@@ -168,10 +189,8 @@ static void test_no_psb_in_a_buffer(void **state)
 
 	(void)state;
 	assert_non_null(data);
-	enc_open(&x);
-	put(&x, ppt_psb, 0, 0);
-	put(&x, ppt_psbend, 0, 0);
-	put(&x, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
+	enc_psb(&x);
+	tip(&x, 0x401000);                                      /* prog */
 	len = enc_close(&x);
 	memcpy(data + pad, x.buf, len);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, data, pad + len, false), 0);
@@ -193,16 +212,14 @@ static void test_lost_data(void **state)
 	struct enc a, b;
 
 	(void)state;
-	enc_open(&a);
-	put(&a, ppt_psb, 0, 0);
-	put(&a, ppt_psbend, 0, 0);
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000001234);       /* libc */
+	enc_psb(&a);
+	tip(&a, 0x7f0000001234);                                /* libc */
 	la = enc_close(&a);
 	enc_open(&b);
 	put(&b, ppt_tip, pt_ipc_update_48, 0x401000);           /* lost context */
 	put(&b, ppt_psb, 0, 0);
 	put(&b, ppt_psbend, 0, 0);
-	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
+	tip(&b, 0x7f0000200100);                                /* libm */
 	lb = enc_close(&b);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, la, false), 0);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, b.buf, lb, true), 0);
@@ -221,23 +238,16 @@ static void test_total_share(void **state)
 	struct enc a, b;
 	size_t la, lb, cut;
 	char got[256];
-	uint64_t off;
 
 	(void)state;
-	enc_open(&a);
-	put(&a, ppt_psb, 0, 0);
-	put(&a, ppt_psbend, 0, 0);
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x401000);             /* prog */
-	assert_int_equal(pt_enc_get_offset(a.e, &off), 0);
-	cut = (size_t)off;
-	for (int i = 0; i < 100; i++)
-		put(&a, ppt_pad, 0, 0);
-	put(&a, ppt_tip, pt_ipc_sext_48, 0x7f0000001234);       /* libc */
+	enc_psb(&a);
+	tip(&a, 0x401000);                                      /* prog */
+	cut = enc_at(&a);
+	pads(&a, 100);
+	tip(&a, 0x7f0000001234);                                /* libc */
 	la = enc_close(&a);
-	enc_open(&b);
-	put(&b, ppt_psb, 0, 0);
-	put(&b, ppt_psbend, 0, 0);
-	put(&b, ppt_tip, pt_ipc_sext_48, 0x7f0000200100);       /* libm */
+	enc_psb(&b);
+	tip(&b, 0x7f0000200100);                                /* libm */
 	lb = enc_close(&b);
 
 	for (int room = 0; room < 2; room++) {
