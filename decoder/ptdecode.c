@@ -357,20 +357,20 @@ enum { DROP_GAP = 64 << 10 };
 
 /* Chunks before `upto` are decoded (or copied into the window): their
  * pages may go (see dc_ptq_config.drop_chunks). */
-
 static void drop_chunks(struct dc_ptq *q, size_t upto)
 {
 	for (; q->dropped < upto && q->cfg.drop_chunks; q->dropped++) {
 		const struct dc_ptq_chunk *c = &q->chunks[q->dropped];
 
-		/* Chunks that follow each other in the file go in one call
-		 * of 1 MiB or more: each call interrupts the other CPUs that
-		 * run this process's threads, to flush their TLBs. Between
-		 * them may be a record's header, or other queues' chunks (a
+		/* Chunks up to DROP_GAP apart in the file go in one call,
+		 * made when the span reaches 1 MiB (or the next chunk is
+		 * further on, or at the end): each call interrupts the other
+		 * CPUs that run this process's threads, to flush their TLBs.
+		 * Between them may be records, or other queues' chunks (a
 		 * per-CPU trace's queues take turns in the file every few
-		 * KiB: a call per chunk was 3757 calls on a 2-queue trace of
-		 * 18 MiB); their pages, if still to be read, are read again
-		 * from the page cache. */
+		 * KiB: a call per chunk was 3756 calls on a 2-queue trace of
+		 * 18 MiB); their pages, if still needed, are read again from
+		 * the page cache. */
 		if (q->drop_hi && c->data >= q->drop_hi && c->data - q->drop_hi <= DROP_GAP) {
 			q->drop_hi = c->data + c->size;
 			continue;
