@@ -201,8 +201,8 @@ static bool has_left(const struct dc_prescan *p, const struct pqueue *pq)
 /* Fill the buffer from pq: its next chunks, up to a chunk after lost data
  * (its packets do not go on from the last ones), dropping the pages read
  * again (a queue's chunks come in file order; pieces up to a page apart
- * go in one call: not across other queues' chunks, as the decoder's own
- * drops go, since the main thread decodes those same first MiBs now). */
+ * go in one call, not across other queues' chunks as the decoder's own
+ * drops go: the main thread is decoding those first MiBs meanwhile). */
 static void fill(struct dc_prescan *p, struct pqueue *pq)
 {
 	const uint8_t *lo = NULL, *hi = NULL;

@@ -71,11 +71,10 @@ static void enc_psb(struct enc *x)
 
 static size_t enc_close(struct enc *x)
 {
-	uint64_t off;
+	size_t len = enc_at(x);
 
-	assert_int_equal(pt_enc_get_offset(x->e, &off), 0);
 	pt_free_encoder(x->e);
-	return (size_t)off;
+	return len;
 }
 
 /* The names dc_prescan_next gives, joined with spaces. */
@@ -157,7 +156,7 @@ static void test_chunks_and_budget(void **state)
 	(void)state;
 	enc_psb(&a);
 	tip(&a, 0x7f0000200100);                                /* libm */
-	cut = enc_at(&a) + 3;                                  /* inside the next TIP */
+	cut = enc_at(&a) + 3;                                   /* inside the next TIP */
 	tip(&a, 0x401000);                                      /* prog */
 	pads(&a, 200);
 	tip(&a, 0x500100);                                      /* past the share */
