@@ -77,19 +77,23 @@ static size_t enc_close(struct enc *x)
 	return len;
 }
 
-/* The names dc_prescan_next gives, joined with spaces. */
-static void names(struct dc_prescan *p, char *out, size_t len)
+/* Scanning with cfg names want (the names dc_prescan_next gives, joined
+ * with spaces), and nothing more; p is freed. */
+static void expect_names(struct dc_prescan *p, const struct pt_config *cfg, const char *want)
 {
 	const uint8_t *bid;
 	const char *path;
+	char got[256] = "";
 	size_t n;
 
-	out[0] = 0;
+	dc_prescan_config(p, cfg);
 	while (dc_prescan_next(p, &path, &bid, &n) > 0) {
-		if (out[0])
-			strncat(out, " ", len - strlen(out) - 1);
-		strncat(out, path, len - strlen(out) - 1);
+		if (got[0])
+			strncat(got, " ", sizeof(got) - strlen(got) - 1);
+		strncat(got, path, sizeof(got) - strlen(got) - 1);
 	}
+	assert_string_equal(got, want);
+	dc_prescan_free(p);
 }
 
 static struct dc_prescan *with_maps(uint64_t per_queue, uint64_t total)
@@ -118,7 +122,6 @@ static struct dc_prescan *with_maps(uint64_t per_queue, uint64_t total)
 static void test_order_and_compression(void **state)
 {
 	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
-	char got[256];
 	struct enc x;
 	size_t len;
 
@@ -137,10 +140,7 @@ static void test_order_and_compression(void **state)
 	put(&x, ppt_tip, pt_ipc_update_16, 0x0200);             /* libm again */
 	len = enc_close(&x);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, x.buf, len, false), 0);
-	dc_prescan_config(p, &x.cfg);
-	names(p, got, sizeof(got));
-	assert_string_equal(got, "/bin/prog /lib/libc.so /lib/libm.so");
-	dc_prescan_free(p);
+	expect_names(p, &x.cfg, "/bin/prog /lib/libc.so /lib/libm.so");
 }
 
 /* The stream goes on across chunks (a packet cut in two by a chunk's end
@@ -151,7 +151,6 @@ static void test_chunks_and_budget(void **state)
 	struct dc_prescan *p;
 	struct enc a, b;
 	size_t la, lb, cut;
-	char got[256];
 
 	(void)state;
 	enc_psb(&a);
@@ -169,11 +168,8 @@ static void test_chunks_and_budget(void **state)
 	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, cut, false), 0);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf + cut, la - cut, false), 0);
 	assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb, false), 0);
-	dc_prescan_config(p, &a.cfg);
-	names(p, got, sizeof(got));
 	/* queue 0's first buffer, then queue 1's */
-	assert_string_equal(got, "/lib/libm.so /bin/prog /lib/libc.so");
-	dc_prescan_free(p);
+	expect_names(p, &a.cfg, "/lib/libm.so /bin/prog /lib/libc.so");
 }
 
 /* A buffer's worth of data with no PSB in it (here PADs) does not end the
@@ -183,7 +179,6 @@ static void test_no_psb_in_a_buffer(void **state)
 	size_t pad = 300 << 10, len;
 	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
 	uint8_t *data = calloc(1, pad + BUF);        /* zero bytes are PADs */
-	char got[256];
 	struct enc x;
 
 	(void)state;
@@ -193,10 +188,7 @@ static void test_no_psb_in_a_buffer(void **state)
 	len = enc_close(&x);
 	memcpy(data + pad, x.buf, len);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, data, pad + len, false), 0);
-	dc_prescan_config(p, &x.cfg);
-	names(p, got, sizeof(got));
-	assert_string_equal(got, "/bin/prog");
-	dc_prescan_free(p);
+	expect_names(p, &x.cfg, "/bin/prog");
 	free(data);
 }
 
@@ -207,7 +199,6 @@ static void test_lost_data(void **state)
 {
 	struct dc_prescan *p = with_maps(1 << 20, 1 << 20);
 	size_t la, lb;
-	char got[256];
 	struct enc a, b;
 
 	(void)state;
@@ -222,10 +213,7 @@ static void test_lost_data(void **state)
 	lb = enc_close(&b);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, la, false), 0);
 	assert_int_equal(dc_prescan_add_chunk(p, 0, b.buf, lb, true), 0);
-	dc_prescan_config(p, &a.cfg);
-	names(p, got, sizeof(got));
-	assert_string_equal(got, "/lib/libc.so /lib/libm.so");
-	dc_prescan_free(p);
+	expect_names(p, &a.cfg, "/lib/libc.so /lib/libm.so");
 }
 
 /* The total share is for all queues together: what is scanned of one
@@ -236,7 +224,6 @@ static void test_total_share(void **state)
 	struct dc_prescan *p;
 	struct enc a, b;
 	size_t la, lb, cut;
-	char got[256];
 
 	(void)state;
 	enc_psb(&a);
@@ -253,10 +240,7 @@ static void test_total_share(void **state)
 		p = with_maps(1 << 20, room ? la + lb : cut + 16);
 		assert_int_equal(dc_prescan_add_chunk(p, 0, a.buf, la, false), 0);
 		assert_int_equal(dc_prescan_add_chunk(p, 1, b.buf, lb, false), 0);
-		dc_prescan_config(p, &a.cfg);
-		names(p, got, sizeof(got));
-		assert_string_equal(got, room ? "/bin/prog /lib/libc.so /lib/libm.so" : "/bin/prog");
-		dc_prescan_free(p);
+		expect_names(p, &a.cfg, room ? "/bin/prog /lib/libc.so /lib/libm.so" : "/bin/prog");
 	}
 }
 
