@@ -278,7 +278,8 @@ int dc_prescan_next(void *ctx, const char **path, const uint8_t **build_id,
 	struct pt_packet pkt;
 
 	if (!p->sorted) {
-		qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
+		if (p->nmaps)   /* (no maps: none allocated, and qsort wants an array) */
+			qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
 		p->sorted = true;
 	}
 	while (p->named < p->nbins) {

@@ -244,6 +244,23 @@ static void test_total_share(void **state)
 	}
 }
 
+/* A recording with no user code mapping (the fuzzer made one): nothing
+ * to name, and no map array to sort. */
+static void test_no_maps(void **state)
+{
+	struct dc_prescan *p = dc_prescan_new(1 << 20, 1 << 20, false);
+	struct enc x;
+	size_t len;
+
+	(void)state;
+	assert_non_null(p);
+	enc_psb(&x);
+	tip(&x, 0x401000);
+	len = enc_close(&x);
+	assert_int_equal(dc_prescan_add_chunk(p, 0, x.buf, len, false), 0);
+	expect_names(p, &x.cfg, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_no_psb_in_a_buffer),
 		cmocka_unit_test(test_lost_data),
 		cmocka_unit_test(test_total_share),
+		cmocka_unit_test(test_no_maps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
