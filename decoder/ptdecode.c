@@ -2252,23 +2252,30 @@ static void ah_give(struct dc_ptq_pool *p, struct ahead *a)
 	ah_wake(&t->seq);
 }
 
-/* The owner's next record (waiting for it). */
-static struct rrec *ah_peek(struct ahead *a)
+/* ah_peek when the records seen are all taken: look again, else wait. */
+static __attribute__((noinline)) struct rrec *ah_peek_wait(struct ahead *a)
 {
-	if (a->ltail == a->head_seen) {
+	a->head_seen = atomic_load(&a->head);
+	while (a->ltail == a->head_seen && ah_prebuild(a))
 		a->head_seen = atomic_load(&a->head);
-		while (a->ltail == a->head_seen && ah_prebuild(a))
-			a->head_seen = atomic_load(&a->head);
-		if (a->ltail == a->head_seen) {
-			atomic_store(&a->tail, a->ltail);
-			atomic_store(&a->cwant, a->ltail + AH_WAKE);
-			/* (the thread may be in another queue's turn: this one next) */
-			atomic_store(&a->t->attn, true);
-			if (atomic_exchange(&a->pwait, false))
-				ah_wake(a->pseq);
-			ah_sleep(a);
-		}
+	if (a->ltail == a->head_seen) {
+		atomic_store(&a->tail, a->ltail);
+		atomic_store(&a->cwant, a->ltail + AH_WAKE);
+		/* (the thread may be in another queue's turn: this one next) */
+		atomic_store(&a->t->attn, true);
+		if (atomic_exchange(&a->pwait, false))
+			ah_wake(a->pseq);
+		ah_sleep(a);
 	}
+	return &a->ring[a->ltail % AH_RING];
+}
+
+/* The owner's next record (waiting for it). Inlined: runs for every
+ * block, and the call cost more than the check. */
+static inline struct rrec *ah_peek(struct ahead *a)
+{
+	if (a->ltail == a->head_seen)
+		return ah_peek_wait(a);
 	return &a->ring[a->ltail % AH_RING];
 }
 
@@ -2471,7 +2478,7 @@ static int rp_go_live(struct dc_ptq *q)
 }
 
 /* The next record if it is of this kind and the replay can go on. */
-static struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
+static inline struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 {
 	struct rrec *r;
 
