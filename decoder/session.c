@@ -125,7 +125,13 @@ struct dc_session {
 	const void *next_raw;      /* the due record parsed into next_rec  */
 	struct dc_perf_record next_rec;
 
-	size_t *heap;              /* queue indexes */
+	/* The queues by their next event's time. The time is kept with
+	 * the queue: only the queue on top is filled or popped, and the
+	 * callbacks its fill makes change no other queue's head (a context
+	 * point raises only its own queue's time), so the others' times
+	 * hold. Reading them from the queues again on every event took 2 %
+	 * more time at -j 1 on xz traces of 8 and 16 CPUs. */
+	struct hent { size_t q; uint64_t key; } *heap;
 	size_t nheap;
 
 	bool per_cpu, ran;
@@ -1460,15 +1466,16 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 	}
 }
 
-static uint64_t hkey(struct dc_session *s, size_t i)
+static uint64_t hkey(const struct dc_session *s, size_t i)
 {
-	return dc_ptq_head_time(s->qs[s->heap[i]].q);
+	return s->heap[i].key;
 }
 
 static void heap_down(struct dc_session *s, size_t i)
 {
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i, t;
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct hent t;
 
 		if (l < s->nheap && hkey(s, l) < hkey(s, m))
 			m = l;
@@ -1486,7 +1493,8 @@ static void heap_down(struct dc_session *s, size_t i)
 static void heap_up(struct dc_session *s, size_t i)
 {
 	while (i && hkey(s, i) < hkey(s, (i - 1) / 2)) {
-		size_t p = (i - 1) / 2, t = s->heap[i];
+		size_t p = (i - 1) / 2;
+		struct hent t = s->heap[i];
 
 		s->heap[i] = s->heap[p];
 		s->heap[p] = t;
@@ -1587,7 +1595,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		if (ret < 0)
 			goto out;
 		if (ret) {
-			s->heap[s->nheap++] = i;
+			s->heap[s->nheap++] = (struct hent){ i, dc_ptq_head_time(s->qs[i].q) };
 			heap_up(s, s->nheap - 1);
 		}
 	}
@@ -1622,7 +1630,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		} else if (!s->nheap) {
 			break;
 		}
-		q = s->qs[s->heap[0]].q;
+		q = s->qs[s->heap[0].q].q;
 		ret = dc_ptq_pop(q, &ev);
 		if (ret < 0)
 			goto out;
@@ -1632,6 +1640,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		if (ret < 0)
 			goto out;
 		if (ret) {
+			s->heap[0].key = dc_ptq_head_time(q);
 			heap_down(s, 0);
 		} else {
 			s->heap[0] = s->heap[--s->nheap];
