@@ -2253,7 +2253,7 @@ static void ah_give(struct dc_ptq_pool *p, struct ahead *a)
 }
 
 /* ah_peek when the records seen are all taken: look again, else wait. */
-static __attribute__((noinline)) struct rrec *ah_peek_wait(struct ahead *a)
+static __attribute__((noinline)) void ah_peek_wait(struct ahead *a)
 {
 	a->head_seen = atomic_load(&a->head);
 	while (a->ltail == a->head_seen && ah_prebuild(a))
@@ -2267,7 +2267,6 @@ static __attribute__((noinline)) struct rrec *ah_peek_wait(struct ahead *a)
 			ah_wake(a->pseq);
 		ah_sleep(a);
 	}
-	return &a->ring[a->ltail % AH_RING];
 }
 
 /* The owner's next record (waiting for it). Inlined: runs for every
@@ -2275,7 +2274,7 @@ static __attribute__((noinline)) struct rrec *ah_peek_wait(struct ahead *a)
 static inline struct rrec *ah_peek(struct ahead *a)
 {
 	if (a->ltail == a->head_seen)
-		return ah_peek_wait(a);
+		ah_peek_wait(a);
 	return &a->ring[a->ltail % AH_RING];
 }
 
