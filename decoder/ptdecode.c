@@ -32,6 +32,7 @@
 #include "decoder/ptdecode.h"
 #include "decoder/pt_lastip.h"
 #include "decoder/ptdecode_clk.h"
+#include "decoder/ptpkt.h"
 #include "decoder/decoder.h"
 
 enum ctx_kind { CTX_NONE, CTX_ENABLE, CTX_SYNC };
@@ -1332,33 +1333,22 @@ static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
 static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
 			 uint8_t *buf_w, int *coarse)
 {
-	struct pt_config pc = *base;
-	struct pt_packet_decoder *pd;
+	struct dc_pkt_it it;
 	struct cyc_fix f;
-	struct pt_packet pkt;
+	struct dc_pkt k;
 	bool any = false;
 	int ret;
 
 	cyc_fix_reset(&f, buf, len);
-	pc.size = sizeof(pc);
-	pc.begin = (uint8_t *)buf;
-	pc.end = (uint8_t *)buf + len;
-	pd = pt_pkt_alloc_decoder(&pc);
-	if (!pd)
+	if (dc_pkt_it_init(&it, base, buf, len))
 		return false;
-	ret = pt_pkt_sync_forward(pd);
-	while (ret >= 0) {
-		uint64_t off = 0;
-
-		pt_pkt_get_offset(pd, &off);
-		ret = pt_pkt_next(pd, &pkt, sizeof(pkt));
-		if (ret < 0) {
+	while ((ret = dc_pkt_next(&it, &k)) >= 0) {
+		if (!ret) {
 			/* libipt's decoder resyncs there: fresh state */
 			cyc_fix_reset(&f, buf, len);
-			ret = pt_pkt_sync_forward(pd);
 			continue;
 		}
-		switch (pkt.type) {
+		switch (k.type) {
 		case ppt_psb:
 			f.in_psb = true;
 			break;
@@ -1367,7 +1357,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			break;
 		case ppt_cbr:
 			/* outside PSB+, a CBR restarts the calibration */
-			f.cbr = pkt.payload.cbr.ratio;
+			f.cbr = (uint8_t)k.val;
 			if (f.in_psb)
 				break;
 			/* fall through */
@@ -1379,10 +1369,10 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 		case ppt_cyc:
 			if (coarse)
 				*coarse = 0;
-			f.cyc += pkt.payload.cyc.value;
-			f.last_cyc = (size_t)off + 1;
-			f.last_size = pkt.size;
-			f.last_val = pkt.payload.cyc.value;
+			f.cyc += k.val;
+			f.last_cyc = (size_t)k.off + 1;
+			f.last_size = k.size;
+			f.last_val = k.val;
 			continue;
 		case ppt_tsc:
 			if (f.last_cyc && f.ngap < GAP_MAX) {
@@ -1395,49 +1385,37 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			}
 			break;
 		case ppt_mode:
-			if (pkt.payload.mode.leaf == pt_mol_exec && off + 1 < len)
-				f.exec = buf[off + 1];
+			if (k.val == pt_mol_exec && k.off + 1 < len)
+				f.exec = buf[k.off + 1];
 			break;
 		case ppt_mtc:
 			if (coarse && *coarse < 0)
 				*coarse = 1;
-			any |= cyc_fix_mtc(&f, &pc, (uint32_t)pkt.payload.mtc.ctc << pc.mtc_freq,
-					   buf_w);
+			any |= cyc_fix_mtc(&f, base, (uint32_t)k.val << base->mtc_freq, buf_w);
 			break;
 		default:
 			break;
 		}
-		if (pkt.type != ppt_pad)
+		if (k.type != ppt_pad)
 			f.last_cyc = 0;
 	}
-	pt_pkt_free_decoder(pd);
+	dc_pkt_it_fini(&it);
 	return any;
 }
 
 /* Is there an MTC packet in buf (before lim)? */
 static bool has_mtc(const struct pt_config *base, const uint8_t *buf, size_t lim)
 {
-	struct pt_config pc = *base;
-	struct pt_packet_decoder *pd;
-	struct pt_packet pkt;
+	struct dc_pkt_it it;
+	struct dc_pkt k;
 	bool found = false;
 	int ret;
 
-	pc.size = sizeof(pc);
-	pc.begin = (uint8_t *)buf;
-	pc.end = (uint8_t *)buf + lim;
-	pd = pt_pkt_alloc_decoder(&pc);
-	if (!pd)
+	if (dc_pkt_it_init(&it, base, buf, lim))
 		return false;
-	ret = pt_pkt_sync_forward(pd);
-	while (ret >= 0 && !found) {
-		ret = pt_pkt_next(pd, &pkt, sizeof(pkt));
-		if (ret < 0)
-			ret = pt_pkt_sync_forward(pd);
-		else
-			found = pkt.type == ppt_mtc;
-	}
-	pt_pkt_free_decoder(pd);
+	while (!found && (ret = dc_pkt_next(&it, &k)) >= 0)
+		found = ret && k.type == ppt_mtc;
+	dc_pkt_it_fini(&it);
 	return found;
 }
 
