@@ -350,8 +350,9 @@ static void test_damaged(void **state)
 	}
 }
 
-/* Every first two bytes of a packet after a PSB+, with random bytes
- * behind and another PSB further on (an error resynchronizes there). */
+/* Every first two bytes of a packet after a PSB+, with random bytes, zeros
+ * or 0xff behind them and another PSB further on (an error resynchronizes
+ * there). */
 static void test_every_opcode(void **state)
 {
 	uint8_t buf[96];
@@ -361,14 +362,16 @@ static void test_every_opcode(void **state)
 	len = encode(buf, 64, 0);
 	for (unsigned b0 = 0; b0 < 256; b0++) {
 		for (unsigned b1 = 0; b1 < 256; b1++) {
-			size_t at = len;
+			for (int tail = 0; tail < 3; tail++) {
+				size_t at = len;
 
-			buf[at] = (uint8_t)b0;
-			buf[at + 1] = (uint8_t)b1;
-			for (size_t i = at + 2; i < at + 20; i++)
-				buf[i] = (uint8_t)rnd();
-			memcpy(buf + at + 20, buf, len);
-			check_same(buf, at + 20 + len, NULL);
+				buf[at] = (uint8_t)b0;
+				buf[at + 1] = (uint8_t)b1;
+				for (size_t i = at + 2; i < at + 20; i++)
+					buf[i] = tail == 0 ? (uint8_t)rnd() : tail == 1 ? 0 : 0xff;
+				memcpy(buf + at + 20, buf, len);
+				check_same(buf, at + 20 + len, NULL);
+			}
 		}
 	}
 }
