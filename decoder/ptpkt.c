@@ -70,10 +70,10 @@ static void from_libipt(struct dc_pkt *k, const struct pt_packet *p)
 }
 
 /* After an error at it->off: on at the next PSB. libipt searches from
- * its decoder's position, skipping the PSB it last synchronized at when it
- * is still there; so its decoder is first put where the loop's would be:
- * at it->off, its last sync point before it (the packet before, read
- * again, leaves it there). */
+ * its decoder's position, but skips the PSB it last synchronized at when
+ * it is still there (pt_pkt_sync_set makes the offset set such a point);
+ * so its decoder gets to it->off the way the loop's did, by reading the
+ * packet before it again, unless it->off is the last PSB synced at. */
 static void resync(struct dc_pkt_it *it)
 {
 	struct pt_packet pkt;
