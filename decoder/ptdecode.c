@@ -1698,7 +1698,8 @@ struct ahead {
 	alignas(64) size_t ltail, head_seen; /* owner side                 */
 	alignas(64) size_t lhead, tail_seen; /* worker side                */
 	/* Building a window (copying its chunks, the CYC scan: a tenth of
-	 * the worker's time on a CYC trace) is shared: the owner, when it
+	 * the worker's time on a CYC trace when the scan went through
+	 * libipt's packet decoder) is shared: the owner, when it
 	 * would wait for records, builds the windows that come next
 	 * (ah_prebuild), assuming that each window ends at its stop PSB, as
 	 * it does unless the decoder fails for good; the worker takes them
