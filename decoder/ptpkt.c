@@ -73,7 +73,9 @@ static void from_libipt(struct dc_pkt *k, const struct pt_packet *p)
  * its decoder's position, but skips the PSB it last synchronized at when
  * it is still there (pt_pkt_sync_set makes the offset set such a point);
  * so its decoder gets to it->off the way the loop's did, by reading the
- * packet before it again, unless it->off is the last PSB synced at. */
+ * packet before it again. (The other branch is only defensive: the PSB
+ * synced at always reads back, so no error is at it, and a packet was
+ * read before any other offset.) */
 static void resync(struct dc_pkt_it *it)
 {
 	struct pt_packet pkt;

@@ -350,9 +350,9 @@ static void test_damaged(void **state)
 	}
 }
 
-/* Every first two bytes of a packet after a PSB+, with random bytes, zeros
- * or 0xff behind them and another PSB further on (an error resynchronizes
- * there). */
+/* Every first two bytes of a packet after a PSB+, with random bytes, zeros,
+ * 0xff or a 1 and zeros behind them and another PSB further on (an error
+ * resynchronizes there). */
 static void test_every_opcode(void **state)
 {
 	uint8_t buf[96];
@@ -362,17 +362,41 @@ static void test_every_opcode(void **state)
 	len = encode(buf, 64, 0);
 	for (unsigned b0 = 0; b0 < 256; b0++) {
 		for (unsigned b1 = 0; b1 < 256; b1++) {
-			for (int tail = 0; tail < 3; tail++) {
+			for (int tail = 0; tail < 4; tail++) {
 				size_t at = len;
 
 				buf[at] = (uint8_t)b0;
 				buf[at + 1] = (uint8_t)b1;
 				for (size_t i = at + 2; i < at + 20; i++)
-					buf[i] = tail == 0 ? (uint8_t)rnd() : tail == 1 ? 0 : 0xff;
+					buf[i] = tail == 0 ? (uint8_t)rnd() : tail == 2 ? 0xff : 0;
+				/* (a 1 then zeros: a TNT-64 with only its stop bit) */
+				if (tail == 3)
+					buf[at + 2] = 1;
 				memcpy(buf + at + 20, buf, len);
 				check_same(buf, at + 20 + len, NULL);
 			}
 		}
+	}
+}
+
+/* A TMA's reserved bits, each alone: byte 4, and fc's bits above 9. */
+static void test_tma_reserved(void **state)
+{
+	static const uint8_t tmas[][7] = {
+		{ 0x02, 0x73, 0x34, 0x12, 0x00, 0xff, 0x01 },   /* fc 0x1ff: good */
+		{ 0x02, 0x73, 0x34, 0x12, 0x01, 0x05, 0x00 },   /* byte 4 set     */
+		{ 0x02, 0x73, 0x34, 0x12, 0x00, 0x05, 0x02 },   /* fc bit 9       */
+		{ 0x02, 0x73, 0x34, 0x12, 0x00, 0x05, 0x80 },   /* fc bit 15      */
+	};
+	uint8_t buf[64];
+	size_t len;
+
+	(void)state;
+	len = encode(buf, 32, 0);
+	for (size_t i = 0; i < sizeof(tmas) / sizeof(tmas[0]); i++) {
+		memcpy(buf + len, tmas[i], 7);
+		memcpy(buf + len + 7, buf, len);
+		assert_true(check_same(buf, 2 * len + 7, NULL) >= 3);
 	}
 }
 
@@ -383,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_every_cut),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_every_opcode),
+		cmocka_unit_test(test_tma_reserved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
