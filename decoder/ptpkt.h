@@ -6,13 +6,13 @@
  * two calls per packet (its offset, then the packet, read through a table
  * of decoder functions). dc_pkt_next reads the packets such a scan
  * meets nearly always (PAD, TNT, CYC, MTC, TSC, MODE, the IP packets,
- * PSB, PSBEND, CBR, TMA, OVF, TNT-64) itself, and only those whose bytes libipt
- * would take as the same packet; anything else (another packet, a packet
- * that would not fit, a reserved field, an error) goes to libipt's packet
- * decoder, which reads it and resynchronizes after an error exactly as a
- * loop over pt_pkt_next and pt_pkt_sync_forward does: the same packets at
- * the same offsets, the same errors. tests/unit/test_ptpkt.c checks that
- * against such a loop on encoded, cut and damaged data. */
+ * PSB, PSBEND, CBR, TMA, OVF, TNT-64) itself, and only those whose bytes
+ * libipt would take as the same packet; anything else (another packet, a
+ * packet that would not fit, a reserved field, an error) goes to libipt's
+ * packet decoder, which reads it and resynchronizes after an error exactly
+ * as a loop over pt_pkt_next and pt_pkt_sync_forward does: the same
+ * packets at the same offsets, the same errors. tests/unit/test_ptpkt.c
+ * checks that against such a loop on encoded, cut and damaged data. */
 #ifndef PTFLAME_DECODER_PTPKT_H
 #define PTFLAME_DECODER_PTPKT_H
 
