@@ -11,14 +11,7 @@
 
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
+#include "tests/unit/test_rnd.h"
 
 /* put/get/overwrite/clear against a plain array, through many growths. */
 static void test_hash_put_get(void **state)
@@ -30,7 +23,7 @@ static void test_hash_put_get(void **state)
 	(void)state;
 	assert_false(dc_hash_get(&h, 1, &v));
 	for (size_t i = 0; i < N; i++) {
-		keys[i] = i < N / 2 ? i * 4096 : rnd(&seed) >> 1;   /* close and random */
+		keys[i] = i < N / 2 ? i * 4096 : test_rnd(&seed) >> 1;   /* close and random */
 		assert_int_equal(dc_hash_put(&h, keys[i], i), 0);
 	}
 	assert_int_equal(h.used, N);

@@ -8,15 +8,7 @@
 #include <cmocka.h>
 
 #include "stackrebuild/stackrebuild.h"
-
-/* Deterministic PRNG (xorshift64*), so failures reproduce. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
+#include "tests/unit/test_rnd.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -79,25 +71,25 @@ static void run_distribution(uint64_t (*gen)(uint64_t *s), uint64_t seed, size_t
 
 static uint64_t gen_uniform(uint64_t *s)
 {
-	return rnd(s) % 1000000;
+	return test_rnd(s) % 1000000;
 }
 
 static uint64_t gen_log(uint64_t *s)
 {
 	/* spans ns to hours: 2^0 .. 2^42 */
-	unsigned bits = (unsigned)(rnd(s) % 43);
+	unsigned bits = (unsigned)(test_rnd(s) % 43);
 
-	return (rnd(s) & ((1ull << bits) - 1)) | (1ull << bits);
+	return (test_rnd(s) & ((1ull << bits) - 1)) | (1ull << bits);
 }
 
 static uint64_t gen_bimodal(uint64_t *s)
 {
-	return rnd(s) % 10 ? 1500 + rnd(s) % 100 : 3000000000ull + rnd(s) % 1000000000ull;
+	return test_rnd(s) % 10 ? 1500 + test_rnd(s) % 100 : 3000000000ull + test_rnd(s) % 1000000000ull;
 }
 
 static uint64_t gen_small(uint64_t *s)
 {
-	return rnd(s) % 300;
+	return test_rnd(s) % 300;
 }
 
 static void test_percentile_error_uniform(void **state)
@@ -240,7 +232,7 @@ static void test_sparse_storage(void **state)
 	/* A million latencies within 1000..1099 ns touch few buckets:
 	 * 1000..1023 in 4 ns buckets, 1024..1099 in 8 ns ones. */
 	for (int i = 0; i < 1000000; i++)
-		sr_hist_add(&h, 1000 + rnd(&s) % 100);
+		sr_hist_add(&h, 1000 + test_rnd(&s) % 100);
 	assert_int_equal(h.nb, 6 + 10);
 	assert_true(h.cap <= 16);
 	sr_hist_free(&h);

@@ -18,6 +18,7 @@
 #include <intel-pt.h>
 
 #include "decoder/ptpkt.h"
+#include "tests/unit/test_rnd.h"
 
 /* One item of a sequence: a packet, or an error (type ppt_invalid). */
 struct item {
@@ -44,10 +45,7 @@ static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return test_rnd(&rnd_state);
 }
 
 static struct pt_config config(const uint8_t *buf, size_t len)

@@ -19,6 +19,7 @@
 #include <intel-pt.h>
 
 #include "decoder/pttime.h"
+#include "tests/unit/test_rnd.h"
 
 enum { MAXP = 4096, MAXR = 4096 };
 
@@ -34,10 +35,7 @@ static uint64_t rs = 0x243f6a8885a308d3ull;
 
 static uint64_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return test_rnd(&rs);
 }
 
 static unsigned pick(unsigned n)
