@@ -2,7 +2,7 @@
  *
  * Before a window is decoded, ptdecode.c reads all its packets once more
  * (the CYC fix, cyc_fix_scan; whether it has an MTC). Through libipt's
- * packet decoder that was 12-15 % of report's time on a trace with CYC:
+ * packet decoder that was 9-15 % of report's time on a trace with CYC:
  * two calls per packet (its offset, then the packet, read through a table
  * of decoder functions). dc_pkt_next reads the packets such a scan
  * meets nearly always (PAD, TNT, CYC, MTC, TSC, MODE, the IP packets,
