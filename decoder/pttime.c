@@ -152,12 +152,12 @@ static void time_tsc(struct dc_ptime *t, uint64_t tsc)
 	t->lost_mtc = t->lost_cyc = 0;
 }
 
-static int time_cbr(struct dc_ptime *t, uint8_t ratio)
+static int time_cbr(uint8_t ratio)
 {
+	/* (libipt keeps the ratio for pt_qry_core_bus_ratio, which nothing
+	 * here asks; only its check is the time's) */
 	if (!ratio)
 		return -pte_bad_packet;
-	t->have_cbr = true;
-	t->cbr = ratio;
 	return 0;
 }
 
@@ -193,7 +193,7 @@ int dc_ptime_cbr(struct dc_ptime *t, uint8_t ratio, bool header)
 		cal_reset(t);      /* (a frequency change) */
 	if ((err = keep(cal_header_cbr(t, ratio))))
 		return err;
-	return keep(time_cbr(t, ratio));
+	return keep(time_cbr(ratio));
 }
 
 int dc_ptime_tma(struct dc_ptime *t, uint16_t ctc, uint16_t fc)

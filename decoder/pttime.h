@@ -31,8 +31,7 @@ struct dc_ptime {
 	uint32_t ctc;              /* the last MTC's (or TMA's) CTC bits    */
 	uint32_t ctc_cyc;          /* the CTC the CYCs since count from     */
 	uint32_t lost_mtc, lost_cyc;
-	uint8_t cbr;
-	bool have_tsc, have_tma, have_mtc, have_cbr;
+	bool have_tsc, have_tma, have_mtc;
 	/* the calibration */
 	uint64_t fcr;              /* fast counter per cycle, << 8          */
 	uint64_t fcr_min, fcr_max; /* (min > max: no ratio yet)             */
