@@ -161,6 +161,11 @@ static int time_cbr(uint8_t ratio)
 	return 0;
 }
 
+void dc_ptime_reset_cal(struct dc_ptime *t)
+{
+	cal_reset(t);
+}
+
 int dc_ptime_psb(struct dc_ptime *t)
 {
 	if (t->cfg->errata.skl168)

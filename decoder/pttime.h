@@ -1,6 +1,5 @@
 /* ptflame decoder: the time of libipt 2.0.5's query decoder, value for
- * value, from the timing packets (groundwork for a query decoder of our
- * own: doc/DESIGN.md section 7, "What is left for one thread").
+ * value, from the timing packets (our query decoder's, ptquery.h).
  *
  * libipt keeps two things: the time (the last TSC, moved on by each MTC's
  * CTC distance and, between MTCs, by CYC cycles times a fast-counter
@@ -45,6 +44,10 @@ struct dc_ptime {
 
 /* A fresh time, as after a sync. */
 void dc_ptime_init(struct dc_ptime *t, const struct pt_config *cfg);
+
+/* The calibration forgotten, the time kept (libipt's query decoder at an
+ * OVF). */
+void dc_ptime_reset_cal(struct dc_ptime *t);
 
 /* The packets, as the query decoder applies them; header: inside a PSB+.
  * 0, or the error the query decoder would fail with there. */

@@ -1,4 +1,4 @@
-/* ptflame decoder: a block decoder of our own over libipt's query decoder
+/* ptflame decoder: a block decoder of our own over our query decoder
  * (see ptwalk.h). The state and the order of the queries follow libipt
  * 2.0's block decoder (pt_block_decoder.c) step for step, as it runs with
  * end_on_call, end_on_jump and tick events: the time after each call is
@@ -17,6 +17,7 @@
 
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
+#include "decoder/ptquery.h"
 
 /* PTFLAME_WALK_DEBUG=1: where the walker hands over to libipt, on stderr
  * (read once; every thread that walks goes through the once first, in
@@ -326,7 +327,7 @@ static bool skd022_applies(struct dc_wcode *c, uint64_t ip)
 /* ---- the decoder --------------------------------------------------------- */
 
 struct dc_walk {
-	struct pt_query_decoder *qry;
+	struct dc_qry qry;         /* (first: the hottest)                  */
 	struct pt_config cfg;      /* (its errata)                          */
 	struct dc_wcode *code;
 	uint64_t gen;              /* code->gen that from is good for       */
@@ -360,11 +361,7 @@ struct dc_walk *dc_walk_alloc(const struct pt_config *cfg, struct dc_wcode *code
 	w->cfg = *cfg;
 	q = *cfg;
 	memset(&q.flags, 0, sizeof(q.flags));   /* (the query decoder's) */
-	w->qry = pt_qry_alloc_decoder(&q);
-	if (!w->qry) {
-		free(w);
-		return NULL;
-	}
+	dc_qry_init(&w->qry, &q);
 	w->code = code;
 	return w;
 }
@@ -373,7 +370,6 @@ void dc_walk_free(struct dc_walk *w)
 {
 	if (!w)
 		return;
-	pt_qry_free_decoder(w->qry);
 	free(w);
 }
 
@@ -388,27 +384,24 @@ bool dc_walk_read_code(const struct dc_walk *w)
 	return w->read_code;
 }
 
-/* pt_qry_time, which sets its outputs whatever it returns; the next
- * query changes it (qry). Only the tsc is read here: the lost counts,
- * which libipt stores as two 4-byte words, are read apart when a tick is
- * made (read with the tsc, the compiler loaded them as one 8-byte word,
- * which the CPU cannot forward from the two stores: a stall on every
- * block, two thirds of tick's time). */
+/* The query decoder's time (pt_qry_time), which sets its outputs whatever
+ * it returns; the next query changes it (qry). Read once between queries:
+ * a tick after a query and the queue after each call both ask. */
 static int qtime(struct dc_walk *w, uint64_t *tsc)
 {
 	if (!w->t_ok) {
-		w->t_ret = pt_qry_time(w->qry, &w->t_tsc, &w->t_mtc, &w->t_cyc);
+		w->t_ret = dc_qry_time(&w->qry, &w->t_tsc, &w->t_mtc, &w->t_cyc);
 		w->t_ok = true;
 	}
 	*tsc = w->t_tsc;
 	return w->t_ret;
 }
 
-/* A query to libipt's query decoder moves its time. */
-static struct pt_query_decoder *qry(struct dc_walk *w)
+/* A query to the query decoder moves its time. */
+static struct dc_qry *qry(struct dc_walk *w)
 {
 	w->t_ok = false;
-	return w->qry;
+	return &w->qry;
 }
 
 int dc_walk_time(struct dc_walk *w, uint64_t *tsc)
@@ -418,12 +411,12 @@ int dc_walk_time(struct dc_walk *w, uint64_t *tsc)
 
 int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off)
 {
-	return pt_qry_get_offset(w->qry, off);
+	return dc_qry_get_offset(&w->qry, off);
 }
 
 int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off)
 {
-	return pt_qry_get_sync_offset(w->qry, off);
+	return dc_qry_get_sync_offset(&w->qry, off);
 }
 
 /* The entry at ip: through the last one's links when it is one of them
@@ -525,7 +518,7 @@ static int tick(struct dc_walk *w, uint64_t ip)
  * are left to libipt. */
 static int cond_branch(struct dc_walk *w, int *taken)
 {
-	int st = pt_qry_cond_branch(qry(w), taken), err;
+	int st = dc_qry_cond_branch(qry(w), taken), err;
 
 	if (st < 0)
 		return st == -pte_eos || st == -pte_bad_query ? st : BAIL();
@@ -537,7 +530,7 @@ static int cond_branch(struct dc_walk *w, int *taken)
 static int indirect_branch(struct dc_walk *w, uint64_t *ip)
 {
 	uint64_t evip = w->ip;
-	int st = pt_qry_indirect_branch(qry(w), ip), err;
+	int st = dc_qry_indirect_branch(qry(w), ip), err;
 
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
@@ -556,7 +549,7 @@ static int fetch_event(struct dc_walk *w)
 		return 1;
 	if (!(w->status & pts_event_pending))
 		return 0;
-	st = pt_qry_event(qry(w), &w->event, sizeof(w->event));
+	st = dc_qry_event(qry(w), &w->event);
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
 	w->process_event = true;
@@ -895,7 +888,7 @@ int dc_walk_sync_forward(struct dc_walk *w)
 	int st;
 
 	reset(w);
-	st = pt_qry_sync_forward(qry(w), &w->ip);
+	st = dc_qry_sync_forward(qry(w), &w->ip);
 	if (st < 0)
 		return st == -pte_eos ? st : BAIL();
 	w->status = st;

@@ -1,18 +1,19 @@
-/* ptflame decoder: a block decoder of our own over libipt's query decoder.
+/* ptflame decoder: a block decoder of our own, over our query decoder
+ * (ptquery.h, which answers as libipt's does).
  *
  * dc_walk_* answer what libipt's pt_blk_* answer, call for call, for the
  * configuration the queue decodes with (blocks end at calls and jumps, tick
  * events): the same blocks (up to the class of an indirect branch, which
  * libipt reports as ptic_error once its block cache knows the address), the
- * same events, statuses, times and offsets. The time and the events are
- * libipt's own, from its query decoder; what is ours is the walk over the
- * instructions: a cache of where the next branch is from each address
+ * same events, statuses, times and offsets. The time and the events come
+ * from the query decoder; the walk over the instructions is a cache of where the next branch is from each address
  * reached (decoded once, with Zydis), so that a block costs a lookup where
  * libipt decodes instruction by instruction.
  *
  * What it does not know how to answer exactly (an error, kernel code or
- * code outside the sections given, paging, VMCS and PTWRITE events, the
- * errata workarounds) it does not answer: DC_WALK_BAIL, and the caller
+ * code outside the sections given, VMCS and PTWRITE events, the errata
+ * workarounds, whatever the query decoder does not answer) it does not
+ * answer: DC_WALK_BAIL, and the caller
  * decodes the window with libipt, repeating the calls made so far. */
 #ifndef PTFLAME_DECODER_PTWALK_H
 #define PTFLAME_DECODER_PTWALK_H

@@ -1,0 +1,589 @@
+/* Unit tests for decoder/ptquery.h: our query decoder must answer every
+ * call as libipt's query decoder answers it (status, branch, target,
+ * event byte for byte, time, offsets), or not answer (DC_QRY_BAIL).
+ *
+ * Random streams that look like a user-space trace (PSB+ headers, TNT-8
+ * and TNT-64, TIPs with every IP compression, TIP.PGE/PGD with MODE.exec,
+ * FUP with TIP or TIP.PGD, MODE.TSX, OVF resolving enabled or disabled,
+ * and the timing packets TSC, TMA, MTC, CYC, CBR, PAD) are encoded with
+ * libipt's encoder under random configurations and errata, and read by
+ * both decoders with the same random sequence of queries (the wrong query
+ * now and then too, and a resync after every error). Clean streams must
+ * be answered wherever libipt does not fail; damaged ones (bytes changed,
+ * random packets, a cut) may bail, but never answer differently. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <intel-pt.h>
+
+#include "decoder/ptquery.h"
+#include "tests/unit/test_rnd.h"
+
+enum { MAXP = 2048 };
+
+static uint64_t rs = 0x13198a2e03707344ull;
+
+static uint64_t rnd(void)
+{
+	return test_rnd(&rs);
+}
+
+static unsigned pick(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+struct gen {
+	struct pt_packet p[MAXP];
+	size_t n;
+	bool enabled;
+	uint64_t tsc;
+	uint32_t ctc;
+};
+
+static void add(struct gen *g, struct pt_packet p)
+{
+	if (g->n < MAXP)
+		g->p[g->n++] = p;
+}
+
+static void add_type(struct gen *g, enum pt_packet_type t)
+{
+	add(g, (struct pt_packet){ .type = t });
+}
+
+/* An IP packet: a few code addresses, compressed every way. */
+static void add_ip(struct gen *g, enum pt_packet_type t, bool may_suppress)
+{
+	static const enum pt_ip_compression ipc[] = { pt_ipc_update_16, pt_ipc_update_32,
+						      pt_ipc_sext_48, pt_ipc_update_48,
+						      pt_ipc_full };
+	uint64_t ip = 0x400000 + (rnd() & 0xfffff);
+	struct pt_packet p = { .type = t };
+
+	if (pick(3) == 0)
+		ip = 0x7f0000000000ull + (rnd() & 0xffffffff);
+	p.payload.ip.ip = ip;
+	p.payload.ip.ipc = may_suppress && !pick(8) ? pt_ipc_suppressed : ipc[pick(5)];
+	add(g, p);
+}
+
+static void add_mode_exec(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = pick(6) != 0;
+	p.payload.mode.bits.exec.csd = pick(6) == 0;
+	add(g, p);
+}
+
+static void add_mode_tsx(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_tsx;
+	p.payload.mode.bits.tsx.intx = pick(2);
+	p.payload.mode.bits.tsx.abrt = !p.payload.mode.bits.tsx.intx && pick(2);
+	add(g, p);
+}
+
+static void add_pip(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_pip };
+
+	p.payload.pip.cr3 = (rnd() & 0xffffffffffull) << 5;
+	p.payload.pip.nr = !pick(4);
+	add(g, p);
+}
+
+static void add_timing(struct gen *g)
+{
+	unsigned r = pick(100);
+
+	if (r < 45) {
+		uint64_t v = pick(10) ? 1 + pick(300) : rnd() >> (40 + pick(24));
+
+		add(g, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = v });
+	} else if (r < 75) {
+		g->ctc += pick(6) ? 1 : 1 + pick(300);
+		add(g, (struct pt_packet){ .type = ppt_mtc, .payload.mtc.ctc = (uint8_t)g->ctc });
+	} else if (r < 85) {
+		g->tsc += 1 + rnd() % 100000;
+		add(g, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = g->tsc });
+		if (pick(4))
+			add(g, (struct pt_packet){ .type = ppt_tma,
+						   .payload.tma = { .ctc = (uint16_t)rnd(),
+								    .fc = (uint16_t)pick(512) } });
+	} else if (r < 90) {
+		add(g, (struct pt_packet){ .type = ppt_cbr,
+					   .payload.cbr.ratio = (uint8_t)(1 + pick(60)) });
+	} else {
+		add_type(g, ppt_pad);
+	}
+}
+
+static void add_psb(struct gen *g)
+{
+	add_type(g, ppt_psb);
+	if (pick(8)) {
+		g->tsc += 1 + rnd() % 100000;
+		add(g, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = g->tsc });
+		if (pick(6))
+			add(g, (struct pt_packet){ .type = ppt_tma,
+						   .payload.tma = { .ctc = (uint16_t)rnd(),
+								    .fc = (uint16_t)pick(512) } });
+	}
+	if (pick(4))
+		add(g, (struct pt_packet){ .type = ppt_cbr,
+					   .payload.cbr.ratio = (uint8_t)(1 + pick(60)) });
+	if (!pick(10))
+		add_timing(g);
+	if (pick(5))
+		add_mode_exec(g);
+	if (!pick(6))
+		add_mode_tsx(g);
+	if (!pick(3))
+		add_pip(g);
+	if (g->enabled || pick(2)) {
+		struct pt_packet p = { .type = ppt_fup };
+
+		add_ip(g, ppt_fup, false);
+		if (!g->enabled) {     /* (disabled: no IP in the header) */
+			g->p[g->n - 1].payload.ip.ipc = pt_ipc_suppressed;
+		}
+		(void)p;
+	}
+	if (!pick(8))
+		add_type(g, ppt_pad);
+	add_type(g, ppt_psbend);
+}
+
+static void add_tnt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	if (pick(5)) {
+		p.payload.tnt.bit_size = (uint8_t)(1 + pick(6));
+	} else {
+		p.type = ppt_tnt_64;
+		p.payload.tnt.bit_size = (uint8_t)(1 + pick(47));
+	}
+	p.payload.tnt.payload = rnd() & ((1ull << p.payload.tnt.bit_size) - 1);
+	add(g, p);
+}
+
+static void add_ovf(struct gen *g)
+{
+	add_type(g, ppt_ovf);
+	while (!pick(3))
+		add_timing(g);
+	if (pick(2)) {                 /* resolved with tracing on */
+		add_ip(g, ppt_fup, false);
+		g->enabled = true;
+	} else {                       /* off: on again later */
+		g->enabled = false;
+	}
+}
+
+/* One step of tracing on. */
+static void step_enabled(struct gen *g)
+{
+	unsigned r = pick(100);
+
+	if (r < 40) {
+		add_tnt(g);
+	} else if (r < 55) {
+		add_ip(g, ppt_tip, true);
+	} else if (r < 70) {
+		add_timing(g);
+	} else if (r < 75) {           /* an interrupt, traced on */
+		add_ip(g, ppt_fup, false);
+		if (!pick(4))
+			add_pip(g);    /* (and a new address space) */
+		add_ip(g, ppt_tip, false);
+	} else if (r < 80) {           /* a syscall or an interrupt: off */
+		bool fup = pick(2);
+
+		if (fup)
+			add_ip(g, ppt_fup, false);
+		if (fup && !pick(4))
+			add_pip(g);
+		add_ip(g, ppt_tip_pgd, true);
+		g->enabled = false;
+	} else if (r < 83) {
+		add_mode_exec(g);
+		add_ip(g, ppt_tip, false);
+	} else if (r < 86) {
+		add_mode_tsx(g);
+		add_ip(g, ppt_fup, false);
+	} else if (r < 90) {
+		add_psb(g);
+	} else if (r < 92) {
+		add_ovf(g);
+	} else {
+		add_tnt(g);
+	}
+}
+
+static void step_disabled(struct gen *g)
+{
+	unsigned r = pick(100);
+
+	if (r < 40) {
+		add_timing(g);
+	} else if (r < 75) {
+		if (!pick(3))
+			add_mode_exec(g);
+		add_ip(g, ppt_tip_pge, false);
+		g->enabled = true;
+	} else if (r < 85) {
+		add_psb(g);
+	} else if (r < 90) {
+		pick(2) ? add_mode_tsx(g) : add_pip(g);
+	} else if (r < 93) {
+		add_ovf(g);
+	} else {
+		add_type(g, ppt_pad);
+	}
+}
+
+/* Any packet at all, encodable: for the damaged streams. */
+static void add_random(struct gen *g)
+{
+	static const enum pt_packet_type t[] = {
+		ppt_pad, ppt_psb, ppt_psbend, ppt_ovf, ppt_tnt_8, ppt_tnt_64, ppt_tip,
+		ppt_tip_pge, ppt_tip_pgd, ppt_fup, ppt_mode, ppt_tsc, ppt_tma, ppt_mtc,
+		ppt_cyc, ppt_cbr, ppt_pip, ppt_vmcs, ppt_mnt, ppt_stop, ppt_exstop,
+		ppt_mwait, ppt_pwre, ppt_pwrx, ppt_ptw,
+	};
+	enum pt_packet_type k = t[pick(sizeof(t) / sizeof(t[0]))];
+
+	switch (k) {
+	case ppt_tnt_8:
+	case ppt_tnt_64:
+		add_tnt(g);
+		return;
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+	case ppt_fup:
+		add_ip(g, k, true);
+		return;
+	case ppt_mode:
+		pick(2) ? add_mode_exec(g) : add_mode_tsx(g);
+		return;
+	case ppt_tsc:
+	case ppt_tma:
+	case ppt_mtc:
+	case ppt_cyc:
+	case ppt_cbr:
+		add_timing(g);
+		return;
+	case ppt_ptw: {
+		struct pt_packet p = { .type = ppt_ptw };
+
+		p.payload.ptw.plc = 0;
+		p.payload.ptw.payload = rnd();
+		add(g, p);
+		return;
+	}
+	default:
+		add_type(g, k);
+		return;
+	}
+}
+
+static void generate(struct gen *g, size_t steps, bool chaos)
+{
+	g->n = 0;
+	g->enabled = pick(3) != 0;
+	g->tsc = 1 + (rnd() >> 16);
+	g->ctc = (uint32_t)rnd();
+	if (pick(6))
+		add_psb(g);
+	else if (pick(2))
+		add_type(g, ppt_pad);      /* (sync has to find the PSB) */
+	else
+		add_tnt(g);
+	while (steps-- && g->n + 24 < MAXP) {
+		if (chaos && !pick(12))
+			add_random(g);
+		else if (g->enabled)
+			step_enabled(g);
+		else
+			step_disabled(g);
+		if (!pick(40))
+			add_psb(g);
+	}
+}
+
+static size_t encode(const struct gen *g, struct pt_config *c)
+{
+	struct pt_encoder *e = pt_alloc_encoder(c);
+	uint64_t off = 0;
+
+	assert_non_null(e);
+	for (size_t i = 0; i < g->n; i++)
+		assert_true(pt_enc_next(e, &g->p[i]) > 0);
+	assert_int_equal(pt_enc_get_offset(e, &off), 0);
+	pt_free_encoder(e);
+	return (size_t)off;
+}
+
+static struct pt_config random_config(uint8_t *buf, size_t len, bool errata)
+{
+	static const uint8_t freqs[] = { 0, 1, 3, 3, 3, 6, 9 };
+	struct pt_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.begin = buf;
+	c.end = buf + len;
+	c.mtc_freq = freqs[pick(sizeof(freqs))];
+	if (pick(8)) {
+		c.cpuid_0x15_eax = 1 + pick(4);
+		c.cpuid_0x15_ebx = 1 + pick(400);
+	}
+	c.nom_freq = pick(3) ? (uint8_t)(8 + pick(40)) : 0;
+	c.errata.bdm70 = pick(2);
+	c.errata.skd007 = pick(2);
+	c.errata.skl168 = pick(2);
+	if (errata) {                  /* (those ours leaves to libipt) */
+		c.errata.skd010 = pick(2);
+		c.errata.apl11 = pick(2);
+		c.errata.apl12 = pick(2);
+		c.errata.skz84 = pick(2);
+	}
+	return c;
+}
+
+/* ---- the two decoders, call for call ------------------------------------ */
+
+struct tally {
+	unsigned long answered, bailed, streams;
+	unsigned long ev[32], ok[128], err[64], suppressed;
+};
+
+static const char *opname(int op)
+{
+	return op == 's' ? "sync" : op == 'c' ? "cond" : op == 'i' ? "indirect" : "event";
+}
+
+static void fail_at(const struct dc_qry *q, int op, const char *what, long a, long b)
+{
+	uint64_t off = 0;
+
+	dc_qry_get_offset(q, &off);
+	print_error("%s after %s at offset %llu: libipt %ld, ours %ld\n", what, opname(op),
+		    (unsigned long long)off, a, b);
+	fail();
+}
+
+/* Time and offsets after a call both answered. */
+static void same_state(struct pt_query_decoder *l, const struct dc_qry *q, int op)
+{
+	uint64_t tl = 1, tq = 1, ol = 3, oq = 3;
+	uint32_t ml = 5, mq = 5, cl = 7, cq = 7;
+	int rl = pt_qry_time(l, &tl, &ml, &cl), rq = dc_qry_time(q, &tq, &mq, &cq);
+
+	if (rl != rq || tl != tq || ml != mq || cl != cq)
+		fail_at(q, op, rl != rq ? "time status" : "time", rl != rq ? rl : (long)tl,
+			rl != rq ? rq : (long)tq);
+	rl = pt_qry_get_offset(l, &ol);
+	rq = dc_qry_get_offset(q, &oq);
+	if (rl != rq || ol != oq)
+		fail_at(q, op, "offset", (long)ol, (long)oq);
+	ol = oq = 3;
+	rl = pt_qry_get_sync_offset(l, &ol);
+	rq = dc_qry_get_sync_offset(q, &oq);
+	if (rl != rq || ol != oq)
+		fail_at(q, op, "sync offset", (long)ol, (long)oq);
+}
+
+/* One call to both. false: ours bailed (strict: only where libipt failed). */
+static bool call(struct pt_query_decoder *l, struct dc_qry *q, int op, int *st, bool strict,
+		 struct tally *t)
+{
+	uint64_t il = 0x1111, iq = 0x1111;
+	int tl = 9, tq = 9, sl, sq;
+	struct pt_event el, eq;
+
+	memset(&el, 0xa5, sizeof(el));
+	memset(&eq, 0xa5, sizeof(eq));
+	switch (op) {
+	case 's':
+		sq = dc_qry_sync_forward(q, &iq);
+		break;
+	case 'c':
+		sq = dc_qry_cond_branch(q, &tq);
+		break;
+	case 'i':
+		sq = dc_qry_indirect_branch(q, &iq);
+		break;
+	default:
+		sq = dc_qry_event(q, &eq);
+		break;
+	}
+	switch (op) {
+	case 's':
+		sl = pt_qry_sync_forward(l, &il);
+		break;
+	case 'c':
+		sl = pt_qry_cond_branch(l, &tl);
+		break;
+	case 'i':
+		sl = pt_qry_indirect_branch(l, &il);
+		break;
+	default:
+		sl = pt_qry_event(l, &el, sizeof(el));
+		break;
+	}
+	if (sq == DC_QRY_BAIL) {
+		if (strict && (sl >= 0 || sl == -pte_eos || sl == -pte_bad_query))
+			fail_at(q, op, "ours bailed where libipt answered", sl, sq);
+		t->bailed++;
+		return false;
+	}
+	t->answered++;
+	if (sl != sq)
+		fail_at(q, op, "status", sl, sq);
+	if (tl != tq)
+		fail_at(q, op, "taken", tl, tq);
+	if (il != iq)
+		fail_at(q, op, "ip", (long)il, (long)iq);
+	if (memcmp(&el, &eq, sizeof(el)))
+		fail_at(q, op, "event", el.type, eq.type);
+	same_state(l, q, op);
+	*st = sl;
+	if (sl >= 0) {
+		t->ok[op]++;
+		if (op == 'e' && el.type < 32)
+			t->ev[el.type]++;
+		if (sl & pts_ip_suppressed)
+			t->suppressed++;
+	} else if (-sl < 64) {
+		t->err[-sl]++;
+	}
+	return true;
+}
+
+/* The queries a decoder over this trace might make, mostly the right
+ * one, now and then another. */
+static int next_op(int st)
+{
+	unsigned r = pick(100);
+
+	if (st < 0 && st != -pte_bad_query)
+		return 's';
+	if (st >= 0 && (st & pts_event_pending))
+		return r < 85 ? 'e' : r < 95 ? 'c' : 'i';
+	return r < 60 ? 'c' : r < 95 ? 'i' : 'e';
+}
+
+static void run(const struct pt_config *c, bool strict, struct tally *t)
+{
+	struct pt_query_decoder *l = pt_qry_alloc_decoder(c);
+	static struct dc_qry q;
+	int st = -pte_nosync, syncs = 0;
+
+	assert_non_null(l);
+	dc_qry_init(&q, c);
+	t->streams++;
+	for (int i = 0; i < 20000; i++) {
+		int op = next_op(st);
+
+		if (op == 's' && (st == -pte_eos || ++syncs > 64) && i)
+			break;
+		if (!call(l, &q, op, &st, strict, t))
+			break;
+		if (op == 's' && st == -pte_eos)
+			break;
+	}
+	pt_qry_free_decoder(l);
+}
+
+static uint8_t buf[MAXP * 16 + 64];
+static struct gen g;
+
+/* A buffer at a random alignment (the PSB search reads aligned words). */
+static uint8_t *place(size_t *len)
+{
+	uint8_t *b = buf + pick(8);
+
+	*len = sizeof(buf) - 8;
+	return b;
+}
+
+static void test_clean_streams(void **state)
+{
+	struct tally t = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		size_t len;
+		uint8_t *b = place(&len);
+		struct pt_config c = random_config(b, len, false);
+
+		generate(&g, i % 10 ? 5 + pick(60) : 400 + pick(400), false);
+		c.end = b + encode(&g, &c);
+		run(&c, true, &t);
+	}
+	print_message("clean: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
+		      t.answered, t.bailed);
+	/* every query answered, every event these streams make seen */
+	assert_true(t.ok['s'] > 1000 && t.ok['c'] > 100000 && t.ok['i'] > 10000);
+	assert_true(t.ok['e'] > 10000 && t.suppressed > 1000 && t.err[pte_eos] > 1000);
+	for (int e = ptev_enabled; e <= ptev_tsx; e++) {
+		if (t.ev[e] < 500)
+			print_error("event type %d: %lu\n", e, t.ev[e]);
+		assert_true(t.ev[e] >= 500);
+	}
+	assert_true(t.ev[ptev_cbr] > 1000);
+	/* (bailing is only allowed where libipt fails; that must be rare) */
+	assert_true(t.bailed * 20 < t.streams);
+	assert_true(t.answered > 100000);
+}
+
+static void test_damaged_streams(void **state)
+{
+	struct tally t = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		size_t len, n;
+		uint8_t *b = place(&len);
+		struct pt_config c = random_config(b, len, pick(2));
+
+		generate(&g, 20 + pick(200), pick(2));
+		n = encode(&g, &c);
+		for (unsigned k = pick(4); k--;)
+			b[pick((unsigned)n)] = (uint8_t)rnd();
+		if (pick(2))           /* (cut anywhere) */
+			n = pick((unsigned)n + 1);
+		c.end = b + n;
+		run(&c, false, &t);
+	}
+	print_message("damaged: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
+		      t.answered, t.bailed);
+	assert_true(t.answered > 20000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean_streams),
+		cmocka_unit_test(test_damaged_streams),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
