@@ -286,11 +286,15 @@ static int status_flags(const struct dc_qry *q)
 	return flags;
 }
 
-/* pt_qry_provoke_fetch_error: nothing was fetched; fetch again */
+/* pt_qry_provoke_fetch_error: nothing was fetched; fetch again (never
+ * synchronized: libipt's fetch fails on the missing position) */
 static int provoke_fetch_error(struct dc_qry *q)
 {
-	int err = fetch(q);
+	int err;
 
+	if (!q->pos)
+		return -pte_nosync;
+	err = fetch(q);
 	return err == -pte_eos ? err : BAIL;
 }
 
@@ -845,10 +849,28 @@ static int decode(struct dc_qry *q, int kind)
 /* pt_qry_read_ahead: status packets, up to a TNT, a TIP or an event */
 static int read_ahead(struct dc_qry *q)
 {
-	for (;;) {
-		int err = fetch(q);
+	const uint8_t *end = q->cfg.end;
 
-		if (err)
+	for (;;) {
+		const uint8_t *p = q->pos;
+		int err;
+
+		/* (the two packets between branches nearly always, a 1-byte
+		 * CYC and an MTC, as decode would take them, without its
+		 * three switches) */
+		if (p < end && (*p & 7) == 3) {
+			if (dc_ptime_cyc(&q->time, *p >> 3))
+				return BAIL;
+			q->pos = p + 1;
+			continue;
+		}
+		if (end - p >= 2 && *p == 0x59) {
+			if (dc_ptime_mtc(&q->time, p[1]))
+				return BAIL;
+			q->pos = p + 2;
+			continue;
+		}
+		if ((err = fetch(q)))
 			return err;
 		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
 			return 0;
@@ -957,6 +979,16 @@ int dc_qry_sync_forward(struct dc_qry *q, uint64_t *ip)
 /* pt_qry_cache_tnt */
 static int cache_tnt(struct dc_qry *q)
 {
+	if (q->next == QF_TNT8) {
+		/* (the common case, as the loop below takes it: no event
+		 * binds to a TNT, and the cache is empty) */
+		unsigned v = *q->pos >> 1, n = 31 - (unsigned)__builtin_clz(v);
+
+		q->tnt = v & ~(1u << n);
+		q->tnt_index = UINT64_C(1) << (n - 1);
+		q->pos++;
+		return query_done(q);
+	}
 	for (;;) {
 		int kind = q->next, err;
 

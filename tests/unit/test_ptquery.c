@@ -72,6 +72,8 @@ static void add_ip(struct gen *g, enum pt_packet_type t, bool may_suppress)
 
 	if (pick(3) == 0)
 		ip = 0x7f0000000000ull + (rnd() & 0xffffffff);
+	else if (pick(6) == 0)         /* (kernel: sign-extended from bit 47) */
+		ip = 0xffff800000000000ull | rnd();
 	p.payload.ip.ip = ip;
 	p.payload.ip.ipc = may_suppress && !pick(8) ? pt_ipc_suppressed : ipc[pick(5)];
 	add(g, p);
@@ -110,10 +112,15 @@ static void add_timing(struct gen *g)
 {
 	unsigned r = pick(100);
 
-	if (r < 45) {
+	if (r < 44) {
 		uint64_t v = pick(10) ? 1 + pick(300) : rnd() >> (40 + pick(24));
 
 		add(g, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = v });
+	} else if (r < 45) {
+		/* erratum SKD007's bytes: a 2-byte CYC ending in 02, then a
+		 * 1-byte CYC f3 (an OVF's, where the erratum applies) */
+		add(g, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = 0x20 + pick(32) });
+		add(g, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = 0xf3 >> 3 });
 	} else if (r < 75) {
 		g->ctc += pick(6) ? 1 : 1 + pick(300);
 		add(g, (struct pt_packet){ .type = ppt_mtc, .payload.mtc.ctc = (uint8_t)g->ctc });
@@ -221,7 +228,9 @@ static void step_enabled(struct gen *g)
 		add_ip(g, ppt_tip_pgd, true);
 		g->enabled = false;
 	} else if (r < 83) {
-		add_mode_exec(g);
+		/* (now and then more than libipt's event queue holds) */
+		for (unsigned k = pick(10) ? 1 : 1 + pick(8); k--;)
+			add_mode_exec(g);
 		add_ip(g, ppt_tip, false);
 	} else if (r < 86) {
 		add_mode_tsx(g);
@@ -490,11 +499,15 @@ static int next_op(int st)
 	return r < 60 ? 'c' : r < 95 ? 'i' : 'e';
 }
 
-static void run(const struct pt_config *c, bool strict, struct tally *t)
+/* Both decoders over c's buffer, until it ends: -1; or until ours
+ * bails: libipt's offset there (-1 if none). Now and then a query comes
+ * before any sync, and one after a sync that found no PSB. */
+static long run(const struct pt_config *c, bool strict, struct tally *t)
 {
 	struct pt_query_decoder *l = pt_qry_alloc_decoder(c);
 	static struct dc_qry q;
-	int st = -pte_nosync, syncs = 0;
+	int st = pick(8) ? -pte_nosync : 0, syncs = 0, eos = 0;
+	long at = -1;
 
 	assert_non_null(l);
 	dc_qry_init(&q, c);
@@ -502,14 +515,22 @@ static void run(const struct pt_config *c, bool strict, struct tally *t)
 	for (int i = 0; i < 20000; i++) {
 		int op = next_op(st);
 
-		if (op == 's' && (st == -pte_eos || ++syncs > 64) && i)
+		if (op == 's' && ++syncs > 64)
 			break;
-		if (!call(l, &q, op, &st, strict, t))
+		if (!call(l, &q, op, &st, strict, t)) {
+			uint64_t off;
+
+			if (!pt_qry_get_offset(l, &off))
+				at = (long)off;
+			break;
+		}
+		if (op == 's' && st == -pte_eos && (++eos > 1 || pick(2)))
 			break;
 		if (op == 's' && st == -pte_eos)
-			break;
+			st = 0;
 	}
 	pt_qry_free_decoder(l);
+	return at;
 }
 
 static uint8_t buf[MAXP * 16 + 64];
@@ -536,7 +557,7 @@ static void test_clean_streams(void **state)
 
 		generate(&g, i % 10 ? 5 + pick(60) : 400 + pick(400), false);
 		c.end = b + encode(&g, &c);
-		run(&c, true, &t);
+		(void)run(&c, true, &t);
 	}
 	print_message("clean: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
 		      t.answered, t.bailed);
@@ -550,7 +571,7 @@ static void test_clean_streams(void **state)
 	}
 	assert_true(t.ev[ptev_cbr] > 1000);
 	/* (bailing is only allowed where libipt fails; that must be rare) */
-	assert_true(t.bailed * 20 < t.streams);
+	assert_true(t.bailed * 5 < t.streams);
 	assert_true(t.answered > 100000);
 }
 
@@ -571,7 +592,9 @@ static void test_damaged_streams(void **state)
 		if (pick(2))           /* (cut anywhere) */
 			n = pick((unsigned)n + 1);
 		c.end = b + n;
-		run(&c, false, &t);
+		/* where ours bails, both start again after that point */
+		for (long at; c.begin < c.end && (at = run(&c, false, &t)) >= 0;)
+			c.begin += at + 1;
 	}
 	print_message("damaged: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
 		      t.answered, t.bailed);
