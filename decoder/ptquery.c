@@ -693,7 +693,7 @@ static int psb_header(struct dc_qry *q)
 		int err = fetch(q), kind = q->next;
 
 		if (err)
-			return BAIL;
+			return err == -pte_eos ? err : BAIL;
 		if (qf_flags[kind] & F_PSBEND)
 			return 0;
 		switch (kind) {
@@ -726,15 +726,22 @@ static int psb_header(struct dc_qry *q)
 
 static int decode_psb(struct dc_qry *q)
 {
+	const uint8_t *psb = q->pos;
 	struct dc_pkt k;
-	int n = read_pkt(q, &k);
+	int n = read_pkt(q, &k), err;
 
 	if (n < 0)
 		return n;
 	if (time_err(dc_ptime_psb(&q->time)))
 		return BAIL;
 	q->pos += n;
-	return psb_header(q);
+	if ((err = psb_header(q)) == -pte_eos) {
+		/* a PSB+ the trace ends in: back to its PSB, its events gone */
+		q->pos = psb;
+		q->evq[DC_QEVB_PSBEND].begin = q->evq[DC_QEVB_PSBEND].end = 0;
+		q->next = QF_PSB;
+	}
+	return err;
 }
 
 /* pt_pkt_find_ovf_fup from pos: the offset after the FUP an OVF binds to;
@@ -874,8 +881,14 @@ static int read_ahead(struct dc_qry *q)
 			return err;
 		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
 			return 0;
-		if ((err = decode(q, q->next)))
+		if ((err = decode(q, q->next))) {
+			/* (a status packet cut by the end) */
+			if (err == -pte_eos) {
+				q->pos = end;
+				q->next = QF_NONE;
+			}
 			return err;
+		}
 	}
 }
 

@@ -139,9 +139,15 @@ static void add_timing(struct gen *g)
 	}
 }
 
+static void add_ovf(struct gen *g);
+
 static void add_psb(struct gen *g)
 {
 	add_type(g, ppt_psb);
+	if (!pick(30)) {               /* (a PSB+ cut short by an overflow) */
+		add_ovf(g);
+		return;
+	}
 	if (pick(8)) {
 		g->tsc += 1 + rnd() % 100000;
 		add(g, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = g->tsc });
@@ -336,14 +342,21 @@ static void generate(struct gen *g, size_t steps, bool chaos)
 	}
 }
 
-static size_t encode(const struct gen *g, struct pt_config *c)
+/* The stream's bytes; cut: the offset of a packet picked at random. */
+static size_t encode(const struct gen *g, struct pt_config *c, size_t *cut)
 {
 	struct pt_encoder *e = pt_alloc_encoder(c);
+	size_t at = g->n ? pick((unsigned)g->n) : 0;
 	uint64_t off = 0;
 
 	assert_non_null(e);
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
+		if (i == at && cut) {
+			assert_int_equal(pt_enc_get_offset(e, &off), 0);
+			*cut = (size_t)off;
+		}
 		assert_true(pt_enc_next(e, &g->p[i]) > 0);
+	}
 	assert_int_equal(pt_enc_get_offset(e, &off), 0);
 	pt_free_encoder(e);
 	return (size_t)off;
@@ -488,11 +501,15 @@ static bool call(struct pt_query_decoder *l, struct dc_qry *q, int op, int *st, 
 
 /* The queries a decoder over this trace might make, mostly the right
  * one, now and then another. */
-static int next_op(int st)
+static int next_op(int st, int last)
 {
 	unsigned r = pick(100);
 
 	if (st < 0 && st != -pte_bad_query)
+		return 's';
+	/* a resync anywhere (a full TNT cache, tracing on, a PSB just
+	 * behind), and now and then twice */
+	if (!pick(500) || (last == 's' && !pick(4)))
 		return 's';
 	if (st >= 0 && (st & pts_event_pending))
 		return r < 85 ? 'e' : r < 95 ? 'c' : 'i';
@@ -506,16 +523,15 @@ static long run(const struct pt_config *c, bool strict, struct tally *t)
 {
 	struct pt_query_decoder *l = pt_qry_alloc_decoder(c);
 	static struct dc_qry q;
-	int st = pick(8) ? -pte_nosync : 0, syncs = 0, eos = 0;
+	int st = pick(8) ? -pte_nosync : 0, syncs = 0, eos = 0, op = 0;
 	long at = -1;
 
 	assert_non_null(l);
 	dc_qry_init(&q, c);
 	t->streams++;
 	for (int i = 0; i < 20000; i++) {
-		int op = next_op(st);
-
-		if (op == 's' && ++syncs > 64)
+		op = next_op(st, op);
+		if (op == 's' && st < 0 && ++syncs > 64)
 			break;
 		if (!call(l, &q, op, &st, strict, t)) {
 			uint64_t off;
@@ -555,8 +571,12 @@ static void test_clean_streams(void **state)
 		uint8_t *b = place(&len);
 		struct pt_config c = random_config(b, len, false);
 
+		size_t cut = 0, n;
+
 		generate(&g, i % 10 ? 5 + pick(60) : 400 + pick(400), false);
-		c.end = b + encode(&g, &c);
+		n = encode(&g, &c, &cut);
+		/* now and then cut between two packets (in a PSB+ too) */
+		c.end = b + (pick(6) ? n : cut);
 		(void)run(&c, true, &t);
 	}
 	print_message("clean: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
@@ -586,7 +606,7 @@ static void test_damaged_streams(void **state)
 		struct pt_config c = random_config(b, len, pick(2));
 
 		generate(&g, 20 + pick(200), pick(2));
-		n = encode(&g, &c);
+		n = encode(&g, &c, NULL);
 		for (unsigned k = pick(4); k--;)
 			b[pick((unsigned)n)] = (uint8_t)rnd();
 		if (pick(2))           /* (cut anywhere) */
