@@ -14,13 +14,14 @@
  * Copied chunks are dropped from memory (MADV_DONTNEED), so its peak RSS
  * is the tool's own.
  *
- * usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA
+ * usage: ipt_bare [-p|-q|-Q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA
  *   -p  libipt's default blocks, ending only where libipt must (no
  *       end_on_call, end_on_jump)
  *   -q, -k  the query decoder alone, the packet decoder alone (below)
+ *   -Q  our query decoder alone (decoder/ptquery.h), as -q
  *   -w  bench/ipt_walk.c, the moonshot's prototype, in place of libipt's
  *       block decoder: a walker of our own over the packet decoder
- *   -W  report's block decoder (decoder/wdec.c: ptflame's own over libipt's
+ *   -W  report's block decoder (decoder/wdec.c: ptflame's own over its own
  *       query decoder, decoder/ptwalk.c) in place of libipt's, configured as
  *       report decodes: also tick events
  *   -T  the same loop with libipt's block decoder alone (what report used
@@ -57,6 +58,7 @@
 #include "bench/ipt_walk.h"
 #include "decoder/dc_vec.h"
 #include "decoder/perfdata.h"
+#include "decoder/ptquery.h"
 #include "decoder/wdec.h"
 
 static double now(void)
@@ -189,50 +191,32 @@ static void wdec_chunk(const struct pt_config *base, struct pt_image *image,
 	dc_wdec_close(&wd);
 }
 
-/* The query layer alone (-q): TNT bits and TIPs in stream order. */
-static void query_chunk(const struct pt_config *base, const uint8_t *data, uint64_t size,
-			struct counts *c)
-{
-	struct pt_config cfg = *base;
-	struct pt_query_decoder *dec;
-	uint64_t off, ip;
-	int status, taken;
+/* The query layer alone: libipt's (-q), ours (-Q: decoder/ptquery.h;
+ * where it would bail, this counts an error and resyncs). */
+#define QLOOP query_chunk
+#define QDEC struct pt_query_decoder *dec
+#define QALLOC(cfg) (dec = pt_qry_alloc_decoder(cfg))
+#define QFREE() pt_qry_free_decoder(dec)
+#define QSYNC(ip) pt_qry_sync_forward(dec, ip)
+#define QSYNC_OFF(off) pt_qry_get_sync_offset(dec, off)
+#define QEVENT(ev) pt_qry_event(dec, ev, sizeof(*(ev)))
+#define QCOND(t) pt_qry_cond_branch(dec, t)
+#define QIND(ip) pt_qry_indirect_branch(dec, ip)
+#define QTIME(t, m, c) pt_qry_time(dec, t, m, c)
+#include "bench/ipt_qloop.h"
 
-	cfg.begin = (uint8_t *)data;
-	cfg.end = (uint8_t *)data + size;
-	dec = pt_qry_alloc_decoder(&cfg);
-	if (!dec) {
-		c->errors++;
-		return;
-	}
-	status = pt_qry_sync_forward(dec, &ip);
-	if (status >= 0 && pt_qry_get_sync_offset(dec, &off) >= 0)
-		c->bytes += size - off;
-	while (status != -pte_eos) {
-		if (status < 0) {
-			c->errors++;
-			status = pt_qry_sync_forward(dec, &ip);
-			continue;
-		}
-		while (status & pts_event_pending) {
-			struct pt_event ev;
-
-			status = pt_qry_event(dec, &ev, sizeof(ev));
-			if (status < 0)
-				break;
-		}
-		if (status < 0)
-			continue;
-		if (status & pts_eos)
-			break;
-		status = pt_qry_cond_branch(dec, &taken);
-		if (status == -pte_bad_query)
-			status = pt_qry_indirect_branch(dec, &ip);
-		if (status >= 0)
-			c->blocks++;
-	}
-	pt_qry_free_decoder(dec);
-}
+static struct dc_qry our_qry;   /* (large: not on the stack) */
+#define QLOOP our_query_chunk
+#define QDEC struct dc_qry *dec = &our_qry
+#define QALLOC(cfg) (dc_qry_init(dec, cfg), dec)
+#define QFREE() (void)0
+#define QSYNC(ip) dc_qry_sync_forward(dec, ip)
+#define QSYNC_OFF(off) dc_qry_get_sync_offset(dec, off)
+#define QEVENT(ev) dc_qry_event(dec, ev)
+#define QCOND(t) dc_qry_cond_branch(dec, t)
+#define QIND(ip) dc_qry_indirect_branch(dec, ip)
+#define QTIME(t, m, c) dc_qry_time(dec, t, m, c)
+#include "bench/ipt_qloop.h"
 
 /* The packet layer alone (-k). */
 static void packet_chunk(const struct pt_config *base, const uint8_t *data, uint64_t size,
@@ -341,6 +325,8 @@ static void decode_queue(const struct pt_config *cfg, struct pt_image *image, st
 	}
 	if (layer == 'q')
 		query_chunk(cfg, q->buf, cut, c);
+	else if (layer == 'Q')
+		our_query_chunk(cfg, q->buf, cut, c);
 	else if (layer == 'k')
 		packet_chunk(cfg, q->buf, cut, c);
 	else if (layer == 'w')
@@ -391,7 +377,7 @@ int main(int argc, char **argv)
 	struct dc_wsec *secs = NULL;
 	size_t nsecs = 0, cap_secs = 0;
 
-	while ((opt = getopt(argc, argv, "pqkwxWTc:")) != -1) {
+	while ((opt = getopt(argc, argv, "pqQkwxWTc:")) != -1) {
 		if (opt == 'c') {
 			unsigned long kib = strtoul(optarg, NULL, 0);
 
@@ -403,15 +389,15 @@ int main(int argc, char **argv)
 			piece = kib << 10;
 			continue;
 		}
-		if (!strchr("pqkwxWT", opt)) {
-			fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
+		if (!strchr("pqQkwxWT", opt)) {
+			fprintf(stderr, "usage: ipt_bare [-p|-q|-Q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
 			return 2;
 		}
 		plain |= opt == 'p';
 		layer = opt == 'p' ? layer : (char)opt;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: ipt_bare [-p|-q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
+		fprintf(stderr, "usage: ipt_bare [-p|-q|-Q|-k|-w|-W|-T|-x] [-c KIB] PERF.DATA\n");
 		return 2;
 	}
 	if (layer == 'W' && !(wcode = dc_wcode_new(isc))) {

@@ -13,7 +13,7 @@
 #                 configures libipt's block decoder (report's decoder floor
 #                 with --pt-decoder libipt)
 #   ours          ipt_bare -W: that loop with report's own block decoder
-#                 (decoder/ptwalk.c over libipt's query decoder, ticks too)
+#                 (decoder/ptwalk.c over decoder/ptquery.c, ticks too)
 #   walk          ipt_bare -w: bench/ipt_walk.c, the moonshot's prototype, a
 #                 walker of our own with a cache of block ends over libipt's
 #                 packet decoder
@@ -39,8 +39,8 @@ PTFLAME=$BUILD/cmd/ptflame
 NCPU=$(nproc)
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
 	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" \
-	"$SRC/decoder/wdec.c" "$SRC/decoder/ptwalk.c" \
-	"$SRC/decoder/outfile.c" -lipt -lZydis
+	"$SRC/decoder/wdec.c" "$SRC/decoder/ptwalk.c" "$SRC/decoder/ptquery.c" \
+	"$SRC/decoder/pttime.c" "$SRC/decoder/outfile.c" -lipt -lZydis
 . "$SRC/bench/bench_lib.sh"
 
 

@@ -10,9 +10,11 @@
 # synthetic loop with a call to the next instruction and a deep recursion,
 # three damaged copies of the synthetic trace, and the real Intel PT
 # recordings when present (their binaries are not, so both must fail alike
-# there).
+# there). On the same recordings, libipt's query decoder and ours
+# (ipt_bare -q, -Q) give the same answers and times (their hash).
 . "$E2E_LIB"
 flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
+qflow() { grep -o 'blocks=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/ insns.*errors/ errors/'; }
 # same NAME FILE [MIN]: libipt's calls and returns and the walker's agree
 # (and are at least MIN of them), decoding in the usual 4 MiB pieces, in
 # pieces of 4 KiB and on the data cut after each of its first 3 KiB (a
@@ -32,6 +34,16 @@ same() {
 			pass "$n (pieces of $c KiB): $b"
 		fi
 	done
+	# our query decoder (decoder/ptquery.h, report's) answers every query
+	# of the query layer's loop as libipt's does, and the time after each
+	"$IPT_BARE" -q "$f" >"$n.q" 2>"$n.err" && "$IPT_BARE" -Q "$f" >"$n.Q" 2>>"$n.err" ||
+		{ fail "$n: ipt_bare -q/-Q: $(head -c 300 "$n.err")"; return; }
+	b=$(qflow "$n.q") w=$(qflow "$n.Q")
+	if [ -n "$b" ] && [ "$b" = "$w" ]; then
+		pass "$n: query layer, ours = libipt's: $b"
+	else
+		fail "$n: our query decoder's '$w' is not libipt's '$b'"
+	fi
 	# and the data cut after each of its first 3 KiB: every way it can end
 	"$IPT_BARE" -x "$f" >"$n.cross" 2>"$n.err" || { fail "$n: ipt_bare -x: $(head -c 300 "$n.err")"; return; }
 	if grep -q ' errors=0 ' "$n.cross" && ! grep -q ' blocks=0 ' "$n.cross"; then
