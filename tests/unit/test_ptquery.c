@@ -24,6 +24,7 @@
 #include <intel-pt.h>
 
 #include "decoder/ptquery.h"
+#include "tests/unit/test_ptcfg.h"
 #include "tests/unit/test_rnd.h"
 
 enum { MAXP = 2048 };
@@ -364,22 +365,10 @@ static size_t encode(const struct gen *g, struct pt_config *c, size_t *cut)
 
 static struct pt_config random_config(uint8_t *buf, size_t len, bool errata)
 {
-	static const uint8_t freqs[] = { 0, 1, 3, 3, 3, 6, 9 };
-	struct pt_config c;
+	struct pt_config c = test_ptcfg(&rs, buf, len);
 
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.begin = buf;
-	c.end = buf + len;
-	c.mtc_freq = freqs[pick(sizeof(freqs))];
-	if (pick(8)) {
-		c.cpuid_0x15_eax = 1 + pick(4);
-		c.cpuid_0x15_ebx = 1 + pick(400);
-	}
-	c.nom_freq = pick(3) ? (uint8_t)(8 + pick(40)) : 0;
 	c.errata.bdm70 = pick(2);
 	c.errata.skd007 = pick(2);
-	c.errata.skl168 = pick(2);
 	if (errata) {                  /* (those ours leaves to libipt) */
 		c.errata.skd010 = pick(2);
 		c.errata.apl11 = pick(2);

@@ -19,6 +19,7 @@
 #include <intel-pt.h>
 
 #include "decoder/pttime.h"
+#include "tests/unit/test_ptcfg.h"
 #include "tests/unit/test_rnd.h"
 
 enum { MAXP = 4096, MAXR = 4096 };
@@ -41,25 +42,6 @@ static uint64_t rnd(void)
 static unsigned pick(unsigned n)
 {
 	return (unsigned)(rnd() % n);
-}
-
-static struct pt_config random_config(uint8_t *buf, size_t len)
-{
-	static const uint8_t freqs[] = { 0, 1, 2, 3, 3, 3, 5, 7, 9, 10, 12 };
-	struct pt_config c;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.begin = buf;
-	c.end = buf + len;
-	c.mtc_freq = freqs[pick(sizeof(freqs))];
-	if (pick(10)) {
-		c.cpuid_0x15_eax = 1 + pick(4);
-		c.cpuid_0x15_ebx = 1 + pick(400);
-	}
-	c.nom_freq = pick(3) ? (uint8_t)(8 + pick(40)) : 0;
-	c.errata.skl168 = pick(2);
-	return c;
 }
 
 struct gen {
@@ -246,7 +228,7 @@ static void check_stream(size_t len_packets)
 	static uint8_t buf[MAXP * 16];
 	static struct gen g;
 	static struct point a[MAXR], b[MAXR];
-	struct pt_config c = random_config(buf, sizeof(buf));
+	struct pt_config c = test_ptcfg(&rs, buf, sizeof(buf));
 	size_t na, nb;
 
 	generate(&g, len_packets);
