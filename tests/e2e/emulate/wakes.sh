@@ -15,12 +15,13 @@ command -v perf >/dev/null || { echo "perf not installed: skipped"; exit 77; }
 W=(python3 "$EMU_DIR/wakes.py")
 TP=(python3 "$REPORT_DIR/truth_profile.py")
 
-# rec NAME [--none] [RECORD ARGS] -- PROG [ARGS]: record with the truth,
-# then check the records against it (--none: there are none). Sets OK=1
+# rec NAME [--none|--any] [RECORD ARGS] -- PROG [ARGS]: record with the
+# truth, then check the records against it (--none: there are none;
+# --any: any number, none too). Sets OK=1
 # when the recording worked.
 rec() {
 	local name=$1 none=; shift
-	[ "$1" = --none ] && { none=--none; shift; }
+	[ "$1" = --none ] || [ "$1" = --any ] && { none=$1; shift; }
 	OK=0
 	if ! "$PTFLAME" record --emulate -q -o "$name.data" --truth "$name.truth" "$@" \
 		>"$name.out" 2>&1; then
@@ -67,8 +68,9 @@ waits() {
 # two workers taking turns on a mutex (with sleeps: whether they contend,
 # and whether main's joins block, depends on real time, so no wait is
 # required here: the records must only match the truth one to one; the
-# wake_* programs make their waits block for sure)
-rec threads -- "$TESTDATA/emu_threads"
+# wake_* programs make their waits block for sure; under qemu, on a busy
+# machine, the two workers once never met: no wake at all)
+rec threads --any -- "$TESTDATA/emu_threads"
 
 # model NAME: the truth model with and without --wakers (per thread): the
 # same total per thread, [woken by] frames under [off-cpu] only, each wake
