@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 
 	struct pt_config pc;
 	struct pt_block_decoder *dec;
-	uint64_t dinsns = 0, blocks = 0, errors = 0, enabled = 0;
+	uint64_t dinsns = 0, blocks = 0, errors = 0;
 
 	pt_config_init(&pc);
 	pc.begin = map;
@@ -312,7 +312,6 @@ int main(int argc, char **argv)
 			status = pt_blk_event(dec, &ev, sizeof(ev));
 			if (status < 0)
 				break;
-			enabled += ev.type == ptev_enabled;
 		}
 		if (status < 0)
 			continue;
