@@ -2,7 +2,7 @@
 # Fuzz ptflame's input readers for longer than CI does (tests/fuzz/):
 #   scripts/fuzz.sh [-B BUILDDIR] [-j] [-r RUNS] [SECONDS [TARGET...]]
 # Builds BUILDDIR (default build-fuzz) with clang and -Dfuzz=true, then runs
-# each TARGET (default: perfdata report script folded) for SECONDS (default
+# each TARGET (default: perfdata report script folded ptquery) for SECONDS (default
 # 600) or until it has run RUNS inputs (-r, e.g. 10000000), whichever comes
 # first, one after another, or all at once with -j. The corpus grows in
 # BUILDDIR/tests/fuzz/corpus/TARGET from run to run; an input that crashes,
@@ -28,7 +28,7 @@ done
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(perfdata report script folded)
+[ ${#targets[@]} -gt 0 ] || targets=(perfdata report script folded ptquery)
 case $secs in
 ''|*[!0-9]*|0) echo "fuzz.sh: SECONDS must be a positive number, not '$secs'" >&2; exit 2 ;;
 esac
@@ -42,7 +42,7 @@ fi
 ninja -C "$dir" >/dev/null || { echo "fuzz.sh: build failed in $dir (ninja -C $dir)" >&2; exit 1; }
 for t in "${targets[@]}"; do
 	[ -x "$dir/tests/fuzz/fuzz_$t" ] ||
-		{ echo "fuzz.sh: no target '$t' (perfdata, report, script, folded)" >&2; exit 2; }
+		{ echo "fuzz.sh: no target '$t' (perfdata, report, script, folded, ptquery)" >&2; exit 2; }
 done
 export PTFLAME=$PWD/$dir/cmd/ptflame TESTDATA=$PWD/$dir/testdata SRCDIR=$PWD \
 	FUZZ_DIR=$PWD/$dir/tests/fuzz FUZZ_SECONDS=$secs

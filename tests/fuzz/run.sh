@@ -104,17 +104,38 @@ seed_script() {
 	done
 }
 
+# seed_ptq: the first 4 KiB of PT of each recording (its first AUXTRACE's
+# payload, as `ptflame dump` places it), after 4 bytes of configuration:
+# MTC period 3, CPUID 0x15 ratio 2/1 (perf's defaults for the emulator),
+# nominal ratio 0, the emulated CPU's errata (BDM70, SKD022, SKL014, SKZ84:
+# of those the query decoder reads BDM70 and SKZ84).
+seed_ptq() {
+	local d=$seeds/ptquery f
+	mkdir -p "$d"
+	for f in "$seeds"/perf/*.data; do
+		"$PTFLAME" dump "$f" 2>/dev/null | python3 -c '
+import re, sys
+m = re.search(r"AUXTRACE size (0x[0-9a-f]+) .*payload@(0x[0-9a-f]+)", sys.stdin.read())
+if m:
+    size, off = int(m.group(1), 16), int(m.group(2), 16)
+    d = open(sys.argv[1], "rb").read()[off:off + min(size, 4096)]
+    open(sys.argv[2], "wb").write(bytes([3, 2 << 2 | 1, 0, 0x41]) + d)
+' "$f" "$d/$(basename "$f" .data).pt" || return 1
+	done
+}
+
 # Made once, by the first of the targets meson runs in parallel (the others
 # wait on the lock); a failed attempt leaves no stamp and is retried. The
 # stamp holds the seeds' version: when the seeds change, a build directory
 # makes them again.
-seeds_version=4
+seeds_version=5
 mkdir -p "$FUZZ_DIR"
 exec 9>"$FUZZ_DIR/.seeds.lock"
 flock 9
 if [ "$(cat "$seeds/.done" 2>/dev/null)" != "$seeds_version" ]; then
 	rm -rf "$seeds"
-	seed_perf && seed_folded && seed_script || { echo "run.sh: cannot make the seeds" >&2; exit 1; }
+	seed_perf && seed_folded && seed_script && seed_ptq ||
+		{ echo "run.sh: cannot make the seeds" >&2; exit 1; }
 	echo "$seeds_version" >"$seeds/.done"
 fi
 flock -u 9
@@ -137,6 +158,9 @@ script) dirs=("$seeds/script") maxlen=(-max_len=16384) ;;
 # code (a line deeper than --max-stack, 2,000 frames; hundreds of
 # distinct stacks): see README, Fuzzing, for what was compared.
 folded) dirs=("$seeds/folded") maxlen=(-max_len=4096) ;;
+# The decoders run until the trace ends or ours hands over: 4 KiB of
+# trace is a few thousand queries.
+ptquery) dirs=("$seeds/ptquery") maxlen=(-max_len=8192) ;;
 *) echo "run.sh: no target '$name'" >&2; exit 2 ;;
 esac
 corpus=$FUZZ_DIR/corpus/$name

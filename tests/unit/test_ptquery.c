@@ -24,6 +24,7 @@
 #include <intel-pt.h>
 
 #include "decoder/ptquery.h"
+#include "tests/ptq_side.h"
 #include "tests/unit/test_ptcfg.h"
 #include "tests/unit/test_rnd.h"
 
@@ -385,124 +386,38 @@ struct tally {
 	unsigned long ev[32], ok[128], err[64], suppressed;
 };
 
-static const char *opname(int op)
-{
-	return op == 's' ? "sync" : op == 'c' ? "cond" : op == 'i' ? "indirect" : "event";
-}
-
-static void fail_at(const struct dc_qry *q, int op, const char *what, long a, long b)
-{
-	uint64_t off = 0;
-
-	dc_qry_get_offset(q, &off);
-	print_error("%s after %s at offset %llu: libipt %ld, ours %ld\n", what, opname(op),
-		    (unsigned long long)off, a, b);
-	fail();
-}
-
-/* Time and offsets after a call both answered. */
-static void same_state(struct pt_query_decoder *l, const struct dc_qry *q, int op)
-{
-	uint64_t tl = 1, tq = 1, ol = 3, oq = 3;
-	uint32_t ml = 5, mq = 5, cl = 7, cq = 7;
-	int rl = pt_qry_time(l, &tl, &ml, &cl), rq = dc_qry_time(q, &tq, &mq, &cq);
-
-	if (rl != rq || tl != tq || ml != mq || cl != cq)
-		fail_at(q, op, rl != rq ? "time status" : "time", rl != rq ? rl : (long)tl,
-			rl != rq ? rq : (long)tq);
-	rl = pt_qry_get_offset(l, &ol);
-	rq = dc_qry_get_offset(q, &oq);
-	if (rl != rq || ol != oq)
-		fail_at(q, op, "offset", (long)ol, (long)oq);
-	ol = oq = 3;
-	rl = pt_qry_get_sync_offset(l, &ol);
-	rq = dc_qry_get_sync_offset(q, &oq);
-	if (rl != rq || ol != oq)
-		fail_at(q, op, "sync offset", (long)ol, (long)oq);
-}
-
 /* One call to both. false: ours bailed (strict: only where libipt failed). */
 static bool call(struct pt_query_decoder *l, struct dc_qry *q, int op, int *st, bool strict,
 		 struct tally *t)
 {
-	uint64_t il = 0x1111, iq = 0x1111;
-	int tl = 9, tq = 9, sl, sq;
-	struct pt_event el, eq;
+	static struct ptq_side x;
+	int r = ptq_call(&x, l, q, op);
 
-	memset(&el, 0xa5, sizeof(el));
-	memset(&eq, 0xa5, sizeof(eq));
-	switch (op) {
-	case 's':
-		sq = dc_qry_sync_forward(q, &iq);
-		break;
-	case 'c':
-		sq = dc_qry_cond_branch(q, &tq);
-		break;
-	case 'i':
-		sq = dc_qry_indirect_branch(q, &iq);
-		break;
-	default:
-		sq = dc_qry_event(q, &eq);
-		break;
+	if (r < 0) {
+		print_error("%s\n", x.why);
+		fail();
 	}
-	switch (op) {
-	case 's':
-		sl = pt_qry_sync_forward(l, &il);
-		break;
-	case 'c':
-		sl = pt_qry_cond_branch(l, &tl);
-		break;
-	case 'i':
-		sl = pt_qry_indirect_branch(l, &il);
-		break;
-	default:
-		sl = pt_qry_event(l, &el, sizeof(el));
-		break;
-	}
-	if (sq == DC_QRY_BAIL) {
-		if (strict && (sl >= 0 || sl == -pte_eos || sl == -pte_bad_query))
-			fail_at(q, op, "ours bailed where libipt answered", sl, sq);
+	if (!r) {
+		if (strict && (x.sl >= 0 || x.sl == -pte_eos || x.sl == -pte_bad_query)) {
+			print_error("ours bailed where libipt answered %d, after %s\n", x.sl,
+				    ptq_opname(op));
+			fail();
+		}
 		t->bailed++;
 		return false;
 	}
 	t->answered++;
-	if (sl != sq)
-		fail_at(q, op, "status", sl, sq);
-	if (tl != tq)
-		fail_at(q, op, "taken", tl, tq);
-	if (il != iq)
-		fail_at(q, op, "ip", (long)il, (long)iq);
-	if (memcmp(&el, &eq, sizeof(el)))
-		fail_at(q, op, "event", el.type, eq.type);
-	same_state(l, q, op);
-	*st = sl;
-	if (sl >= 0) {
+	*st = x.sl;
+	if (x.sl >= 0) {
 		t->ok[op]++;
-		if (op == 'e' && el.type < 32)
-			t->ev[el.type]++;
-		if (sl & pts_ip_suppressed)
+		if (op == 'e' && x.el.type < 32)
+			t->ev[x.el.type]++;
+		if (x.sl & pts_ip_suppressed)
 			t->suppressed++;
-	} else if (-sl < 64) {
-		t->err[-sl]++;
+	} else if (-x.sl < 64) {
+		t->err[-x.sl]++;
 	}
 	return true;
-}
-
-/* The queries a decoder over this trace might make, mostly the right
- * one, now and then another. */
-static int next_op(int st, int last)
-{
-	unsigned r = pick(100);
-
-	if (st < 0 && st != -pte_bad_query)
-		return 's';
-	/* a resync anywhere (a full TNT cache, tracing on, a PSB just
-	 * behind), and now and then twice */
-	if (!pick(500) || (last == 's' && !pick(4)))
-		return 's';
-	if (st >= 0 && (st & pts_event_pending))
-		return r < 85 ? 'e' : r < 95 ? 'c' : 'i';
-	return r < 60 ? 'c' : r < 95 ? 'i' : 'e';
 }
 
 /* Both decoders over c's buffer, until it ends: -1; or until ours
@@ -519,7 +434,7 @@ static long run(const struct pt_config *c, bool strict, struct tally *t)
 	dc_qry_init(&q, c);
 	t->streams++;
 	for (int i = 0; i < 20000; i++) {
-		op = next_op(st, op);
+		op = ptq_next_op(st, op, rnd());
 		if (op == 's' && st < 0 && ++syncs > 64)
 			break;
 		if (!call(l, &q, op, &st, strict, t)) {

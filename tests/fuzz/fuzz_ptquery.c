@@ -1,0 +1,104 @@
+/* ptflame - fuzz target: our query decoder (decoder/ptquery.h) against
+ * libipt's, call for call, on any bytes. The input's first 4 bytes pick
+ * the configuration (MTC period, CPUID 0x15 ratio or none, nominal
+ * frequency, errata) and seed the choice of queries; the rest is the
+ * trace. It aborts where ours answers otherwise than libipt (bailing,
+ * DC_QRY_BAIL, is allowed: both then start again past that point). Seeds:
+ * the first 4 KiB of PT of each emulated recording (tests/fuzz/run.sh). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "decoder/ptquery.h"
+#include "tests/ptq_side.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct pt_config config(const uint8_t *h, uint8_t *buf, size_t len)
+{
+	struct pt_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.begin = buf;
+	c.end = buf + len;
+	c.mtc_freq = h[0] & 15;
+	if (h[1] & 3) {
+		c.cpuid_0x15_eax = h[1] & 3;
+		c.cpuid_0x15_ebx = h[1] >> 2;
+	}
+	c.nom_freq = h[2];
+	c.errata.bdm70 = h[3] & 1;
+	c.errata.skd007 = (h[3] >> 1) & 1;
+	c.errata.skl168 = (h[3] >> 2) & 1;
+	c.errata.skd010 = (h[3] >> 3) & 1;
+	c.errata.apl11 = (h[3] >> 4) & 1;
+	c.errata.apl12 = (h[3] >> 5) & 1;
+	c.errata.skz84 = (h[3] >> 6) & 1;
+	return c;
+}
+
+/* Both decoders over c's buffer until it ends (-1) or ours bails: the
+ * offset libipt is at then (-1 if none). */
+static long run(const struct pt_config *c, uint64_t *rs)
+{
+	struct pt_query_decoder *l = pt_qry_alloc_decoder(c);
+	static struct dc_qry q;
+	static struct ptq_side x;
+	int st = -pte_nosync, op = 0, syncs = 0;
+	long at = -1;
+
+	if (!l)
+		abort();
+	dc_qry_init(&q, c);
+	for (int i = 0; i < 4096; i++) {
+		int r;
+
+		*rs = *rs * 6364136223846793005ull + 1442695040888963407ull;
+		op = ptq_next_op(st, op, *rs >> 20);
+		if (op == 's' && st < 0 && ++syncs > 16)
+			break;
+		r = ptq_call(&x, l, &q, op);
+		if (r < 0) {
+			fprintf(stderr, "fuzz_ptquery: %s\n", x.why);
+			abort();
+		}
+		if (!r) {
+			uint64_t off;
+
+			if (!pt_qry_get_offset(l, &off))
+				at = (long)off;
+			break;
+		}
+		st = x.sl;
+		if (op == 's' && st == -pte_eos)
+			break;
+	}
+	pt_qry_free_decoder(l);
+	return at;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t rs;
+	uint8_t *buf;
+	struct pt_config c;
+
+	if (size < 4)
+		return 0;
+	/* (a buffer of the trace's size: ASan sees a read past its end) */
+	buf = malloc(size - 4 ? size - 4 : 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data + 4, size - 4);
+	c = config(data, buf, size - 4);
+	rs = (uint64_t)data[0] | (uint64_t)data[1] << 8 | (uint64_t)data[2] << 16 |
+	     (uint64_t)data[3] << 24;
+	for (long at; c.begin < c.end && (at = run(&c, &rs)) >= 0;)
+		c.begin += at + 1;
+	free(buf);
+	return 0;
+}
