@@ -6,9 +6,10 @@
  * events): the same blocks (up to the class of an indirect branch, which
  * libipt reports as ptic_error once its block cache knows the address), the
  * same events, statuses, times and offsets. The time and the events come
- * from the query decoder; the walk over the instructions is a cache of where the next branch is from each address
- * reached (decoded once, with Zydis), so that a block costs a lookup where
- * libipt decodes instruction by instruction.
+ * from the query decoder; the walk over the instructions is a cache of
+ * where the next branch is from each address reached (decoded once, with
+ * Zydis), so that a block costs a lookup where libipt decodes instruction
+ * by instruction.
  *
  * What it does not know how to answer exactly (an error, kernel code or
  * code outside the sections given, VMCS and PTWRITE events, the errata
