@@ -21,8 +21,8 @@
  *   -Q  our query decoder alone (decoder/ptquery.h), as -q
  *   -w  bench/ipt_walk.c, the moonshot's prototype, in place of libipt's
  *       block decoder: a walker of our own over the packet decoder
- *   -W  report's block decoder (decoder/wdec.c: ptflame's own over its own
- *       query decoder, decoder/ptwalk.c) in place of libipt's, configured as
+ *   -W  report's block decoder (decoder/wdec.c + decoder/ptwalk.c, over
+ *       decoder/ptquery.c) in place of libipt's, configured as
  *       report decodes: also tick events
  *   -T  the same loop with libipt's block decoder alone (what report used
  *       before: -W's baseline)
@@ -43,7 +43,9 @@
  * that, a decoder's cost before it knows any branch. blocks counts packets.
  * prints one line: key=value pairs (bytes, secs, mib_s, blocks, insns,
  * branches, mbranch_s, errors: decode errors, resynchronised after; hash:
- * of the calls' and returns' addresses in order, for -w against libipt).
+ * of the calls' and returns' addresses in order, for -w against libipt;
+ * with -q and -Q of every answer and the time after it, which
+ * e2e-decode-walk compares).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -208,7 +210,7 @@ static void wdec_chunk(const struct pt_config *base, struct pt_image *image,
 static struct dc_qry our_qry;   /* (large: not on the stack) */
 #define QLOOP our_query_chunk
 #define QDEC struct dc_qry *dec = &our_qry
-#define QALLOC(cfg) (dc_qry_init(dec, cfg), dec)
+#define QALLOC(cfg) (dc_qry_init(dec, cfg) ? NULL : dec)
 #define QFREE() (void)0
 #define QSYNC(ip) dc_qry_sync_forward(dec, ip)
 #define QSYNC_OFF(off) dc_qry_get_sync_offset(dec, off)

@@ -1,6 +1,6 @@
 /* ptflame bench: the query layer alone (ipt_bare -q, -Q), TNT bits and
- * TIPs in stream order, each answer and the time after it hashed (a test
- * compares the two decoders' hashes). Included once per query decoder:
+ * TIPs in stream order, each answer and the time after it hashed
+ * (e2e-decode-walk compares the two decoders' hashes). Included once per query decoder:
  * QLOOP names the function, and QDEC, QALLOC, QFREE, QSYNC, QSYNC_OFF,
  * QEVENT, QCOND, QIND and QTIME say how to use that decoder, so that
  * libipt's and ours run the same loop, each with its own calls (ours

@@ -163,7 +163,7 @@ static void event_time(const struct dc_qry *q, struct pt_event *ev)
 
 static uint8_t evq_inc(uint8_t i)
 {
-	return (uint8_t)((i + 1) % 8);
+	return (uint8_t)((i + 1) % DC_QRY_EVQ);
 }
 
 /* pt_evq_enqueue: NULL when full */
@@ -240,12 +240,15 @@ static void reset_but_time(struct dc_qry *q)
 		q->evq[i].begin = q->evq[i].end = 0;
 }
 
-void dc_qry_init(struct dc_qry *q, const struct pt_config *cfg)
+int dc_qry_init(struct dc_qry *q, const struct pt_config *cfg)
 {
 	memset(q, 0, sizeof(*q));
+	if (!cfg->begin || cfg->end < cfg->begin)
+		return -pte_invalid;   /* (libipt allocates no decoder) */
 	q->cfg = *cfg;
 	dc_ptime_init(&q->time, &q->cfg);
 	reset_but_time(q);
+	return 0;
 }
 
 /* pt_qry_will_event */
@@ -539,8 +542,7 @@ static int decode_mode(struct dc_qry *q, bool header)
 	else if (k.val == pt_mol_exec)
 		ev = enqueue(q, DC_QEVB_TIP);
 	else if (!q->enabled) {
-		ev = standalone(q);
-		ev->variant.tsx.ip = 0;
+		ev = standalone(q);       /* (its ip 0) */
 		ev->ip_suppressed = 1;
 		q->event = ev;
 	} else
@@ -882,7 +884,8 @@ static int read_ahead(struct dc_qry *q)
 		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
 			return 0;
 		if ((err = decode(q, q->next))) {
-			/* (a status packet cut by the end) */
+			/* (a PSB+ cut by the end between two packets: read
+			 * again from its PSB, libipt goes to the end) */
 			if (err == -pte_eos) {
 				q->pos = end;
 				q->next = QF_NONE;
@@ -1007,7 +1010,7 @@ static int cache_tnt(struct dc_qry *q)
 
 		if (kind == QF_NONE)
 			return provoke_fetch_error(q);
-		if (will_event(q) || kind == QF_TIP)
+		if (will_event(q) || qf_flags[kind] & F_TIP)
 			return -pte_bad_query;
 		q->event = NULL;
 		if ((err = decode(q, kind)))
@@ -1051,7 +1054,7 @@ int dc_qry_indirect_branch(struct dc_qry *q, uint64_t *ip)
 			return err;
 		if (q->event)
 			return BAIL;
-		if (kind == QF_TIP) {
+		if (qf_flags[kind] & F_TIP) {
 			uint64_t to;
 
 			/* (libipt leaves *ip as it was when it has none) */

@@ -12,12 +12,15 @@
  * and takes the time from pttime.c.
  *
  * It knows PAD, TNT-8/64, TIP, TIP.PGE, TIP.PGD, FUP, MODE, PIP, PSB,
- * PSBEND, OVF, TSC, TMA, MTC, CYC and CBR, and libipt's workarounds for BDM70 and
- * SKD007. Anything else (another packet, a packet libipt would reject, a
- * full event queue, an error other than the end of the trace, the OVF
- * errata SKD010, APL11, APL12) it does not answer: DC_QRY_BAIL, and the
- * caller decodes the window with libipt. tests/unit/test_ptquery.c holds
- * it against libipt's query decoder on random streams. */
+ * PSBEND, OVF, TSC, TMA, MTC, CYC and CBR, and libipt's workarounds for
+ * BDM70 and SKD007. Anything else (another packet, a packet libipt would
+ * reject or that the end of the trace cuts, a full event queue, an error
+ * other than -pte_eos, -pte_bad_query and -pte_nosync, which it answers as
+ * libipt does, the OVF errata SKD010, APL11, APL12) it does not answer:
+ * DC_QRY_BAIL, and the caller decodes the window with libipt; after that
+ * only dc_qry_init may be called. tests/unit/test_ptquery.c and the fuzz
+ * target tests/fuzz/fuzz_ptquery.c hold it against libipt's query decoder
+ * on random streams and on any bytes. */
 #ifndef PTFLAME_DECODER_PTQUERY_H
 #define PTFLAME_DECODER_PTQUERY_H
 
@@ -31,8 +34,10 @@ enum { DC_QRY_BAIL = -1000 };     /* (not a libipt error code) */
 
 /* libipt's event queue for one binding (pt_event_queue.c): a ring of 8
  * that keeps a gap, so the event dequeued last is not overwritten. */
+enum { DC_QRY_EVQ = 8 };
+
 struct dc_qry_evq {
-	struct pt_event ev[8];
+	struct pt_event ev[DC_QRY_EVQ];
 	uint8_t begin, end;
 };
 
@@ -59,8 +64,9 @@ struct dc_qry {
 };
 
 /* Over cfg's [begin, end) (cfg as for pt_qry_alloc_decoder); q must stay
- * where it is (its time points at its cfg). */
-void dc_qry_init(struct dc_qry *q, const struct pt_config *cfg);
+ * where it is (its time points at its cfg). 0, or -pte_invalid for a
+ * buffer that is none. */
+int dc_qry_init(struct dc_qry *q, const struct pt_config *cfg);
 
 int dc_qry_sync_forward(struct dc_qry *q, uint64_t *ip);
 int dc_qry_cond_branch_slow(struct dc_qry *q, int *taken);

@@ -361,7 +361,10 @@ struct dc_walk *dc_walk_alloc(const struct pt_config *cfg, struct dc_wcode *code
 	w->cfg = *cfg;
 	q = *cfg;
 	memset(&q.flags, 0, sizeof(q.flags));   /* (the query decoder's) */
-	dc_qry_init(&w->qry, &q);
+	if (dc_qry_init(&w->qry, &q)) {
+		free(w);
+		return NULL;
+	}
 	w->code = code;
 	return w;
 }

@@ -14,8 +14,8 @@
  * What it does not know how to answer exactly (an error, kernel code or
  * code outside the sections given, VMCS and PTWRITE events, the errata
  * workarounds, whatever the query decoder does not answer) it does not
- * answer: DC_WALK_BAIL, and the caller
- * decodes the window with libipt, repeating the calls made so far. */
+ * answer: DC_WALK_BAIL, and the caller decodes the window with libipt,
+ * repeating the calls made so far. */
 #ifndef PTFLAME_DECODER_PTWALK_H
 #define PTFLAME_DECODER_PTWALK_H
 

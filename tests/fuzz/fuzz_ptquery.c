@@ -1,10 +1,12 @@
 /* ptflame - fuzz target: our query decoder (decoder/ptquery.h) against
  * libipt's, call for call, on any bytes. The input's first 4 bytes pick
  * the configuration (MTC period, CPUID 0x15 ratio or none, nominal
- * frequency, errata) and seed the choice of queries; the rest is the
- * trace. It aborts where ours answers otherwise than libipt (bailing,
- * DC_QRY_BAIL, is allowed: both then start again past that point). Seeds:
- * the first 4 KiB of PT of each emulated recording (tests/fuzz/run.sh). */
+ * frequency, errata; the fourth's top bit: a query before any sync) and
+ * seed the choice of queries; the rest is the trace. It aborts where ours
+ * answers otherwise than libipt (bailing, DC_QRY_BAIL, is allowed: both
+ * then start again past that point). Seeds: the first 4 KiB of PT of each
+ * emulated recording (tests/fuzz/run.sh). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,17 +45,17 @@ static struct pt_config config(const uint8_t *h, uint8_t *buf, size_t len)
 
 /* Both decoders over c's buffer until it ends (-1) or ours bails: the
  * offset libipt is at then (-1 if none). */
-static long run(const struct pt_config *c, uint64_t *rs)
+static long run(const struct pt_config *c, uint64_t *rs, bool presync)
 {
 	struct pt_query_decoder *l = pt_qry_alloc_decoder(c);
 	static struct dc_qry q;
 	static struct ptq_side x;
-	int st = -pte_nosync, op = 0, syncs = 0;
+	/* (now and then a query before any sync, as the input says) */
+	int st = presync ? 0 : -pte_nosync, op = 0, syncs = 0;
 	long at = -1;
 
-	if (!l)
+	if (!l || dc_qry_init(&q, c))
 		abort();
-	dc_qry_init(&q, c);
 	for (int i = 0; i < 4096; i++) {
 		int r;
 
@@ -97,7 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c = config(data, buf, size - 4);
 	rs = (uint64_t)data[0] | (uint64_t)data[1] << 8 | (uint64_t)data[2] << 16 |
 	     (uint64_t)data[3] << 24;
-	for (long at; c.begin < c.end && (at = run(&c, &rs)) >= 0;)
+	/* (an empty trace too) */
+	for (long at; (at = run(&c, &rs, data[3] & 0x80)) >= 0 && c.begin + at < c.end;)
 		c.begin += at + 1;
 	free(buf);
 	return 0;

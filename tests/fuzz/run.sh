@@ -108,7 +108,8 @@ seed_script() {
 # payload, as `ptflame dump` places it), after 4 bytes of configuration:
 # MTC period 3, CPUID 0x15 ratio 2/1 (perf's defaults for the emulator),
 # nominal ratio 0, the emulated CPU's errata (BDM70, SKD022, SKL014, SKZ84:
-# of those the query decoder reads BDM70 and SKZ84).
+# of those the query decoder reads BDM70; libipt reads SKZ84 only where
+# ours hands over, a TMA with reserved bits set).
 seed_ptq() {
 	local d=$seeds/ptquery f
 	mkdir -p "$d"

@@ -169,18 +169,25 @@ static void add_psb(struct gen *g)
 		add_mode_tsx(g);
 	if (!pick(3))
 		add_pip(g);
-	if (g->enabled || pick(2)) {
-		struct pt_packet p = { .type = ppt_fup };
+	/* disabled: no IP in the header, or (erratum BDM70) one before a
+	 * TIP.PGE, which libipt's workaround skips, and now and then one that
+	 * no TIP.PGE follows */
+	bool bdm70 = !g->enabled && !pick(3);
 
+	if (g->enabled || pick(2)) {
 		add_ip(g, ppt_fup, false);
-		if (!g->enabled) {     /* (disabled: no IP in the header) */
+		if (!g->enabled && !bdm70)
 			g->p[g->n - 1].payload.ip.ipc = pt_ipc_suppressed;
-		}
-		(void)p;
 	}
 	if (!pick(8))
 		add_type(g, ppt_pad);
 	add_type(g, ppt_psbend);
+	if (bdm70 && pick(4)) {
+		if (!pick(3))
+			add_timing(g);
+		add_ip(g, ppt_tip_pge, false);
+		g->enabled = true;
+	}
 }
 
 static void add_tnt(struct gen *g)
@@ -398,7 +405,8 @@ static bool call(struct pt_query_decoder *l, struct dc_qry *q, int op, int *st, 
 		fail();
 	}
 	if (!r) {
-		if (strict && (x.sl >= 0 || x.sl == -pte_eos || x.sl == -pte_bad_query)) {
+		if (strict && (x.sl >= 0 || x.sl == -pte_eos || x.sl == -pte_bad_query ||
+			       x.sl == -pte_nosync)) {
 			print_error("ours bailed where libipt answered %d, after %s\n", x.sl,
 				    ptq_opname(op));
 			fail();
@@ -431,7 +439,7 @@ static long run(const struct pt_config *c, bool strict, struct tally *t)
 	long at = -1;
 
 	assert_non_null(l);
-	dc_qry_init(&q, c);
+	assert_int_equal(dc_qry_init(&q, c), 0);
 	t->streams++;
 	for (int i = 0; i < 20000; i++) {
 		op = ptq_next_op(st, op, rnd());
@@ -516,8 +524,9 @@ static void test_damaged_streams(void **state)
 		if (pick(2))           /* (cut anywhere) */
 			n = pick((unsigned)n + 1);
 		c.end = b + n;
-		/* where ours bails, both start again after that point */
-		for (long at; c.begin < c.end && (at = run(&c, false, &t)) >= 0;)
+		/* where ours bails, both start again after that point (an
+		 * empty trace too) */
+		for (long at; (at = run(&c, false, &t)) >= 0 && c.begin + at < c.end;)
 			c.begin += at + 1;
 	}
 	print_message("damaged: %lu streams, %lu calls answered, %lu bailed\n", t.streams,
@@ -525,9 +534,34 @@ static void test_damaged_streams(void **state)
 	assert_true(t.answered > 20000);
 }
 
+/* No buffer: neither decoder is made. An empty one: every query as
+ * libipt's answers it, before a sync and after one that found nothing. */
+static void test_no_trace(void **state)
+{
+	static uint8_t one[1];
+	struct pt_config c = test_ptcfg(&rs, NULL, 0);
+	struct pt_query_decoder *l;
+	static struct dc_qry q;
+	struct tally t = { 0 };
+	int st = 0;
+
+	(void)state;
+	assert_null(pt_qry_alloc_decoder(&c));
+	assert_int_equal(dc_qry_init(&q, &c), -pte_invalid);
+	c.begin = c.end = one;
+	assert_non_null(l = pt_qry_alloc_decoder(&c));
+	assert_int_equal(dc_qry_init(&q, &c), 0);
+	for (const char *op = "ciesscie"; *op; op++) {
+		assert_true(call(l, &q, *op, &st, true, &t));
+		assert_int_equal(st, *op == 's' ? -pte_eos : -pte_nosync);
+	}
+	pt_qry_free_decoder(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_trace),
 		cmocka_unit_test(test_clean_streams),
 		cmocka_unit_test(test_damaged_streams),
 	};
