@@ -98,7 +98,7 @@ static int read_pkt(const struct dc_qry *q, struct dc_pkt *k)
 
 /* An IP packet at pos: its size, the last IP updated (pt_qry_decode_ip,
  * pt_last_ip_update_ip); pos not moved. */
-static int decode_ip(struct dc_qry *q, int *ipc)
+static int decode_ip(struct dc_qry *q)
 {
 	struct dc_pkt k;
 	int n = read_pkt(q, &k);
@@ -108,7 +108,6 @@ static int decode_ip(struct dc_qry *q, int *ipc)
 		return n;
 	for (int i = n - 1; i >= 1; i--)
 		v = v << 8 | q->pos[i];
-	*ipc = (int)k.val;
 	switch (k.val) {
 	case pt_ipc_suppressed:
 		q->ip_suppressed = true;
@@ -323,7 +322,7 @@ static int decode_tnt(struct dc_qry *q)
 static int decode_tip(struct dc_qry *q)
 {
 	struct pt_event *ev;
-	int ipc, n = decode_ip(q, &ipc);
+	int n = decode_ip(q);
 
 	if (n < 0)
 		return n;
@@ -354,7 +353,7 @@ static int decode_tip(struct dc_qry *q)
 static int decode_tip_pge(struct dc_qry *q)
 {
 	struct pt_event *ev;
-	int ipc, n = decode_ip(q, &ipc);
+	int n = decode_ip(q);
 
 	if (n < 0)
 		return n;
@@ -385,7 +384,7 @@ static int decode_tip_pge(struct dc_qry *q)
 static int decode_tip_pgd(struct dc_qry *q)
 {
 	struct pt_event *ev;
-	int ipc, n = decode_ip(q, &ipc);
+	int n = decode_ip(q);
 
 	if (n < 0)
 		return n;
@@ -423,7 +422,7 @@ static int decode_tip_pgd(struct dc_qry *q)
 static int decode_fup(struct dc_qry *q)
 {
 	struct pt_event *ev;
-	int ipc, n = decode_ip(q, &ipc);
+	int n = decode_ip(q);
 
 	if (n < 0)
 		return n;
@@ -507,7 +506,7 @@ static int bdm70(const struct dc_qry *q, const uint8_t *p)
 static int header_fup(struct dc_qry *q)
 {
 	struct dc_pkt k;
-	int n = read_pkt(q, &k), ipc, st;
+	int n = read_pkt(q, &k), st;
 
 	if (n < 0)
 		return n;
@@ -519,9 +518,9 @@ static int header_fup(struct dc_qry *q)
 			return 0;
 		}
 	}
-	if ((n = decode_ip(q, &ipc)) < 0)
+	if ((n = decode_ip(q)) < 0)
 		return n;
-	if (ipc != pt_ipc_suppressed)
+	if (k.val != pt_ipc_suppressed)
 		q->enabled = true;
 	q->pos += n;
 	return 0;
