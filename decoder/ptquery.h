@@ -13,10 +13,11 @@
  *
  * It knows PAD, TNT-8/64, TIP, TIP.PGE, TIP.PGD, FUP, MODE, PIP, PSB,
  * PSBEND, OVF, TSC, TMA, MTC, CYC and CBR, and libipt's workarounds for
- * BDM70 and SKD007. Anything else (another packet, a packet libipt would
- * reject or that the end of the trace cuts, a full event queue, an error
- * other than -pte_eos, -pte_bad_query and -pte_nosync, which it answers as
- * libipt does, the OVF errata SKD010, APL11, APL12) it does not answer:
+ * BDM70 and SKD007; one of these packets cut by the end of the trace is
+ * the end (-pte_eos), as libipt reads it. Anything else (another packet, a
+ * packet libipt would reject, a full event queue, an error other than
+ * -pte_eos, -pte_bad_query and -pte_nosync, which it answers as libipt
+ * does, the OVF errata SKD010, APL11, APL12) it does not answer:
  * DC_QRY_BAIL, and the caller decodes the window with libipt; after that
  * only dc_qry_init may be called. tests/unit/test_ptquery.c and the fuzz
  * target tests/fuzz/fuzz_ptquery.c hold it against libipt's query decoder
