@@ -98,6 +98,35 @@ PY
 done
 rm -f dmg*.data
 
+# the synthetic trace's last AUX record cut short by 5 or 6 bytes (its
+# tail is a TNT, a FUP with 2 bytes of IP, a TIP.PGD and 3 PADs: the FUP
+# cut after 1 or 2 of its bytes): a packet cut by the end is the end for
+# libipt's packet reader, and for ours (before, the walker handed that
+# window over)
+for cut in 5 6; do
+	python3 - synth.data "cut$cut.data" "$cut" <<'PY' || fail "cut $cut"
+import struct, sys
+src, dst, cut = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, 'rb').read())
+off, size = struct.unpack_from('<QQ', b, 40)
+pos, end, last = off, off + size, None
+while pos < end:                # (PERF_RECORD_AUXTRACE: 71, its payload after it)
+    typ, _, hsz = struct.unpack_from('<IHH', b, pos)
+    if typ == 71:
+        last = pos
+    pos += hsz + (struct.unpack_from('<Q', b, pos + 8)[0] if typ == 71 else 0)
+psz = struct.unpack_from('<Q', b, last + 8)[0]
+assert psz > cut
+struct.pack_into('<Q', b, last + 8, psz - cut)
+out = b[:last + 48 + psz - cut] + b[last + 48 + psz:end]
+struct.pack_into('<Q', out, 48, size - cut)
+out[72:104] = bytes(32)         # (no feature sections: they would move)
+open(dst, 'wb').write(out)
+PY
+	compare "cut$cut" "cut$cut.data" emu
+done
+rm -f cut*.data
+
 for p in $(emu_programs); do
 	rec_emu "$p" "$p" && compare "$p" "$p.data" emu
 done
