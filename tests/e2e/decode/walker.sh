@@ -15,7 +15,7 @@
 #    none of the above compares libipt with libipt).
 # Recordings: a synthetic trace, the same with interrupts and with PIC calls
 # and deep recursion (bench/ptenc_bench.c -i, -r), damaged copies of the
-# second, every emu_* testdata
+# second, the first with its last packet cut, every emu_* testdata
 # program (threads and demo also on 3 CPUs, and on 2 with short time
 # slices, with and without CYC) and the real recordings in
 # ../shared/realtraces (skipped when absent).
