@@ -1665,7 +1665,8 @@ enum { RK_WIN = 1, RK_END, RK_FAIL, RK_SYNC, RK_EVENT, RK_NEXT };
  * thread, one for all its queues, ah_thread_main), which the
  * waker bumps: no lock is shared, so a wake never waits for the sleeper
  * to let go of one. */
-enum { AH_RING = 8192, AH_BATCH = 64, AH_WAKE = AH_RING / 4 };
+enum { AH_BATCH = 64 };
+#define AH_WAKE(a) ((a)->nring / 4)
 
 /* Where a window starts: a chunk, after the carry (the bytes from the
  * last window's stop PSB on, in the file's chunk or the owner's copy). */
@@ -1752,7 +1753,9 @@ struct ahead {
 	int status;
 	size_t psb_left;
 	struct rwin w;
-	struct rrec ring[AH_RING];
+	size_t nring;              /* records in the ring (a power of two:
+	                              dc_ptq_config.ahead_ring)             */
+	struct rrec ring[];
 };
 
 /* A worker thread of a dc_ptq_pool: it decodes ahead for every queue
@@ -1780,7 +1783,6 @@ struct dc_ptq_pool {
 	struct ah_thread *t;
 };
 
-enum { AH_TURN = AH_RING };
 
 static void ah_wake(_Atomic uint32_t *seq)
 {
@@ -1801,7 +1803,7 @@ static void ah_publish(struct ahead *a, bool force)
 static bool ah_has_room(struct ahead *a)
 {
 	a->tail_seen = atomic_load(&a->tail);
-	return a->lhead - a->tail_seen < AH_RING;
+	return a->lhead - a->tail_seen < a->nring;
 }
 static bool ah_has_records(struct ahead *a)
 {
@@ -1832,12 +1834,12 @@ static struct rrec *ah_slot(struct ahead *a)
 {
 	if (atomic_load_explicit(&a->cancel, memory_order_relaxed))
 		return NULL;
-	if (a->lhead - a->tail_seen >= AH_RING) {
+	if (a->lhead - a->tail_seen >= a->nring) {
 		a->tail_seen = atomic_load(&a->tail);
-		if (a->lhead - a->tail_seen >= AH_RING)
+		if (a->lhead - a->tail_seen >= a->nring)
 			return NULL;
 	}
-	return &a->ring[a->lhead % AH_RING];
+	return &a->ring[a->lhead & (a->nring - 1)];
 }
 
 static void ah_commit(struct ahead *a, bool now)
@@ -2110,15 +2112,15 @@ static void ah_release(struct ah_thread *t, struct ahead *a)
 	ah_wake(&t->rel);
 }
 
-/* One queue's turn: up to AH_TURN records, fewer when an owner waits
- * for another of the thread's queues (or stops one). True if any. */
+/* One queue's turn: up to a ring's worth of records, fewer when an owner
+ * waits for another of the thread's queues (or stops one). True if any. */
 static bool ah_turn(struct ah_thread *t, struct ahead *a)
 {
-	int n = 0;
+	size_t n = 0;
 
 	/* (another queue's owner waits: end the turn; this one's own is
-	 * woken when AH_WAKE records are there, not at every batch) */
-	while (n < AH_TURN && ah_step(a) > 0)
+	 * woken when a quarter of the ring is there, not at every batch) */
+	while (n < a->nring && ah_step(a) > 0)
 		if (++n % AH_BATCH == 0 && atomic_load_explicit(&t->attn, memory_order_relaxed) &&
 		    !atomic_load_explicit(&a->cwait, memory_order_relaxed))
 			break;
@@ -2170,7 +2172,7 @@ static bool ah_ready(struct ah_thread *t)
 			return true;
 		if (a->finished)
 			continue;
-		atomic_store(&a->pwant, a->lhead - AH_RING + AH_WAKE);
+		atomic_store(&a->pwant, a->lhead - a->nring + AH_WAKE(a));
 		atomic_store(&a->pwait, true);
 		ready = ah_has_room(a);
 	}
@@ -2259,7 +2261,7 @@ static __attribute__((noinline)) void ah_peek_wait(struct ahead *a)
 		a->head_seen = atomic_load(&a->head);
 	if (a->ltail == a->head_seen) {
 		atomic_store(&a->tail, a->ltail);
-		atomic_store(&a->cwant, a->ltail + AH_WAKE);
+		atomic_store(&a->cwant, a->ltail + AH_WAKE(a));
 		/* (the thread may be in another queue's turn: this one next) */
 		atomic_store(&a->t->attn, true);
 		if (atomic_exchange(&a->pwait, false))
@@ -2274,7 +2276,7 @@ static inline struct rrec *ah_peek(struct ahead *a)
 {
 	if (a->ltail == a->head_seen)
 		ah_peek_wait(a);
-	return &a->ring[a->ltail % AH_RING];
+	return &a->ring[a->ltail & (a->nring - 1)];
 }
 
 static void ah_pop(struct ahead *a)
@@ -2308,8 +2310,8 @@ static void ahead_stop(struct dc_ptq *q)
 	}
 	head = atomic_load(&a->head);
 	for (size_t i = a->ltail; i < head; i++)
-		if (a->ring[i % AH_RING].kind == RK_WIN)
-			free(a->ring[i % AH_RING].u.w.buf);
+		if (a->ring[i & (a->nring - 1)].kind == RK_WIN)
+			free(a->ring[i & (a->nring - 1)].u.w.buf);
 	pre_drop(a);
 	q->wst.walked += a->wst.walked;
 	q->wst.bailed += a->wst.bailed;
@@ -2326,13 +2328,20 @@ static void ahead_stop(struct dc_ptq *q)
 static int ahead_start(struct dc_ptq *q)
 {
 	struct ahead *a;
+	size_t nring;
 
 	if ((!q->image && !q->cfg.ahead_eager) || !q->ops.image_snapshot)
 		return -EINVAL;
-	a = aligned_alloc(alignof(struct ahead), sizeof(*a)); /* a multiple of it */
+	nring = q->cfg.ahead_ring ? q->cfg.ahead_ring : DC_PTQ_RING_DEFAULT;
+	if (nring & (nring - 1))
+		return -EINVAL;
+	/* (a multiple of the alignment: the records are; the ring's pages
+	 * are touched as the worker writes them) */
+	a = aligned_alloc(alignof(struct ahead), sizeof(*a) + nring * sizeof(a->ring[0]));
 	if (!a)
 		return -ENOMEM;
 	memset(a, 0, sizeof(*a));
+	a->nring = nring;
 	a->image = q->image ? q->ops.image_snapshot(q->ctx, q->image) : NULL;
 	a->code = code_of(q, a->image);
 	a->wmode = q->wmode;

