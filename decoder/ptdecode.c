@@ -449,6 +449,16 @@ static void set_final(struct dc_ptq *q, struct qev *e, uint64_t t)
 static void piece_commit(struct dc_ptq *q);
 static void piece_close(struct dc_ptq *q, uint64_t x_end);
 
+/* a * b / c, exactly (c > 0; the result fits: b <= c). In 64 bits when
+ * the product fits, as it nearly always does (the 128-bit division is a
+ * library call). */
+static inline uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c)
+{
+	if ((a | b) <= UINT32_MAX)
+		return a * b / c;
+	return (uint64_t)((unsigned __int128)a * b / c);
+}
+
 /* Instruction ai retired at time at: tentative events up to it get their
  * times, interpolated from the previous anchor by instruction count (on a
  * coarse clock the open piece gives the times up to its last bound). */
@@ -468,8 +478,7 @@ static void anchor(struct dc_ptq *q, uint64_t ai, uint64_t at)
 		if (e->icount > ai)
 			break;
 		if (ai > q->a_i && e->icount > q->a_i)
-			t = q->a_t + (uint64_t)((unsigned __int128)(at - q->a_t) *
-						(e->icount - q->a_i) / (ai - q->a_i));
+			t = q->a_t + mul_div(at - q->a_t, e->icount - q->a_i, ai - q->a_i);
 		set_final(q, e, t);
 	}
 	q->a_i = ai;
