@@ -148,7 +148,6 @@ struct dc_ptq {
 	uint64_t rets[RETS_MAX];
 	unsigned nrets, rtop;
 	uint64_t cur_lo, cur_hi;   /* function range around the last ip     */
-	uint64_t cur_key;          /* ... and its function's key            */
 	/* Inline context of the last instruction (ops.inline_at), and the
 	 * range around it (in process il_pid) with that same context. */
 	uint32_t ictx, il_pid;
@@ -888,24 +887,19 @@ static uint64_t event_ns(struct dc_ptq *q, const struct pt_event *ev)
 static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 {
 	uint64_t lo, hi, ka, kb;
-	bool a_in = a >= q->cur_lo && a < q->cur_hi;
 
-	if (a_in && b >= q->cur_lo && b < q->cur_hi)
+	/* (a's key is looked up again even when a is in the cached range:
+	 * symbols may overlap, so an address in a range need not have its
+	 * key) */
+	if (a >= q->cur_lo && a < q->cur_hi && b >= q->cur_lo && b < q->cur_hi)
 		return true;
-	if (a_in) {
-		/* (a jump out of the function it is in: one lookup, not two) */
-		ka = q->cur_key;
-	} else {
-		ka = q->ops.func_range(q->ctx, q->pid, a, &lo, &hi);
-		if (b >= lo && b < hi) {
-			q->cur_lo = lo;
-			q->cur_hi = hi;
-			q->cur_key = ka;
-			return true;
-		}
+	ka = q->ops.func_range(q->ctx, q->pid, a, &lo, &hi);
+	if (b >= lo && b < hi) {
+		q->cur_lo = lo;
+		q->cur_hi = hi;
+		return true;
 	}
 	kb = q->ops.func_range(q->ctx, q->pid, b, &q->cur_lo, &q->cur_hi);
-	q->cur_key = kb;
 	return ka == kb;
 }
 
@@ -1768,9 +1762,9 @@ struct ahead {
 };
 
 /* A worker thread of a dc_ptq_pool: it decodes ahead for every queue
- * given to it, a turn of up to AH_TURN records each, and waits on its
- * futex word when none has room in its ring (each queue's owner wakes it
- * when a quarter is free again) or work. Its list is its own: queues
+ * given to it, a turn of up to a ring's worth of records each, and waits
+ * on its futex word when none has room in its ring (each queue's owner
+ * wakes it when a quarter is free again) or work. Its list is its own: queues
  * join through `incoming` (under mu) and leave when their owner cancels
  * them, which it acknowledges (ahead.released). */
 struct ah_thread {
@@ -2341,9 +2335,10 @@ static int ahead_start(struct dc_ptq *q)
 
 	if ((!q->image && !q->cfg.ahead_eager) || !q->ops.image_snapshot)
 		return -EINVAL;
-	nring = q->cfg.ahead_ring ? q->cfg.ahead_ring : DC_PTQ_RING_DEFAULT;
-	if (nring & (nring - 1))
-		return -EINVAL;
+	/* (a power of two, and room for a few batches) */
+	nring = q->cfg.ahead_ring;
+	if (nring < 4 * AH_BATCH || (nring & (nring - 1)))
+		nring = DC_PTQ_RING_DEFAULT;
 	/* (a multiple of the alignment: the records are; the ring's pages
 	 * are touched as the worker writes them) */
 	a = aligned_alloc(alignof(struct ahead), sizeof(*a) + nring * sizeof(a->ring[0]));
@@ -2614,7 +2609,7 @@ int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image)
 
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
 {
-	q->cur_lo = q->cur_hi = 0;   /* (the mappings changed) */
+	q->cur_lo = q->cur_hi = 0;   /* (the mappings changed: not kept) */
 	if (q->rp && image == q->rp_src)
 		q->rp_stale = true;
 }

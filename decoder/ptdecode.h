@@ -128,8 +128,8 @@ struct dc_ptq_config {
 	 * opens (not only while it waits), so that small traces take every
 	 * path of it. */
 	bool ahead_eager;
-	/* Records in the ring of a queue decoded ahead (a power of two, 128
-	 * bytes each; 0: DC_PTQ_RING_DEFAULT, 2 MiB). */
+	/* Records in the ring of a queue decoded ahead: a power of two, 256
+	 * or more, 128 bytes each (else DC_PTQ_RING_DEFAULT, 2 MiB). */
 	unsigned ahead_ring;
 #define DC_PTQ_RING_DEFAULT 16384
 	/* Whose block decoder decodes (wdec.h; with ops->image_code). */

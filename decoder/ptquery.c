@@ -933,8 +933,8 @@ static int read_ahead(struct dc_qry *q)
 		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
 			return 0;
 		if ((err = decode(q, q->next))) {
-			/* (a PSB+ cut by the end between two packets: read
-			 * again from its PSB, libipt goes to the end) */
+			/* (a status packet cut by the end, or a PSB+ the
+			 * end cuts: libipt goes to the end) */
 			if (err == -pte_eos) {
 				q->pos = end;
 				q->next = QF_NONE;

@@ -1033,10 +1033,9 @@ static void apply_breaks(struct dc_session *s)
  * of 2 MiB per queue while a thread has one or two of them, 1 MiB from
  * three on: at most 4 MiB per thread, so memory stays bounded however many
  * CPUs the trace has; the rest are decoded in this thread. With no thread
- * to be had, every queue is (a warning says so). (A 2 MiB ring against
- * 1 MiB, one or two queues per thread: a quarter of the futex calls, and
- * report -j 2 on sqlite3 went from 0.84 to 0.75 s, on xz from 0.78 to 0.71 s;
- * 4 MiB gained nothing more.) */
+ * to be had, every queue is (a warning says so). (2 MiB rather than 1: a
+ * quarter of the futex calls, and report -j 2 8-9 % faster on sqlite3 and
+ * xz; 4 MiB gained nothing more: doc/DESIGN.md section 7.) */
 static void ahead_queues(struct dc_session *s)
 {
 	size_t max = (size_t)(s->opts.jobs - 1) * AHEAD_PER_THREAD, n = 0;

@@ -541,6 +541,110 @@ static void test_damaged_streams(void **state)
 	assert_true(t.answered > 20000);
 }
 
+/* A packet cut by the end of the trace, after a few heads that put the
+ * query decoder in each place that reads one (in a PSB+, BDM70's scan
+ * after a PSB+ FUP, the read-ahead with tracing off and on, the scan for
+ * an OVF's FUP, an asynchronous branch's TIP, a pending TNT): every kind
+ * of packet, and bad ones, cut after each of its bytes, and every
+ * one-byte tail. libipt reads a packet the end cuts as the end; a bad
+ * packet whole at the end is a bad packet. Ours must answer as libipt,
+ * and must not bail where libipt answers (it may on the packets it does
+ * not read: VMCS, MNT, PTWRITE, STOP). Bytes past the end are 0 or 0x82
+ * (a read past it would show). */
+#define PSB_BYTES 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, \
+		  0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+#define FUP_FULL 0xdd, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60
+struct bytes {
+	uint8_t b[36];
+	uint8_t n;
+	bool known;               /* (for the tails: a packet ours reads) */
+};
+
+static const struct bytes cut_heads[] = {
+	{ { PSB_BYTES }, 16, true },
+	{ { PSB_BYTES, 0x19, 1, 2, 3, 4, 5, 0, 0, FUP_FULL }, 31, true },
+	{ { PSB_BYTES, 0x02, 0x23 }, 18, true },
+	{ { PSB_BYTES, 0x99, 0x01, FUP_FULL, 0x02, 0x23, 0x06 }, 30, true },
+	{ { PSB_BYTES, 0x99, 0x01, FUP_FULL, 0x02, 0x23, 0x02, 0xf3 }, 31, true },
+	{ { PSB_BYTES, 0x02, 0x23, 0x02, 0xf3, 0x19, 1, 2, 3, 4, 5, 0, 0 }, 28, true },
+	{ { PSB_BYTES, 0x99, 0x01, FUP_FULL, 0x02, 0x23, 0x3d, 0x11, 0x22 }, 32, true },
+	{ { PSB_BYTES, 0x99, 0x01, FUP_FULL, 0x02, 0x23, 0x02, 0xa3, 1, 0, 0, 0, 0, 0x80 }, 35,
+	  true },
+};
+
+static const struct bytes cut_tails[] = {
+	{ { PSB_BYTES }, 16, true },
+	{ { 0x02, 0xa3, 0x55, 0, 0, 0, 0, 0x01 }, 8, true },          /* TNT-64 */
+	{ { 0x02, 0xa3, 0, 0, 0, 0, 0, 0 }, 8, true },                /* ... no stop bit */
+	{ { 0x02, 0x43, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60 }, 8, true }, /* PIP */
+	{ { 0x02, 0x73, 0x11, 0x22, 0x00, 0x33, 0x01 }, 7, true },    /* TMA */
+	{ { 0x02, 0x73, 0x11, 0x22, 0x01, 0x33, 0x01 }, 7, true },    /* ... bad */
+	{ { 0x02, 0x03, 0x20, 0x00 }, 4, true },                      /* CBR */
+	{ { 0x02, 0xf3 }, 2, true },                                  /* OVF */
+	{ { 0x02, 0x23 }, 2, true },                                  /* PSBEND */
+	{ { 0x99, 0x01 }, 2, true },                                  /* MODE.exec */
+	{ { 0x99, 0x21 }, 2, true },                                  /* MODE.tsx */
+	{ { 0x99, 0x41 }, 2, true },                                  /* ... bad leaf */
+	{ { 0x59, 0x33 }, 2, true },                                  /* MTC */
+	{ { 0x19, 1, 2, 3, 4, 5, 6, 7 }, 8, true },                   /* TSC */
+	{ { 0x07, 0x09, 0x09, 0x08 }, 4, true },                      /* CYC */
+	{ { 0x07, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x08 }, 9, true },
+	{ { 0x07, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x08 }, 10, true },
+	{ { 0x07, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x09, 0x08 }, 11, true }, /* > 64 bits */
+	{ { 0x02, 0x83 }, 2, false },                                 /* STOP */
+	{ { 0x02, 0xc8, 1, 2, 3, 4, 5 }, 7, false },                  /* VMCS */
+	{ { 0x02, 0xc3, 0x88, 1, 2, 3, 4, 5, 6, 7, 8 }, 11, false },  /* MNT */
+	{ { 0x02, 0x12, 1, 2, 3, 4 }, 6, false },                     /* PTWRITE */
+};
+
+/* One trace: head, then tail[0, cut). */
+static void cut_run(const struct bytes *head, const uint8_t *tail, size_t cut, bool known,
+		    struct tally *t)
+{
+	static uint8_t b[128];
+	struct pt_config c;
+
+	memcpy(b, head->b, head->n);
+	memcpy(b + head->n, tail, cut);
+	memset(b + head->n + cut, pick(2) ? 0 : 0x82, sizeof(b) - head->n - cut);
+	c = random_config(b, head->n + cut, false);
+	(void)run(&c, known, t);
+}
+
+static void test_cut_tails(void **state)
+{
+	struct tally t = { 0 };
+	uint8_t ip[9] = { 0, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80 };
+
+	(void)state;
+	for (size_t h = 0; h < sizeof(cut_heads) / sizeof(cut_heads[0]); h++) {
+		const struct bytes *head = &cut_heads[h];
+
+		for (int rep = 0; rep < 4; rep++) {
+			for (size_t k = 0; k < sizeof(cut_tails) / sizeof(cut_tails[0]); k++)
+				for (size_t cut = 1; cut <= cut_tails[k].n; cut++)
+					cut_run(head, cut_tails[k].b, cut, cut_tails[k].known, &t);
+			/* IP packets of every compression (reserved ones too) */
+			for (int ipc = 0; ipc < 8; ipc++)
+				for (int k = 0; k < 4; k++) {
+					static const uint8_t op[] = { 0x0d, 0x1d, 0x11, 0x01 };
+
+					ip[0] = (uint8_t)(ipc << 5 | op[k]);
+					for (size_t cut = 1; cut <= sizeof(ip); cut++)
+						cut_run(head, ip, cut, true, &t);
+				}
+		}
+		for (unsigned v = 0; v < 256; v++) {
+			uint8_t one = (uint8_t)v;
+
+			cut_run(head, &one, 1, false, &t);
+		}
+	}
+	print_message("cut tails: %lu traces, %lu calls answered (%lu the end), %lu bailed\n",
+		      t.streams, t.answered, t.err[pte_eos], t.bailed);
+	assert_true(t.streams > 15000 && t.err[pte_eos] > 6000 && t.answered > 30000);
+}
+
 /* No buffer: neither decoder is made. An empty one: every query as
  * libipt's answers it, before a sync and after one that found nothing. */
 static void test_no_trace(void **state)
@@ -571,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_no_trace),
 		cmocka_unit_test(test_clean_streams),
 		cmocka_unit_test(test_damaged_streams),
+		cmocka_unit_test(test_cut_tails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
