@@ -1786,7 +1786,6 @@ struct dc_ptq_pool {
 	struct ah_thread *t;
 };
 
-
 static void ah_wake(_Atomic uint32_t *seq)
 {
 	atomic_fetch_add(seq, 1);
