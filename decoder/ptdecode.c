@@ -1786,6 +1786,12 @@ struct dc_ptq_pool {
 	struct ah_thread *t;
 };
 
+/* The ring's record for count i. */
+static inline struct rrec *ah_rec(struct ahead *a, size_t i)
+{
+	return &a->ring[i & (a->nring - 1)];
+}
+
 static void ah_wake(_Atomic uint32_t *seq)
 {
 	atomic_fetch_add(seq, 1);
@@ -1841,7 +1847,7 @@ static struct rrec *ah_slot(struct ahead *a)
 		if (a->lhead - a->tail_seen >= a->nring)
 			return NULL;
 	}
-	return &a->ring[a->lhead & (a->nring - 1)];
+	return ah_rec(a, a->lhead);
 }
 
 static void ah_commit(struct ahead *a, bool now)
@@ -2278,7 +2284,7 @@ static inline struct rrec *ah_peek(struct ahead *a)
 {
 	if (a->ltail == a->head_seen)
 		ah_peek_wait(a);
-	return &a->ring[a->ltail & (a->nring - 1)];
+	return ah_rec(a, a->ltail);
 }
 
 static void ah_pop(struct ahead *a)
@@ -2312,8 +2318,8 @@ static void ahead_stop(struct dc_ptq *q)
 	}
 	head = atomic_load(&a->head);
 	for (size_t i = a->ltail; i < head; i++)
-		if (a->ring[i & (a->nring - 1)].kind == RK_WIN)
-			free(a->ring[i & (a->nring - 1)].u.w.buf);
+		if (ah_rec(a, i)->kind == RK_WIN)
+			free(ah_rec(a, i)->u.w.buf);
 	pre_drop(a);
 	q->wst.walked += a->wst.walked;
 	q->wst.bailed += a->wst.bailed;
