@@ -50,8 +50,13 @@ void dc_pkt_it_fini(struct dc_pkt_it *it);
 /* libipt's reading of the packet at it->off (the slow path). */
 int dc_pkt_slow(struct dc_pkt_it *it, struct dc_pkt *k);
 
+/* dc_pkt_fast: the packet at p does not fit in the n bytes there (libipt:
+ * -pte_eos). Said only where libipt would say so; a packet whose size is
+ * not known here is left to libipt (0). */
+#define DC_PKT_CUT (-1)
+
 /* The packet at p (n bytes there), when it is one of those read here:
- * its size; 0: libipt reads it. */
+ * its size; DC_PKT_CUT; 0: libipt reads it (or fails). */
 static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 {
 	static const uint8_t ip_size[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };
@@ -71,7 +76,7 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 			return k->size = 1;
 		}
 		if (n < 2)
-			return 0;
+			return DC_PKT_CUT;
 		switch (p[1]) {
 		case 0x23:
 			k->type = ppt_psbend;
@@ -81,13 +86,15 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 			return k->size = 2;
 		case 0x03:
 			if (n < 4)
-				return 0;
+				return DC_PKT_CUT;
 			k->type = ppt_cbr;
 			k->val = p[2];
 			return k->size = 4;
 		case 0x73:
 			/* (libipt rejects an fc above 9 bits and a set byte 4) */
-			if (n < 7 || p[4] || (p[6] & 0xfe))
+			if (n < 7)
+				return DC_PKT_CUT;
+			if (p[4] || (p[6] & 0xfe))
 				return 0;
 			k->type = ppt_tma;
 			return k->size = 7;
@@ -95,7 +102,7 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 			uint64_t v = 0;
 
 			if (n < 8)
-				return 0;
+				return DC_PKT_CUT;
 			for (int i = 7; i >= 2; i--)
 				v = v << 8 | p[i];
 			if (v < 2)         /* (no bit before the stop bit) */
@@ -107,12 +114,14 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 		}
 		case 0x82:
 			if (n < 16)
-				return 0;
+				return DC_PKT_CUT;
 			for (int i = 2; i < 16; i += 2)
 				if (p[i] != 0x02 || p[i + 1] != 0x82)
 					return 0;
 			k->type = ppt_psb;
 			return k->size = 16;
+		case 0x43:             /* PIP: libipt reads it */
+			return n < 8 ? DC_PKT_CUT : 0;
 		default:
 			return 0;
 		}
@@ -125,7 +134,9 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 		if (b & 4) {
 			for (;; i++) {
 				/* (libipt: at most 64 bits, so 8 more bytes) */
-				if (i >= n || i > 8)
+				if (i >= n)
+					return DC_PKT_CUT;
+				if (i > 8)
 					return 0;
 				v |= (uint64_t)(p[i] >> 1) << shl;
 				shl += 7;
@@ -141,19 +152,21 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 	switch (b) {
 	case 0x19:
 		if (n < 8)
-			return 0;
+			return DC_PKT_CUT;
 		k->type = ppt_tsc;
 		for (int i = 7; i >= 1; i--)
 			k->val = k->val << 8 | p[i];
 		return k->size = 8;
 	case 0x59:
 		if (n < 2)
-			return 0;
+			return DC_PKT_CUT;
 		k->type = ppt_mtc;
 		k->val = p[1];
 		return k->size = 2;
 	case 0x99:
-		if (n < 2 || (p[1] & 0xc0))   /* leaf 0x00 or 0x20 */
+		if (n < 2)
+			return DC_PKT_CUT;
+		if (p[1] & 0xc0)       /* leaf 0x00 or 0x20 */
 			return 0;
 		k->type = ppt_mode;
 		k->val = p[1] & 0xe0;
@@ -177,8 +190,10 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 	default:
 		return 0;
 	}
-	if (!ip_size[b >> 5] || n < ip_size[b >> 5])
+	if (!ip_size[b >> 5])
 		return 0;
+	if (n < ip_size[b >> 5])
+		return DC_PKT_CUT;
 	k->val = b >> 5;
 	return k->size = ip_size[b >> 5];
 }
@@ -190,7 +205,7 @@ static inline int dc_pkt_next(struct dc_pkt_it *it, struct dc_pkt *k)
 {
 	if (it->done)
 		return -1;
-	if (it->off < it->len && dc_pkt_fast(it->buf + it->off, it->len - it->off, k)) {
+	if (it->off < it->len && dc_pkt_fast(it->buf + it->off, it->len - it->off, k) > 0) {
 		k->off = it->off;
 		it->prev = it->off;
 		it->off += k->size;

@@ -88,62 +88,15 @@ static int fetch(struct dc_qry *q)
 	return 0;
 }
 
-/* Is the packet at p (p < end) one that libipt's packet decoder reads as
- * cut by the end (-pte_eos)? Each of its readers checks the size before
- * the payload; an IP packet's size comes from its compression (a reserved
- * one is a bad packet), a CYC's from its extension bits (past 64 bits of
- * payload, a bad packet). */
-static bool cut_by_end(const uint8_t *p, const uint8_t *end)
-{
-	static const uint8_t ip_size[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
-	size_t n = (size_t)(end - p), need = 1;
-	uint8_t b = p[0];
-
-	if (b == 0x02) {
-		if (n < 2)
-			return true;
-		switch (p[1]) {
-		case 0x82: need = 16; break;           /* PSB    */
-		case 0xa3: case 0x43: need = 8; break; /* TNT-64, PIP */
-		case 0x73: need = 7; break;            /* TMA    */
-		case 0x03: need = 4; break;            /* CBR    */
-		default: need = 2; break;
-		}
-	} else if (b == 0x99 || b == 0x59) {           /* MODE, MTC */
-		need = 2;
-	} else if (b == 0x19) {                        /* TSC    */
-		need = 8;
-	} else if ((b & 3) == 3) {                     /* CYC    */
-		for (size_t i = 1, shl = 5; b & 4; i++) {
-			if (i >= n)
-				return true;
-			b = p[i];
-			if ((shl += 7) > 64)
-				return false;
-			b = (uint8_t)((b & 1) << 2);
-		}
-		return false;
-	} else if (b & 1) {                            /* IP packets */
-		uint8_t k = b & 0x1f;
-
-		if (k != 0x0d && k != 0x1d && k != 0x11 && k != 0x01)
-			return false;
-		if (ip_size[b >> 5] == 0xff)
-			return false;
-		need = 1u + ip_size[b >> 5];
-	}
-	return n < need;
-}
-
 /* The packet at pos read as libipt reads it: its size; -pte_eos where the
  * end cuts it; else BAIL. */
 static int read_pkt(const struct dc_qry *q, struct dc_pkt *k)
 {
 	int n = dc_pkt_fast(q->pos, (size_t)(q->cfg.end - q->pos), k);
 
-	if (n)
+	if (n > 0)
 		return n;
-	return cut_by_end(q->pos, q->cfg.end) ? -pte_eos : BAIL;
+	return n == DC_PKT_CUT ? -pte_eos : BAIL;
 }
 
 /* An IP packet at pos: its size, the last IP updated (pt_qry_decode_ip,
@@ -510,7 +463,7 @@ static int decode_fup(struct dc_qry *q)
 }
 
 /* A packet for the scans below: PIP too (ptpkt.h leaves it to libipt).
- * 0: not one read here. */
+ * Its size, DC_PKT_CUT, or 0: not one read here. */
 static int scan_pkt(const uint8_t *p, const uint8_t *end, struct dc_pkt *k)
 {
 	if (end - p >= 8 && p[0] == 0x02 && p[1] == 0x43) {
@@ -528,11 +481,12 @@ static int bdm70(const struct dc_qry *q, const uint8_t *p)
 
 	for (;;) {
 		struct dc_pkt k;
+		int n;
 
 		if (p == end)
 			return 0;
-		if (!scan_pkt(p, end, &k))   /* (the end: no erratum) */
-			return cut_by_end(p, end) ? 0 : BAIL;
+		if ((n = scan_pkt(p, end, &k)) <= 0)   /* (the end: no erratum) */
+			return n == DC_PKT_CUT ? 0 : BAIL;
 		p += k.size;
 		switch (k.type) {
 		case ppt_tip_pge:
@@ -803,11 +757,12 @@ static int find_ovf_fup(const struct dc_qry *q)
 
 	for (;;) {
 		struct dc_pkt k;
+		int n;
 
 		if (p == end)
 			return -pte_eos;
-		if (!scan_pkt(p, end, &k))
-			return cut_by_end(p, end) ? -pte_eos : BAIL;
+		if ((n = scan_pkt(p, end, &k)) <= 0)
+			return n == DC_PKT_CUT ? -pte_eos : BAIL;
 		p += k.size;
 		switch (k.type) {
 		case ppt_fup:
@@ -976,7 +931,7 @@ static const uint8_t *find_psb(const struct dc_qry *q, const uint8_t *pos)
 	pos -= 16;
 	if (pos[0] != 0x02 || pos[1] != 0x82)
 		return NULL;
-	if (!dc_pkt_fast(pos, (size_t)(end - pos), &k) || k.type != ppt_psb)
+	if (dc_pkt_fast(pos, (size_t)(end - pos), &k) <= 0 || k.type != ppt_psb)
 		return NULL;
 	return pos;
 }

@@ -126,7 +126,7 @@ static void iter_seq(const uint8_t *buf, size_t len, struct seq *s, size_t *fast
 		size_t off = it.off;
 		struct dc_pkt f;
 
-		if (fast && !it.done && off < len && dc_pkt_fast(buf + off, len - off, &f))
+		if (fast && !it.done && off < len && dc_pkt_fast(buf + off, len - off, &f) > 0)
 			++*fast;
 		if ((ret = dc_pkt_next(&it, &k)) < 0)
 			break;
@@ -398,6 +398,60 @@ static void test_tma_reserved(void **state)
 	}
 }
 
+/* dc_pkt_fast's DC_PKT_CUT against libipt's packet decoder over the first
+ * n bytes of every two-byte opcode with random or zero bytes behind: CUT
+ * only where libipt says -pte_eos, and CUT wherever a packet read here
+ * whole is cut (ptquery.c takes CUT as libipt's end of data). */
+static void test_cut_verdict(void **state)
+{
+	enum { FULL = 20 };
+	uint8_t buf[FULL];
+	struct pt_packet_decoder *pd[FULL + 1];
+	size_t cuts = 0;
+
+	(void)state;
+	for (size_t n = 1; n <= FULL; n++) {
+		struct pt_config c = config(buf, n);
+
+		assert_non_null(pd[n] = pt_pkt_alloc_decoder(&c));
+	}
+	for (unsigned b0 = 0; b0 < 256; b0++) {
+		for (unsigned b1 = 0; b1 < 256; b1++) {
+			for (int tail = 0; tail < 2; tail++) {
+				struct dc_pkt k;
+				struct pt_packet p;
+				int whole, ipt_whole;
+
+				buf[0] = (uint8_t)b0;
+				buf[1] = (uint8_t)b1;
+				for (size_t i = 2; i < FULL; i++)
+					buf[i] = tail ? (uint8_t)rnd() : 0;
+				assert_int_equal(pt_pkt_sync_set(pd[FULL], 0), 0);
+				ipt_whole = pt_pkt_next(pd[FULL], &p, sizeof(p));
+				whole = dc_pkt_fast(buf, FULL, &k);
+				assert_true(whole != DC_PKT_CUT);
+				for (size_t n = 1; n < FULL; n++) {
+					int f = dc_pkt_fast(buf, n, &k), ipt;
+
+					assert_int_equal(pt_pkt_sync_set(pd[n], 0), 0);
+					ipt = pt_pkt_next(pd[n], &p, sizeof(p));
+					if (f > 0)
+						assert_int_equal(f, ipt);
+					if (f == DC_PKT_CUT)
+						assert_int_equal(ipt, -pte_eos);
+					if (whole > 0 && ipt_whole == whole && (size_t)whole > n) {
+						assert_int_equal(f, DC_PKT_CUT);
+						cuts++;
+					}
+				}
+			}
+		}
+	}
+	assert_true(cuts > 50000);
+	for (size_t n = 1; n <= FULL; n++)
+		pt_pkt_free_decoder(pd[n]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_every_opcode),
 		cmocka_unit_test(test_tma_reserved),
+		cmocka_unit_test(test_cut_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
