@@ -910,6 +910,14 @@ static bool is_sigreturn(const struct sr_machine *m, const struct thread *t, uin
 	return (top->flags & F_TRAMP) || (func_flags(m, top->node) & SR_FUNC_SIGRETURN);
 }
 
+/* Does a function with these key_bits only jump on (a PLT stub, the lazy
+ * resolver) or have no name (the PLT header)? (One lookup for both: a
+ * sqlite3 trace folds a stub every eighth event.) */
+static bool stub_bits(unsigned kb)
+{
+	return (kb & KB_UNNAMED) || (kb & SR_FUNC_STUB);
+}
+
 /* The top frame is a PLT stub (or the lazy resolver, or unnamed code: the
  * PLT header a stub jumps to, a slot perf script cannot name) and jumps on
  * to key: unless show_plt, it is the
@@ -924,8 +932,7 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 	struct sr_node *stub = top->node, *n;
 
 	if (m->opt.show_plt || stub->kind != SR_NODE_FUNC || stub->first_child ||
-	    (!(top->flags & F_STUB) && !unnamed(m, stub->key) &&
-	     !(func_flags(m, stub) & SR_FUNC_STUB)))
+	    (!(top->flags & F_STUB) && !stub_bits(key_bits(m, stub->key))))
 		return 0;
 	n = seg_child(t, stub->parent, SR_NODE_FUNC, key);
 	if (!n)
@@ -938,7 +945,7 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 	top->ilo = top->ihi = 0;
 	top->alias = 0;
 	top->flags &= (uint8_t)~F_STUB;
-	if (unnamed(m, key) || (key_flags(m, key) & SR_FUNC_STUB))
+	if (stub_bits(key_bits(m, key)))
 		top->flags |= F_STUB;
 	return 1;
 }
