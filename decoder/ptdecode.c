@@ -2569,8 +2569,10 @@ static int d_next(struct dc_ptq *q, struct pt_block *b)
 	int err;
 	struct rrec *r = d_replay(q, RK_NEXT, &err);
 
-	if (!r)
+	if (!r) {
+		memset(b, 0, sizeof(*b));   /* (a replayed one comes whole) */
 		return err ? err : dc_wdec_next(&q->dec, b);
+	}
 	*b = r->u.b;
 	return d_replayed(q, r);
 }
@@ -3481,7 +3483,6 @@ static int step(struct dc_ptq *q)
 		if (q->ctx_kind || !q->wopen || q->nfinal)
 			return 0;
 	}
-	memset(&b, 0, sizeof(b));
 	t = now_ns(q);
 	ret = d_next(q, &b);
 	if (q->fatal)
