@@ -2616,7 +2616,10 @@ int dc_ptq_image_changing(struct dc_ptq *q, struct pt_image *image)
 
 void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
 {
-	q->cur_lo = q->cur_hi = 0;   /* (the mappings changed: not kept) */
+	/* (the mappings changed: the ranges around the last addresses,
+	 * function and inline context, are not kept) */
+	q->cur_lo = q->cur_hi = 0;
+	q->il_lo = q->il_hi = 0;
 	if (q->rp && image == q->rp_src)
 		q->rp_stale = true;
 }

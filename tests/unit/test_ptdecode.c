@@ -44,6 +44,9 @@ static char code_path[64];
 struct tctx {
 	struct pt_image *image;
 	int delivered;
+	uint64_t remap_ns;           /* the mappings change at the first
+	                                context from this time on (0: never) */
+	int gen;                     /* how often they did (t_inline_at)    */
 	struct pt_image *snaps[64];  /* t_snapshot's copies                 */
 	int nsnaps;
 };
@@ -54,8 +57,13 @@ static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uin
 	struct tctx *c = ctx;
 
 	*since = 0;
-	(void)q;
-	(void)t;
+	if (c->remap_ns && t >= c->remap_ns && !c->gen) {
+		/* another binary now at the same addresses (an exec in the
+		 * same process, or a library mapped where one was), as the
+		 * session tells a queue at the context it sees it */
+		c->gen++;
+		dc_ptq_image_changed(q, c->image);
+	}
 	*pid = 7;
 	*tid = 8;
 	*image = c->image;
@@ -195,6 +203,27 @@ static struct pt_image *t_snapshot(void *ctx, struct pt_image *image)
 static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_func_range,
 				       .image_snapshot = t_snapshot };
 
+/* Inline contexts: h's code [0x60, 0x70) is inlined code, context 1 in
+ * the binary mapped first, 2 in the one mapped after (tctx.gen); none
+ * elsewhere, in ranges of 0x10. */
+static uint32_t t_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	const struct tctx *c = ctx;
+
+	(void)pid;
+	*lo = ip & ~0xfull;
+	*hi = *lo + 0x10;
+	return ip >= BASE + 0x60 && ip < BASE + 0x70 ? 1 + (uint32_t)c->gen : 0;
+}
+
+static const struct dc_ptq_ops iops = { .context = t_context, .func_range = t_func_range,
+					.inline_at = t_inline_at, .image_snapshot = t_snapshot };
+
+/* decode_once's ops (NULL: ops, or kops in the kernel tests) and, with
+ * them, when the mappings change (tctx.remap_ns). */
+static const struct dc_ptq_ops *test_ops;
+static uint64_t test_remap_ns;
+
 /* Kernel code (the kernel tests): 0 none, 1 kcode[] is in the image at
  * KBASE (report --vmlinux), 2 only its names are known (--kallsyms). */
 static int kmode;
@@ -243,7 +272,8 @@ static void decode_once(const uint8_t *buf, size_t len, size_t chunk, struct evl
 
 	queue_setup(&cfg, &c);
 	cfg.ahead = cfg.ahead_eager = ahead;
-	q = dc_ptq_new(&cfg, kmode ? &kops : &ops, &c);
+	c.remap_ns = test_remap_ns;
+	q = dc_ptq_new(&cfg, test_ops ? test_ops : kmode ? &kops : &ops, &c);
 	assert_non_null(q);
 	if (!chunk)
 		chunk = len;
@@ -408,6 +438,44 @@ static void test_basic(void **state)
 	assert_int_equal(got.ev[3].time_ns, ns_of(2000));
 	assert_int_equal(got.ev[1].time_ns, ns_of(1000));
 	assert_int_equal(got.ev[2].time_ns, ns_of(1000) + (ns_of(2000) - ns_of(1000)) * 1 / 2);
+}
+
+/* DC_EV_INLINE events at ip (an offset from BASE) in got. */
+static int inline_events_at(const struct evlist *got, uint64_t ip)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < got->n; i++)
+		n += got->ev[i].kind == DC_EV_INLINE && got->ev[i].to_ip == BASE + ip;
+	return n;
+}
+
+/* The mappings change while the thread is in the kernel (an exec, or
+ * another library mapped where one was): the code at the same addresses
+ * is another binary's, with other inline contexts, so the decoder's range
+ * around its last inline lookup goes (dc_ptq_image_changed). In
+ * stream_basic, h's syscall at 0x60 and the nop after it are inlined
+ * context 1 before the change and context 2 after, made at the resume at
+ * 0x62 (TSC 3000): a DC_EV_INLINE there, which the kept range hid; with
+ * no change, none. Decoded ahead too (the worker's copy of the image is
+ * then stale: the queue decodes on by itself). */
+static void test_inline_remap(void **state)
+{
+	uint8_t buf[4096];
+	size_t n = stream_basic(buf);
+	struct evlist got;
+
+	(void)state;
+	test_ops = &iops;
+	decode(buf, n, 0, &got);
+	assert_int_equal(inline_events_at(&got, 0x62), 0);
+	test_remap_ns = ns_of(3000);
+	decode(buf, n, 0, &got);
+	assert_int_equal(inline_events_at(&got, 0x62), 1);
+	/* the rest as before: the events of test_basic, and that one */
+	assert_int_equal(got.n, sizeof(want_basic) / sizeof(want_basic[0]) + 1);
+	test_ops = NULL;
+	test_remap_ns = 0;
 }
 
 /* Chunk borders anywhere (even inside packets and PSBs) change nothing. */
@@ -1509,6 +1577,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_inline_remap),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_long_chunk),
 		cmocka_unit_test(test_overflow),
