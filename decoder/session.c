@@ -1593,9 +1593,11 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 	if (!s->heap)
 		return -ENOMEM;
 	/* with threads to spare, the DWARF of the binaries the trace runs is
-	 * opened while this thread decodes (decoder/prescan.h) */
-	if (s->prescan && (ret = dc_sym_preload_from(s->sym, dc_prescan_next, s->prescan)))
-		return ret;
+	 * opened while this thread decodes (decoder/prescan.h); only a head
+	 * start: without it (no memory for it), this thread opens each file
+	 * when it needs it, as with one thread */
+	if (s->prescan)
+		(void)dc_sym_preload_from(s->sym, dc_prescan_next, s->prescan);
 	for (size_t i = 0; i < s->nq; i++) {
 		dc_ptq_set_user(s->qs[i].q, &s->qs[i]);
 		ret = dc_ptq_fill(s->qs[i].q);
