@@ -24,6 +24,7 @@ struct dc_perf_file {
 	char *path;
 	const uint8_t *map;
 	uint64_t size;
+	size_t map_len;            /* the file's pages and a page of zeros  */
 	struct pf_file_header hdr;
 
 	struct dc_perf_attr *attrs;
@@ -748,6 +749,32 @@ static int read_pipe(struct dc_perf_file *f, char *err, size_t errlen)
 	return parse_features(f, err, errlen);
 }
 
+/* The file's size bytes, read-only, and a page of zeros after its last
+ * page: a reader of a chunk that ends at the end of the file may look a
+ * byte past it (DC_PT_SLACK). *len: what to unmap. MAP_FAILED (errno). */
+static void *map_file(int fd, uint64_t size, size_t *len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	void *m;
+
+	if (size > SIZE_MAX - 2 * pg) {
+		errno = EFBIG;
+		return MAP_FAILED;
+	}
+	*len = ((size_t)size + pg - 1) / pg * pg + pg;
+	m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return m;
+	if (mmap(m, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		int e = errno;
+
+		munmap(m, *len);
+		errno = e;
+		return MAP_FAILED;
+	}
+	return m;
+}
+
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen)
 {
 	struct dc_perf_file *f;
@@ -774,7 +801,7 @@ int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t 
 	}
 	f->size = (uint64_t)st.st_size;
 	if (f->size) {
-		void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		void *m = map_file(fd, f->size, &f->map_len);
 
 		if (m == MAP_FAILED) {
 			ret = -errno;
@@ -814,7 +841,7 @@ void dc_perf_close(struct dc_perf_file *f)
 	if (!f)
 		return;
 	if (f->map)
-		munmap((void *)f->map, f->size);
+		munmap((void *)f->map, f->map_len);
 	for (size_t i = 0; f->attrs && i < f->nr_attrs; i++) {
 		free((void *)f->attrs[i].ids);
 		free((void *)f->attrs[i].name);

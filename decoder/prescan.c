@@ -11,6 +11,7 @@
 #include "decoder/perfdata.h"
 #include "decoder/prescan.h"
 #include "decoder/pt_lastip.h"
+#include "decoder/ptpkt.h"
 
 /* A queue's chunks are scanned in buffers of up to this many bytes (the
  * stream goes on across chunks; a packet cut at a buffer's end is lost,
@@ -245,7 +246,7 @@ static void fill(struct dc_prescan *p, struct pqueue *pq)
  * shares. */
 static bool next_buffer(struct dc_prescan *p)
 {
-	if (!p->buf && !(p->buf = malloc(SCAN_BUF)))
+	if (!p->buf && !(p->buf = dc_pt_alloc(SCAN_BUF)))
 		return false;
 	for (;;) {
 		struct pqueue *pq = NULL;
@@ -258,6 +259,7 @@ static bool next_buffer(struct dc_prescan *p)
 		if (!pq)
 			return false;
 		fill(p, pq);
+		memset(p->buf + p->len, 0, DC_PT_SLACK);
 		pt_pkt_free_decoder(p->dec);
 		p->cfg.begin = p->buf;
 		p->cfg.end = p->buf + p->len;

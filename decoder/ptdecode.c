@@ -1179,7 +1179,7 @@ static int wbuf_reserve(struct dc_ptq *q, size_t need)
 	ncap = q->wcap ? q->wcap : 65536;
 	while (ncap < need)
 		ncap *= 2;
-	n = malloc(ncap);
+	n = malloc(ncap + DC_PT_SLACK);   /* (wbuf_seal) */
 	if (!n)
 		return -ENOMEM;
 	/* the carry may live in the old buffer */
@@ -1193,6 +1193,12 @@ static int wbuf_reserve(struct dc_ptq *q, size_t need)
 	q->wbuf = n;
 	q->wcap = ncap;
 	return 0;
+}
+
+/* A window of len bytes is in wbuf: the zeros after it (DC_PT_SLACK). */
+static void wbuf_seal(struct dc_ptq *q, size_t len)
+{
+	memset(q->wbuf + len, 0, DC_PT_SLACK);
 }
 
 /* ---- CYC calibration across a time gap ---------------------------------
@@ -1498,6 +1504,7 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		if (ret)
 			return ret;
 		memcpy(q->wbuf, q->win, len);
+		wbuf_seal(q, len);
 		q->win = q->wbuf;
 	}
 	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL);
@@ -1581,6 +1588,7 @@ static int open_window(struct dc_ptq *q)
 			memcpy(q->wbuf + off, q->chunks[i].data, q->chunks[i].size);
 			off += q->chunks[i].size;
 		}
+		wbuf_seal(q, len);
 		q->win = q->wbuf;
 	}
 	/* the carry and these chunks are in wbuf now; a zero-copy window
@@ -1894,7 +1902,7 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 	last = window_span(a->chunks, a->nchunks, first, &len, &stop);
 	if (!len)
 		return 1;
-	buf = malloc(len);
+	buf = dc_pt_alloc(len);
 	if (!buf)
 		return -ENOMEM;
 	*w = (struct rwin){ .buf = buf, .len = len, .stop_off = stop, .next_chunk = last };
@@ -3222,7 +3230,7 @@ static int resume_at_pge(struct dc_ptq *q)
 		if (!pass) {
 			/* at most: all of [sync, pge), the full TIP.PGE, the rest */
 			len = (size_t)(pge - sync) + 9 + (q->win_len - tail);
-			n = malloc(len);
+			n = dc_pt_alloc(len);
 			if (!n) {
 				pt_pkt_free_decoder(pd);
 				return -ENOMEM;
@@ -3239,6 +3247,7 @@ static int resume_at_pge(struct dc_ptq *q)
 	memcpy(w, q->win + tail, q->win_len - tail);
 	stop = q->stop_off ? q->stop_off - tail + (size_t)(w - n) : 0;
 	len = (size_t)(w - n) + (q->win_len - tail);
+	memset(n + len, 0, DC_PT_SLACK);   /* (at most the length allocated) */
 	free(q->rbuf);           /* (the old window may be it: copied now) */
 	q->rbuf = n;
 	q->win = n;

@@ -20,6 +20,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every buffer of PT that libipt reads is followed by DC_PT_SLACK bytes
+ * that can be read, zeros where the buffer is ours: libipt 2.0.5's search
+ * for a PSB (pt_sync_forward, through pt_find_psb) reads the byte after
+ * the buffer's end when an 8-byte word of PSB pattern ends there. Where
+ * that byte is past the last mapped page, it faults (the fuzz target found
+ * it); where it is 0x02, libipt takes a PSB that ends at the end, which
+ * ptquery.c's find_psb does not. perf.data's mapping has a page of zeros
+ * after the file (perfdata.c) for the windows that are a chunk of it. */
+#define DC_PT_SLACK 16
+
+/* n bytes for PT, and the zeros after them; NULL: out of memory. */
+static inline uint8_t *dc_pt_alloc(size_t n)
+{
+	uint8_t *b = malloc(n + DC_PT_SLACK);
+
+	if (b)
+		memset(b + n, 0, DC_PT_SLACK);
+	return b;
+}
 
 /* One packet: its type, size, offset in the buffer and the one payload
  * value a scan uses: a CYC's cycles, an MTC's CTC, a CBR's ratio, a TSC's

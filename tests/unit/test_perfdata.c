@@ -17,6 +17,7 @@
 #include "decoder/decoder.h"
 #include "record/record.h"
 #include "tests/unit/test_perfdata_sample.h"
+#include "decoder/ptpkt.h"
 
 struct tmpdir {
 	char dir[64];
@@ -771,6 +772,57 @@ static void test_pipe_build_ids(void **state)
 	rm_tmp(&t);
 }
 
+/* A trace that ends where the file ends, at a page boundary (a pipe-mode
+ * file's last record is an AUXTRACE; a cut file): the bytes after its
+ * data read as zeros, not a fault (libipt looks one byte past a buffer
+ * that ends in PSB pattern, decoder/ptpkt.h's DC_PT_SLACK). Before the
+ * zero page after the mapping, this test died of SIGBUS. */
+static void test_aux_at_file_end(void **state)
+{
+	struct tmpdir t;
+	struct pipebuf pb;
+	struct dc_perf_file *f;
+	struct dc_perf_record r;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len;
+	uint64_t body[5] = { 0 };
+	uint8_t *file, *aux;
+	char err[256];
+
+	(void)state;
+	pipe_start(&pb);
+	/* (size, offset, reference, idx, tid, cpu, reserved) */
+	len = pg - pb.n - 8 - sizeof(body);
+	body[0] = len;
+	body[3] = 0xffffffff00000000ull;   /* idx 0, tid -1 */
+	body[4] = 0;                       /* cpu 0 */
+	file = calloc(1, pg);
+	assert_non_null(file);
+	memcpy(file, pb.b, pb.n);
+	{
+		struct perf_event_header h = { PERF_RECORD_AUXTRACE, 0, 8 + sizeof(body) };
+
+		memcpy(file + pb.n, &h, sizeof(h));
+		memcpy(file + pb.n + sizeof(h), body, sizeof(body));
+	}
+	aux = file + pb.n + 8 + sizeof(body);
+	for (size_t i = 0; i < len; i++)   /* PSB pattern to the end */
+		aux[i] = i & 1 ? 0x82 : 0x02;
+	mk_tmp(&t);
+	put_file_bytes(t.path, file, pg);
+	free(file);
+	if (dc_perf_open(t.path, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	while (dc_perf_next(f, &r) == 1 && r.type != PERF_RECORD_AUXTRACE)
+		;
+	assert_int_equal(r.type, PERF_RECORD_AUXTRACE);
+	assert_int_equal(r.auxtrace.size, len);
+	assert_int_equal(r.auxtrace.data_offset + len, pg);
+	for (size_t i = 0; i < DC_PT_SLACK; i++)
+		assert_int_equal(((const uint8_t *)r.auxtrace.data)[len + i], 0);
+	dc_perf_close(f);
+	rm_tmp(&t);
+}
+
 static void test_tsc_to_ns(void **state)
 {
 	struct dc_pt_info pt = { .time_shift = 10, .time_mult = 642, .time_zero = 1000 };
@@ -793,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_large_file),
 		cmocka_unit_test(test_tsc_to_ns),
 		cmocka_unit_test(test_pipe_build_ids),
+		cmocka_unit_test(test_aux_at_file_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
