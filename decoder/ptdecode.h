@@ -35,7 +35,10 @@ struct dc_symbols;
 struct dc_ptq;
 struct dc_ptq_pool;
 
-/* Stream bytes [offset, offset + size) of the queue's AUX area.
+/* Stream bytes [offset, offset + size) of the queue's AUX area. DC_PT_SLACK
+ * (decoder/ptpkt.h) bytes after data must be readable: a window that is
+ * one chunk goes to libipt as it is, and libipt 2.0.5 may read a byte past
+ * its end (perf.data's mapping has a page of zeros after the file).
  * lost_before: data was lost right before this chunk (TRUNCATED AUX, a gap
  * in offsets): the decoder emits LOST(TRUNCATED) and resyncs. part: the
  * queue's own (dc_ptq_add_chunk keeps a long chunk in parts; a part after
