@@ -6,7 +6,7 @@
  * two calls per packet (its offset, then the packet, read through a table
  * of decoder functions). dc_pkt_next reads the packets such a scan
  * meets nearly always (PAD, TNT, CYC, MTC, TSC, MODE, the IP packets,
- * PSB, PSBEND, CBR, TMA, OVF, TNT-64) itself, and only those whose bytes
+ * PSB, PSBEND, CBR, TMA, OVF, TNT-64, PIP) itself, and only those whose bytes
  * libipt would take as the same packet; anything else (another packet, a
  * packet that would not fit, a reserved field, an error) goes to libipt's
  * packet decoder, which reads it and resynchronizes after an error exactly
@@ -142,8 +142,11 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 					return 0;
 			k->type = ppt_psb;
 			return k->size = 16;
-		case 0x43:             /* PIP: libipt reads it */
-			return n < 8 ? DC_PKT_CUT : 0;
+		case 0x43:
+			if (n < 8)
+				return DC_PKT_CUT;
+			k->type = ppt_pip;
+			return k->size = 8;
 		default:
 			return 0;
 		}

@@ -462,17 +462,6 @@ static int decode_fup(struct dc_qry *q)
 	return 0;
 }
 
-/* A packet for the scans below: PIP too (ptpkt.h leaves it to libipt).
- * Its size, DC_PKT_CUT, or 0: not one read here. */
-static int scan_pkt(const uint8_t *p, const uint8_t *end, struct dc_pkt *k)
-{
-	if (end - p >= 8 && p[0] == 0x02 && p[1] == 0x43) {
-		k->type = ppt_pip;
-		return k->size = 8;
-	}
-	return dc_pkt_fast(p, (size_t)(end - p), k);
-}
-
 /* check_erratum_bdm70: is the packet after a FUP in PSB+, past the
  * packets libipt skips, a TIP.PGE? (Then the FUP is not read.) */
 static int bdm70(const struct dc_qry *q, const uint8_t *p)
@@ -485,7 +474,8 @@ static int bdm70(const struct dc_qry *q, const uint8_t *p)
 
 		if (p == end)
 			return 0;
-		if ((n = scan_pkt(p, end, &k)) <= 0)   /* (the end: no erratum) */
+		/* (cut by the end: no erratum) */
+		if ((n = dc_pkt_fast(p, (size_t)(end - p), &k)) <= 0)
 			return n == DC_PKT_CUT ? 0 : BAIL;
 		p += k.size;
 		switch (k.type) {
@@ -664,10 +654,12 @@ static int decode_pip(struct dc_qry *q, bool header)
 {
 	const uint8_t *p = q->pos;
 	struct pt_event *ev;
+	struct dc_pkt k;
 	uint64_t v = 0;
+	int n = read_pkt(q, &k);
 
-	if (q->cfg.end - p < 8)
-		return -pte_eos;
+	if (n < 0)
+		return n;
 	for (int i = 7; i >= 2; i--)
 		v = v << 8 | p[i];
 	if (header || queued(q, DC_QEVB_TIP, ptev_async_branch)) {
@@ -685,7 +677,7 @@ static int decode_pip(struct dc_qry *q, bool header)
 	}
 	if (!header)
 		event_time(q, ev);
-	q->pos += 8;
+	q->pos += n;
 	return 0;
 }
 
@@ -761,7 +753,7 @@ static int find_ovf_fup(const struct dc_qry *q)
 
 		if (p == end)
 			return -pte_eos;
-		if ((n = scan_pkt(p, end, &k)) <= 0)
+		if ((n = dc_pkt_fast(p, (size_t)(end - p), &k)) <= 0)
 			return n == DC_PKT_CUT ? -pte_eos : BAIL;
 		p += k.size;
 		switch (k.type) {

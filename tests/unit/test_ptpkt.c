@@ -281,7 +281,7 @@ static bool fast_type(int t)
 	case ppt_pad: case ppt_tnt_8: case ppt_tnt_64: case ppt_cyc: case ppt_mtc:
 	case ppt_tsc: case ppt_mode: case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd:
 	case ppt_fup: case ppt_psb: case ppt_psbend: case ppt_cbr: case ppt_tma:
-	case ppt_ovf:
+	case ppt_ovf: case ppt_pip:
 		return true;
 	default:
 		return false;
