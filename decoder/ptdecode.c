@@ -50,6 +50,7 @@ struct code_ent {
 	uint8_t call_len;
 	bool indirect;
 	uint8_t iclass;            /* enum pt_insn_class, as libipt gives it */
+	uint8_t len;               /* its length (0: unknown)                */
 };
 
 struct pending {
@@ -970,7 +971,8 @@ static const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
 	e->isid = isid;
 	e->call_len = (uint8_t)call_len_of(b, n);
 	e->indirect = indirect_of(b, n);
-	e->iclass = n > 0 ? (uint8_t)dc_walk_iclass(b, (size_t)n) : ptic_error;
+	e->len = 0;
+	e->iclass = n > 0 ? (uint8_t)dc_walk_iclass(b, (size_t)n, &e->len) : ptic_error;
 	return e;
 }
 
@@ -980,6 +982,17 @@ static unsigned call_len(struct dc_ptq *q, const struct pending *p)
 	if (!q->cfg.iscache || p->isid <= 0)
 		return 0;
 	return code_at(q, p->isid, p->end_ip)->call_len;
+}
+
+/* The address after the pending branch, 0 if unknown. */
+static uint64_t fall_through(struct dc_ptq *q, const struct pending *p)
+{
+	unsigned len;
+
+	if (!q->cfg.iscache || p->isid <= 0)
+		return 0;
+	len = code_at(q, p->isid, p->end_ip)->len;
+	return len ? p->end_ip + len : 0;
 }
 
 /* Where the pending branch went, when the code or the calls seen tell
@@ -1115,6 +1128,13 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		 * there when its block cache knew the next address, which
 		 * depends on what it decoded before; our decoder does not) */
 		if (!to || p->iclass == ptic_other || same_function(q, p->end_ip, to))
+			return 0;
+		/* nor at a conditional branch not taken, that falls through
+		 * into the next function or into bytes no symbol covers
+		 * (glibc's __memmove_chk: a jb to __chk_fail, then padding,
+		 * then __memmove); taken, into another function, it is a
+		 * jump like jmp's (a tail call, a function's .cold part) */
+		if (p->iclass == ptic_cond_jump && fall_through(q, p) == to)
 			return 0;
 		return push_branch(q, DC_EV_JUMP, p->end_ip, to, p->icount);
 	}

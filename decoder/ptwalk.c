@@ -199,16 +199,18 @@ static int classify(const ZydisDecodedInstruction *d, uint8_t *kind, uint8_t *ic
 	return 0;
 }
 
-enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n)
+enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n, uint8_t *len)
 {
 	ZydisDecoder zy;
 	ZydisDecodedInstruction d;
 	uint8_t kind, iclass;
 	int k;
 
+	*len = 0;
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
 	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zy, NULL, code, n, &d)))
 		return ptic_error;
+	*len = d.length;
 	k = classify(&d, &kind, &iclass);
 	return k < 0 ? ptic_error : k ? (enum pt_insn_class)iclass : ptic_other;
 }

@@ -62,8 +62,9 @@ bool dc_walk_read_code(const struct dc_walk *w);
 
 /* The class libipt gives the instruction in code[0, n): ptic_other for
  * one that is no branch, ptic_error when it cannot tell. (libipt's block
- * cache says ptic_error for an indirect branch or far transfer it knows.) */
-enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n);
+ * cache says ptic_error for an indirect branch or far transfer it knows.)
+ * *len: its length in bytes (0 when it cannot be decoded). */
+enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n, uint8_t *len);
 
 int dc_walk_sync_forward(struct dc_walk *w);
 int dc_walk_next(struct dc_walk *w, struct pt_block *b);

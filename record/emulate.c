@@ -1280,6 +1280,11 @@ stepped:
 		case RC_INSN_RET:
 			truth(e, now, (int)c, t, "ret %#" PRIx64 " %#" PRIx64, in.ip, in.next_ip);
 			break;
+		case RC_INSN_JCC:
+			if (in.next_ip == in.ip + in.len)
+				break;   /* not taken: in flow, wherever it goes */
+			/* taken: as a jmp */
+			/* fall through */
 		case RC_INSN_JMP: case RC_INSN_JMP_IND:
 			if (rc_emu_func_key(e->syms, find_map(t->proc, in.ip), in.ip) !=
 			    rc_emu_func_key(e->syms, find_map(t->proc, in.next_ip), in.next_ip))

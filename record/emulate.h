@@ -65,8 +65,9 @@
  *   start <ip>                  first traced instruction of the thread
  *   call <from> <to>            call insn at from retired, target to
  *   ret <from> <to>             ret at from retired, back to to
- *   jump <from> <to>            jmp into another function (symbol ranges;
- *                               PLT entries are functions of their own)
+ *   jump <from> <to>            jmp, or a conditional branch taken, into
+ *                               another function (symbol ranges; PLT
+ *                               entries are functions of their own)
  *   syscall <nr> <ip>           syscall insn at ip issued with rax = nr
  *   sysret <nr> <ip>            back in user mode at ip
  *   signal <signo> <from> <to>  handler entry at to; thread was at from

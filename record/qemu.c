@@ -761,6 +761,11 @@ static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
 	case RC_INSN_RET:
 		TRUTH(e, now, (int)c, t, "ret %#" PRIx64 " %#" PRIx64, in.ip, next);
 		break;
+	case RC_INSN_JCC:
+		if (next == in.ip + in.len)
+			break;   /* not taken: in flow, wherever it goes */
+		/* taken: as a jmp */
+		/* fall through */
 	case RC_INSN_JMP: case RC_INSN_JMP_IND:
 		if (rc_emu_func_key(e->syms, find_map(t->p, in.ip), in.ip) !=
 		    rc_emu_func_key(e->syms, find_map(t->p, next), next))

@@ -24,6 +24,13 @@ check() {  # NAME RECORD-OPTIONS... -- PROG [ARGS]: record, decode, compare exac
 LOSSY=
 check nested -- "$TESTDATA/emu_nested"
 check tail -- "$TESTDATA/emu_tail"
+# conditional branches at function boundaries: taken into another function
+# a jump, not taken (into the next function, into bytes no symbol covers)
+# none, with either emulator
+check jcc -- "$TESTDATA/emu_jcc"
+check jcc-ptrace --emulate=ptrace -- "$TESTDATA/emu_jcc"
+grep -q ' jump 0 0x[0-9a-f]* 0x[0-9a-f]* jcc_tail jcc_target ' jcc.ev &&
+	pass "jcc: the taken conditional tail jump decoded" || fail "jcc: no jump from jcc_tail to jcc_target"
 check fptr -- "$TESTDATA/emu_fptr"
 check longjmp -- "$TESTDATA/emu_longjmp"
 check signal -- "$TESTDATA/emu_signal"
