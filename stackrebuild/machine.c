@@ -783,6 +783,8 @@ static unsigned occurrences(const struct thread *t, uint64_t key)
 /* Execution is now in function key. Keep what the stack proves. A new root
  * at_entry (trace started exactly at a function's first instruction) has
  * its call start seen. */
+static bool unnamed(const struct sr_machine *m, uint64_t key);
+
 static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		  uint64_t now, enum resync_mode mode, enum resume_at at,
 		  bool sigreturn)
@@ -796,7 +798,11 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		return reset_to(m, t, key, now, root_flags);
 	if (top_is(t, key))
 		return 0;
-	i = find_below(t, key);
+	/* (out of the kernel into unnamed code, a signal handler of a
+	 * stripped binary say: a frame below of the same key proves
+	 * nothing, all of a binary's unnamed code is one key, as for a
+	 * jump) */
+	i = mode == RS_ASYNC && !sigreturn && unnamed(m, key) ? -1 : find_below(t, key);
 	if (i >= 0)
 		return pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
 	if (mode == RS_ASYNC)

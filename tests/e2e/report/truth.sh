@@ -25,6 +25,23 @@ run() {  # NAME PROG [record options]
 for p in ${TRUTH_PROGRAMS:-$EMU_PROGRAMS}; do
 	run "$p" "$p"
 done
+# A stripped program, traced from exec (it has no main to start at): its
+# signal handler, entered out of a syscall, is unnamed code like the
+# frames below it, and goes on top of them (it cut the stack down to the
+# first unnamed frame below, and every frame under the handler was then
+# inferred again)
+if [ -z "${TRUTH_PROGRAMS:-}" ] && record stripsig strip_signal --start=; then
+	for v in "" --per-thread; do
+		report "stripsig.out$v" -i stripsig.data $v || continue
+		if $TP compare stripsig.truth "stripsig.out$v" $v >"stripsig.cmp$v" 2>&1; then
+			pass "stripped, a signal: $v $(tail -1 "stripsig.cmp$v")"
+		else
+			fail "stripped, a signal: $v $(head -c 600 "stripsig.cmp$v")"
+		fi
+	done
+	[ "$(grep -c ' signal ' stripsig.truth)" = 2 ] ||
+		fail "stripped, a signal: the truth has not the 2 signals out of a syscall"
+fi
 # PLT stubs (issue 15.4): folded into their targets by default (no x@plt
 # frame left), frames of their own with --show-plt, both exact against the
 # truth model's same rule
