@@ -1055,7 +1055,11 @@ static int step(struct qemu *e, struct qthr *t)
 			t->head += len;
 			return 1;
 		}
-		uint64_t d = measured(e, t->sys_t, r.t_ns);
+		/* (a forked child's first record is the return of the fork it
+		 * did not enter: it goes on at its birth, one instruction
+		 * later; measured from no entry it came back a whole host
+		 * clock after it, twice the time of the recording) */
+		uint64_t d = t->sys_t ? measured(e, t->sys_t, r.t_ns) : e->o->ns_per_insn;
 		if (stamp && (t->sys_nr == SYS_futex || t->sys_nr == SYS_read ||
 			      t->sys_nr == SYS_readv)) {
 			const struct qstamp *q = &e->stamps[stamp - 1];
@@ -1122,6 +1126,7 @@ static int step(struct qemu *e, struct qthr *t)
 		t->traced = true;
 		t->rs = QR_START;
 		t->started = true;
+		t->v0 = now;
 		make_ready(e, t, now);
 	}
 	return 1;
