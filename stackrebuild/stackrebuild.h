@@ -308,8 +308,10 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             END            not traced until the next event with an ip
  *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
  *             was). With an ip: leaves the kernel states; the ip's function
- *             is the top frame, a frame further down (sigreturn: pop to it),
- *             or, after a kernel entry, a function not on the stack:
+ *             is the top frame, a frame further down (sigreturn: pop to it;
+ *             after a kernel entry not into unnamed code, which is one key
+ *             per binary and proves no frame below), or, after a kernel
+ *             entry, a function not on the stack:
  *             - at its first byte (func_start): a signal handler, pushed on
  *               top; its return into the sigreturn trampoline replaces it;
  *             - in its middle, or after rt_sigreturn (sysno 15; number
