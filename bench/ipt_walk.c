@@ -402,6 +402,19 @@ static const struct pt_packet *peek_flow(struct walker *w)
 	return w->npk ? &w->pk[0] : NULL;
 }
 
+/* Can a packet of this type be part of a PSB+ (libipt's query decoder reads
+ * it there; any other, a TIP or a TNT, is an error there)? */
+static bool in_psb_plus(enum pt_packet_type t)
+{
+	switch (t) {
+	case ppt_pad: case ppt_fup: case ppt_pip: case ppt_mode: case ppt_tsc: case ppt_cbr:
+	case ppt_tma: case ppt_mtc: case ppt_cyc: case ppt_vmcs: case ppt_mnt: case ppt_unknown:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* PSB+: up to PSBEND; its FUP, if any, is where the code is (tracing on). */
 static void psb_plus(struct walker *w)
 {
@@ -410,13 +423,24 @@ static void psb_plus(struct walker *w)
 
 	w->last_ip = 0;
 	w->on = false;
-	while ((st = pt_pkt_next(w->pd, &p, sizeof(p))) >= 0 && p.type != ppt_psbend)
+	while ((st = pt_pkt_next(w->pd, &p, sizeof(p))) >= 0 && p.type != ppt_psbend) {
 		if (p.type == ppt_fup) {
 			dc_pt_last_ip(&w->last_ip, &p);
 			w->ip = w->last_ip;
 			w->on = true;
+		} else if (!in_psb_plus(p.type)) {
+			st = -pte_bad_context;   /* (libipt's, reading PSB+) */
+			break;
 		}
-	if (st < 0) {              /* (no PSBEND: libipt cannot sync there) */
+	}
+	if (st < 0 && st != -pte_eos) {
+		/* a packet libipt cannot read either, in the PSB+: an
+		 * error, and on at the next PSB (it ended the walk, and with
+		 * it the piece, without one) */
+		err(w);
+		if (pt_pkt_sync_forward(w->pd) < 0)
+			w->eos = true;
+	} else if (st < 0) {       /* (no PSBEND: libipt cannot sync there) */
 		w->on = false;
 		w->eos = true;
 	} else if (w->on && !peek_flow(w) && w->partial <= PART_TIMING) {
