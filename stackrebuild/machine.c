@@ -780,11 +780,11 @@ static unsigned occurrences(const struct thread *t, uint64_t key)
 	return n;
 }
 
+static bool unnamed(const struct sr_machine *m, uint64_t key);
+
 /* Execution is now in function key. Keep what the stack proves. A new root
  * at_entry (trace started exactly at a function's first instruction) has
  * its call start seen. */
-static bool unnamed(const struct sr_machine *m, uint64_t key);
-
 static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		  uint64_t now, enum resync_mode mode, enum resume_at at,
 		  bool sigreturn)
