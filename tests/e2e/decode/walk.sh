@@ -85,7 +85,10 @@ size, off = int(m.group(1), 16), int(m.group(2), 16)
 psbend = b'\x02\x23'
 if kind == 'psbplus':
     # the FUP's last byte and what follows, through PSBEND and beyond
-    i = d.index(psbend, off + size // 2) - 1
+    i = d.index(psbend, off + size // 2)
+    while d.rfind(b'\x02\x82' * 8, off, i) < d.rfind(psbend, off, i):
+        i = d.index(psbend, i + 1)   # (those bytes in a payload: no PSBEND)
+    i -= 1
     new = b'\x02\x02' * 4
 else:
     i = d.index(b'\x2d', off + size // 2)
