@@ -859,7 +859,10 @@ static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 	if ((len >= 4 && !strcmp(name + len - 4, "@plt")) || !strcmp(name, "_init") ||
 	    !strncmp(name, "_dl_runtime_resolve", 19))
 		return SR_FUNC_STUB;
-	if (strstr(name, "longjmp") || !strncmp(name, "_Unwind_", 8))
+	/* (_Unwind_DeleteException is no unwinder: it tail-calls the
+	 * exception's cleanup function, libstdc++'s unnamed one too) */
+	if (strstr(name, "longjmp") ||
+	    (!strncmp(name, "_Unwind_", 8) && strcmp(name, "_Unwind_DeleteException")))
 		return SR_FUNC_UNWIND;
 	if (!strcmp(name, "gogo") || !strcmp(name, "runtime.gogo"))
 		return SR_FUNC_SWITCH;  /* not runtime.gogo.abi0: it jumps to gogo */

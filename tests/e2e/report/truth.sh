@@ -77,7 +77,7 @@ if [ -s demo.data ] && [ -s demo.out ]; then
 	fi
 fi
 if [ -z "${TRUTH_PROGRAMS:-}" ]; then
-	for p in threads demo; do
+	for p in threads demo cxxthread; do
 		run "$p.preempt" "$p" --cpus 2 --time-slice 300
 		run "$p.cpus3" "$p" --cpus 3
 	done
