@@ -26,7 +26,7 @@
 #include "decoder/dc_vec.h"
 #include "stackrebuild/cct_internal.h"
 
-enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8 };
+enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8, F_CALLED = 16 };
 enum { MAX_PSEUDO = 8, CHILD_CACHE = 64 };
 enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
@@ -44,12 +44,15 @@ struct frame {
 	uint64_t t0;               /* entry time                             */
 	uint64_t by0[SR_TIME_NKINDS]; /* the thread's traced_by at t0: the
 	                              call's time split for sr_options.on_call */
+	uint64_t stub0;            /* node's user self time when the frame
+	                              became that node (fold_stub)           */
 	uint8_t flags;             /* F_INFERRED: entry not seen; F_ASYNC:
 	                              signal handler (and what replaced it);
 	                              F_TRAMP: what a handler returned into,
 	                              the sigreturn trampoline; F_STUB: a
 	                              PLT stub's call going on in the PLT
-	                              header or the lazy resolver            */
+	                              header or the lazy resolver; F_CALLED:
+	                              a frame or pseudo frame went on top    */
 };
 
 /* An inline frame: a function inlined into a frame's function (or into
@@ -543,14 +546,16 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 	}
 	if (!n)
 		return -ENOMEM;
-	t->frames[t->nframes] = (struct frame){ .node = n, .leaf = n, .t0 = t0, .flags = flags };
+	t->frames[t->nframes] = (struct frame){ .node = n, .leaf = n, .t0 = t0, .flags = flags,
+						.stub0 = n->self_by[SR_TIME_USER] };
 	/* (only an inferred caller made by underflow() starts before now: at
 	 * its segment's start) */
 	memcpy(t->frames[t->nframes].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
 	       sizeof(t->seg_by));
 	if (t->nframes) {
-		const struct frame *below = &t->frames[t->nframes - 1];
+		struct frame *below = &t->frames[t->nframes - 1];
 
+		below->flags |= F_CALLED;
 		t->frames[t->nframes].ibase = below->ibase + below->ninl;
 	}
 	t->nframes++;
@@ -655,6 +660,8 @@ static int push_pseudo(struct thread *t, enum sr_node_kind kind, uint64_t key,
 	n = seg_child(t, parent, kind, key);
 	if (!n)
 		return -ENOMEM;
+	if (t->nframes)
+		t->frames[t->nframes - 1].flags |= F_CALLED;
 	t->ps[t->nps] = (struct pseudo){ .node = n, .t0 = now, .time_kind = (uint8_t)time_kind };
 	memcpy(t->ps[t->nps++].by0, t->st.traced_by, sizeof(t->st.traced_by));
 	return 0;
@@ -932,24 +939,31 @@ static bool stub_bits(unsigned kb)
  * to key: unless show_plt, it is the
  * same call going on in key, as perf shows it. The frame takes key's node
  * under the same parent, keeps its start (so the call's latency covers the
- * stub), and the stub's self time moves with it. A stub that made calls
- * (the lazy resolver binding the symbol: _dl_fixup) stays a frame of its
- * own, so that every frame with callees has calls. Returns 1 when folded. */
+ * stub), and this call's self time in the stub moves with it. A stub call
+ * that made calls (the lazy resolver binding the symbol: _dl_fixup; an
+ * interrupt in the stub) stays a frame of its own, so that every frame
+ * with callees has calls. That is decided per call, not by whether the
+ * stub's node has callees from an earlier call: otherwise how a stub
+ * folds would depend on the history of its context, and contexts are split
+ * further by inline frames. Returns 1 when folded. */
 static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 {
 	struct frame *top = &t->frames[t->nframes - 1];
 	struct sr_node *stub = top->node, *n;
+	uint64_t mine;
 
-	if (m->opt.show_plt || stub->kind != SR_NODE_FUNC || stub->first_child ||
+	if (m->opt.show_plt || stub->kind != SR_NODE_FUNC || (top->flags & F_CALLED) ||
 	    (!(top->flags & F_STUB) && !stub_bits(key_bits(m, stub->key))))
 		return 0;
 	n = seg_child(t, stub->parent, SR_NODE_FUNC, key);
 	if (!n)
 		return -ENOMEM;
-	for (int k = 0; k < SR_TIME_NKINDS; k++) {
-		n->self_by[k] += stub->self_by[k];
-		stub->self_by[k] = 0;
-	}
+	/* A frame with nothing on top gets user time only (a pseudo frame
+	 * would take any other kind), all of it since it became this node. */
+	mine = stub->self_by[SR_TIME_USER] - top->stub0;
+	stub->self_by[SR_TIME_USER] -= mine;
+	top->stub0 = n->self_by[SR_TIME_USER];
+	n->self_by[SR_TIME_USER] += mine;
 	top->node = top->leaf = n;
 	top->ilo = top->ihi = 0;
 	top->alias = 0;

@@ -413,7 +413,10 @@ struct sr_options {
 	/* Keep PLT stubs as frames of their own. Default (false): a stub
 	 * (SR_FUNC_STUB: "foo@plt", the lazy resolver, and the unnamed PLT
 	 * header between them) that jumps on to its target is the same call:
-	 * its frame becomes the target's, keeping its start and its time. */
+	 * its frame becomes the target's, keeping its start and its time,
+	 * unless that call of the stub made calls (the lazy resolver's
+	 * _dl_fixup, an interrupt in the stub): decided per call, whatever
+	 * the stub's node did in earlier calls. */
 	bool show_plt;
 	/* Optional: called for every call that ends and overlaps the --time
 	 * window (also inferred ones, and at sr_machine_finish() for the open

@@ -336,7 +336,7 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 class Frame:
     __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake",
-                 "alias")
+                 "alias", "called", "self0", "spans0")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
@@ -345,6 +345,11 @@ class Frame:
         self.t0 = t0
         self.wake = None        # --wakers: (time, waker tid) that ended it
         self.alias = None       # a label the function ran on into (ev_ret)
+        self.called = False     # a frame went on top of it (a stub that
+                                # called stays a frame of its own)
+        # its node's self time and spans when it became that node: what
+        # this call of a stub adds, to move on when it jumps on
+        self.self0, self.spans0 = node.self_ns, node.spans
 
     def holds(self, key):
         return self.pseudo is None and key in (self.key, self.alias)
@@ -404,31 +409,36 @@ class Thread:
         n = parent.child(key, names)
         n.calls += 1
         n.entries += 1
+        if self.stack:
+            self.stack[-1].called = True
         self.stack.append(Frame(n, key, pseudo, started, handler, self.last))
         self.note_path()
 
     def replace(self, key, names):
         """The top frame's function jumps on to key's (a tail call, a PLT
         stub's jump). Without --show-plt a stub (x@plt, the lazy resolver,
-        the unnamed PLT header between them) that made no calls is the same
-        call going on in key: the frame takes key's node, its self time
+        the unnamed PLT header between them) whose call made no calls (this
+        call: not what its node did before) is the same call going on in
+        key: the frame takes key's node, this call's self time in the stub
         moves along, one call of the stub's context becomes one of key's."""
         top = self.stack[-1]
         old = top.node
-        if not SHOW_PLT and top.pseudo is None and not old.kids and \
+        if not SHOW_PLT and top.pseudo is None and not top.called and \
                 (top.stub or is_stub(old.names) or unnamed(old.names)):
             n = old.parent.child(key, names)
-            n.self_ns += old.self_ns
-            old.self_ns = 0
-            n.spans += old.spans
-            old.spans = 0
+            mine, spans = old.self_ns - top.self0, old.spans - top.spans0
+            old.self_ns -= mine
+            old.spans -= spans
+            top.self0, top.spans0 = n.self_ns, n.spans
+            n.self_ns += mine
+            n.spans += spans
             if self.last_node is old:
                 self.last_node = n
             old.calls -= 1
             old.entries -= 1
             n.calls += 1
             n.entries += 1
-            if not old.calls and not old.kids:
+            if not old.calls and not old.kids and not old.self_ns:
                 del old.parent.kids[old.key]
             top.node, top.key = n, key
             top.stub = is_stub(names) or unnamed(names)
