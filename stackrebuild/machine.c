@@ -86,7 +86,7 @@ struct thread {
 	bool active;               /* traced now: time is being accounted    */
 	bool fresh;                /* current event (re)started tracing      */
 	bool need_resync;          /* after LOST: stack unproven             */
-	bool exec_pending;         /* exec'ed: next ip starts afresh         */
+	bool exec_pending;         /* exec'ed: next ip starts a new stack    */
 	bool jumps_seen;           /* its events show every jump that leaves a
 	                              function (DC_BR_JUMPS_SEEN)            */
 	uint32_t last_sysno;       /* of the [kernel] entry being left       */
@@ -1535,8 +1535,13 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		t->fresh = true;
 	}
 	if (t->exec_pending && activates(ev) && ev->kind != DC_EV_LOST) {
+		/* The new program starts with no stack: the old one's frames
+		 * end here, even where a function of the same name and binary
+		 * is on it (a program that execs itself, traced from main). */
 		t->exec_pending = false;
 		t->fresh = true;
+		if ((t->nframes || t->nps) && (ret = end_segment(m, t, now)))
+			return ret;
 	}
 	if (ev->kind <= DC_EV_JUMP && (ev->reason & DC_BR_JUMPS_SEEN))
 		t->jumps_seen = true;

@@ -481,9 +481,11 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev);
 int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 		    const char *comm, uint64_t time_ns);
 /* The thread exec'ed (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC):
- * its next event with an ip starts a new stack unless it proves the old
- * one. Needed when the exec syscall's number is unknown (sysno UINT32_MAX);
- * with sysno 59/322 on the TRACE_OFF the machine sees it by itself.
+ * its next event with an ip starts a new stack, even in a function that
+ * was on the old one (a program that execs itself). Needed when the exec
+ * syscall's number is unknown (sysno UINT32_MAX); with sysno 59/322 on the
+ * TRACE_OFF the machine sees it by itself, and there an ip that proves
+ * the stack keeps it (a failed exec returns where it was made).
  * 0 or -ENOMEM. */
 int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns);
 /* A wake (sr_options.wakers; ignored without): at time_ns thread

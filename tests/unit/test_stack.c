@@ -1173,6 +1173,33 @@ static void test_exec_via_comm(void **state)
 	sr_cct_free(cct);
 }
 
+/* After an exec the trace resumes in a function that was on the old stack
+ * (a program that execs itself, traced from main): still a new stack, the
+ * old frames all end at the exec's resume. */
+static void test_exec_same_function(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);
+	assert_int_equal(sr_machine_exec(m, 100, 1, 15), 0);
+	SWOUT(m, 1, 16);
+	SWIN(m, 1, 18);
+	RESUME(m, 1, 20, IP(F_MAIN));
+	CALL(m, 1, 22, F_MAIN, F_B);
+	RET(m, 1, 26, F_B, F_MAIN);
+	END(m, 1, 30, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 6\nmain;a 10\nmain;a;[kernel] 8\nmain;a;[kernel];[off-cpu] 2\n"
+			   "main;b 4\n");
+	/* two main frames, one per program, the second's entry unseen */
+	expect_calls(cct, "main", 2, 2);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_end_gap_and_restart(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -1930,6 +1957,7 @@ int main(void)
 		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
 		cmocka_unit_test(test_exec_via_comm),
+		cmocka_unit_test(test_exec_same_function),
 		cmocka_unit_test(test_end_gap_and_restart),
 		cmocka_unit_test(test_finish_extends_to_end),
 		cmocka_unit_test(test_time_backwards),

@@ -81,5 +81,9 @@ if [ -z "${TRUTH_PROGRAMS:-}" ]; then
 		run "$p.preempt" "$p" --cpus 2 --time-slice 300
 		run "$p.cpus3" "$p" --cpus 3
 	done
+	# the forked child traced too: its stack starts from the fork's
+	# return; it then execs itself and is traced again from main, a
+	# function that was on its stack before the exec and is not after
+	run forkexec.follow forkexec --follow-fork
 fi
 finish

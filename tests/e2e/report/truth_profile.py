@@ -77,6 +77,10 @@ Pseudo-frames (how truth events map to ptflame's):
   trampoline) replaces the handler frame, also a ret into a trampoline
   (by name) from a frame not known as a handler (its entry unseen);
   sigreturn pops to the function of its ip.
+A thread's trace starts at its "start" line, or, for a child of
+--follow-fork that has none (the qemu backend), at the sysret of the fork in
+it; after an exec, at the new program's first sysret or start line, with a
+new stack whatever functions the old one held.
 A ret to a frame further down pops to it (longjmp, unwinding); a ret from
 the root frame to a function not on the stack creates an inferred caller
 above everything seen so far (the trace started mid-stack). A jump into
@@ -551,8 +555,19 @@ class Model:
             th.new_segment()
             th.push(key, names, started=(start == ip))
             return
-        if not th.traced:
+        if ev == "fork":
+            th.forked = True
             return
+        if not th.traced:
+            if not (ev == "sysret" and getattr(th, "forked", False)):
+                return
+            # a child of --follow-fork has no start line: its trace begins
+            # where the fork returns in it, in the middle of a function
+            # (its stack comes from its returns, as after any sysret)
+            th.traced = True
+            th.first = th.last = t
+            th.start_cpu = int(fl[1])
+            th.first_switch_in = getattr(th, "switched_in", None)
         if th.stack and th.stack[-1].pseudo == "irq" and th.resume_at is not None \
                 and t >= th.resume_at:
             # preempted in user mode: its trace resumed (PGE) 500 ns after
