@@ -1113,7 +1113,12 @@ static void warn_missing(struct dc_symbols *s, const struct dso *d, const char *
 	enum file_state st = d->path[0] == '/' ? file_check(d->path, d->bid, d->bid_size)
 					       : FILE_ABSENT;
 
-	if (st == FILE_UNREADABLE)
+	if (!strcmp(d->path, "//anon"))
+		/* (perf's name for executable memory no file backs) */
+		warn(s, "code in anonymous memory (%s: JIT-compiled code, say) has no file "
+		     "to decode it from: it shows as [unknown] (%s), and calls and returns "
+		     "made inside it are not seen", d->path, d->path);
+	else if (st == FILE_UNREADABLE)
 		warn(s, "cannot read %s (%s): its code shows as [unknown]", d->path,
 		     access(d->path, R_OK) ? "no permission to read it" : "not an ELF file");
 	else if (st == FILE_OTHER && hex[0])

@@ -23,7 +23,8 @@ static int parse_line(const char *line, bool all, struct rc_map *m)
 		return 0;
 	const char *path = line + pos;
 	size_t len = strcspn(path, "\n");
-	if (!all && (len == 0 || (path[0] != '/' && (len != 6 || memcmp(path, "[vdso]", 6)))))
+	/* (anonymous ones too: JIT code, which perf records as //anon) */
+	if (!all && len && path[0] != '/' && (len != 6 || memcmp(path, "[vdso]", 6)))
 		return 0;
 	if (len == 0) {
 		path = "//anon";

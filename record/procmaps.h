@@ -20,8 +20,9 @@ struct rc_map {
 	uint64_t announced;        /* the emulator's: when its MMAP2 was written */
 };
 
-/* Read PID's executable mappings: file-backed and [vdso] only, or with
- * all, every one (anonymous ones named "//anon", as perf names them).
+/* Read PID's executable mappings: file-backed, anonymous (named "//anon",
+ * as perf names them) and [vdso] only, or with all, every one ([vsyscall]
+ * and the like too).
  * 0 or a negative errno code. */
 int rc_maps_read(pid_t pid, bool all, struct rc_map **out, size_t *n);
 void rc_maps_free(struct rc_map *maps, size_t n);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "record/emulate.h"
@@ -54,7 +55,29 @@ static void test_maps_hold_our_code(void **state)
 	/* only executable mappings: our stack is not listed */
 	int local;
 	assert_null(map_of(m, n, (uintptr_t)&local));
+	/* nor [vsyscall] (a kernel address), which only `all` lists */
+	assert_null(map_of(m, n, 0xffffffffff600000ull));
 	rc_maps_free(m, n);
+}
+
+/* Anonymous executable memory (JIT code) is listed as "//anon", as perf's
+ * MMAP records name it, so that a recording says what is there. */
+static void test_maps_anon_exec(void **state)
+{
+	(void)state;
+	struct rc_map *m;
+	size_t n;
+	void *x = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *d = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(x != MAP_FAILED && d != MAP_FAILED);
+	assert_int_equal(rc_maps_read(getpid(), false, &m, &n), 0);
+	const struct rc_map *mm = map_of(m, n, (uintptr_t)x);
+	assert_non_null(mm);
+	assert_string_equal(mm->path, "//anon");
+	assert_null(map_of(m, n, (uintptr_t)d));
+	rc_maps_free(m, n);
+	munmap(x, 4096);
+	munmap(d, 4096);
 }
 
 static void test_bad_pid(void **state)
@@ -115,6 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_hold_our_code),
+		cmocka_unit_test(test_maps_anon_exec),
 		cmocka_unit_test(test_bad_pid),
 		cmocka_unit_test(test_symbol_addresses),
 		cmocka_unit_test(test_function_keys),
