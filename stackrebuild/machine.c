@@ -527,6 +527,8 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 {
 	struct sr_node *n;
 
+	if (t->nframes)
+		t->frames[t->nframes - 1].flags |= F_CALLED;
 	if (t->nframes >= SR_MAX_DEPTH) {
 		m->st.depth_overflows++;
 		return 0;
@@ -553,9 +555,8 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 	memcpy(t->frames[t->nframes].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
 	       sizeof(t->seg_by));
 	if (t->nframes) {
-		struct frame *below = &t->frames[t->nframes - 1];
+		const struct frame *below = &t->frames[t->nframes - 1];
 
-		below->flags |= F_CALLED;
 		t->frames[t->nframes].ibase = below->ibase + below->ninl;
 	}
 	t->nframes++;
@@ -850,6 +851,27 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
 }
 
+/* The unwinder's entry points that end in a jump to a landing pad (libgcc's
+ * and their SjLj forms). Not every _Unwind_ name: _Unwind_DeleteException
+ * tail-calls the exception's cleanup function (libstdc++'s has no symbol),
+ * which would have been taken for a landing pad in the nearest unnamed
+ * frame below. (LLVM's libunwind gets there by a return.) */
+static bool is_unwinder(const char *name)
+{
+	static const char *const pads[] = { "RaiseException", "Resume", "Resume_or_Rethrow",
+					    "ForcedUnwind" };
+
+	if (strncmp(name, "_Unwind_", 8))
+		return false;
+	name += 8;
+	if (!strncmp(name, "SjLj_", 5))
+		name += 5;
+	for (size_t i = 0; i < sizeof(pads) / sizeof(pads[0]); i++)
+		if (!strcmp(name, pads[i]))
+			return true;
+	return false;
+}
+
 static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 {
 	const char *name;
@@ -866,10 +888,7 @@ static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 	if ((len >= 4 && !strcmp(name + len - 4, "@plt")) || !strcmp(name, "_init") ||
 	    !strncmp(name, "_dl_runtime_resolve", 19))
 		return SR_FUNC_STUB;
-	/* (_Unwind_DeleteException is no unwinder: it tail-calls the
-	 * exception's cleanup function, libstdc++'s unnamed one too) */
-	if (strstr(name, "longjmp") ||
-	    (!strncmp(name, "_Unwind_", 8) && strcmp(name, "_Unwind_DeleteException")))
+	if (strstr(name, "longjmp") || is_unwinder(name))
 		return SR_FUNC_UNWIND;
 	if (!strcmp(name, "gogo") || !strcmp(name, "runtime.gogo"))
 		return SR_FUNC_SWITCH;  /* not runtime.gogo.abi0: it jumps to gogo */

@@ -283,8 +283,9 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a
- *             PLT stub; neither function unnamed, "[...]"), or out of an unwinder (longjmp, _Unwind_*: see
- *             func_flags) to no known entry, pop to that frame (longjmp,
+ *             PLT stub; neither function unnamed, "[...]"), or out of an
+ *             unwinder (longjmp, _Unwind_RaiseException and the others
+ *             that jump to a landing pad: see func_flags) to no known entry, pop to that frame (longjmp,
  *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
  *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
  *             gogo) into the middle of a function not on the stack, a
@@ -398,8 +399,11 @@ struct sr_options {
 	 * frame a tail call or a PLT stub's jump (the function replaces the top
 	 * frame, even when it is further down as well: recursion). Without it:
 	 * SR_FUNC_STUB for names ending in "@plt", "_init" (perf script's
-	 * name of .plt.sec slots) or starting with "_dl_runtime_resolve", SR_FUNC_UNWIND for names containing "longjmp"
-	 * or starting with "_Unwind_", SR_FUNC_SWITCH for "gogo"
+	 * name of .plt.sec slots) or starting with "_dl_runtime_resolve",
+	 * SR_FUNC_UNWIND for names containing "longjmp" and for
+	 * _Unwind_{RaiseException,Resume,Resume_or_Rethrow,ForcedUnwind} and
+	 * their _Unwind_SjLj_ forms (not _Unwind_DeleteException: it
+	 * tail-calls a cleanup function), SR_FUNC_SWITCH for "gogo"
 	 * and "runtime.gogo". Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
 	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",

@@ -237,6 +237,39 @@ static void test_plt_folded(void **state)
 	sr_cct_free(cct);
 }
 
+/* _Unwind_DeleteException's jump to the exception's cleanup function, in
+ * unnamed code (libstdc++'s), is a tail call, even with unnamed code (a
+ * std::thread's start routine) further down; _Unwind_RaiseException's jump
+ * into the middle of a function further down is a landing pad: pop to it. */
+static void test_unwinder_jumps(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_UNNAMED);
+	CALL(m, 1, 10, F_UNNAMED, F_B);
+	CALL(m, 1, 20, F_B, F_UNW_DEL);
+	JMP(m, 1, 25, F_UNW_DEL, BASE(F_UNNAMED) + 0x200);
+	RET(m, 1, 30, F_UNNAMED, F_B);
+	CALL(m, 1, 32, F_B, F_C);
+	CALL(m, 1, 34, F_C, F_UNW_RAISE);
+	JMP(m, 1, 36, F_UNW_RAISE, IP(F_B) + 8);
+	RET(m, 1, 40, F_B, F_UNNAMED);
+	RET(m, 1, 50, F_UNNAMED, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;[unknown] (lib) 20\nmain;[unknown] (lib);b 16\n"
+			   "main;[unknown] (lib);b;[unknown] (lib) 5\n"
+			   "main;[unknown] (lib);b;_Unwind_DeleteException 5\n"
+			   "main;[unknown] (lib);b;c 2\n"
+			   "main;[unknown] (lib);b;c;_Unwind_RaiseException 2\n");
+	expect_calls(cct, "main;[unknown] (lib);b", 1, 0);
+	expect_calls(cct, "main;[unknown] (lib);b;[unknown] (lib)", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* g (called by f) tail-calls f: with function starts known, the jump to
  * f's entry is a new f frame replacing g, not a return to the f below. */
 static void test_mutual_tail_recursion(void **state)
@@ -1924,6 +1957,7 @@ int main(void)
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_tail_call_and_plt),
 		cmocka_unit_test(test_plt_folded),
+		cmocka_unit_test(test_unwinder_jumps),
 		cmocka_unit_test(test_inline_frames),
 		cmocka_unit_test(test_mutual_tail_recursion),
 		cmocka_unit_test(test_jump_down_without_starts),

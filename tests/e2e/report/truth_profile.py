@@ -85,7 +85,9 @@ A ret to a frame further down pops to it (longjmp, unwinding); a ret from
 the root frame to a function not on the stack creates an inferred caller
 above everything seen so far (the trace started mid-stack). A jump into
 the middle of a function further down pops to it; out of an unwinder
-(longjmp, _Unwind_*) into the middle of one not on the stack, that function
+(longjmp, _Unwind_RaiseException and the other landing-pad jumpers; not
+_Unwind_DeleteException, which tail-calls) into the middle of one not on
+the stack, that function
 is above the root: all frames end and it becomes their inferred caller, as
 a ret from the root makes one; any other jump to another
 function (its entry: tail call, PLT; or its middle: shared code such as
@@ -358,6 +360,10 @@ class Frame:
     def holds(self, key):
         return self.pseudo is None and key in (self.key, self.alias)
 
+
+# libgcc's entry points that jump to a landing pad
+UNWINDERS = frozenset("_Unwind_" + n for n in
+                      ("RaiseException", "Resume", "Resume_or_Rethrow", "ForcedUnwind"))
 
 # report --show-plt: PLT stubs stay frames of their own
 SHOW_PLT = False
@@ -643,7 +649,8 @@ class Model:
             # a stub): a new function of its own, entered here
             th.replace(key, names)
         elif i is None and start != to and th.stack[-1].pseudo is None and any(
-                "longjmp" in n or n.startswith("_Unwind_") for n in th.stack[-1].node.names):
+                "longjmp" in n or n.replace("_SjLj_", "_") in UNWINDERS
+                for n in th.stack[-1].node.names):
             # an unwinder jumping into a function not on the stack: a frame
             # above the root (the trace started below the setjmp); every
             # frame ends, the function is an inferred caller of them all
