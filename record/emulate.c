@@ -1453,9 +1453,22 @@ static int launch(struct emu *e)
 	const char *sym = e->o->start_sym ? e->o->start_sym : "main";
 	if (*sym) {
 		rc = set_breakpoint(e, t, sym);
-		if (rc <= 0)
-			return efail(e, rc < 0 ? rc : -ENOENT, rc < 0 ? "cannot set a breakpoint at '%s'" :
-				     "start symbol '%s' not found in %s", sym, e->o->argv[0]);
+		if (rc < 0)
+			return efail(e, rc, "cannot set a breakpoint at '%s'", sym);
+		if (rc == 0) {
+			/* (the binary that runs: a script's interpreter, a
+			 * link's target) */
+			char exe[PATH_MAX], fn[64];
+			snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+			ssize_t n = readlink(fn, exe, sizeof(exe) - 1);
+			exe[n > 0 ? n : 0] = 0;
+			const char *a0 = e->o->argv[0], *b0 = strrchr(a0, '/'), *b1 = strrchr(exe, '/');
+			bool other = n > 0 && strcmp(b0 ? b0 + 1 : a0, b1 ? b1 + 1 : exe);
+			return efail(e, -ENOENT, "start symbol '%s' not found in %s%s%s%s: name "
+				     "another with --start=SYMBOL, or trace from exec with --start=",
+				     sym, other ? exe : a0, other ? " (the binary that runs " : "",
+				     other ? a0 : "", other ? ")" : "");
+		}
 		return start_native(e, t, NK_TO_START, true, -1);
 	}
 	emit_comm(e, t, 0, e->vstart, false);

@@ -111,7 +111,10 @@ struct qemu {
 	struct qstamp *stamps;
 	size_t nstamps, cstamps;
 	uint64_t vstart, insns, slice;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX];        /* the binary qemu runs first            */
+	char script[PATH_MAX];     /* a "#!" script it runs (exe: its
+	                              interpreter), else empty             */
+	char script_arg[256];      /* the "#!" line's argument, if any      */
 	char comm[16];
 	int fd;
 	bool eof, stop;
@@ -189,7 +192,9 @@ static int find_plugin(char *out, size_t n)
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
 }
 
-static int resolve_exe(const char *prog, char *out, size_t n)
+/* prog found as execvp would (PATH); *out its real path, *given (if not
+ * NULL) the path as found, which is what a script's interpreter gets. */
+static int resolve_exe(const char *prog, char *out, size_t n, char *given)
 {
 	char buf[PATH_MAX];
 	if (strchr(prog, '/')) {
@@ -210,8 +215,42 @@ static int resolve_exe(const char *prog, char *out, size_t n)
 	}
 	if (!realpath(buf, out) || access(out, X_OK) != 0)
 		return -errno;
-	(void)n;
+	if (given)
+		snprintf(given, n, "%s", buf);
 	return 0;
+}
+
+/* A "#!" script's interpreter and its one optional argument, split as the
+ * kernel splits the line (qemu-user runs ELF files only, so the backend
+ * does what execve would). 1: a script, 0: not one, or a negative errno. */
+static int script_interp(const char *path, char *interp, size_t n, char *arg, size_t an)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	size_t k = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[k] = 0;
+	if (k < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[strcspn(line, "\n")] = 0;
+	char *p = line + 2 + strspn(line + 2, " \t");
+	size_t il = strcspn(p, " \t");
+	if (!il || il >= n)
+		return -ENOEXEC;
+	memcpy(interp, p, il);
+	interp[il] = 0;
+	p += il;
+	p += strspn(p, " \t");
+	size_t al = strlen(p);
+	while (al && (p[al - 1] == ' ' || p[al - 1] == '\t'))
+		al--;
+	if (al >= an)
+		return -ENOEXEC;
+	memcpy(arg, p, al);
+	arg[al] = 0;
+	return 1;
 }
 
 /* ---- threads, processes, stamps ------------------------------------------- */
@@ -368,7 +407,10 @@ static int add_map(struct qemu *e, struct qproc *p, const struct rc_qp_map *qm, 
 	if (!p->start && !strcmp(m->path, e->exe)) {
 		const char *sym = e->o->start_sym ? e->o->start_sym : "main";
 		if (*sym && !(p->start = rc_emu_sym_addr(e->syms, p->maps, p->nmaps, e->exe, sym)))
-			return qfail(e, -ENOENT, "start symbol '%s' not found in %s", sym, e->o->argv[0]);
+			return qfail(e, -ENOENT, "start symbol '%s' not found in %s%s%s%s: name "
+				     "another with --start=SYMBOL, or trace from exec with --start=",
+				     sym, e->exe, e->script[0] ? " (the binary that runs " : "",
+				     e->script, e->script[0] ? ")" : "");
 	}
 	return 0;
 }
@@ -1219,7 +1261,7 @@ static int launch(struct qemu *e, const char *qemu, const char *plugin)
 	size_t argc = 0;
 	while (e->o->argv[argc])
 		argc++;
-	char **av = calloc(argc + 6, sizeof(*av));
+	char **av = calloc(argc + 8, sizeof(*av));
 	char parg[PATH_MAX + 32];
 	if (!av)
 		return qfail(e, -ENOMEM, "out of memory");
@@ -1227,9 +1269,15 @@ static int launch(struct qemu *e, const char *qemu, const char *plugin)
 	av[0] = (char *)qemu;
 	av[1] = (char *)"-plugin";
 	av[2] = parg;
-	av[3] = e->exe;
+	size_t a = 3;
+	av[a++] = e->exe;
+	if (e->script[0]) {   /* interp [arg] script args..., as execve makes it */
+		if (e->script_arg[0])
+			av[a++] = e->script_arg;
+		av[a++] = e->script;
+	}
 	for (size_t i = 1; i < argc; i++)
-		av[3 + i] = e->o->argv[i];
+		av[a++] = e->o->argv[i];
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -1254,13 +1302,25 @@ static int setup(struct qemu *e)
 	const struct rc_emu_opts *o = e->o;
 	if (!o->output || o->cpus < 1 || o->ns_per_insn < 1 || !o->argv || !o->argv[0])
 		return qfail(e, -EINVAL, "bad emulator options");
-	if (resolve_exe(o->argv[0], e->exe, sizeof(e->exe)) < 0)
+	if (resolve_exe(o->argv[0], e->exe, sizeof(e->exe), e->script) < 0)
 		return qfail(e, -ENOENT, "cannot run %s: no such program", o->argv[0]);
+	/* (the kernel names the process after the script, not its interpreter) */
 	const char *base = strrchr(e->exe, '/');
 	base = base ? base + 1 : e->exe;
 	size_t bl = strnlen(base, sizeof(e->comm) - 1);
 	memcpy(e->comm, base, bl);
 	e->comm[bl] = 0;
+	char interp[PATH_MAX];
+	int sc = script_interp(e->exe, interp, sizeof(interp), e->script_arg,
+			       sizeof(e->script_arg));
+	if (sc < 0)
+		return qfail(e, sc, "cannot run %s: %s", o->argv[0],
+			     sc == -ENOEXEC ? "bad \"#!\" line" : strerror(-sc));
+	if (sc == 0)
+		e->script[0] = 0;
+	else if (resolve_exe(interp, e->exe, sizeof(e->exe), NULL) < 0)
+		return qfail(e, -ENOENT, "cannot run %s: its interpreter %s is not there", o->argv[0],
+			     interp);
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
 	e->vstart = rc_emu_mono_ns();
 	e->syms = rc_emu_syms_new();

@@ -27,6 +27,13 @@ expect_grep 'no-such-program' "$T/err" "missing program: named"
 expect_rc 1 "unknown start symbol" -- "${E[@]}" -o sym.data --start no_such_fn -- "$TESTDATA/emu_nested"
 expect_grep "no_such_fn" "$T/err" "unknown start symbol: named"
 [ -e sym.data ] && fail "unknown start symbol: left sym.data" || pass "unknown start symbol: no output file"
+# a "#!" script: the start symbol is looked for in the binary that runs it
+printf '#!/bin/sh\necho "$0:$1"\n' >scr.sh && chmod +x scr.sh
+expect_rc 1 "a script, default start" -- "${E[@]}" -o sd.data -- ./scr.sh
+expect_grep "not found in $(readlink -f /bin/sh) \(the binary that runs \./scr\.sh\): .*--start=" \
+	"$T/err" "a script: the message names its interpreter and what to do"
+expect_rc 0 "a script, from exec" -- "${E[@]}" -q -o sc.data --start= -- ./scr.sh arg1
+expect_grep "^\./scr\.sh:arg1$" "$T/out" "a script from exec: it ran with its arguments"
 
 # --start at a function of the program: the first traced instruction is it
 "${E[@]}" -q -o mid.data --start middle --truth mid.truth --dump-insns mid.dump \

@@ -29,6 +29,22 @@ expect_grep "no such program" "$T/err" "missing program named"
 expect_rc 1 "start symbol missing" -- "$PTFLAME" record --emulate=qemu -q -o s.data --start no_such_fn -- "$P"
 expect_grep "start symbol 'no_such_fn' not found" "$T/err" "missing start symbol named"
 [ ! -e s.data ] && pass "no output file without the start symbol" || fail "s.data left behind"
+# a "#!" script: qemu-user runs ELF files only, so the backend runs its
+# interpreter as execve would (interpreter, its "#!" argument, the script,
+# the arguments); the process is named after the script
+printf '#!/bin/sh -e\necho "$0:$1"\n' >scr.sh && chmod +x scr.sh
+expect_rc 0 "a script, from exec" -- "$PTFLAME" record --emulate=qemu -q -o sc.data --truth sc.truth \
+	--start= -- ./scr.sh arg1
+expect_grep "^\./scr\.sh:arg1$" "$T/out" "the script ran with its arguments"
+expect_grep " comm scr\.sh$" sc.truth "the process is named after the script"
+expect_grep " mmap .* $(readlink -f /bin/sh)$" sc.truth "the interpreter's code is traced"
+expect_rc 1 "a script, default start" -- "$PTFLAME" record --emulate=qemu -q -o sd.data -- ./scr.sh
+expect_grep "not found in $(readlink -f /bin/sh) \(the binary that runs .*scr\.sh\): .*--start=" "$T/err" \
+	"the missing start symbol names the interpreter and what to do"
+printf '#!/no/such/interp\n' >bad.sh && chmod +x bad.sh
+expect_rc 1 "a script whose interpreter is missing" -- "$PTFLAME" record --emulate=qemu -q \
+	-o sb.data --start= -- ./bad.sh
+expect_grep "interpreter /no/such/interp is not there" "$T/err" "the missing interpreter named"
 # --max-insns: tracing stops, the program runs on to its end untraced
 # (and is not killed by the plugin's pipe)
 expect_rc 0 "--max-insns" -- "$PTFLAME" record --emulate=qemu -o m.data --truth m.truth \
