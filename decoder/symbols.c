@@ -69,6 +69,12 @@ struct img {
 	pthread_mutex_t dw_mu;  /* for dw_tried and dwf                     */
 	bool dw_tried;          /* its DWARF looked for                     */
 	struct dwf *dwf;        /* the file that has it (NULL: none)        */
+	uint64_t plt_lo[4], plt_hi[4]; /* PLT sections (FDEs there: no names) */
+	uint64_t vbase;         /* lowest PT_LOAD vaddr: FDE keys count from it */
+	pthread_mutex_t fde_mu; /* for fde_tried (fdes: fixed once tried)   */
+	bool fde_tried;         /* the code file's .eh_frame read           */
+	struct dc_fde *fdes;    /* its functions, sorted (decoder/fde.c)    */
+	size_t nfdes;
 };
 
 struct dso {
@@ -83,6 +89,9 @@ struct dso {
 	struct img *img;        /* once loaded: never NULL                 */
 	bool inl_tried;         /* inline ranges looked for (decoder/inline.c) */
 	struct dc_inl *inl;     /* NULL: no DWARF (it reads img's DWARF)   */
+	struct dc_hash fde_idx; /* FDE key -> index + 1 in fde_names        */
+	char **fde_names;       /* "base+0xVADDR", made when first named    */
+	size_t nfde, cap_fde;
 };
 
 struct cache_ent {
@@ -542,6 +551,18 @@ static const struct gotname *got_lookup(const struct gotname *v, size_t n, uint6
 	return lo < n && v[lo].got == got ? &v[lo] : NULL;
 }
 
+/* A PLT section's range: code there never takes an FDE's name (its stubs
+ * are named foo@plt; the lazy PLT's header has rules of its own). */
+static void plt_note(struct img *d, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (d->plt_lo[i] == d->plt_hi[i]) {
+			d->plt_lo[i] = lo;
+			d->plt_hi[i] = hi;
+			return;
+		}
+}
+
 /* Every PLT entry is a function of its own, named by the GOT slot its
  * `jmp *disp(%rip)` (ff 25, maybe after bnd/endbr64) goes through:
  * `name@plt`, `*ABS*+0xADDEND@plt` for an ifunc (IRELATIVE) slot as
@@ -568,7 +589,10 @@ static int synth_plt(struct img *d, Elf *elf, struct symvec *sv, bool demangle)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
 			continue;
 		sec = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!sec || strncmp(sec, ".plt", 4) || !budget_take(&budget, shdr.sh_size))
+		if (!sec || strncmp(sec, ".plt", 4))
+			continue;
+		plt_note(d, shdr.sh_addr, shdr.sh_addr + shdr.sh_size);
+		if (!budget_take(&budget, shdr.sh_size))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
@@ -629,6 +653,8 @@ static int read_segs(struct img *d, Elf *elf)
 		d->segs[d->nsegs].off = ph.p_offset;
 		d->segs[d->nsegs].vaddr = ph.p_vaddr;
 		d->segs[d->nsegs].filesz = ph.p_memsz > ph.p_filesz ? ph.p_memsz : ph.p_filesz;
+		if (!d->nsegs || ph.p_vaddr < d->vbase)
+			d->vbase = ph.p_vaddr;
 		d->nsegs++;
 	}
 	return 0;
@@ -946,7 +972,8 @@ static struct img *img_cache;
 static uint64_t img_loads, img_reuses;
 
 /* Failed loads (out of memory) point here: no symbols, no DWARF. */
-static struct img img_none = { .dw_mu = PTHREAD_MUTEX_INITIALIZER, .dw_tried = true };
+static struct img img_none = { .dw_mu = PTHREAD_MUTEX_INITIALIZER, .dw_tried = true,
+				.fde_mu = PTHREAD_MUTEX_INITIALIZER, .fde_tried = true };
 
 static bool file_id_get(const char *path, struct file_id *id)
 {
@@ -986,10 +1013,12 @@ static struct img *img_new(const char *code_file, const char *dbg_file, bool no_
 	m->refs = 1;
 	m->no_demangle = no_demangle;
 	pthread_mutex_init(&m->dw_mu, NULL);
+	pthread_mutex_init(&m->fde_mu, NULL);
 	m->code_file = dup_or_null(code_file);
 	m->dbg_file = dup_or_null(dbg_file);
 	if ((code_file && !m->code_file) || (dbg_file && !m->dbg_file)) {
 		pthread_mutex_destroy(&m->dw_mu);
+		pthread_mutex_destroy(&m->fde_mu);
 		free(m->code_file);
 		free(m);
 		return NULL;
@@ -1003,6 +1032,8 @@ static void img_free(struct img *m)
 {
 	dwf_put(m->dwf);
 	pthread_mutex_destroy(&m->dw_mu);
+	free(m->fdes);
+	pthread_mutex_destroy(&m->fde_mu);
 	free(m->code_file);
 	free(m->dbg_file);
 	free(m->segs);
@@ -1313,6 +1344,10 @@ void dc_symbols_free(struct dc_symbols *s)
 		free(d->path);
 		free(d->code_file);
 		free(d->unknown_name);
+		for (size_t j = 0; j < d->nfde; j++)
+			free(d->fde_names[j]);
+		free(d->fde_names);
+		dc_hash_free(&d->fde_idx);
 		free(d);
 	}
 	free(s->dsos);
@@ -1430,11 +1465,94 @@ static uint64_t make_key(int dso, size_t sym_plus1)
 	return ((uint64_t)(dso + 1) << 32) | sym_plus1;
 }
 
+/* Code no symbol names is still made of functions: the compiler gives each
+ * an FDE in .eh_frame (kept by strip) with its exact [start, end). Such a
+ * function's key is its start, counted from the image's lowest load
+ * address, with this bit set: a key that depends on the address alone, so
+ * it is the same whatever the order of lookups and in every symbolizer
+ * (report -j). Symbol indexes never come near it. */
+#define FDE_KEY_BIT UINT64_C(0x80000000)
+
+/* The image's .eh_frame functions, read at the first call, by whichever
+ * thread asks first: the image may be shared by symbolizers of other
+ * threads. Only binaries with code in a gap of their symbols read it. */
+static void img_fdes(struct img *m)
+{
+	struct elfh h;
+
+	pthread_mutex_lock(&m->fde_mu);
+	if (!m->fde_tried && m->code_file && !elf_open_file(m->code_file, &h)) {
+		/* (out of memory: none, as without .eh_frame) */
+		(void)dc_fde_ranges(h.elf, &m->fdes, &m->nfdes);
+		elf_close(&h);
+	}
+	m->fde_tried = true;
+	pthread_mutex_unlock(&m->fde_mu);
+}
+
+static bool in_plt(const struct img *m, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (lo < m->plt_hi[i] && hi > m->plt_lo[i])
+			return true;
+	return false;
+}
+
+/* vaddr lies in the symbols' gap [glo, ghi): the function holding it by
+ * its FDE, in [*lo, *hi), true; only when the FDE lies inside the gap (one
+ * crossing a symbol is no function of its own) and outside the PLT. Else
+ * false, and [*lo, *hi) is the part of the gap around vaddr that no FDE
+ * names either (the rest of that FDE, or the room between two). */
+static bool fde_in_gap(struct img *m, uint64_t vaddr, uint64_t glo, uint64_t ghi,
+		       uint64_t *lo, uint64_t *hi)
+{
+	const struct dc_fde *f;
+	size_t a;
+
+	img_fdes(m);
+	*lo = glo;
+	*hi = ghi;
+	if ((f = dc_fde_find(m->fdes, m->nfdes, vaddr))) {
+		*lo = f->start > glo ? f->start : glo;
+		*hi = f->end < ghi ? f->end : ghi;
+		return f->start >= glo && f->end <= ghi && f->start >= m->vbase &&
+		       f->start - m->vbase < FDE_KEY_BIT && !in_plt(m, f->start, f->end);
+	}
+	a = DC_VEC_UPPER(m->fdes, m->nfdes, start, vaddr);
+	if (a && m->fdes[a - 1].end > *lo)
+		*lo = m->fdes[a - 1].end;
+	if (a < m->nfdes && m->fdes[a].start < *hi)
+		*hi = m->fdes[a].start;
+	return false;
+}
+
+/* "base+0xVADDR" of an FDE key (the name addr2line takes), made once. */
+static const char *fde_name(struct dso *d, uint64_t key)
+{
+	const char *base = strrchr(d->path, '/');
+	uint64_t v;
+	char *n;
+
+	if (dc_hash_get(&d->fde_idx, key, &v))
+		return d->fde_names[v - 1];
+	if (DC_VEC_PUSH_ROOM(d->fde_names, d->nfde, d->cap_fde, 16) ||
+	    asprintf(&n, "%s+0x%" PRIx64, base ? base + 1 : d->path,
+		     d->img->vbase + (key & (FDE_KEY_BIT - 1))) < 0)
+		return NULL;
+	if (dc_hash_put(&d->fde_idx, key, d->nfde + 1)) {
+		free(n);
+		return NULL;
+	}
+	d->fde_names[d->nfde++] = n;
+	return n;
+}
+
 uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
 			   uint64_t *hi)
 {
 	struct dso *d = dso_get(s, dso);
-	const struct img *m;
+	uint64_t glo = 0, ghi = UINT64_MAX;
+	struct img *m;
 	size_t a;
 
 	*lo = 0;
@@ -1448,11 +1566,14 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 		*hi = m->syms[a - 1].end;
 		return make_key(dso, a);
 	}
-	/* In a gap: the dso's unknown function, as wide as the gap. */
+	/* In a gap: an FDE's function, else the dso's unknown function, as
+	 * wide as no FDE names a part of it. */
 	if (a)
-		*lo = m->syms[a - 1].end;
+		glo = m->syms[a - 1].end;
 	if (a < m->nsyms)
-		*hi = m->syms[a].start;
+		ghi = m->syms[a].start;
+	if (fde_in_gap(m, vaddr, glo, ghi, lo, hi))
+		return make_key(dso, FDE_KEY_BIT | (*lo - m->vbase));
 	return make_key(dso, 0);
 }
 
@@ -1471,6 +1592,8 @@ const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
 	d = s->dsos[di - 1];
 	if (!si)
 		return d->unknown_name;
+	if ((si & FDE_KEY_BIT) && d->img)
+		return fde_name(d, key);
 	if (!d->img || si > d->img->nsyms)
 		return NULL;
 	return d->img->names + d->img->syms[si - 1].name;

@@ -133,6 +133,15 @@ const char *dc_sym_missing(const struct dc_symbols *s, size_t i);
  * name is not mangled. */
 char *dc_sym_demangle(const char *name);
 
+/* The functions of an ELF file's .eh_frame (decoder/fde.c): each FDE's
+ * [start, end) as ELF vaddrs, sorted by start (*out: free()). 0, or
+ * -ENOMEM. A file without .eh_frame gives none. */
+struct Elf;
+struct dc_fde { uint64_t start, end; };
+int dc_fde_ranges(struct Elf *elf, struct dc_fde **out, size_t *nout);
+/* The FDE holding vaddr (the last starting at or before it), or NULL. */
+const struct dc_fde *dc_fde_find(const struct dc_fde *v, size_t n, uint64_t vaddr);
+
 /* Whether build-ids a and b are the same binary's: equal, or the shorter
  * a prefix of the longer whose rest is zero bytes (perf before 5.11 wrote
  * every id as 20 bytes, an 8- or 16-byte one zero-padded). Empty ids
