@@ -1,7 +1,10 @@
 /* The emulator's view of a traced process's code: the function ranges of
  * its mapped ELF files (libelf; mappings: procmaps.c) used to find the
  * start symbol and to tell an inter-function jump from a jump inside a
- * function (truth log "jump"). */
+ * function (truth log "jump"). Code no symbol names is a function of its
+ * own where an FDE of the file's .eh_frame (decoder/fde.c) covers it inside the
+ * symbols' gap, as the decoder's symbolizer has it (DESIGN.md section 4,
+ * "Unnamed code"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -32,6 +35,11 @@ struct efile {
 	size_t nsegs;
 	struct named *names; /* function and code label symbols by name (--start) */
 	size_t nnames;
+	uint64_t *labels;    /* code labels' addresses, sorted: they close a gap */
+	size_t nlabels;
+	struct func plt[4];  /* PLT sections: no FDE function there */
+	struct dc_fde *fdes; /* .eh_frame's functions, sorted */
+	size_t nfdes;
 };
 
 struct rc_emu_syms {
@@ -54,6 +62,8 @@ void rc_emu_syms_free(struct rc_emu_syms *s)
 		for (size_t j = 0; j < f->nnames; j++)
 			free(f->names[j].name);
 		free(f->names);
+		free(f->labels);
+		free(f->fdes);
 		free(f->funcs);
 		free(f->segs);
 		free(f->path);
@@ -88,9 +98,16 @@ static bool code_section(Elf *elf, size_t ndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int load_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct efile *f,
 		       size_t *fcap, size_t *ncap)
 {
+	size_t lcap = f->nlabels;
 	Elf_Data *d = elf_getdata(scn, NULL);
 	if (!d || !sh->sh_entsize)
 		return 0;
@@ -108,6 +125,9 @@ static int load_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct efile *f,
 		/* a label (hand-written asm's entry points, ld.so's _start) is a
 		 * name to start at (--start), not a function's range */
 		if (!label && push((void **)&f->funcs, &f->nfuncs, fcap, sizeof(fn), &fn))
+			return -ENOMEM;
+		if (label && push((void **)&f->labels, &f->nlabels, &lcap, sizeof(fn.start),
+				  &fn.start))
 			return -ENOMEM;
 		const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (name && *name) {
@@ -147,6 +167,12 @@ static int load_funcs(Elf *elf, size_t shstrndx, struct efile *f, size_t *fcap,
 			r = load_symtab(elf, scn, &sh, f, fcap, ncap);
 		else if (name && !strncmp(name, ".plt", 4) && sh.sh_type == SHT_PROGBITS)
 			r = load_plt(&sh, f, fcap);
+		if (!r && name && !strncmp(name, ".plt", 4))
+			for (size_t i = 0; i < 4; i++)
+				if (f->plt[i].start == f->plt[i].end) {
+					f->plt[i] = (struct func){ sh.sh_addr, sh.sh_addr + sh.sh_size };
+					break;
+				}
 		if (r)
 			return r;
 	}
@@ -210,6 +236,10 @@ static void load_elf(struct efile *f)
 		goto out;
 	if (f->nfuncs)
 		qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);
+	if (f->nlabels)
+		qsort(f->labels, f->nlabels, sizeof(*f->labels), cmp_u64);
+	if (dc_fde_ranges(elf, &f->fdes, &f->nfdes))
+		goto out;
 	f->ok = true;
 out:
 	if (elf)
@@ -258,6 +288,43 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return (a * 0x9E3779B97F4A7C15ull) ^ (b + 0x632BE59BD9B4E019ull + (a >> 7));
 }
 
+/* The FDE's function holding vaddr, which no function symbol holds: the
+ * FDE must lie in the gap between the symbols around it (and no code label
+ * there: a label names the gap's code up to the next symbol), outside the
+ * PLT. up: the first function starting after vaddr. */
+static bool fde_func(const struct efile *f, uint64_t vaddr, size_t up, uint64_t *start)
+{
+	const struct dc_fde *fde = dc_fde_find(f->fdes, f->nfdes, vaddr);
+	uint64_t glo = 0, lo, hi;
+
+	if (!fde)
+		return false;
+	lo = fde->start;
+	hi = fde->end;
+	if (up < f->nfuncs && f->funcs[up].start < hi)
+		return false;
+	for (size_t i = up; i-- > 0 && up - i <= 64;)   /* (aliases, nesting) */
+		if (f->funcs[i].end > glo)
+			glo = f->funcs[i].end;
+	if (lo < glo)
+		return false;
+	size_t a = 0, b = f->nlabels;   /* the first label at or after glo */
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (f->labels[m] < glo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a < f->nlabels && f->labels[a] < hi)
+		return false;
+	for (size_t i = 0; i < 4; i++)
+		if (lo < f->plt[i].end && hi > f->plt[i].start)
+			return false;
+	*start = lo;
+	return true;
+}
+
 uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 			 uint64_t addr)
 {
@@ -276,7 +343,10 @@ uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 		if (lo - i > 64)
 			break;  /* aliases and nesting never go this deep */
 	}
-	return fid;
+	uint64_t start;
+	if (fde_func(f, vaddr, lo, &start))
+		return mix(fid, start);
+	return fid;  /* unknown code: one function per mapping */
 }
 
 uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
