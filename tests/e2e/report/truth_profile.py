@@ -15,7 +15,8 @@ An independent model of DESIGN.md section 4 (it shares no code with
 ptflame): its own stack machine over the truth log's call/ret/jump/syscall/
 sysret/signal/sigreturn/switch lines (tests/TRUTH.md), its own symbolizer
 (nm over each mapped file and its build-id debug file, objdump for the
-`x@plt` stubs, readelf for the load segments).
+`x@plt` stubs, readelf for the load segments and for the .eh_frame FDEs
+that make functions of code no symbol names: "file+0xSTART").
 
 expect   prints the expected annotated folded profile (one name per
          function; aliases are possible, compare knows them).
@@ -140,6 +141,8 @@ class ElfSyms:
         self.funcs = {}      # start -> [size, set(names)]
         self.starts = []
         self.labels = set()  # starts of labels only (STT_NOTYPE): lookup
+        self.fdes = None     # [(start, end)] of .eh_frame, read when needed
+        self.plts = []       # PLT sections' [lo, hi): no FDE function there
         if not os.path.isfile(path):
             return
         for line in run(["readelf", "-lW", path]).splitlines():
@@ -159,6 +162,8 @@ class ElfSyms:
             if m and int(m.group(2), 16):
                 a = int(m.group(2), 16)
                 self.sections.append((a, a + int(m.group(3), 16)))
+                if m.group(1).startswith(".plt"):
+                    self.plts.append(self.sections[-1])
         notype, typed = set(), set()
         for fpath in files:
             for dyn in ([], ["-D"]):
@@ -201,6 +206,34 @@ class ElfSyms:
             f = line.replace("[ ", "[").split()
             if len(f) > 5 and f[1] == ".plt":
                 self._add(int(f[3], 16), 16, "[.plt]")
+
+    def fde(self, vaddr):
+        """Start of the function an FDE of .eh_frame makes of vaddr, code
+        no symbol names: the FDE's range must hold no symbol (function or
+        label) nor lie in a symbol's room, nor in a PLT section; else
+        None."""
+        if self.fdes is None:
+            self.fdes, sec = [], None
+            for line in run(["readelf", "--debug-dump=frames", self.path]).splitlines():
+                m = re.match(r"Contents of the (\S+) section", line)
+                if m:
+                    sec = m.group(1)
+                m = re.search(r" FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+                if m and sec == ".eh_frame":
+                    self.fdes.append((int(m.group(1), 16), int(m.group(2), 16)))
+            self.fdes.sort()
+        i = bisect.bisect_right(self.fdes, (vaddr, float("inf"))) - 1
+        if i < 0 or not self.fdes[i][0] <= vaddr < self.fdes[i][1]:
+            return None
+        s, e = self.fdes[i]
+        j = bisect.bisect_left(self.starts, s)
+        if j < len(self.starts) and self.starts[j] < e:
+            return None
+        if self.lookup(s) or self.lookup(e - 1):
+            return None
+        if any(lo < e and s < hi for lo, hi in self.plts):
+            return None
+        return s
 
     def vaddr(self, off):
         for poff, pvaddr, fsz in self.loads:
@@ -286,9 +319,13 @@ class Symbolizer:
                         os.unlink(real)
                 va = elf.vaddr(ip - start + pgoff)
                 hit = elf.lookup(va) if va is not None else None
+                fde = elf.fde(va) if va is not None and not hit else None
                 if hit:
                     fstart = hit[0] - va + ip
                     res = ((path, hit[0]), fstart, frozenset(hit[1]))
+                elif fde is not None:
+                    res = ((path, fde), fde - va + ip,
+                           frozenset(["%s+0x%x" % (os.path.basename(path), fde)]))
                 else:
                     res = ((path, None), None, frozenset(["[unknown] (%s)" % path]))
                 break
