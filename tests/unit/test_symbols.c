@@ -778,6 +778,141 @@ static void test_insn_count_per_code(void **state)
 	dc_insn_counter_free(c);
 }
 
+/* .eh_frame's FDEs as readelf prints them (pc=START..END), not through the
+ * code under test. */
+static size_t readelf_fdes(const char *bin, struct dc_fde *v, size_t max)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a, b;
+		const char *pc = strstr(line, " FDE cie=") ? strstr(line, "pc=") : NULL;
+
+		if (pc && n < max && sscanf(pc, "pc=%llx..%llx", &a, &b) == 2)
+			v[n++] = (struct dc_fde){ a, b };
+	}
+	pclose(p);
+	return n;
+}
+
+static bool has_fde(const struct dc_fde *v, size_t n, uint64_t a, uint64_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].start == a && v[i].end == b)
+			return true;
+	return false;
+}
+
+static const char *fde_name_at(struct dc_symbols *s, int dso, uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+	return dc_sym_name(s, dc_sym_dso_lookup(s, dso, a, lo, hi));
+}
+
+/* symtest stripped (no symbols, no debuglink): every function with an FDE
+ * is one of its own, "symtest+0xSTART" over the FDE's range, whatever the
+ * order of lookups; crt's functions without one stay "[unknown] (path)";
+ * PLT stubs keep their names. With one symbol added inside st_middle, its
+ * FDE crosses a symbol: unnamed; st_leaf's, still in the gap, is not. */
+static void test_fde(void **state)
+{
+	char dir[] = "/tmp/ptf_fde_XXXXXX", bin[PATH_MAX], cross[PATH_MAX], cmd[3 * PATH_MAX];
+	char want[64];
+	struct dc_fde f[256];
+	struct dc_symbols *s, *s2;
+	struct nmsym *v;
+	size_t n, nf, named = 0;
+	uint64_t lo, hi, keys[64];
+	const struct nmsym *mid, *leaf;
+	unsigned long long text = 0;
+	int dso, dso2;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/symtest", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all '%s' '%s'", tpath("symtest"), bin);
+	assert_int_equal(system(cmd), 0);
+	n = nm_funcs(tpath("symtest"), &v);
+	nf = readelf_fdes(bin, f, 256);
+	assert_true(nf > 10);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, bin, NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!has_fde(f, nf, v[i].addr, v[i].addr + v[i].size))
+			continue;
+		snprintf(want, sizeof(want), "symtest+0x%llx", (unsigned long long)v[i].addr);
+		assert_string_equal(fde_name_at(s, dso, v[i].addr + v[i].size - 1, &lo, &hi), want);
+		assert_int_equal(lo, v[i].addr);
+		assert_int_equal(hi, v[i].addr + v[i].size);
+		assert_string_equal(fde_name_at(s, dso, v[i].addr, &lo, &hi), want);
+		if (named < 64)
+			keys[named] = dc_sym_dso_lookup(s, dso, v[i].addr, &lo, &hi);
+		named++;
+	}
+	assert_true(named >= 10);
+	/* another symbolizer, the other way round: the same keys */
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s2), 0);
+	dso2 = dc_sym_dso(s2, bin, NULL, 0);
+	assert_int_equal(dso2, dso);
+	for (size_t i = n, k = named; i-- > 0;) {
+		if (!has_fde(f, nf, v[i].addr, v[i].addr + v[i].size) || --k >= 64)
+			continue;
+		assert_int_equal(dc_sym_dso_lookup(s2, dso2, v[i].addr + 1, &lo, &hi), keys[k]);
+	}
+	dc_symbols_free(s2);
+	/* no FDE: frame_dummy (crt, unsized in nm: looked up by name) */
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"frame_dummy\" {print $1}'",
+		 tpath("symtest"));
+	{
+		FILE *p = popen(cmd, "r");
+		unsigned long long a = 0;
+
+		assert_non_null(p);
+		assert_int_equal(fscanf(p, "%llx", &a), 1);
+		pclose(p);
+		assert_false(has_fde(f, nf, a, a + 1));
+		snprintf(want, sizeof(want), "[unknown] (%s)", bin);
+		assert_string_equal(fde_name_at(s, dso, a, &lo, &hi), want);
+	}
+	/* the PLT (an FDE covers it): its stubs' names */
+	assert_non_null(strstr(fde_name_at(s, dso, f[1].start + 16, &lo, &hi), "@plt"));
+	dc_symbols_free(s);
+	/* a symbol inside st_middle */
+	mid = nm_find(v, n, "st_middle");
+	leaf = nm_find(v, n, "st_leaf");
+	assert_non_null(mid);
+	assert_non_null(leaf);
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '$2 == \".text\" {print $4}'",
+		 tpath("symtest"));
+	{
+		FILE *p = popen(cmd, "r");
+
+		assert_non_null(p);
+		assert_int_equal(fscanf(p, "%llx", &text), 1);
+		pclose(p);
+	}
+	snprintf(cross, sizeof(cross), "%s/cross", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all --add-symbol st_cross=.text:0x%llx,global,"
+		 "function '%s' '%s'", (unsigned long long)(mid->addr + 8 - text),
+		 tpath("symtest"), cross);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, cross, NULL, 0);
+	snprintf(want, sizeof(want), "[unknown] (%s)", cross);
+	assert_string_equal(fde_name_at(s, dso, mid->addr, &lo, &hi), want);
+	snprintf(want, sizeof(want), "cross+0x%llx", (unsigned long long)leaf->addr);
+	assert_string_equal(fde_name_at(s, dso, leaf->addr, &lo, &hi), want);
+	assert_string_equal(fde_name_at(s, dso, mid->addr + 8, &lo, &hi), "st_cross");
+	dc_symbols_free(s);
+	free(v);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -793,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_preload_dwarf),
 		cmocka_unit_test(test_build_id_eq),
 		cmocka_unit_test(test_insn_count_per_code),
+		cmocka_unit_test(test_fde),
 	};
 
 	find_testdata();
