@@ -109,6 +109,9 @@ static bool text_eq(struct dc_script_text t, const char *s)
 	return t.len == strlen(s) && !memcmp(t.s, s, t.len);
 }
 
+/* perf names no code by its FDE: an unnamed address stays "[unknown]
+ * (dso)" here, where a perf.data report says "file+0xADDR"
+ * (decoder/fde.c). */
 static char *make_display(struct dc_script_text sym, struct dc_script_text dso)
 {
 	bool unknown = sym.len == 0 || text_eq(sym, "[unknown]");

@@ -10,9 +10,12 @@
  * stubs (.plt, .plt.sec, .plt.got). Names are demangled (C++, Rust).
  *
  * Function keys: equal for every address of one function, the same in
- * every process mapping the same binary. Each dso has an "[unknown] (path)"
- * key for addresses outside any symbol (and for a binary that cannot be
- * found). Per distinct (process, address) the answer is cached.
+ * every process mapping the same binary. An address outside any symbol is
+ * the function of the .eh_frame FDE holding it when the FDE lies in that
+ * gap of the symbols (and not in a PLT section): a key of its own, named
+ * "file+0xSTART" (decoder/fde.c). Each dso has an "[unknown] (path)" key
+ * for the rest (and for a binary that cannot be found). Per distinct
+ * (process, address) the answer is cached.
  * Part of decoder/decoder.h's public interface.
  */
 #ifndef PTFLAME_SYMBOLS_H

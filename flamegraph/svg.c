@@ -312,6 +312,8 @@ static const struct {
 	[K_WAKER]     = { NULL, "waker's stack", { 120, 200, 225 }, { 40, 35, 30 } },
 };
 
+/* (A function named by its FDE, "file+0xADDR", is code like any other:
+ * K_CODE; "[unknown] (path)", code nothing names, is K_UNKNOWN's grey.) */
 static enum kind frame_kind(const char *name, size_t len)
 {
 	for (int k = 1; k < K_N; k++) {

@@ -924,7 +924,8 @@ static unsigned func_flags(const struct sr_machine *m, const struct sr_node *n)
 }
 
 /* Code without a function symbol: "[unknown] (dso)", "[.plt]", ... Where
- * it "starts" says nothing of entries. */
+ * it "starts" says nothing of entries. (Code the decoder names by its FDE,
+ * "file+0xADDR", is a function with a key and entry of its own: named.) */
 static bool unnamed(const struct sr_machine *m, uint64_t key)
 {
 	return key_bits(m, key) & KB_UNNAMED;

@@ -283,9 +283,11 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a
- *             PLT stub; neither function unnamed, "[...]"), or out of an
- *             unwinder (longjmp, _Unwind_RaiseException and the others
- *             that jump to a landing pad: see func_flags) to no known entry, pop to that frame (longjmp,
+ *             PLT stub; neither function unnamed, "[...]": a
+ *             decoder's FDE-named code, "file+0xADDR", is named), or out
+ *             of an unwinder (longjmp, _Unwind_RaiseException and the
+ *             others that jump to a landing pad: see func_flags) to no
+ *             known entry, pop to that frame (longjmp,
  *             exceptions, OCaml's raise, Go's gogo resuming the goroutine
  *             that parked); out of a stack switcher (SR_FUNC_SWITCH, Go's
  *             gogo) into the middle of a function not on the stack, a
@@ -310,8 +312,9 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *   TRACE_ON  SWITCH: leaves [off-cpu]/[preempted] (still [kernel] if it
  *             was). With an ip: leaves the kernel states; the ip's function
  *             is the top frame, a frame further down (sigreturn: pop to it;
- *             after a kernel entry not into unnamed code, which is one key
- *             per binary and proves no frame below), or, after a kernel
+ *             after a kernel entry not into unnamed code, "[unknown]
+ *             (dso)", which is one key per binary (code without a symbol
+ *             or an FDE) and proves no frame below), or, after a kernel
  *             entry, a function not on the stack:
  *             - at its first byte (func_start): a signal handler, pushed on
  *               top; its return into the sigreturn trampoline replaces it;
