@@ -151,7 +151,9 @@ int dc_fde_ranges(Elf *elf, struct dc_fde **out, size_t *nout)
 		const char *name;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		/* (lld types it SHT_X86_64_UNWIND) */
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame") ||
 		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			continue;
