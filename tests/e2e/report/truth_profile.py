@@ -1065,6 +1065,18 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
                     if same:
                         nxt = same
                         multi = len(same) > 1
+                    if multi and depth == len(frames) - 1:
+                        # a line's own context: when one of them has its
+                        # time and all of them together do not, it is that
+                        # one (ld.so's memcpy, also "memmove", against
+                        # libc's memcpy and memmove: two lines, three nodes)
+                        def fits(ks):
+                            exp = sum(k.self_ns for k in ks)
+                            ent = sum(max(k.entries, k.spans) for k in ks)
+                            return abs(val - exp) <= exp // 1000 + 2 * slack_ns * ent
+                        one = [k for k in nxt if fits([k])]
+                        if len(one) == 1 and not fits(nxt):
+                            nxt = one
                 for k in nxt:
                     used.add(id(k))
                 assign[ctx] = nxt
