@@ -42,33 +42,6 @@ if [ -z "${TRUTH_PROGRAMS:-}" ] && record stripsig strip_signal --start=; then
 	[ "$(grep -c ' signal ' stripsig.truth)" = 2 ] ||
 		fail "stripped, a signal: the truth has not the 2 signals out of a syscall"
 fi
-# Stripped programs that longjmp and throw, traced from exec: each of their
-# functions has a key of its own by its .eh_frame FDE ("strip_except+0x1240"),
-# so a landing pad or a longjmp target pops to its own frame, not to the
-# nearest unnamed one (before: 35 and 85 errors). Exact against the truth
-# model, and against the unstripped twin (same code, same addresses): with
-# every PROG+0xADDR named by the twin's symbol at ADDR, the same stacks.
-for p in longjmp except; do
-	[ -z "${TRUTH_PROGRAMS:-}" ] || break
-	record "strip_$p" "strip_$p" --start= || continue
-	for v in "" --per-thread; do
-		report "strip_$p.out$v" -i "strip_$p.data" $v || continue
-		if $TP compare "strip_$p.truth" "strip_$p.out$v" $v >"strip_$p.cmp$v" 2>&1; then
-			pass "stripped $p $v: $(tail -1 "strip_$p.cmp$v")"
-		else
-			fail "stripped $p $v: $(head -c 600 "strip_$p.cmp$v")"
-		fi
-	done
-	record "twin_$p" "emu_$p" --start= || continue
-	report "strip_$p.plain" -i "strip_$p.data" --plain --no-inline &&
-	report "twin_$p.plain" -i "twin_$p.data" --plain --no-inline || continue
-	if python3 "$REPORT_DIR/fde_twin.py" "$TESTDATA/strip_$p" "$TESTDATA/emu_$p" \
-		"strip_$p.plain" "twin_$p.plain" >"strip_$p.twin" 2>&1; then
-		pass "stripped $p: as its unstripped twin: $(tail -1 "strip_$p.twin")"
-	else
-		fail "stripped $p: not as its unstripped twin: $(head -c 600 "strip_$p.twin")"
-	fi
-done
 # PLT stubs (issue 15.4): folded into their targets by default (no x@plt
 # frame left), frames of their own with --show-plt, both exact against the
 # truth model's same rule

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Stripped programs that longjmp and throw (emu_longjmp.c and emu_except.cpp
+# linked with -s), traced from exec (no main to start at): each of their
+# functions has a key of its own by its .eh_frame FDE
+# ("strip_except+0x1240"), so a landing pad or a longjmp target pops to its
+# own frame, not to the nearest unnamed one (before: 35 and 85 errors on
+# both backends).
+#  1. Exact against the truth model (truth_profile.py compare: its FDEs from
+#     readelf), annotated and --per-thread.
+#  2. As the unstripped twin (same code, same addresses): with every
+#     PROG+0xADDR named by the twin's symbol at ADDR, the same stacks
+#     (fde_twin.py). qemu backend only: ptrace takes ~40 s per run from
+#     exec (ld.so's start-up), and 1. already runs it there.
+. "$REPORT_DIR/common.sh"
+for p in longjmp except; do
+	record "strip_$p" "strip_$p" --start= || continue
+	for v in "" --per-thread; do
+		report "strip_$p.out$v" -i "strip_$p.data" $v || continue
+		if $TP compare "strip_$p.truth" "strip_$p.out$v" $v >"strip_$p.cmp$v" 2>&1; then
+			pass "stripped $p $v: $(tail -1 "strip_$p.cmp$v")"
+		else
+			fail "stripped $p $v: $(head -c 600 "strip_$p.cmp$v")"
+		fi
+	done
+	grep -q "strip_$p+0x" "strip_$p.out" || fail "stripped $p: no strip_$p+0x... frame"
+	[ "${PTFLAME_EMULATE:-}" = qemu ] || continue
+	record "twin_$p" "emu_$p" --start= || continue
+	report "strip_$p.plain" -i "strip_$p.data" --plain --no-inline &&
+	report "twin_$p.plain" -i "twin_$p.data" --plain --no-inline || continue
+	if python3 "$REPORT_DIR/fde_twin.py" "$TESTDATA/strip_$p" "$TESTDATA/emu_$p" \
+		"strip_$p.plain" "twin_$p.plain" >"strip_$p.twin" 2>&1; then
+		pass "stripped $p: as its unstripped twin: $(tail -1 "strip_$p.twin")"
+	else
+		fail "stripped $p: not as its unstripped twin: $(head -c 600 "strip_$p.twin")"
+	fi
+done
+finish
