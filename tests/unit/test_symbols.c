@@ -821,7 +821,7 @@ static const char *fde_name_at(struct dc_symbols *s, int dso, uint64_t a, uint64
 static void test_fde(void **state)
 {
 	char dir[] = "/tmp/ptf_fde_XXXXXX", bin[PATH_MAX], cross[PATH_MAX], cmd[3 * PATH_MAX];
-	char want[64];
+	char want[PATH_MAX + 16];
 	struct dc_fde f[256];
 	struct dc_symbols *s, *s2;
 	struct nmsym *v;
