@@ -35,8 +35,8 @@ __attribute__((noinline)) static int work(int n)
 int main()
 {
 	int a = 0, b = 0;
-	std::thread t([&a] { a = work(12); });
-	b = work(6);
+	std::thread t([&a] { a = work(4); });
+	b = work(1);
 	t.join();
 	return a + b > 0 ? 0 : 1;
 }

@@ -79,6 +79,8 @@ fi
 if [ -z "${TRUTH_PROGRAMS:-}" ]; then
 	for p in threads demo cxxthread; do
 		run "$p.preempt" "$p" --cpus 2 --time-slice 300
+	done
+	for p in threads demo; do
 		run "$p.cpus3" "$p" --cpus 3
 	done
 	# the forked child traced too: its stack starts from the fork's
