@@ -1480,13 +1480,16 @@ static void img_fdes(struct img *m)
 {
 	struct elfh h;
 
+	/* (every lookup in a gap asks: no lock once they are read) */
+	if (__atomic_load_n(&m->fde_tried, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&m->fde_mu);
 	if (!m->fde_tried && m->code_file && !elf_open_file(m->code_file, &h)) {
 		/* (out of memory: none, as without .eh_frame) */
 		(void)dc_fde_ranges(h.elf, &m->fdes, &m->nfdes);
 		elf_close(&h);
 	}
-	m->fde_tried = true;
+	__atomic_store_n(&m->fde_tried, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&m->fde_mu);
 }
 
