@@ -19,6 +19,9 @@
 #                 packet decoder
 #                 (ours and walk must find the bare loop's calls and returns
 #                 exactly, their count and hash, or the run stops)
+#   pgo-j1, pgo-jN  report -j 1 and -j N from the build PGO=DIR, when given
+#                 (scripts/build-pgo.sh DIR: the same code, optimized with a
+#                 profile of training runs on other inputs)
 # and once, on inputs up to 25 MiB of PT, `perf script --itrace=cr` (minutes on
 # 100 MiB). Prints per tool the median wall time, its median user+system
 # CPU time, MiB/s of PT, M branches/s (calls + returns, as the bare loop
@@ -26,7 +29,7 @@
 # to the bare loop and to perf script. Timings on a shared machine are
 # noisy: the load average is printed; compare medians of one run only.
 # usage: bench/perf_bench.sh BUILDDIR [N|sqlite|xz...]
-#        (RUNS=n, OUT=dir for the files, default /tmp/perf-bench)
+#        (RUNS=n, OUT=dir for the files, default /tmp/perf-bench, PGO=dir)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:?usage: perf_bench.sh BUILDDIR [N|sqlite...]}" && pwd)
@@ -36,6 +39,8 @@ RUNS=${RUNS:-3}
 OUT=${OUT:-/tmp/perf-bench}
 mkdir -p "$OUT"
 PTFLAME=$BUILD/cmd/ptflame
+PGO=${PGO:+$(cd "$PGO" && pwd)}
+[ -z "$PGO" ] || [ -x "$PGO/cmd/ptflame" ] || { echo "perf_bench: no $PGO/cmd/ptflame" >&2; exit 1; }
 NCPU=$(nproc)
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
 	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" \
@@ -52,6 +57,7 @@ for in in $INPUTS; do
 	rm -f "$OUT"/*.t
 	label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
 	tools="report-j1 report-j$NCPU report-j$NCPU@1 libipt-j1 libipt-j$NCPU bare bare-ticks ours walk"
+	[ -z "$PGO" ] || tools="$tools pgo-j1 pgo-j$NCPU"
 	for ((i = 0; i < RUNS; i++)); do
 		bench_run report-j1 "$PTFLAME" report -q -j 1 -i "$data" -o /dev/null
 		bench_run "report-j$NCPU" "$PTFLAME" report -q -i "$data" -o /dev/null
@@ -62,7 +68,15 @@ for in in $INPUTS; do
 		bench_run bare-ticks "$OUT/ipt_bare" -T "$data"
 		bench_run ours "$OUT/ipt_bare" -W "$data"
 		bench_run walk "$OUT/ipt_bare" -w "$data"
+		if [ -n "$PGO" ]; then
+			bench_run pgo-j1 "$PGO/cmd/ptflame" report -q -j 1 -i "$data" -o /dev/null
+			bench_run "pgo-j$NCPU" "$PGO/cmd/ptflame" report -q -i "$data" -o /dev/null
+		fi
 	done
+	if [ -n "$PGO" ] && ! cmp -s <("$PTFLAME" report -q -i "$data") <("$PGO/cmd/ptflame" report -q -i "$data"); then
+		echo "perf_bench: the PGO build's output differs on $in" >&2
+		exit 1
+	fi
 	flow() { grep -o 'branches=[0-9]* .*hash=[0-9a-f]*' "$1" | sed 's/mbranch_s=[0-9.]* //'; }
 	for t in walk ours; do
 		if [ "$(flow "$OUT/bare.out")" != "$(flow "$OUT/$t.out")" ]; then
@@ -88,7 +102,7 @@ for in in $INPUTS; do
 		awk -v inp="$mib MiB $label" -v t="$t" -v m="${med[$t]}" -v c="$cpu" -v mib="$mib" \
 			-v br="$branches" -v rss="$rss" -v bare="${med[bare]}" -v perf="${med[perf]:-}" 'BEGIN {
 			vb = (t != "bare" && t != "perf") ? sprintf("%.2fx", bare / m) : "";
-			vp = (t ~ /^(report|libipt)/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
+			vp = (t ~ /^(report|libipt|pgo)/ && perf != "") ? sprintf("%.1fx", perf / m) : "";
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", inp, t, m, c,
 			       mib / m, br / m / 1e6, rss / 1024, vb, vp }'
 	done
