@@ -277,7 +277,7 @@ int cmd_record_emulate(int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 	o.interrupted = &emulate_interrupted;
 
-	struct rc_emu_stats st;
+	struct rc_emu_stats st = { .exit_status = -1 };
 	char err[512];
 	int rc = use_qemu ? rc_qemu_emulate(&o, &st, err, sizeof(err)) : rc_emulate(&o, &st, err, sizeof(err));
 	sigaction(SIGINT, &old_int, NULL);
@@ -291,6 +291,10 @@ int cmd_record_emulate(int argc, char **argv)
 			(unsigned long long)st.insns, (unsigned long long)st.threads, st.seconds,
 			st.seconds > 0 ? (double)st.insns / st.seconds : 0.0,
 			(unsigned long long)st.aux_bytes, o.output);
+	if (st.execs_untraced)
+		fprintf(stderr, "ptflame record: warning: %llu process(es) called execve: qemu-user "
+			"runs the new program untraced (--emulate=ptrace follows exec)\n",
+			(unsigned long long)st.execs_untraced);
 	/* attached (-p): not our child, its end is not ours to report */
 	return cmd_record_ended(o.pid ? "" : o.argv[0], o.pid ? -1 : st.exit_status,
 				emulate_interrupted > 0);

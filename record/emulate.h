@@ -152,6 +152,8 @@ struct rc_emu_stats {
 	uint64_t aux_bytes;        /* PT bytes produced (incl. dropped) */
 	double seconds;            /* wall time of the traced part */
 	int exit_status;           /* of PROG (wait status), -1 if unknown */
+	uint64_t execs_untraced;   /* processes whose execve left the trace
+	                              (the qemu backend cannot follow one) */
 };
 
 /* Record. Returns 0, or a negative errno code with a one-line message in

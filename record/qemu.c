@@ -253,6 +253,33 @@ static int script_interp(const char *path, char *interp, size_t n, char *arg, si
 	return 1;
 }
 
+/* Is the "#!" line "env NAME" (EXE is env), NAME a program's name and
+ * nothing else (no option, no VAR=value)? */
+static bool env_name(const char *exe, const char *arg)
+{
+	const char *base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	return !strcmp(base, "env") && arg[0] && arg[0] != '-' && !strpbrk(arg, "= \t");
+}
+
+/* "#!/usr/bin/env NAME": env would exec NAME found on PATH, and qemu-user
+ * cannot follow an exec (NAME would run natively, untraced), so the
+ * backend runs NAME itself with the script, as env would; the process is
+ * then named after NAME, as env's exec names it. */
+static int env_resolve(struct qemu *e)
+{
+	char given[PATH_MAX];
+	if (resolve_exe(e->script_arg, e->exe, sizeof(e->exe), given) < 0)
+		return -ENOENT;
+	const char *base = strrchr(given, '/');
+	base = base ? base + 1 : given;
+	size_t bl = strnlen(base, sizeof(e->comm) - 1);
+	memcpy(e->comm, base, bl);
+	e->comm[bl] = 0;
+	e->script_arg[0] = 0;
+	return 0;
+}
+
 /* ---- threads, processes, stamps ------------------------------------------- */
 
 static struct qproc *find_proc(struct qemu *e, pid_t pid)
@@ -1321,6 +1348,9 @@ static int setup(struct qemu *e)
 	else if (resolve_exe(interp, e->exe, sizeof(e->exe), NULL) < 0)
 		return qfail(e, -ENOENT, "cannot run %s: its interpreter %s is not there", o->argv[0],
 			     interp);
+	else if (sc == 1 && env_name(e->exe, e->script_arg) && env_resolve(e) < 0)
+		return qfail(e, -ENOENT, "cannot run %s: its \"#!\" line's env finds no %s on PATH",
+			     o->argv[0], e->script_arg);
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
 	e->vstart = rc_emu_mono_ns();
 	e->syms = rc_emu_syms_new();
@@ -1342,6 +1372,17 @@ static int setup(struct qemu *e)
 	e->s.ctx = e;
 	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc,
 					    !o->no_wakers));
+}
+
+/* Threads whose execve succeeded (blocked in it to the end: a failed one
+ * returns): each went on natively, untraced. */
+static uint64_t execs_untraced(const struct qemu *e)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < e->nthr; i++)
+		n += e->thr[i]->s.state == RC_EMU_BLOCKED &&
+		     (e->thr[i]->sys_nr == SYS_execve || e->thr[i]->sys_nr == SYS_execveat);
+	return n;
 }
 
 int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
@@ -1371,6 +1412,8 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 		qfail(e, -ENOENT, "cannot find the qemu plugin %s (set PTFLAME_QEMU_PLUGIN)", PLUGIN_NAME);
 	else if (setup(e) == 0 && launch(e, qemu, plugin) == 0)
 		run(e);
+	/* (before finish, which ends every thread left) */
+	e->st->execs_untraced = execs_untraced(e);
 	if (!e->fail)
 		finish(e);
 	free(qemu);

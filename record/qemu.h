@@ -37,7 +37,9 @@
  *    arrival at the start symbol; threads created by a traced thread are
  *    traced from their first block; forked processes only with
  *    --follow-fork; execve leaves qemu (the new program runs untraced:
- *    the thread's trace stops at the syscall).
+ *    the thread's trace stops at the syscall; record warns); a "#!"
+ *    script runs under its interpreter, "#!/usr/bin/env NAME" under NAME
+ *    found on PATH (env's own exec would leave qemu).
  */
 #ifndef PTFLAME_RECORD_QEMU_H
 #define PTFLAME_RECORD_QEMU_H

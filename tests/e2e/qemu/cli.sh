@@ -45,6 +45,28 @@ printf '#!/no/such/interp\n' >bad.sh && chmod +x bad.sh
 expect_rc 1 "a script whose interpreter is missing" -- "$PTFLAME" record --emulate=qemu -q \
 	-o sb.data --start= -- ./bad.sh
 expect_grep "interpreter /no/such/interp is not there" "$T/err" "the missing interpreter named"
+# "#!/usr/bin/env NAME": env would exec NAME, which qemu-user cannot follow,
+# so NAME (found on PATH) runs the script, named as env's exec names it
+printf '#!/usr/bin/env sh\necho "$0:$1"\n' >env.sh && chmod +x env.sh
+expect_rc 0 "an env script, from exec" -- "$PTFLAME" record --emulate=qemu -q -o se.data \
+	--truth se.truth --start= -- ./env.sh arg2
+expect_grep "^\./env\.sh:arg2$" "$T/out" "the env script ran with its arguments"
+expect_grep " comm sh$" se.truth "the process is named after env's program"
+expect_grep " mmap .* $(readlink -f /bin/sh)$" se.truth "env's program is traced, not env"
+grep -q ' mmap .*/env$' se.truth && fail "env itself was run" || pass "env itself is not run"
+printf '#!/usr/bin/env no-such-interp-x\n' >env2.sh && chmod +x env2.sh
+expect_rc 1 "an env script whose program is not on PATH" -- "$PTFLAME" record --emulate=qemu -q \
+	-o se2.data --start= -- ./env2.sh
+expect_grep "env finds no no-such-interp-x on PATH" "$T/err" "the missing program named"
+[ ! -e se2.data ] && pass "no output file then" || fail "se2.data left behind"
+# an exec leaves qemu: the new program runs untraced, and record says so
+expect_rc 0 "a program that execs" -- "$PTFLAME" record --emulate=qemu -q -o ex.data --start= \
+	-- /bin/sh -c 'exec /bin/true'
+expect_grep "warning: 1 process\(es\) called execve: .*untraced .*--emulate=ptrace" "$T/err" \
+	"the exec out of the trace is reported"
+expect_rc 0 "a program that does not exec" -- "$PTFLAME" record --emulate=qemu -q -o nx.data --start= \
+	-- /bin/sh -c 'true'
+grep -q execve "$T/err" && fail "execve reported without one: $(cat "$T/err")" || pass "no exec, no warning"
 # --max-insns: tracing stops, the program runs on to its end untraced
 # (and is not killed by the plugin's pipe)
 expect_rc 0 "--max-insns" -- "$PTFLAME" record --emulate=qemu -o m.data --truth m.truth \
