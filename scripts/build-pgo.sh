@@ -32,7 +32,7 @@ command -v meson >/dev/null || die "meson is not installed (scripts/setup.sh ins
 if [ -f "$BUILD/build.ninja" ]; then
 	meson configure "$BUILD" -Db_pgo=generate "$@" >/dev/null
 else
-	meson setup "$BUILD" "$SRC" -Db_pgo=generate -Dc_args=-Wno-missing-profile \
+	meson setup "$BUILD" "$SRC" -Db_pgo=generate -Dc_args=-Wno-missing-profile -Dcpp_args=-Wno-missing-profile \
 		-Doptimization=3 "$@" >/dev/null
 fi
 find "$BUILD" -name '*.gcda' -delete
