@@ -137,7 +137,10 @@ int dc_sb_comm(struct dc_sideband *sb, uint32_t pid, uint32_t tid, const char *c
 
 	if (ret)
 		return ret;
-	t = thread_get(sb, tid);
+	/* (dc_sb_thread made it; the test keeps -O3's flow analysis from
+	 * seeing a write through NULL) */
+	if (!(t = thread_get(sb, tid)))
+		return -ENOENT;
 	strncpy(t->comm, comm, sizeof(t->comm) - 1);
 	t->comm[sizeof(t->comm) - 1] = 0;
 	return 0;

@@ -44,7 +44,10 @@ rm -rf "$train" && mkdir -p "$train"
 ptflame=$BUILD/cmd/ptflame
 small=${PGO_TRAIN:-}
 say "2/3 training${small:+ (small)}"
-"$BUILD/tests/e2e/decode/dc_ptenc_bench" -s "$([ "$small" = small ] && echo 1 || echo 4)" \
+# (the trace's code is the generator's own text: a copy of it stays with the
+# recording, as bench/bench_lib.sh keeps it)
+cp "$BUILD/tests/e2e/decode/dc_ptenc_bench" "$train/ptenc_bench"
+"$train/ptenc_bench" -s "$([ "$small" = small ] && echo 1 || echo 4)" \
 	-o "$train/b.bin" -p "$train/synthetic.data" >/dev/null
 rm -f "$train/b.bin"
 if command -v qemu-x86_64 >/dev/null && [ -x /usr/bin/python3 ]; then
