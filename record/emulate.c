@@ -152,19 +152,8 @@ static uint64_t elapsed_ns(const struct timespec *t0)
 
 /* ---- truth log -------------------------------------------------------- */
 
-static void truth(struct emu *e, uint64_t t, int cpu, const struct thr *th, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void truth(struct emu *e, uint64_t t, int cpu, const struct thr *th, const char *fmt, ...)
-{
-	if (!e->truth)
-		return;
-	fprintf(e->truth, "%" PRIu64 " %d %d %d ", t, cpu, (int)th->proc->pid, (int)th->tid);
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(e->truth, fmt, ap);
-	va_end(ap);
-	fputc('\n', e->truth);
-}
+#define truth(e, t, cpu, th, ...) \
+	rc_emu_truth((e)->truth, t, cpu, (th)->proc->pid, (th)->tid, __VA_ARGS__)
 
 /* ---- sideband --------------------------------------------------------- */
 
