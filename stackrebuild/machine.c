@@ -41,6 +41,10 @@ struct frame {
 	bool iset;                 /* ictx was set once                      */
 	uint64_t alias;            /* another key execution fell through into
 	                              within this frame (0: none)            */
+	uint64_t from;             /* the function this frame jumped out of
+	                              (a tail call; a hot part's jump into its
+	                              .cold part): a jump back into its middle
+	                              goes on in this frame (0: none)        */
 	uint64_t t0;               /* entry time                             */
 	uint64_t by0[SR_TIME_NKINDS]; /* the thread's traced_by at t0: the
 	                              call's time split for sr_options.on_call */
@@ -993,6 +997,23 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 	return 1;
 }
 
+/* The top frame's function jumps on to key's, a call of its own under the
+ * same caller (a tail call; a hot part's jump into its .cold part and back),
+ * which remembers the function it came from. */
+static int replace_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		       uint8_t flags)
+{
+	uint64_t from = t->frames[t->nframes - 1].node->key;
+	uint32_t n = t->nframes;
+	int ret = pop_frame(m, t, now, true);
+
+	if (!ret)
+		ret = push_frame(m, t, key, now, flags);
+	if (!ret && t->nframes == n)
+		t->frames[n - 1].from = from;
+	return ret;
+}
+
 /* The thread is executing in function key (a branch's source), and it is
  * not the top frame: a jump went unseen (`perf script --itrace=cr` shows
  * none). Out of a longjmp or an exception unwinder, it went into a frame
@@ -1023,8 +1044,7 @@ static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64
 		return pop_to(m, t, (uint32_t)i + 1, now, true);
 	if ((ret = fold_stub(m, t, key)))
 		return ret < 0 ? ret : 0;
-	ret = pop_frame(m, t, now, true);
-	return ret ? ret : push_frame(m, t, key, now, flags);
+	return replace_top(m, t, key, now, flags);
 }
 
 /* Before a user-mode branch: leave any pseudo state, resync after a loss,
@@ -1280,8 +1300,13 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 		start = m->sym->func_start(m->sym->ctx, ev->pid, ev->to_ip);
 	entry = start == ev->to_ip;
 	/* (tail calls and PLT jumps go to entries: nothing to look up) */
+	top_flags = func_flags(m, t->frames[t->nframes - 1].node);
+	/* Back into the middle of the function this frame jumped out of (a
+	 * .cold part rejoining its hot part): the same call goes on, also
+	 * when that function is further down (recursion). */
+	if (!entry && !(top_flags & SR_FUNC_UNWIND) && t->frames[t->nframes - 1].from == key)
+		entry = true;
 	if (!entry) {
-		top_flags = func_flags(m, t->frames[t->nframes - 1].node);
 		if ((top_flags & SR_FUNC_UNWIND) || (start && !(top_flags & SR_FUNC_STUB))) {
 			i = find_below(t, key);
 			if (i >= 0 && ((top_flags & SR_FUNC_UNWIND) ||
@@ -1302,8 +1327,7 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 	if ((ret = fold_stub(m, t, key)))
 		return ret < 0 ? ret : 0;
 	flags = t->frames[t->nframes - 1].flags & F_ASYNC;
-	ret = pop_frame(m, t, now, true);
-	return ret ? ret : push_frame(m, t, key, now, flags);
+	return replace_top(m, t, key, now, flags);
 }
 
 static bool in_kernel_state(const struct thread *t)

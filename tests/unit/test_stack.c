@@ -385,6 +385,43 @@ static void test_unwinding_jumps(void **state)
 	sr_cct_free(cct);
 }
 
+/* -O2 splits a function's unlikely blocks into a .cold part of its own
+ * (a symbol, an FDE), entered by a jump and jumping back into the middle of
+ * the hot part: the same call going on, not an unwinding jump, also when
+ * the function is further down (recursion). c is f's cold part here; an
+ * unwinding jump from a function that jumped out of another one still
+ * unwinds (b -> c -> a's middle). */
+static void test_cold_part_rejoins(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_F);
+	CALL(m, 1, 10, F_F, F_F);
+	JMP(m, 1, 20, F_F, ENTRY(F_C));        /* into f.cold            */
+	CALL(m, 1, 25, F_C, F_D);
+	RET(m, 1, 30, F_D, F_C);
+	JMP(m, 1, 35, F_C, IP(F_F));           /* back into inner f      */
+	RET(m, 1, 40, F_F, F_F);
+	RET(m, 1, 50, F_F, F_MAIN);
+	CALL(m, 1, 60, F_MAIN, F_A);
+	CALL(m, 1, 65, F_A, F_B);
+	JMP(m, 1, 70, F_B, ENTRY(F_C));
+	JMP(m, 1, 75, F_C, IP(F_A));           /* raise: to a's handler  */
+	RET(m, 1, 80, F_A, F_MAIN);
+	END(m, 1, 90, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 10\nmain;a;b 5\nmain;a;c 5\nmain;f 20\nmain;f;c 10\n"
+			   "main;f;c;d 5\nmain;f;f 15\n");
+	expect_calls(cct, "main;f", 1, 0);
+	expect_calls(cct, "main;f;f", 2, 0);
+	expect_calls(cct, "main;f;c", 1, 0);
+	expect_calls(cct, "main;a;c", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* The trace started in deeper (record --start deeper); a longjmp goes to
  * try_it, above the root: try_it becomes the inferred caller of everything
  * so far, nothing nests under deeper. */
@@ -1950,6 +1987,7 @@ int main(void)
 		cmocka_unit_test(test_jump_down_without_starts),
 		cmocka_unit_test(test_longjmp_and_exception),
 		cmocka_unit_test(test_unwinding_jumps),
+		cmocka_unit_test(test_cold_part_rejoins),
 		cmocka_unit_test(test_longjmp_above_root),
 		cmocka_unit_test(test_fall_through),
 		cmocka_unit_test(test_kernel_frames),

@@ -379,7 +379,7 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 class Frame:
     __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake",
-                 "alias", "called", "self0", "spans0")
+                 "alias", "called", "self0", "spans0", "came_from")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
@@ -390,6 +390,7 @@ class Frame:
         self.alias = None       # a label the function ran on into (ev_ret)
         self.called = False     # a frame went on top of it (a stub that
                                 # called stays a frame of its own)
+        self.came_from = None   # the function it jumped out of (replace)
         # its node's self time and spans when it became that node: what
         # this call of a stub adds, to move on when it jumps on
         self.self0, self.spans0 = node.self_ns, node.spans
@@ -404,6 +405,12 @@ UNWINDERS = frozenset("_Unwind_" + n for n in
 
 # report --show-plt: PLT stubs stay frames of their own
 SHOW_PLT = False
+
+
+def is_unwinder(names):
+    """a function that jumps into a frame further down (longjmp, libgcc's
+    landing-pad jumpers)"""
+    return any("longjmp" in n or n.replace("_SjLj_", "_") in UNWINDERS for n in names)
 
 
 def is_stub(names):
@@ -494,6 +501,7 @@ class Thread:
         handler = top.handler
         self.pop()
         self.push(key, names, handler=handler)
+        self.stack[-1].came_from = top.key
 
     def pop(self, complete=True):
         fr = self.stack.pop()
@@ -685,9 +693,8 @@ class Model:
             # no symbol there (a lazy PLT's header jumping to the resolver,
             # a stub): a new function of its own, entered here
             th.replace(key, names)
-        elif i is None and start != to and th.stack[-1].pseudo is None and any(
-                "longjmp" in n or n.replace("_SjLj_", "_") in UNWINDERS
-                for n in th.stack[-1].node.names):
+        elif i is None and start != to and th.stack[-1].pseudo is None and \
+                is_unwinder(th.stack[-1].node.names):
             # an unwinder jumping into a function not on the stack: a frame
             # above the root (the trace started below the setjmp); every
             # frame ends, the function is an inferred caller of them all
@@ -698,6 +705,12 @@ class Model:
             # a tail call; into the middle of a function not on the stack
             # too (ld.so's mempcpy jumps into memmove's body): the frame's
             # whole life is seen from here, so it is a complete call
+            th.replace(key, names)
+        elif th.stack[-1].came_from == key and th.stack[-1].pseudo is None and \
+                not is_unwinder(th.stack[-1].node.names):
+            # back into the function this frame jumped out of (a .cold
+            # part rejoining its hot part), which is further down too
+            # (recursion): the same call goes on, no unwinding
             th.replace(key, names)
         else:
             th.pop_to(i)
