@@ -326,6 +326,7 @@ class Symbolizer:
                 elif fde is not None:
                     res = ((path, fde), fde - va + ip,
                            frozenset(["%s+0x%x" % (os.path.basename(path), fde)]))
+                    FDE_KEYS.add(res[0])
                 else:
                     res = ((path, None), None, frozenset(["[unknown] (%s)" % path]))
                 break
@@ -334,6 +335,9 @@ class Symbolizer:
 
 # ---------------------------------------------------------------- the tree
 
+
+# the keys of functions only an .eh_frame FDE makes (Symbolizer.func)
+FDE_KEYS = set()
 
 # every key's names, also of nodes a folded PLT stub left empty (removed)
 KEYNAMES = {}
@@ -558,6 +562,8 @@ class Model:
         self.threads = {}
         self.comms = {}
         self.wakers = wakers
+        # jumps into or out of FDE functions that the log lacks (repair)
+        self.fde_unlogged, self.fde_unlogged_first = 0, None
 
     def thread(self, pid, tid):
         th = self.threads.get(tid)
@@ -652,6 +658,11 @@ class Model:
             return
         key, start, names = self.f(th.pid, src)
         if not th.stack[-1].holds(key):
+            if key in FDE_KEYS or th.stack[-1].key in FDE_KEYS:
+                # the emulator reads the same FDEs: it logs every such jump
+                self.fde_unlogged += 1
+                self.fde_unlogged_first = self.fde_unlogged_first or "%s -> %s before %#x" % (
+                    pick(th.stack[-1].node.names), pick(names), src)
             th.replace(key, names)
 
     def ev_call(self, th, t, args):
@@ -904,6 +915,14 @@ def load(path, wakers=False):
             check_switch_order(line, out_at)
             m.feed(line.rstrip("\n"))
     m.finish()
+    if m.fde_unlogged:
+        m.stale = ("truth log: %d jumps into or out of functions that only an .eh_frame FDE "
+                   "makes are not in it (first: %s): written by an emulator from before the "
+                   "FDE rule (main's 214fc04; record it again), or the emulator and this "
+                   "model disagree on the FDEs" % (m.fde_unlogged, m.fde_unlogged_first))
+        print("note: " + m.stale, file=sys.stderr)
+    else:
+        m.stale = None
     return m
 
 # ---------------------------------------------------------------- output
@@ -1047,7 +1066,7 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
     if only_tids:
         m.threads = {t: th for t, th in m.threads.items() if t in only_tids}
     root = m.tree(per_thread)
-    errs = []
+    errs = [m.stale] if m.stale else []
     seen = set()
     max_rel, max_abs, worst = 0.0, 0, ""
     checked = 0
