@@ -296,7 +296,11 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             unwinder to no entry of a function not on the stack, that
  *             function is above the root: an inferred caller under which
  *             the segment is re-parented, as for a return above the root
- *             (every frame ends there).
+ *             (every frame ends there). Not out of an unwinder, back into
+ *             the function the top frame jumped out of (a .cold part
+ *             rejoining its hot part, -O2): a replacement like a tail
+ *             call, even when that function is further down too
+ *             (recursion): the same call goes on.
  *   branch source not in the top function: with DC_BR_JUMPS_SEEN on
  *             the thread's branches (every jump is an event) it fell
  *             through into a label or alias inside the function: the same
