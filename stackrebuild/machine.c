@@ -1172,8 +1172,9 @@ static uint64_t start_of(const struct sr_machine *m, uint32_t pid, uint64_t ip)
 static int on_kernel(struct sr_machine *m, struct thread *t, const struct dc_event *ev,
 		     uint64_t now)
 {
-	uint64_t kto = key_of(m, ev->pid, ev->to_ip), start;
+	uint64_t kto = key_of(m, ev->pid, ev->to_ip), start, from;
 	int ret = enter_kernel(m, t, now), i;
+	uint32_t n;
 
 	if (ret)
 		return ret;
@@ -1202,10 +1203,20 @@ static int on_kernel(struct sr_machine *m, struct thread *t, const struct dc_eve
 			return 0;
 		start = start_of(m, ev->pid, ev->to_ip);
 		i = kfind_below(t, kto);
+		/* (back into the function the top frame jumped out of, a .cold
+		 * part rejoining: no unwinding, as in user code) */
+		if (t->nkf && t->kf[t->nkf - 1].from == kto)
+			i = -1;
 		if (i >= 0 && start && start != ev->to_ip && !unnamed(m, kto))
 			return kpop_to(m, t, (uint32_t)i + 1, now);
+		from = t->nkf ? t->kf[t->nkf - 1].node->key : 0;
+		n = t->nkf;
 		ret = kpop_to(m, t, t->nkf ? t->nkf - 1 : 0, now);
-		return ret ? ret : kpush(m, t, kto, now, start == ev->to_ip ? 0 : F_INFERRED);
+		if (!ret)
+			ret = kpush(m, t, kto, now, start == ev->to_ip ? 0 : F_INFERRED);
+		if (!ret && n && t->nkf == n)
+			t->kf[n - 1].from = from;
+		return ret;
 	}
 }
 

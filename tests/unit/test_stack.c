@@ -514,6 +514,23 @@ static void test_kernel_frames(void **state)
 	expect_identity(cct);
 	sr_cct_free(cct);
 
+	/* kernel code has .cold parts too: k1 calls k1, the inner call jumps
+	 * into its cold part k2 and back into its middle: no unwinding */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	feed_ev(m, 1, 10, DC_EV_TRACE_OFF, DC_OFF_FAULT, IP(F_A), KBASE(1), 0, 0);
+	feed_ev(m, 1, 20, DC_EV_CALL, 0, KIP(1), KBASE(1), 0, 0);
+	feed_ev(m, 1, 30, DC_EV_JUMP, 0, KIP(1), KBASE(2), 0, 0);
+	feed_ev(m, 1, 40, DC_EV_JUMP, 0, KIP(2), KIP(1), 0, 0);
+	feed_ev(m, 1, 50, DC_EV_RETURN, 0, KIP(1) + 1, KIP(1) + 5, 0, 0);
+	RESUME(m, 1, 60, IP(F_A));
+	END(m, 1, 70, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main;a 20\nmain;a;[kernel];k1 20\nmain;a;[kernel];k1;k1 20\n"
+			   "main;a;[kernel];k1;k2 10\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+
 	/* after a loss the trace restarts in the kernel: the gap ends there,
 	 * kernel time on the old stack, which the user resume then proves */
 	m = new_machine(NULL);
