@@ -918,8 +918,9 @@ def load(path, wakers=False):
     if m.fde_unlogged:
         m.stale = ("truth log: %d jumps into or out of functions that only an .eh_frame FDE "
                    "makes are not in it (first: %s): written by an emulator from before the "
-                   "FDE rule (main's 214fc04; record it again), or the emulator and this "
-                   "model disagree on the FDEs" % (m.fde_unlogged, m.fde_unlogged_first))
+                   "FDE rule (main's 214fc04; record it again); in a log of today's, code "
+                   "that fell through from one FDE function into the next, or the emulator "
+                   "and this model disagree on the FDEs" % (m.fde_unlogged, m.fde_unlogged_first))
         print("note: " + m.stale, file=sys.stderr)
     else:
         m.stale = None
