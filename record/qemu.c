@@ -77,6 +77,8 @@ struct qthr {
 	struct qdef pend_copy;
 	uint64_t pend_t;           /* its retire time */
 	long sys_nr;               /* syscall in progress */
+	bool in_exec;              /* its last syscall record is an execve's
+	                              entry, with no return (yet)          */
 	uint64_t sys_t, v0;
 	bool sys_thread;           /* the syscall makes a thread (clone) */
 	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
@@ -115,6 +117,7 @@ struct qemu {
 	char script[PATH_MAX];     /* a "#!" script it runs (exe: its
 	                              interpreter), else empty             */
 	char script_arg[256];      /* the "#!" line's argument, if any      */
+	char argv0[PATH_MAX];      /* the program's argv[0] (qemu's -0)     */
 	char comm[16];
 	int fd;
 	bool eof, stop;
@@ -253,24 +256,41 @@ static int script_interp(const char *path, char *interp, size_t n, char *arg, si
 	return 1;
 }
 
-/* Is the "#!" line "env NAME" (EXE is env), NAME a program's name and
- * nothing else (no option, no VAR=value)? */
-static bool env_name(const char *exe, const char *arg)
+/* Is the "#!" line "env NAME" (INTERP, as written there, names env; NAME a
+ * program and nothing else: no option, no VAR=value)? */
+static bool env_name(const char *interp, const char *arg)
 {
-	const char *base = strrchr(exe, '/');
-	base = base ? base + 1 : exe;
+	const char *base = strrchr(interp, '/');
+	base = base ? base + 1 : interp;
 	return !strcmp(base, "env") && arg[0] && arg[0] != '-' && !strpbrk(arg, "= \t");
+}
+
+/* Does the file at PATH start as an ELF file (what qemu-user can run)? */
+static bool is_elf(const char *path)
+{
+	unsigned char m[4] = { 0 };
+	FILE *f = fopen(path, "re");
+	size_t k = f ? fread(m, 1, sizeof(m), f) : 0;
+	if (f)
+		fclose(f);
+	return k == 4 && !memcmp(m, "\177ELF", 4);
 }
 
 /* "#!/usr/bin/env NAME": env would exec NAME found on PATH, and qemu-user
  * cannot follow an exec (NAME would run natively, untraced), so the
- * backend runs NAME itself with the script, as env would; the process is
- * then named after NAME, as env's exec names it. */
+ * backend runs NAME itself with the script, as env would: NAME is its
+ * argv[0], and the process is named after it, as env's exec names it.
+ * 0, 1 when NAME is no ELF file (a script itself, such as a pyenv shim:
+ * qemu cannot run it, env runs as written), or -ENOENT. */
 static int env_resolve(struct qemu *e)
 {
-	char given[PATH_MAX];
-	if (resolve_exe(e->script_arg, e->exe, sizeof(e->exe), given) < 0)
+	char given[PATH_MAX], real[PATH_MAX];
+	if (resolve_exe(e->script_arg, real, sizeof(real), given) < 0)
 		return -ENOENT;
+	if (!is_elf(real))
+		return 1;
+	memcpy(e->exe, real, sizeof(e->exe));
+	snprintf(e->argv0, sizeof(e->argv0), "%s", e->script_arg);
 	const char *base = strrchr(given, '/');
 	base = base ? base + 1 : given;
 	size_t bl = strnlen(base, sizeof(e->comm) - 1);
@@ -673,9 +693,12 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			rec[0] = m;
 			memcpy(rec + 1, w + i, words * 4);
 			uint32_t stamp = 0;
+			/* (traced or not: any execve that does not return) */
+			t->in_exec = false;
 			if (m == RC_QP_SYS) {
 				struct rc_qp_sys s;
 				memcpy(&s, w + i, sizeof(s));
+				t->in_exec = s.nr == SYS_execve || s.nr == SYS_execveat;
 				bool pipe = is_pipe_io(s.nr) && s.extra;
 				bool wake = (s.nr == SYS_futex && rc_emu_futex_wakes((int)s.a2)) ||
 					    s.nr == SYS_exit ||
@@ -1288,7 +1311,7 @@ static int launch(struct qemu *e, const char *qemu, const char *plugin)
 	size_t argc = 0;
 	while (e->o->argv[argc])
 		argc++;
-	char **av = calloc(argc + 8, sizeof(*av));
+	char **av = calloc(argc + 10, sizeof(*av));
 	char parg[PATH_MAX + 32];
 	if (!av)
 		return qfail(e, -ENOMEM, "out of memory");
@@ -1297,6 +1320,8 @@ static int launch(struct qemu *e, const char *qemu, const char *plugin)
 	av[1] = (char *)"-plugin";
 	av[2] = parg;
 	size_t a = 3;
+	av[a++] = (char *)"-0";
+	av[a++] = e->argv0;
 	av[a++] = e->exe;
 	if (e->script[0]) {   /* interp [arg] script args..., as execve makes it */
 		if (e->script_arg[0])
@@ -1343,13 +1368,16 @@ static int setup(struct qemu *e)
 	if (sc < 0)
 		return qfail(e, sc, "cannot run %s: %s", o->argv[0],
 			     sc == -ENOEXEC ? "bad \"#!\" line" : strerror(-sc));
+	/* (argv[0]: the name as given, the interpreter as the "#!" line
+	 * writes it; qemu would give the path it runs) */
+	snprintf(e->argv0, sizeof(e->argv0), "%s", sc == 1 ? interp : o->argv[0]);
 	if (sc == 0)
 		e->script[0] = 0;
 	else if (resolve_exe(interp, e->exe, sizeof(e->exe), NULL) < 0)
 		return qfail(e, -ENOENT, "cannot run %s: its interpreter %s is not there", o->argv[0],
 			     interp);
-	else if (sc == 1 && env_name(e->exe, e->script_arg) && env_resolve(e) < 0)
-		return qfail(e, -ENOENT, "cannot run %s: its \"#!\" line's env finds no %s on PATH",
+	else if (env_name(interp, e->script_arg) && env_resolve(e) < 0)
+		return qfail(e, -ENOENT, "cannot run %s: its \"#!\" line's env finds no %s",
 			     o->argv[0], e->script_arg);
 	e->slice = o->slice_insns ? o->slice_insns : RC_EMU_DEFAULT_SLICE;
 	e->vstart = rc_emu_mono_ns();
@@ -1374,14 +1402,13 @@ static int setup(struct qemu *e)
 					    !o->no_wakers));
 }
 
-/* Threads whose execve succeeded (blocked in it to the end: a failed one
- * returns): each went on natively, untraced. */
+/* Threads whose execve succeeded (no return came: a failed one returns),
+ * traced or not yet: each went on natively, untraced. */
 static uint64_t execs_untraced(const struct qemu *e)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < e->nthr; i++)
-		n += e->thr[i]->s.state == RC_EMU_BLOCKED &&
-		     (e->thr[i]->sys_nr == SYS_execve || e->thr[i]->sys_nr == SYS_execveat);
+		n += e->thr[i]->in_exec;
 	return n;
 }
 

@@ -39,7 +39,8 @@
  *    --follow-fork; execve leaves qemu (the new program runs untraced:
  *    the thread's trace stops at the syscall; record warns); a "#!"
  *    script runs under its interpreter, "#!/usr/bin/env NAME" under NAME
- *    found on PATH (env's own exec would leave qemu).
+ *    found on PATH when that is an ELF file (env's own exec would leave
+ *    qemu); argv[0] is the name given (qemu's -0), not the path run.
  */
 #ifndef PTFLAME_RECORD_QEMU_H
 #define PTFLAME_RECORD_QEMU_H

@@ -17,6 +17,8 @@ pgo=$T/b/cmd/ptflame
 meson introspect "$T/b" --buildoptions | tr '{' '\n' | grep '"name": "b_pgo"' |
 	grep -q '"value": "use"' && pass "the build is configured to use the profile" ||
 	fail "b_pgo is not 'use' in $T/b"
+nm "$pgo" | grep -q __gcov_ && fail "the final ptflame is the instrumented one (__gcov_ symbols)" ||
+	pass "the final ptflame is not instrumented"
 n=$(find "$T/b/decoder" "$T/b/stackrebuild" -name '*.gcda' | wc -l)
 [ "$n" -ge 4 ] && pass "the training wrote profiles ($n .gcda files in decoder/ and stackrebuild/)" ||
 	fail "only $n .gcda files: the training did not run the decoder"
