@@ -17,8 +17,12 @@
 # errors), and tail calls from one unnamed function into another.
 # On ptrace only the C program (the C++ one's start-up in libstdc++ is
 # longer still; the FDE rule is the same code on both backends).
+#  3. strip_pltgot (-O2, qemu only): main begins .text right after four
+#     8-byte .plt.got stubs; the model once gave every stub 16 bytes, so the
+#     last one hid main's FDE and main was "[unknown]" there (104 errors
+#     here, 22,508 on Debian's stripped sqlite3; report named it right).
 . "$REPORT_DIR/common.sh"
-progs="longjmp except cold"
+progs="longjmp except cold pltgot"
 [ "${PTFLAME_EMULATE:-}" = qemu ] || progs=longjmp
 for p in $progs; do
 	twin=emu_$p
@@ -33,7 +37,7 @@ for p in $progs; do
 		fi
 	done
 	grep -q "strip_$p+0x" "strip_$p.out" || fail "stripped $p: no strip_$p+0x... frame"
-	[ "${PTFLAME_EMULATE:-}" = qemu ] || continue
+	[ "${PTFLAME_EMULATE:-}" = qemu ] && [ -e "$TESTDATA/$twin" ] || continue
 	record "twin_$p" "$twin" --start= || continue
 	report "strip_$p.plain" -i "strip_$p.data" --plain --no-inline &&
 	report "twin_$p.plain" -i "twin_$p.data" --plain --no-inline || continue

@@ -198,9 +198,22 @@ class ElfSyms:
         for dm in ([], ["-C"]):
             out = run(["objdump", "-d", "-w"] + dm + ["-j", ".plt", "-j", ".plt.sec",
                                                       "-j", ".plt.got", path])
-            for m in re.finditer(r"^([0-9a-f]+) <(.+@plt)>:", out, re.M):
-                if not re.search(r"@plt[-+]0x", m.group(2)):
-                    self._add(int(m.group(1), 16), 16, m.group(2))
+            stubs = [(int(m.group(1), 16), m.group(2)) for m in
+                     re.finditer(r"^([0-9a-f]+) <(.+@plt)>:", out, re.M)
+                     if not re.search(r"@plt[-+]0x", m.group(2))]
+            starts = sorted(set(a for a, _ in stubs))
+            for a, name in stubs:
+                # a stub is 16 bytes, or 8 in a .plt.got without IBT: it
+                # ends at the next stub or at its section's end, never in
+                # the code after it (main at the start of .text)
+                end = a + 16
+                k = bisect.bisect_right(starts, a)
+                if k < len(starts):
+                    end = min(end, starts[k])
+                for lo, hi in self.plts:
+                    if lo <= a < hi:
+                        end = min(end, hi)
+                self._add(a, end - a, name)
         # the lazy PLT's header (PLT0, jumps to the resolver): "[.plt]"
         for line in run(["readelf", "-SW", path]).splitlines():
             f = line.replace("[ ", "[").split()
