@@ -1475,5 +1475,22 @@ def main(argv):
     return 2
 
 
+def main_deep(argv):
+    """main on a thread with a large stack: the tree's walks recurse once
+    per frame, and a recursion thousands of calls deep (testdata/deeprec)
+    is a stack that deep."""
+    import threading
+    res = [1]
+
+    def run_main():
+        res[0] = main(argv)
+    sys.setrecursionlimit(200000)
+    threading.stack_size(1 << 30)
+    t = threading.Thread(target=run_main)
+    t.start()
+    t.join()
+    return res[0]
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main_deep(sys.argv))
