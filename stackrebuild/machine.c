@@ -1021,11 +1021,13 @@ static int replace_top(struct sr_machine *m, struct thread *t, uint64_t key, uin
  * resolver, a tail call), key replaces the top frame, even when key is
  * further down too (recursion; overloads sharing a name): popping real
  * frames on a wrong guess would damage every stack after it, while a wrong
- * replacement heals at the next return. */
-static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+ * replacement heals at the next return. add: flags of the frame pushed for
+ * key besides the top's F_ASYNC (F_INFERRED when a return went there). */
+static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		    uint8_t add)
 {
 	struct frame *top = &t->frames[t->nframes - 1];
-	uint8_t flags = top->flags & F_ASYNC;
+	uint8_t flags = (top->flags & F_ASYNC) | add;
 	int i, ret;
 
 	if (frame_is(top, key))
@@ -1076,7 +1078,7 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	}
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
-	return sync_top(m, t, key, now);
+	return sync_top(m, t, key, now, 0);
 }
 
 
@@ -1280,9 +1282,13 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 		return ret;
 	}
 	/* The caller frame is not the function returned to: it left for that
-	 * one unseen (see sync_top). Never rewrite what lies below. */
+	 * one unseen (see sync_top), or the return switched stacks
+	 * (swapcontext, setcontext and coroutine libraries return into a
+	 * context saved on another stack). Either way the function returned
+	 * into was not seen entered: an inferred call, as a return above the
+	 * root makes. Never rewrite what lies below. */
 	ret = pop_frame(m, t, now, true);
-	return ret ? ret : sync_top(m, t, key, now);
+	return ret ? ret : sync_top(m, t, key, now, F_INFERRED);
 }
 
 static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -1375,7 +1381,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		} else if (!t->nframes) {
 			ret = establish_root(m, t, key, now, F_INFERRED);
 		} else {
-			ret = sync_top(m, t, key, now);
+			ret = sync_top(m, t, key, now, 0);
 		}
 		if (ret)
 			return ret;

@@ -279,7 +279,11 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             preceding byte is the caller frame's: the call was the last
  *             instruction of its symbol and the caller runs on into the
  *             label after it (ld.so's _start into _dl_start_user): the
- *             same frame, which answers to that key too.
+ *             same frame, which answers to that key too. To any other
+ *             function: a stack switch (swapcontext, coroutines) or a
+ *             jump unseen; the caller frame ends and the function
+ *             returned into replaces it as an inferred call (its entry
+ *             was not seen).
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a

@@ -487,6 +487,35 @@ static void test_fall_through(void **state)
 	sr_cct_free(cct);
 }
 
+/* A return to a function that is neither the caller frame's nor further
+ * down: a stack switch (swapcontext returning into another context, found
+ * with ucontext coroutines on 2026-11-27). The function returned into was
+ * not seen entered: an inferred call, not a complete one, even when it
+ * returns later. */
+static void test_return_switches_stack(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);    /* main calls swapcontext (a)      */
+	CALL(m, 1, 10, F_A, F_C);
+	RET(m, 1, 20, F_C, F_A);
+	RET(m, 1, 30, F_A, F_B);       /* a returns into b, on its stack  */
+	CALL(m, 1, 40, F_B, F_D);
+	RET(m, 1, 50, F_D, F_B);
+	RET(m, 1, 60, F_B, F_START);   /* b returns: a caller above it   */
+	END(m, 1, 70, F_START);
+	cct = finish(m, 0);
+	expect_stacks(cct, "_start 10\n_start;b 20\n_start;b;d 10\n_start;main;a 20\n"
+		      "_start;main;a;c 10\n");
+	expect_calls(cct, "_start;main;a", 1, 0);
+	expect_calls(cct, "_start;b", 1, 1);
+	expect_calls(cct, "_start;b;d", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Kernel code in the trace: frames under [kernel] on the faulting stack,
  * entered at the fault's entry point; calls, returns and tail jumps as in
  * user code; all end at the return to user mode. */
@@ -2007,6 +2036,7 @@ int main(void)
 		cmocka_unit_test(test_cold_part_rejoins),
 		cmocka_unit_test(test_longjmp_above_root),
 		cmocka_unit_test(test_fall_through),
+		cmocka_unit_test(test_return_switches_stack),
 		cmocka_unit_test(test_kernel_frames),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),
