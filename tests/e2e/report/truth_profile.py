@@ -777,7 +777,19 @@ class Model:
 
     def ev_sigreturn(self, th, t, args):
         self.leave_kernel(th)
-        self.to_ip(th, int(args[0], 16))
+        ip = int(args[0], 16)
+        key, start, names = self.f(th.pid, ip)
+        if start == ip and th.find(key, below_top=False) is None and \
+                len(th.stack) > 1 and th.stack[-1].pseudo is None and \
+                th.stack[-1].node.names & SIGTRAMPS:
+            # the handler rewrote the context to start a function (a
+            # pending signal's handler would have a signal line): a call
+            # made from the interrupted code, which it returns to; it takes
+            # the trampoline's place above the interrupted frames
+            th.pop()
+            th.push(key, names, handler=True)
+            return
+        self.to_ip(th, ip)
 
     def ev_signal(self, th, t, args):
         if th.top_user():
