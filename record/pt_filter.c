@@ -63,7 +63,7 @@ int rc_pt_resolve_filter(const char *path, const char *func, uint64_t *file_off,
 			 uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Sym sym;
+	GElf_Sym sym = { 0 };   /* (set when rc becomes 0; -O3 cannot tell) */
 	int fd, rc = -ENOENT;
 	Elf *elf;
 
