@@ -763,7 +763,7 @@ static int on_exec(struct emu *e, struct thr *t)
 static int deliver_signal(struct emu *e, struct thr *t, int sig, uint64_t from)
 {
 	for (;;) {
-		int rc = resume(t->tid, PTRACE_SINGLESTEP, sig), status;
+		int rc = resume(t->tid, PTRACE_SINGLESTEP, sig), status = 0;   /* (-O3 cannot tell) */
 		if (rc < 0 || (rc = wait_tid(e, t->tid, &status)) < 0)
 			return rc == -ESRCH || rc == -ECHILD ? -1 : efail(e, rc, "signal delivery: %s", strerror(-rc));
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
