@@ -1,9 +1,9 @@
 #!/bin/bash
 # Build ptflame with GCC's profile-guided optimization (meson's b_pgo) and
 # -O3: once instrumented, then run on training recordings, then again with
-# the profile those runs wrote. report runs about 20 % faster than the
-# default build (-O2, no profile; README, Performance); every output is the
-# plain build's, byte for byte (tests/e2e/install/pgo.sh checks).
+# the profile those runs wrote. report -j 1 takes 11-29 % less time than
+# with the default build (-O2, no profile; README, Performance); every
+# output is the plain build's, byte for byte (tests/e2e/install/pgo.sh).
 #
 # The training recordings are not the benchmark's: Debian's python3 running
 # a small JSON and regex script, recorded with record --emulate=qemu
