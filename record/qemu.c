@@ -256,13 +256,29 @@ static int script_interp(const char *path, char *interp, size_t n, char *arg, si
 	return 1;
 }
 
+/* The file name in PATH (after its last '/'). */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The process's name as the kernel sets it at an exec of PATH: its file
+ * name, cut to what comm holds. */
+static void set_comm(struct qemu *e, const char *path)
+{
+	const char *base = base_name(path);
+	size_t bl = strnlen(base, sizeof(e->comm) - 1);
+	memcpy(e->comm, base, bl);
+	e->comm[bl] = 0;
+}
+
 /* Is the "#!" line "env NAME" (INTERP, as written there, names env; NAME a
  * program and nothing else: no option, no VAR=value)? */
 static bool env_name(const char *interp, const char *arg)
 {
-	const char *base = strrchr(interp, '/');
-	base = base ? base + 1 : interp;
-	return !strcmp(base, "env") && arg[0] && arg[0] != '-' && !strpbrk(arg, "= \t");
+	return !strcmp(base_name(interp), "env") && arg[0] && arg[0] != '-' &&
+	       !strpbrk(arg, "= \t");
 }
 
 /* Does the file at PATH start as an ELF file (what qemu-user can run)? */
@@ -291,11 +307,7 @@ static int env_resolve(struct qemu *e)
 		return 1;
 	memcpy(e->exe, real, sizeof(e->exe));
 	snprintf(e->argv0, sizeof(e->argv0), "%s", e->script_arg);
-	const char *base = strrchr(given, '/');
-	base = base ? base + 1 : given;
-	size_t bl = strnlen(base, sizeof(e->comm) - 1);
-	memcpy(e->comm, base, bl);
-	e->comm[bl] = 0;
+	set_comm(e, given);
 	e->script_arg[0] = 0;
 	return 0;
 }
@@ -1357,11 +1369,7 @@ static int setup(struct qemu *e)
 	if (resolve_exe(o->argv[0], e->exe, sizeof(e->exe), e->script) < 0)
 		return qfail(e, -ENOENT, "cannot run %s: no such program", o->argv[0]);
 	/* (the kernel names the process after the script, not its interpreter) */
-	const char *base = strrchr(e->exe, '/');
-	base = base ? base + 1 : e->exe;
-	size_t bl = strnlen(base, sizeof(e->comm) - 1);
-	memcpy(e->comm, base, bl);
-	e->comm[bl] = 0;
+	set_comm(e, e->exe);
 	char interp[PATH_MAX];
 	int sc = script_interp(e->exe, interp, sizeof(interp), e->script_arg,
 			       sizeof(e->script_arg));
