@@ -20,12 +20,23 @@
 # slices, with and without CYC) and the real recordings in
 # ../shared/realtraces (skipped when absent).
 . "$E2E_LIB"
-events() {  # MODE FILE OUT [env...]: dc_events, the stats' block count cut
+# events MODE FILE OUT [env...]: dc_events, the stats' block count cut; the
+# events as a digest (DC_DIGEST: their count and a hash of every field, as
+# the comparisons need no more, at a quarter of the time of the text)
+events() {
 	local m=$1 f=$2 o=$3; shift 3
-	env PTFLAME_DECODER="$m" "$@" "$DC_EVENTS" "$f" 2>"$o.err" |
+	env PTFLAME_DECODER="$m" DC_DIGEST=1 "$@" "$DC_EVENTS" "$f" 2>"$o.err" |
 		sed 's/ blocks [0-9]*//' >"$o"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || { fail "$o: dc_events: $(grep -v 'cannot find' "$o.err" | head -c 300)"; return 1; }
 }
+# evdiff FILE [env...]: where the events of FILE with env... first differ
+# from libipt's, as text (for a failure's message)
+evdiff() {
+	local f=$1; shift
+	diff <(PTFLAME_DECODER=libipt DC_JOBS=1 "$DC_EVENTS" "$f" 2>/dev/null | grep -v '^# ahead') \
+		<(env "$@" "$DC_EVENTS" "$f" 2>/dev/null | grep -v '^# ahead') | head -4
+}
+nevents() { sed -n 's/^# digest events \([0-9]*\) .*/\1/p' "$1"; }
 walked() { "$DC_EVENTS" "$1" --bench 2>/dev/null | sed -n 's/^# walk windows \([0-9]*\) bails \([0-9]*\)$/\1 \2/p'; }
 
 # compare NAME FILE [emu|some]: every check above on one recording (emu:
@@ -38,13 +49,15 @@ compare() {
 	events libipt "$f" "$n.lib" DC_JOBS=1 || return
 	events walk "$f" "$n.walk" DC_JOBS=1 || return
 	events walk "$f" "$n.walk2" DC_JOBS=2 DC_AHEAD_EAGER=1 || return
-	cmp -s "$n.lib" "$n.walk" && cmp -s "$n.lib" <(grep -v '^# ahead' "$n.walk2") &&
-		cmp -s "$n.lib" "$n.check1" ||
-		{ fail "$n: events differ from libipt's: $(diff "$n.lib" "$n.walk" | head -4)"; return; }
+	cmp -s "$n.lib" "$n.walk" ||
+		{ fail "$n: events differ from libipt's: $(evdiff "$f" PTFLAME_DECODER=walk DC_JOBS=1)"; return; }
+	cmp -s "$n.lib" <(grep -v '^# ahead' "$n.walk2") ||
+		{ fail "$n: -j 2: events differ from libipt's: $(evdiff "$f" PTFLAME_DECODER=walk DC_JOBS=2 DC_AHEAD_EAGER=1)"; return; }
+	cmp -s "$n.lib" "$n.check1" || { fail "$n: check mode: events differ from libipt's"; return; }
 	for k in 1 2 5 40; do
 		events walk "$f" "$n.bail$k" DC_JOBS=1 PTFLAME_WALK_BAIL=$k || return
 		cmp -s "$n.lib" "$n.bail$k" ||
-			{ fail "$n: handed over at call $k: events differ: $(diff "$n.lib" "$n.bail$k" | head -4)"; return; }
+			{ fail "$n: handed over at call $k: events differ: $(evdiff "$f" PTFLAME_DECODER=walk DC_JOBS=1 PTFLAME_WALK_BAIL=$k)"; return; }
 	done
 	for o in "" --per-thread; do
 		"$PTFLAME" report -q --pt-decoder libipt -i "$f" $o >"$n.rlib" 2>/dev/null
@@ -60,7 +73,7 @@ compare() {
 		fail "$n: the walker decoded no window itself (handed ${b:-?} over)"
 		return
 	fi
-	pass "$n: walker = libipt ($(grep -vc '^#' "$n.lib") events; walker's windows ${w:-0}, handed over ${b:-0})"
+	pass "$n: walker = libipt ($(nevents "$n.lib") events; walker's windows ${w:-0}, handed over ${b:-0})"
 }
 
 # a bad --pt-decoder: one line naming it, exit 2, nothing written
@@ -98,13 +111,14 @@ PY
 done
 rm -f dmg*.data
 
-# the synthetic trace's last AUX record cut short by 5 or 6 bytes (its
+# a synthetic trace's last AUX record cut short by 5 or 6 bytes (its
 # tail is a TNT, a FUP with 2 bytes of IP, a TIP.PGD and 3 PADs: the FUP
 # cut after 1 or 2 of its bytes): a packet cut by the end is the end for
 # libipt's packet reader, and for ours (before, the walker handed that
-# window over)
+# window over); of a 1 MiB trace, as half the size tests the same
+"$DC_PTENC_BENCH" -s 1 -o raw.bin -p synth1.data >bench.out 2>&1 || fail "ptenc_bench -s 1: $(head -c 300 bench.out)"
 for cut in 5 6; do
-	python3 - synth.data "cut$cut.data" "$cut" <<'PY' || fail "cut $cut"
+	python3 - synth1.data "cut$cut.data" "$cut" <<'PY' || fail "cut $cut"
 import struct, sys
 src, dst, cut = sys.argv[1], sys.argv[2], int(sys.argv[3])
 b = bytearray(open(src, 'rb').read())
@@ -125,11 +139,44 @@ open(dst, 'wb').write(out)
 PY
 	compare "cut$cut" "cut$cut.data" emu
 done
-rm -f cut*.data
+rm -f cut*.data synth1.data raw.bin
 
 for p in $(emu_programs); do
 	rec_emu "$p" "$p" && compare "$p" "$p.data" emu
 done
+# the digest is of every field: computed again here from threads' events as
+# text (names with no spaces there), it must be dc_events' own
+python3 - threads.data <<'PY' && pass "digest: every field of every event and comm" || fail "digest"
+import os, struct, subprocess, sys
+ev = os.environ['DC_EVENTS']
+kinds = ['?', 'call', 'ret', 'jump', 'on', 'off', 'lost', 'inline']
+def run(extra):
+    env = dict(os.environ, PTFLAME_DECODER='walk', DC_JOBS='1', **extra)
+    return subprocess.run([ev, sys.argv[1]], env=env, capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+h, n = 0xcbf29ce484222325, 0
+def fnv(b):
+    global h
+    for c in b:
+        h = ((h ^ c) * 0x100000001b3) & (2**64 - 1)
+def u64(*v):
+    fnv(struct.pack('<%dQ' % len(v), *[x & (2**64 - 1) for x in v]))
+for line in run({}):
+    f = line.split(' ')
+    if line.startswith('# comm '):
+        u64(ord('c'), int(f[2]), int(f[3]), int(f[4]))
+        fnv(' '.join(f[5:]).encode() + b'\0')
+    elif not line.startswith('#'):
+        t, cpu, pid, tid, k, r, a, b, na, nb, sn = f
+        u64(ord('e'), int(t), int(cpu) & 0xffff, int(pid), int(tid), kinds.index(k), int(r),
+            int(a, 16), int(b, 16), int(sn) & 0xffffffff)
+        fnv(na.encode() + b'\0' + nb.encode() + b'\0')
+        n += 1
+want = '# digest events %d hash %016x' % (n, h)
+got = [l for l in run({'DC_DIGEST': '1'}) if l.startswith('# digest')]
+if n < 100 or got != [want]:
+    sys.exit('digest: %s, want %s' % (got, want))
+PY
 for p in threads demo; do
 	rec_emu "$p.cpus3" "$p" --cpus 3 && compare "$p.cpus3" "$p.cpus3.data" emu
 	rec_emu "$p.preempt" "$p" --cpus 2 --time-slice 300 && compare "$p.preempt" "$p.preempt.data" emu
@@ -163,7 +210,7 @@ sweep() {
 		cmp -s "$n.slib" "$n.sk" || { bad=$k; break; }
 	done
 	[ "$bad" -eq 0 ] && pass "$n: handed over at each of calls 1..$max: libipt's events" ||
-		fail "$n: handed over at call $bad: events differ: $(diff "$n.slib" "$n.sk" | head -4)"
+		fail "$n: handed over at call $bad: events differ: $(evdiff "$f" PTFLAME_DECODER=walk DC_JOBS=1 PTFLAME_WALK_BAIL=$bad)"
 }
 # (an exec rebuilds the process's image in place: a walker that has read
 # code of the old one hands the window over first, so not "emu" here)
