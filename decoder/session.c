@@ -716,7 +716,10 @@ static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
 {
 	struct dc_session *s = ctx;
 
-	return dc_sym_func_range(s->sym, pid, ip, lo, hi);
+	/* (a .cold part is a function of its own here: jumps into it and
+	 * back are events, as in the truth log; the stack machine, given
+	 * func_key, sees them within one function) */
+	return dc_sym_func_part(s->sym, pid, ip, lo, hi);
 }
 
 static uint32_t q_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)

@@ -33,6 +33,12 @@ struct sym {
 	uint8_t prio;           /* lower wins among symbols at one address */
 	bool label;             /* STT_NOTYPE in code: names only code no
 				 * function symbol covers (finish_syms) */
+	bool cold;              /* a function's .cold part: img colds has it */
+};
+
+/* A .cold part (index + 1 in syms) and the function it belongs to. */
+struct coldlink {
+	uint32_t sym, home;
 };
 
 struct seg {
@@ -75,6 +81,8 @@ struct img {
 	bool fde_tried;         /* the code file's .eh_frame read           */
 	struct dc_fde *fdes;    /* its functions, sorted (decoder/fde.c)    */
 	size_t nfdes;
+	struct coldlink *colds; /* sorted by sym (link_cold)                 */
+	size_t ncolds;
 };
 
 struct dso {
@@ -97,8 +105,11 @@ struct dso {
 struct cache_ent {
 	uint32_t pid, gen;
 	uint64_t ip;
-	uint64_t key, lo, hi;
+	uint64_t key, lo, hi;   /* key: the function's (a .cold part's: its
+				 * function's); [lo, hi): the code part's  */
 	uint32_t inl;           /* inline context, UINT32_MAX: not asked yet */
+	uint32_t part;          /* a .cold part: its own symbol (index + 1
+				 * in its image's syms), else 0            */
 	uint64_t ilo, ihi;      /* the range around ip with that context     */
 };
 
@@ -344,6 +355,7 @@ static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t si
 	e->end_cap = 0;
 	e->prio = prio;
 	e->label = false;
+	e->cold = false;
 	sv->n++;
 	return 0;
 }
@@ -736,6 +748,87 @@ static void finish_syms(struct img *d, struct symvec *sv)
 	sv->v = NULL;
 }
 
+size_t dc_sym_cold_base(const char *name, size_t len)
+{
+	bool clone = len && name[len - 1] == ']';
+	size_t n = len - clone, e = n;
+
+	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	if (n < e && (!n || name[--n] != '.' || n == e - 1))
+		return 0;
+	if (n < 5 || memcmp(name + n - 5, ".cold", 5))
+		return 0;
+	n -= 5;
+	if (clone && (n < 8 || memcmp(name + n - 8, " [clone ", 8)))
+		return 0;
+	return clone ? n - 8 : n;
+}
+
+/* Link each .cold part (gcc's "F.cold", "F.cold.N", C++ "F(int) [clone
+ * .cold]") to its function F, the symbol of that name in the same binary
+ * (a cold part of a cold part's name to the function at the end): its
+ * addresses get F's key (dc_sym_dso_lookup). A name no symbol or more
+ * than one has (two static functions of one name) links nothing: the
+ * part stays a function of its own. Out of memory: none linked. */
+static int link_cold(struct img *d)
+{
+	struct dc_hash idx = { 0 };
+	size_t nc = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < d->nsyms; i++) {
+		const char *nm = d->names + d->syms[i].name;
+
+		nc += !d->syms[i].label && dc_sym_cold_base(nm, strlen(nm)) > 0;
+	}
+	if (!nc)
+		return 0;
+	for (size_t i = 0; i < d->nsyms && !ret; i++) {
+		const char *nm = d->names + d->syms[i].name;
+		uint64_t k = dc_hash_chain_start(dc_strhash(nm, strlen(nm))), j;
+
+		if (d->syms[i].label)
+			continue;
+		while (dc_hash_chain(&idx, &k, &j))
+			;
+		ret = dc_hash_put(&idx, k, i);
+	}
+	d->colds = ret ? NULL : malloc(nc * sizeof(*d->colds));
+	for (size_t i = 0; d->colds && i < d->nsyms; i++) {
+		const char *nm = d->names + d->syms[i].name;
+		size_t len = strlen(nm), b = 0;
+		uint64_t home = UINT64_MAX;
+		int step;
+
+		if (d->syms[i].label)
+			continue;
+		/* (F.cold.cold: F, in a few steps at most) */
+		for (step = 0; step < 4 && (b = dc_sym_cold_base(nm, len)); step++) {
+			uint64_t k = dc_hash_chain_start(dc_strhash(nm, b)), j;
+			unsigned found = 0;
+
+			while (dc_hash_chain(&idx, &k, &j))
+				if (dc_str_eq(d->names + d->syms[j].name, nm, b)) {
+					home = j;
+					found++;
+				}
+			if (found != 1) {
+				home = UINT64_MAX;
+				break;
+			}
+			nm = d->names + d->syms[home].name;
+			len = strlen(nm);
+		}
+		if (home == UINT64_MAX || b)
+			continue;
+		d->syms[i].cold = true;
+		d->colds[d->ncolds++] = (struct coldlink){ (uint32_t)i + 1, (uint32_t)home + 1 };
+	}
+	dc_hash_free(&idx);
+	return d->colds || ret ? ret : -ENOMEM;
+}
+
 /* Look for separate debuginfo with a .symtab: by build-id, then by
  * .gnu_debuglink next to the binary, in .debug/ and under debug_dir. */
 static char *find_debuginfo(const struct dc_symbols *s, const struct dso *d, Elf *code)
@@ -1038,6 +1131,7 @@ static void img_free(struct img *m)
 	free(m->dbg_file);
 	free(m->segs);
 	free(m->syms);
+	free(m->colds);
 	free(m->names);
 	free(m);
 }
@@ -1239,6 +1333,8 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 			elf_end(elf);
 		}
 		finish_syms(m, &sv);
+		if (!ret)
+			ret = link_cold(m);
 		free(sv.v);
 		d->img = m;
 		return ret;
@@ -1292,6 +1388,8 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	elf_close(&code);
 	if (!ret)
 		finish_syms(m, &sv);
+	if (!ret)
+		ret = link_cold(m);
 	free(sv.v);
 	pthread_mutex_lock(&img_lock);
 	img_loads++;
@@ -1550,8 +1648,10 @@ static const char *fde_name(struct dso *d, uint64_t key)
 	return n;
 }
 
-uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
-			   uint64_t *hi)
+/* dc_sym_dso_lookup, and *part: a .cold part's own symbol (index + 1),
+ * else 0. */
+static uint64_t dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
+			   uint64_t *hi, uint32_t *part)
 {
 	struct dso *d = dso_get(s, dso);
 	uint64_t glo = 0, ghi = UINT64_MAX;
@@ -1560,6 +1660,7 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 
 	*lo = 0;
 	*hi = UINT64_MAX;
+	*part = 0;
 	if (!d)
 		return DC_SYM_KEY_UNKNOWN;
 	m = d->img;
@@ -1567,6 +1668,15 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 	if (a && vaddr < m->syms[a - 1].end) {
 		*lo = m->syms[a - 1].start;
 		*hi = m->syms[a - 1].end;
+		if (m->syms[a - 1].cold) {
+			/* a .cold part: its function's key, its own range */
+			size_t c = DC_VEC_UPPER(m->colds, m->ncolds, sym, a);
+
+			if (c && m->colds[c - 1].sym == a) {
+				*part = (uint32_t)a;
+				return make_key(dso, m->colds[c - 1].home);
+			}
+		}
 		return make_key(dso, a);
 	}
 	/* In a gap: an FDE's function, else the dso's unknown function, as
@@ -1578,6 +1688,14 @@ uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 	if (fde_in_gap(m, vaddr, glo, ghi, lo, hi))
 		return make_key(dso, FDE_KEY_BIT | (*lo - m->vbase));
 	return make_key(dso, 0);
+}
+
+uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
+			   uint64_t *hi)
+{
+	uint32_t part;
+
+	return dso_lookup(s, dso, vaddr, lo, hi, &part);
 }
 
 const char *dc_sym_name(struct dc_symbols *s, uint64_t key)
@@ -1928,7 +2046,7 @@ const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key)
 /* ---- process-level lookups ---------------------------------------------- */
 
 static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
-				uint64_t *lo, uint64_t *hi)
+				uint64_t *lo, uint64_t *hi, uint32_t *part)
 {
 	struct dc_sb_map *m = s->sb ? dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip) : NULL;
 	uint64_t key, vaddr, vlo, vhi, bias;
@@ -1952,7 +2070,7 @@ static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 		return make_key(m->dso, 0);
 	}
 	bias = ip - vaddr;
-	key = dc_sym_dso_lookup(s, m->dso, vaddr, &vlo, &vhi);
+	key = dso_lookup(s, m->dso, vaddr, &vlo, &vhi, part);
 	*lo = vlo + bias < m->start || vlo + bias > ip ? m->start : vlo + bias;
 	*hi = vhi == UINT64_MAX || vhi + bias > m->end || vhi + bias <= ip ? m->end : vhi + bias;
 	return key;
@@ -2017,7 +2135,7 @@ static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t
 	}
 	s->lookups++;
 	*tmp = (struct cache_ent){ .pid = pid, .ip = ip, .gen = gen, .inl = UINT32_MAX };
-	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi);
+	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi, &tmp->part);
 	if (idx == UINT64_MAX) {
 		if (DC_VEC_PUSH_ROOM(s->cache, s->ncache, s->cap_cache, 1024))
 			return NULL;
@@ -2051,12 +2169,34 @@ uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip)
 	return dc_sym_func_range(s, pid, ip, &lo, &hi);
 }
 
+uint64_t dc_sym_func_part(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			  uint64_t *hi)
+{
+	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+
+	if (!e)
+		e = &tmp;
+	*lo = e->lo;
+	*hi = e->hi;
+	return e->part ? (e->key & ~UINT64_C(0xffffffff)) | e->part : e->key;
+}
+
 uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip)
 {
-	uint64_t lo, hi, key = dc_sym_func_range(s, pid, ip, &lo, &hi);
+	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+	const struct img *m;
 
+	if (!e)
+		e = &tmp;
 	/* the unknown key's "range" is a gap, not a function */
-	return (key >> 32) && (key & 0xffffffffu) ? lo : 0;
+	if (!(e->key >> 32) || !(e->key & 0xffffffffu))
+		return 0;
+	if (!e->part)
+		return e->lo;
+	/* a .cold part: its function's entry, as far from the part's start
+	 * as in the binary */
+	m = s->dsos[(e->key >> 32) - 1]->img;
+	return e->lo - m->syms[e->part - 1].start + m->syms[(e->key & 0xffffffffu) - 1].start;
 }
 
 void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k)

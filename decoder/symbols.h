@@ -13,7 +13,10 @@
  * every process mapping the same binary. An address outside any symbol is
  * the function of the .eh_frame FDE holding it when the FDE lies in that
  * gap of the symbols (and not in a PLT section): a key of its own, named
- * "file+0xSTART" (decoder/fde.c). Each dso has an "[unknown] (path)" key
+ * "file+0xSTART" (decoder/fde.c). A function's .cold part (gcc's "F.cold",
+ * "F.cold.N", C++ "F(int) [clone .cold]") is code of F: its addresses have
+ * F's key and name when the binary has one symbol named F (link_cold;
+ * DESIGN.md section 4, "Cold parts"). Each dso has an "[unknown] (path)" key
  * for the rest (and for a binary that cannot be found). Per distinct
  * (process, address) the answer is cached.
  * Part of decoder/decoder.h's public interface.
@@ -79,7 +82,8 @@ uint64_t dc_sym_dwarf_opens(void);
 
 /* Symbol of an ELF virtual address (the binary's own link-time addresses)
  * in a dso: its key, and [*lo, *hi) the function's range in the same
- * address space (the gap between symbols for the unknown key). */
+ * address space (the gap between symbols for the unknown key; a .cold
+ * part's own range, with its function's key). */
 uint64_t dc_sym_dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr,
 			   uint64_t *lo, uint64_t *hi);
 /* ELF virtual address of a file offset of the dso (its PT_LOAD segments);
@@ -89,12 +93,22 @@ bool dc_sym_dso_off_to_vaddr(struct dc_symbols *s, int dso, uint64_t off,
 
 /* Process-level lookups through the sideband's current mappings. */
 uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip);
-/* Entry address of the function containing ip, 0 when unknown. */
+/* Entry address of the function containing ip, 0 when unknown (in a .cold
+ * part: its function's entry). */
 uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip);
 /* Key plus the function's [*lo, *hi) in the process (for "still inside the
  * same function" checks without a lookup). */
 uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 			   uint64_t *lo, uint64_t *hi);
+/* dc_sym_func_range, with a .cold part a function of its own: its own key
+ * (a key func_key never gives; named "F.cold"). For the PT decoder, whose
+ * jump events go between symbols, as the emulator's truth log has them. */
+uint64_t dc_sym_func_part(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
+			  uint64_t *hi);
+/* When name[0, len) names a function's .cold part ("F.cold", "F.cold.N",
+ * "F(int) [clone .cold]", "F(int) [clone .cold.N]"), the length of F's
+ * name (its prefix); else 0. */
+size_t dc_sym_cold_base(const char *name, size_t len);
 /* Display name of a key; NULL for an unknown key. Valid while s lives. */
 const char *dc_sym_name(struct dc_symbols *s, uint64_t key);
 /* "file.c:LINE" of the function key's first instruction from the DWARF line
