@@ -95,7 +95,11 @@ function (its entry: tail call, PLT; or its middle: shared code such as
 mempcpy entering memmove) replaces the top frame and starts a call of the
 new one, except that a PLT stub's jump (x@plt, the PLT header, the lazy
 resolver when it made no call) goes on as the same call in its target
-(report's default; --show-plt here models report --show-plt). Calls are
+(report's default; --show-plt here models report --show-plt). A function's
+.cold part (F.cold, F.cold.N, "F(int) [clone .cold]", when exactly one
+function of the file is named F) is F's code: its addresses are F's (key,
+names, entry), so the jumps between them change no frame, its calls are
+F's callees and its return is F's. Calls are
 "complete" when both their start and their end were seen.
 
 Time tolerance. compare: each line's self time within 0.1 % of the truth
@@ -176,6 +180,45 @@ class ElfSyms:
         self.labels = notype - typed
         self._plt(path)
         self.starts = sorted(self.funcs)
+        self.home = self._cold_homes()
+
+    def _cold_homes(self):
+        """start -> start of the function whose .cold part starts there
+        (gcc's F.cold, F.cold.N, C++ "F(int) [clone .cold]"): the one
+        function (not a label) named F in this file; none when no name or
+        more than one function has it."""
+        by_name = defaultdict(set)
+        for start, (size, names) in self.funcs.items():
+            if start not in self.labels:
+                for n in names:
+                    by_name[n].add(start)
+
+        def base(names):
+            out = set()
+            for n in names:
+                m = COLD_RE.match(n)
+                if m:
+                    out.add(m.group(1) or m.group(2))
+            return out
+
+        home = {}
+        for start, (size, names) in self.funcs.items():
+            if start in self.labels:
+                continue
+            cur, seen = start, {start}
+            while True:
+                b = base(self.funcs[cur][1])
+                if not b:
+                    break
+                cands = set().union(*(by_name.get(n, set()) for n in b))
+                if len(cands) != 1 or (cands & seen):
+                    cur = None
+                    break
+                cur = cands.pop()
+                seen.add(cur)
+            if cur is not None and cur != start:
+                home[start] = cur
+        return home
 
     def _add(self, start, size, name):
         ent = self.funcs.setdefault(start, [0, set()])
@@ -277,6 +320,10 @@ class ElfSyms:
                 size = end - start if end else 0
             if start <= vaddr < start + max(size, 1):
                 if not is_label:
+                    # a .cold part is its function's code: its start, names
+                    h = self.home.get(start)
+                    if h is not None:
+                        return h, self.funcs[h][1]
                     return start, names
                 label = label or (start, names)
             if vaddr - start > 1 << 20:
@@ -348,6 +395,9 @@ class Symbolizer:
 
 # ---------------------------------------------------------------- the tree
 
+
+# a function's .cold part's name: F.cold, F.cold.N, "F(int) [clone .cold]"
+COLD_RE = re.compile(r"^(?:(.+)\.cold(?:\.\d+)?|(.+) \[clone \.cold(?:\.\d+)?\])$")
 
 # the keys of functions only an .eh_frame FDE makes (Symbolizer.func)
 FDE_KEYS = set()
@@ -713,6 +763,10 @@ class Model:
         to = int(args[1], 16)
         key, start, names = self.f(th.pid, to)
         i = th.find(key)
+        if th.top_user() and th.stack[-1].holds(key):
+            # within the function: between it and its .cold part (the log
+            # has the jump, to another symbol), no call
+            return
         if start is None:
             # no symbol there (a lazy PLT's header jumping to the resolver,
             # a stub): a new function of its own, entered here
