@@ -24,6 +24,7 @@
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
 #include "decoder/script_import.h"
+#include "decoder/symbols.h"
 
 enum { NSITES = 256, QCAP = 8, MAX_CPU = 65536 };
 #define SIGNAL_MARK UINT64_MAX   /* a site entry: async entry (signal handler) */
@@ -136,15 +137,20 @@ static char *make_display(struct dc_script_text sym, struct dc_script_text dso)
 }
 
 /* Key of (sym, dso); the dso only tells [unknown] apart and same-named
- * functions of different objects. 0 on ENOMEM. */
+ * functions of different objects. A function's .cold part ("F.cold",
+ * "F(int) [clone .cold]") is F's code: F's key (as the ELF symbolizer's).
+ * 0 on ENOMEM. */
 static uint32_t intern(struct dc_script *s, const struct dc_script_loc *loc)
 {
 	struct dc_script_text sym = loc->sym, dso = loc->has_dso ? loc->dso : (struct dc_script_text){ "", 0 };
 	uint64_t k, i;
 	struct func *f;
+	size_t base;
 
 	if (sym.len == 0)
 		sym = (struct dc_script_text){ "[unknown]", 9 };
+	if ((base = dc_sym_cold_base(sym.s, sym.len)))
+		sym.len = base;
 	/* the hash of the id, sym '\0' dso */
 	k = dc_hash_chain_start(dc_fnv_end(dc_fnv(dc_fnv(dc_fnv(DC_FNV_BASIS, sym.s, sym.len), "", 1),
 						      dso.s, dso.len)));
@@ -229,6 +235,9 @@ static uint32_t learn(struct dc_script *s, uint32_t pid, const struct dc_script_
 	}
 	a->key = key;
 	a->start = loc->has_off && loc->off <= loc->ip ? loc->ip - loc->off : 0;
+	/* (in a .cold part: where F starts is not printed) */
+	if (dc_sym_cold_base(loc->sym.s, loc->sym.len))
+		a->start = 0;
 	return key;
 }
 
