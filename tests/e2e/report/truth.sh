@@ -25,6 +25,33 @@ run() {  # NAME PROG [record options]
 for p in ${TRUTH_PROGRAMS:-$EMU_PROGRAMS}; do
 	run "$p" "$p"
 done
+# .cold parts (emu_cold, emu_coldxx above: process is called 40 times, not
+# once more per jump back from process.cold): a trace that starts inside
+# one is still in its function, an inferred call of process
+for c in cold coldxx; do
+	[ -s "$c.out" ] || continue
+	if grep -q '\.cold' "$c.out"; then fail "$c: a .cold frame: $(grep -m1 '\.cold' "$c.out")"
+	else pass "$c: no .cold frame"; fi
+done
+if [ -s cold.out ]; then
+	grep -q ';main:1,[^;]*;process:40,[^;]* ' cold.out && pass "cold: process called 40 times" ||
+		fail "cold: not process:40 under main: $(grep -m1 ';process:' cold.out)"
+fi
+if [ -s coldxx.out ]; then
+	# (the catch is in main.cold: the unwinder's jump there is back to main)
+	grep -q ';main:1,[^;]*;app::step(int):20,[^;]* ' coldxx.out && pass "coldxx: main once, step 20 times" ||
+		fail "coldxx: not main:1;app::step(int):20: $(grep -m1 ';app::step' coldxx.out)"
+fi
+if [ -z "${TRUTH_PROGRAMS:-}" ] && record coldstart emu_cold --start process.cold; then
+	report coldstart.out -i coldstart.data &&
+	if $TP compare coldstart.truth coldstart.out >coldstart.cmp 2>&1 &&
+		grep -q '^[^ ]*;main:1(inferred);process:34,' coldstart.out &&
+		! grep -q '\.cold' coldstart.out; then
+		pass "traced from inside process.cold: $(tail -1 coldstart.cmp)"
+	else
+		fail "traced from inside process.cold: $(head -c 600 coldstart.cmp) $(grep -m3 'process' coldstart.out)"
+	fi
+fi
 # A stripped program, traced from exec (it has no main to start at): its
 # signal handler, entered out of a syscall, is unnamed code like the
 # frames below it, and goes on top of them (it cut the stack down to the
