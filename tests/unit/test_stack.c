@@ -422,6 +422,64 @@ static void test_cold_part_rejoins(void **state)
 	sr_cct_free(cct);
 }
 
+/* A named .cold part ("f.cold") is f's code: the symbolizer gives its
+ * addresses f's key and f's entry as their function's start (decoder/
+ * symbols.c), so the jumps into it and back are within the top frame, its
+ * calls are f's callees, its return is f's, an unwinder's jump to a landing
+ * pad in it goes back to f's frame, and a trace that starts in it is in f
+ * (an inferred call). Here f.cold lies at COLD_F (after every function). */
+#define COLD_F (BASE(F_NFUNCS) + 0x100)
+static uint64_t cold_key(void *ctx, uint32_t pid, uint64_t ip)
+{
+	return ip >= COLD_F && ip < COLD_F + 0x100 ? F_F : fake_key(ctx, pid, ip);
+}
+
+static uint64_t cold_start(void *ctx, uint32_t pid, uint64_t ip)
+{
+	return ip >= COLD_F && ip < COLD_F + 0x100 ? ENTRY(F_F) : fake_start(ctx, pid, ip);
+}
+
+static void test_cold_part_named(void **state)
+{
+	static const struct sr_symbolizer sym = {
+		.func_key = cold_key, .name = fake_name, .func_start = cold_start,
+	};
+	struct sr_machine *m = sr_machine_new(&sym, NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	assert_non_null(m);
+	CALL(m, 1, 0, F_MAIN, F_F);
+	JMP(m, 1, 10, F_F, COLD_F);                       /* into f.cold     */
+	feed_ev(m, 1, 15, DC_EV_CALL, 0, COLD_F + 8, ENTRY(F_D), 0, 0);
+	feed_ev(m, 1, 20, DC_EV_RETURN, 0, IP(F_D), COLD_F + 13, 0, 0);
+	feed_ev(m, 1, 25, DC_EV_JUMP, 0, COLD_F + 20, IP(F_F), 0, 0);  /* back */
+	RET(m, 1, 30, F_F, F_MAIN);
+	CALL(m, 1, 40, F_MAIN, F_F);
+	JMP(m, 1, 45, F_F, COLD_F + 0x30);
+	feed_ev(m, 1, 50, DC_EV_RETURN, 0, COLD_F + 0x38, IP(F_MAIN), 0, 0); /* f returns */
+	CALL(m, 1, 60, F_MAIN, F_F);
+	CALL(m, 1, 65, F_F, F_G);
+	CALL(m, 1, 70, F_G, F_UNW_RAISE);
+	feed_ev(m, 1, 75, DC_EV_JUMP, 0, IP(F_UNW_RAISE), COLD_F + 0x50, 0, 0); /* pad */
+	feed_ev(m, 1, 80, DC_EV_RETURN, 0, COLD_F + 0x58, IP(F_MAIN), 0, 0);
+	END(m, 1, 90, F_MAIN);
+	/* thread 2 starts inside f.cold, then f returns to main */
+	START(m, 2, 0, COLD_F + 0x20);
+	feed_ev(m, 2, 10, DC_EV_RETURN, 0, COLD_F + 0x28, IP(F_MAIN), 0, 0);
+	END(m, 2, 20, F_MAIN);
+	cct = finish(m, 0);
+	/* main: [30,40)+[50,60)+[80,90) and thread 2's [10,20); f:
+	 * [0,15)+[20,30)+[40,50)+[60,65)+[75,80) and thread 2's [0,10) */
+	expect_stacks(cct, "main 40\nmain;f 55\nmain;f;d 5\nmain;f;g 5\n"
+			   "main;f;g;_Unwind_RaiseException 5\n");
+	expect_calls(cct, "main;f", 4, 1);
+	expect_calls(cct, "main;f;d", 1, 0);
+	expect_calls(cct, "main;f;g", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* The trace started in deeper (record --start deeper); a longjmp goes to
  * try_it, above the root: try_it becomes the inferred caller of everything
  * so far, nothing nests under deeper. */
@@ -2034,6 +2092,7 @@ int main(void)
 		cmocka_unit_test(test_longjmp_and_exception),
 		cmocka_unit_test(test_unwinding_jumps),
 		cmocka_unit_test(test_cold_part_rejoins),
+		cmocka_unit_test(test_cold_part_named),
 		cmocka_unit_test(test_longjmp_above_root),
 		cmocka_unit_test(test_fall_through),
 		cmocka_unit_test(test_return_switches_stack),

@@ -913,6 +913,76 @@ static void test_fde(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* gcc's .cold parts (testdata/emu_cold, emu_coldxx: -O2) are their
+ * function's code: an address in "process.cold" has process's key and
+ * name (its range is the part's own), and, in a process, process's entry
+ * as its function's start; the decoder's dc_sym_func_part still tells the
+ * part apart ("process.cold", for jump events). C++: "app::step(int)
+ * [clone .cold]" is app::step(int)'s. */
+static void test_cold_parts(void **state)
+{
+	static const struct { const char *name; size_t base; } names[] = {
+		{ "process.cold", 7 }, { "f.cold.12", 1 }, { "f.isra.0.cold", 8 },
+		{ "step(int) [clone .cold]", 9 }, { "step(int) [clone .cold.3]", 9 },
+		{ "f(int) [clone .isra.0] [clone .cold]", 22 }, { "x.cold.cold", 6 },
+		{ "cold", 0 }, { ".cold", 0 }, { "f.colder", 0 }, { "f.cold.", 0 },
+		{ "f.cold1", 0 }, { "f.cold.1x", 0 },
+		{ "f [clone .cold.]", 0 }, { "[clone .cold]", 0 }, { "", 0 },
+	};
+	static const struct { const char *prog, *hot, *cold; } progs[] = {
+		{ "emu_cold", "process", "process.cold" },
+		{ "emu_cold", "walk", "walk.cold" },
+		{ "emu_coldxx", "app::step(int)", "app::step(int) [clone .cold]" },
+		{ "emu_coldxx", "main", "main.cold" },
+	};
+	const uint64_t base = 0x555555554000ull;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (dc_sym_cold_base(names[i].name, strlen(names[i].name)) != names[i].base)
+			fail_msg("dc_sym_cold_base(%s) = %zu, want %zu", names[i].name,
+				 dc_sym_cold_base(names[i].name, strlen(names[i].name)), names[i].base);
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct nmsym *v;
+		size_t n = nm_funcs(tpath(progs[i].prog), &v);
+		const struct nmsym *h = nm_find(v, n, progs[i].hot), *c = nm_find(v, n, progs[i].cold);
+		struct dc_sideband *sb;
+		struct dc_symbols *s;
+		uint64_t lo, hi, kh, kc;
+		int dso;
+
+		if (!h || !c)
+			fail_msg("nm has no %s or %s in %s", progs[i].hot, progs[i].cold,
+				 progs[i].prog);
+		assert_int_equal(dc_sb_new(&sb), 0);
+		assert_int_equal(dc_symbols_new(NULL, sb, &s), 0);
+		dso = dc_sym_dso(s, tpath(progs[i].prog), NULL, 0);
+		assert_true(dso >= 0);
+		kh = dc_sym_dso_lookup(s, dso, h->addr + 1, &lo, &hi);
+		assert_string_equal(dc_sym_name(s, kh), progs[i].hot);
+		kc = dc_sym_dso_lookup(s, dso, c->addr + c->size - 1, &lo, &hi);
+		assert_int_equal(kc, kh);
+		assert_int_equal(lo, c->addr);
+		assert_int_equal(hi, c->addr + c->size);
+		/* in a process (a PIE mapped whole at base) */
+		assert_int_equal(dc_sb_mmap(sb, 100, 0, base, 0x20000, 0, tpath(progs[i].prog),
+					    NULL, 0), 0);
+		assert_int_equal(dc_sym_func_key(s, 100, base + c->addr), kh);
+		assert_int_equal(dc_sym_func_key(s, 100, base + h->addr), kh);
+		assert_int_equal(dc_sym_func_start(s, 100, base + c->addr + 1), base + h->addr);
+		assert_int_equal(dc_sym_func_start(s, 100, base + h->addr + 1), base + h->addr);
+		kc = dc_sym_func_part(s, 100, base + c->addr + 1, &lo, &hi);
+		assert_true(kc != kh);
+		assert_string_equal(dc_sym_name(s, kc), progs[i].cold);
+		assert_int_equal(lo, base + c->addr);
+		assert_int_equal(dc_sym_func_part(s, 100, base + h->addr, &lo, &hi), kh);
+		assert_int_equal(lo, base + h->addr);
+		dc_symbols_free(s);
+		dc_sb_free(sb);
+		free(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -929,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_eq),
 		cmocka_unit_test(test_insn_count_per_code),
 		cmocka_unit_test(test_fde),
+		cmocka_unit_test(test_cold_parts),
 	};
 
 	find_testdata();

@@ -12,6 +12,9 @@ set of stacks must be the twin's. The functions without an FDE (crt's
 frame_dummy, _init, ...) are "[unknown] (STRIPPED)" in the stripped run:
 both sides write them "?" before comparing. Self times are not compared
 (the two runs' argv differ, so the time in libc's string functions does).
+A function's .cold part ("F.cold"; an FDE of its own) is F's code in the
+twin, where its name says so; stripped, nothing does, and it is a frame of
+its own that replaces F's like a tail call: named F here, both are F.
 """
 import re
 import subprocess
@@ -54,6 +57,9 @@ def main(argv):
             errs.append("%s is at no function start of %s" % (m.group(0), twin))
             return m.group(0)
         named += 1
+        m = re.match(r"^(.+)\.cold(\.\d+)?$|^(.+) \[clone \.cold(\.\d+)?\]$", syms[a])
+        if m and (m.group(1) or m.group(3)) in syms.values():
+            return m.group(1) or m.group(3)
         return syms[a]
 
     def unnamed(f):
