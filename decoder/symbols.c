@@ -108,8 +108,9 @@ struct cache_ent {
 	uint64_t key, lo, hi;   /* key: the function's (a .cold part's: its
 				 * function's); [lo, hi): the code part's  */
 	uint32_t inl;           /* inline context, UINT32_MAX: not asked yet */
-	uint32_t part;          /* a .cold part: its own symbol (index + 1
-				 * in its image's syms), else 0            */
+	uint32_t part;          /* a .cold part: its own symbol's index + 1
+				 * XOR its function's (key ^ part: the
+				 * part's own key), else 0                 */
 	uint64_t ilo, ihi;      /* the range around ip with that context     */
 };
 
@@ -1648,8 +1649,8 @@ static const char *fde_name(struct dso *d, uint64_t key)
 	return n;
 }
 
-/* dc_sym_dso_lookup, and *part: a .cold part's own symbol (index + 1),
- * else 0. */
+/* dc_sym_dso_lookup, and *part: for a .cold part, its own symbol's index
+ * + 1 XOR its function's, else 0. */
 static uint64_t dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64_t *lo,
 			   uint64_t *hi, uint32_t *part)
 {
@@ -1673,7 +1674,7 @@ static uint64_t dso_lookup(struct dc_symbols *s, int dso, uint64_t vaddr, uint64
 			size_t c = DC_VEC_UPPER(m->colds, m->ncolds, sym, a);
 
 			if (c && m->colds[c - 1].sym == a) {
-				*part = (uint32_t)a;
+				*part = (uint32_t)a ^ m->colds[c - 1].home;
 				return make_key(dso, m->colds[c - 1].home);
 			}
 		}
@@ -2178,7 +2179,7 @@ uint64_t dc_sym_func_part(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint6
 		e = &tmp;
 	*lo = e->lo;
 	*hi = e->hi;
-	return e->part ? (e->key & ~UINT64_C(0xffffffff)) | e->part : e->key;
+	return e->key ^ e->part;    /* (no branch: the decoder asks per block) */
 }
 
 uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip)
@@ -2196,7 +2197,8 @@ uint64_t dc_sym_func_start(struct dc_symbols *s, uint32_t pid, uint64_t ip)
 	/* a .cold part: its function's entry, as far from the part's start
 	 * as in the binary */
 	m = s->dsos[(e->key >> 32) - 1]->img;
-	return e->lo - m->syms[e->part - 1].start + m->syms[(e->key & 0xffffffffu) - 1].start;
+	return e->lo - m->syms[((e->key & 0xffffffffu) ^ e->part) - 1].start +
+	       m->syms[(e->key & 0xffffffffu) - 1].start;
 }
 
 void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k)
