@@ -15,7 +15,9 @@ if ! command -v perf >/dev/null; then echo "perf not installed"; exit 77; fi
 # PLT stubs and the resolver path differently enough that the stub-name
 # normalization above merges distinct contexts. --itrace=cr on the
 # single-threaded programs only (threads: see known issues in the report).
-for p in nested signal tail longjmp fptr threads; do
+# emu_cold: perf prints "process.cold+0x.."; the importer's key is process's,
+# as the ELF symbolizer's (no .cold frame either way).
+for p in nested signal tail longjmp fptr threads cold; do
 	# emu_threads with frequent preemption: a preempted thread's last
 	# packets must stay its own in perf's decoding too (the emulator stamps
 	# the switch-out 1 ns after them)
@@ -40,5 +42,13 @@ for p in nested signal tail longjmp fptr threads; do
 			fail "$p --itrace=$f text vs perf.data: $(cat "$p.$f.same")"
 		fi
 	done
+	if [ "$p" = cold ]; then
+		grep -q '\.cold+0x' "$p.b.txt" || fail "cold: perf script names no .cold part"
+		if grep -q '\.cold' "$p.cr" "$p.b" 2>/dev/null; then
+			fail "cold: a .cold frame from perf script text: $(grep -m1 '\.cold' "$p.cr" "$p.b")"
+		else
+			pass "cold: perf script text's .cold parts are their functions'"
+		fi
+	fi
 done
 finish
