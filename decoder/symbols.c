@@ -756,7 +756,8 @@ size_t dc_sym_cold_base(const char *name, size_t len)
 
 	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
 		n--;
-	if (n < e && (!n || name[--n] != '.' || n == e - 1))
+	/* (".N" after it: a dot before the digits) */
+	if (n < e && (!n || name[--n] != '.'))
 		return 0;
 	if (n < 5 || memcmp(name + n - 5, ".cold", 5))
 		return 0;
