@@ -4,7 +4,7 @@
  * a "# stats" line. For the
  * decode e2e tests, which compare them with the emulator's truth log.
  * DC_DIGEST=1 (set, not empty): print, in place of the events and comms, one line "# digest
- * events N hash H": H a 64-bit FNV-1a hash over every field of every event
+ * events N hash H": H the FNV-1a state (dc_fnv) over every field of every event
  * and comm, in order (the same fields the lines hold, names included), for
  * tests that only compare two decodings of a large trace (formatting
  * millions of lines took three quarters of the time). */
@@ -15,6 +15,7 @@
 
 #include <time.h>
 
+#include "decoder/dc_hash.h"
 #include "decoder/decoder.h"
 
 struct out {
@@ -26,23 +27,14 @@ struct out {
 	uint64_t hash, n;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* The fields of one line, numbers then strings (each with its NUL, so
  * that "ab" "c" and "a" "bc" differ). */
 static void digest(struct out *o, const uint64_t *v, size_t nv, const char *s1, const char *s2)
 {
-	o->hash = fnv(o->hash, v, nv * sizeof(*v));
-	o->hash = fnv(o->hash, s1, strlen(s1) + 1);
+	o->hash = dc_fnv(o->hash, (const char *)v, nv * sizeof(*v));
+	o->hash = dc_fnv(o->hash, s1, strlen(s1) + 1);
 	if (s2)
-		o->hash = fnv(o->hash, s2, strlen(s2) + 1);
+		o->hash = dc_fnv(o->hash, s2, strlen(s2) + 1);
 }
 
 static const char *name(struct dc_symbols *sym, uint32_t pid, uint64_t ip)
@@ -116,7 +108,7 @@ static void on_warning(void *ctx, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct out o = { .f = stdout, .hash = 0xcbf29ce484222325ull };
+	struct out o = { .f = stdout, .hash = DC_FNV_BASIS };
 	struct timespec t0, t1;
 	double secs;
 	struct dc_session_opts opts = { .on_comm = on_comm, .on_warning = on_warning, .ctx = &o,
