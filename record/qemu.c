@@ -955,20 +955,50 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		case RC_INSN_OTHER: explained = x == fall; break;
 		default: explained = true; break;
 		}
-		if (!explained && is_handler(t->p, x)) {
-			/* a signal: L went its way, then the handler */
-			uint64_t to = l->cls == RC_INSN_JMP || l->cls == RC_INSN_CALL ? l->target : fall;
-			if (l->cls == RC_INSN_JCC) {
-				to = resume_after_signal(e, t);
-				if (!to && !e->eof)
-					return 0;
-				if (!to)
-					to = fall;
+		/* A handler's entry after a ret, an indirect call or jump: the
+		 * last instruction may have gone there (a handler called
+		 * through a pointer), or a fault in the block, or a signal
+		 * after it, started the handler: qemu runs a block that faults
+		 * as far as the fault and then the handler, and the plugin saw
+		 * the block start, so its last instruction looks retired. */
+		bool indirect = l->cls == RC_INSN_RET || l->cls == RC_INSN_CALL_IND ||
+				l->cls == RC_INSN_JMP_IND;
+		if ((!explained || indirect) && is_handler(t->p, x)) {
+			/* where the handler's rt_sigreturn resumes (0: it does
+			 * not, as when it siglongjmps) */
+			uint64_t y = resume_after_signal(e, t);
+			if (!y && !e->eof)
+				return 0;
+			bool went = y == l->target || (l->cls == RC_INSN_JCC && y == fall);
+			/* resumed inside the block, where its last instruction
+			 * did not go: the instruction there faulted, and none
+			 * from it on retired (their time stays counted) */
+			bool fault = y && y >= t->pend->vaddr && y <= l->ip && !went;
+			uint64_t to;
+			if (fault)
+				to = y;
+			else if (l->cls == RC_INSN_RET)
+				to = y ? y : l->ip;   /* the ret went to Y; else it faulted */
+			else if (indirect)
+				to = 0;       /* a call or jump to the handler */
+			else if (l->cls == RC_INSN_JCC)
+				to = y ? y : fall;
+			else
+				to = l->cls == RC_INSN_JMP || l->cls == RC_INSN_CALL ? l->target : fall;
+			if (!to) {
+				if (retire(e, c, t, x))
+					return e->fail;
+				goto retired;
 			}
-			/* as the stepper: the handler starts at the interrupted
-			 * instruction's time (FUP + TIP.PGD, then TIP.PGE) */
-			if (retire(e, c, t, to) ||
-			    enc(e, c, rc_ptenc_disable(v->q.enc, v->now, to, RC_PTENC_OFF_ASYNC), "disable"))
+			/* a signal: L went its way (unless it or one before it
+			 * faulted), then the handler; as the stepper: the
+			 * handler starts at the interrupted instruction's time
+			 * (FUP + TIP.PGD, then TIP.PGE) */
+			if (fault || (l->cls == RC_INSN_RET && !y))
+				t->pend = NULL;
+			else if (retire(e, c, t, to))
+				return e->fail;
+			if (enc(e, c, rc_ptenc_disable(v->q.enc, v->now, to, RC_PTENC_OFF_ASYNC), "disable"))
 				return e->fail;
 			TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64, to, x);
 			v->on = true;
@@ -977,6 +1007,7 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		} else if (retire(e, c, t, x)) {
 			return e->fail;
 		}
+retired:
 		/* --inject-ovf N: an overflow every N packets, before X */
 		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
 			TRUTH(e, v->now, (int)c, t, "ovf %#" PRIx64, x);

@@ -23,7 +23,16 @@
  *    non-branch or a direct branch) is a signal delivery to a handler the
  *    guest installed (rt_sigaction): FUP + TIP.PGD at the interrupted
  *    instruction, TIP.PGE at the handler; a conditional branch before it
- *    went where the handler's rt_sigreturn resumes (read ahead);
+ *    went where the handler's rt_sigreturn resumes (read ahead); so is
+ *    a handler's entry after a ret (a fault in the block, or a signal
+ *    after it: no ret goes to a function's entry), or after an indirect
+ *    call or jump whose block the handler's rt_sigreturn resumes in (else
+ *    that is a call of the handler through a pointer). Where rt_sigreturn
+ *    resumes inside the block (not where its last instruction goes), the
+ *    instruction there faulted: FUP there, and neither it nor the rest of
+ *    the block retired (their time stays counted); a handler that never
+ *    returns (siglongjmp) after a block ending in a ret is placed at the
+ *    ret, which did not retire;
  *  - virtual time: per virtual CPU as in the stepper (emulate.h); guest
  *    threads run in parallel under qemu, so each thread's events are
  *    replayed in its own order, and threads meet only where they synchronise:

@@ -73,6 +73,22 @@ if [ -z "${TRUTH_PROGRAMS:-}" ] && record stripsig strip_signal --start=; then
 	[ "$(grep -c ' signal ' stripsig.truth)" = 2 ] ||
 		fail "stripped, a signal: the truth has not the 2 signals out of a syscall"
 fi
+# Faults (emu_fault: SIGSEGV, SIGFPE) in the middle of a block of straight
+# code: one signal line each, and the handler on top of the function that
+# faulted, where the qemu backend had no signal for a fault in a block
+# that ended in a ret (the handler was where the ret went) and a call that
+# never ran for one in a block that ended in a call
+if [ -z "${TRUTH_PROGRAMS:-}" ] && [ -s fault.truth ]; then
+	if [ "$(grep -c ' signal ' fault.truth)" = 3 ]; then pass "fault: 3 signals in the truth"
+	else fail "fault: $(grep -c ' signal ' fault.truth) signals in the truth, not 3"; fi
+	missing=
+	$TP expect fault.truth >fault.exp 2>fault.notes || missing=expect
+	for f in load divide touch; do
+		grep -qE ";main:1[^;]*;$f:1[^;]*;on_fault:1[^;]* " fault.exp || missing="$missing $f"
+	done
+	if [ -z "$missing" ] && ! grep -q . fault.notes; then pass "fault: the handler on top of load, divide and touch"
+	else fail "fault: not above:$missing; $(head -c 300 fault.notes) $(grep on_fault fault.exp | head -c 600)"; fi
+fi
 # PLT stubs (issue 15.4): folded into their targets by default (no x@plt
 # frame left), frames of their own with --show-plt, both exact against the
 # truth model's same rule
