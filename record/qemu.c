@@ -883,9 +883,11 @@ static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
 }
 
 /* Where a conditional branch before a signal went: the address at which
- * the handler's rt_sigreturn resumes (read ahead in T's queue). 0: not
+ * the handler's rt_sigreturn resumes (read ahead in T's queue), after
+ * SKIP such returns at the same depth (signals delivered at once: each
+ * but the first interrupted the handler's first instruction). 0: not
  * there yet. */
-static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t)
+static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsigned skip)
 {
 	int depth = 0;
 	size_t i = t->head;
@@ -893,8 +895,14 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t)
 	while (i < t->n) {
 		uint32_t m = t->w[i];
 		if (m < RC_QP_MARK) {
-			if (after_ret && depth == 0)
-				return m < e->ndefs ? e->defs[m].vaddr : 0;
+			if (after_ret && depth == 0) {
+				if (!skip)
+					return m < e->ndefs ? e->defs[m].vaddr : 0;
+				skip--;       /* a resume, no new signal */
+				after_ret = false;
+				i++;
+				continue;
+			}
 			after_ret = false;
 			if (m < e->ndefs && e->defs[m].ok && is_handler(t->p, e->defs[m].vaddr) && i != t->head)
 				depth++;
@@ -966,9 +974,19 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 		if ((!explained || indirect) && is_handler(t->p, x)) {
 			/* where the handler's rt_sigreturn resumes (0: it does
 			 * not, as when it siglongjmps) */
-			uint64_t y = resume_after_signal(e, t);
+			uint64_t y = resume_after_signal(e, t, 0);
 			if (!y && !e->eof)
 				return 0;
+			/* resumed at the handler's entry: another signal came
+			 * with this one, before the handler's first instruction
+			 * (qemu delivers what is pending at once); the return
+			 * after it is where this one resumes */
+			unsigned nested = 0;
+			while (y == x && nested < 64) {
+				y = resume_after_signal(e, t, ++nested);
+				if (!y && !e->eof)
+					return 0;
+			}
 			bool went = y == l->target || (l->cls == RC_INSN_JCC && y == fall);
 			/* resumed inside the block, where its last instruction
 			 * did not go: the instruction there faulted, and none
@@ -1004,6 +1022,14 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 			v->on = true;
 			if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
 				return e->fail;
+			for (; nested; nested--) {
+				if (enc(e, c, rc_ptenc_disable(v->q.enc, v->now, x, RC_PTENC_OFF_ASYNC),
+					"disable"))
+					return e->fail;
+				TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64, x, x);
+				if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
+					return e->fail;
+			}
 		} else if (retire(e, c, t, x)) {
 			return e->fail;
 		}

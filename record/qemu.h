@@ -32,7 +32,10 @@
  *    instruction there faulted: FUP there, and neither it nor the rest of
  *    the block retired (their time stays counted); a handler that never
  *    returns (siglongjmp) after a block ending in a ret is placed at the
- *    ret, which did not retire;
+ *    ret, which did not retire; a handler whose rt_sigreturn resumes at
+ *    its own entry was entered by a second signal delivered with the
+ *    first (qemu, as the kernel, sets up every pending one at once): two
+ *    signals, the second at the handler's first instruction;
  *  - virtual time: per virtual CPU as in the stepper (emulate.h); guest
  *    threads run in parallel under qemu, so each thread's events are
  *    replayed in its own order, and threads meet only where they synchronise:
