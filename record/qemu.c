@@ -892,6 +892,10 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsign
 	int depth = 0;
 	size_t i = t->head;
 	bool after_ret = false;
+	/* handlers installed later in the queue are handlers there too (a
+	 * signal of one of them ends with an rt_sigreturn that is not ours) */
+	uint64_t later[8];
+	unsigned nlater = 0;
 	while (i < t->n) {
 		uint32_t m = t->w[i];
 		if (m < RC_QP_MARK) {
@@ -904,8 +908,14 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsign
 				continue;
 			}
 			after_ret = false;
-			if (m < e->ndefs && e->defs[m].ok && is_handler(t->p, e->defs[m].vaddr) && i != t->head)
-				depth++;
+			if (m < e->ndefs && e->defs[m].ok && i != t->head) {
+				uint64_t a = e->defs[m].vaddr;
+				bool h = is_handler(t->p, a);
+				for (unsigned k = 0; k < nlater && !h; k++)
+					h = later[k] == a;
+				if (h)
+					depth++;
+			}
 			i++;
 			continue;
 		}
@@ -919,6 +929,10 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsign
 			}
 			i += 2 + RC_QP_WORDS(struct rc_qp_ret);
 		} else if (m == RC_QP_SYS) {
+			struct rc_qp_sys sy;
+			memcpy(&sy, t->w + i + 1, sizeof(sy));
+			if (sy.nr == SYS_rt_sigaction && sy.extra > 1 && sy.extra != ~0ull && nlater < 8)
+				later[nlater++] = sy.extra;
 			i += 2 + RC_QP_WORDS(struct rc_qp_sys);
 		} else {
 			i += 2 + RC_QP_WORDS(struct rc_qp_birth);
