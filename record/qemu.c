@@ -71,6 +71,15 @@ struct qthr {
 	long rs_nr;
 	uint32_t *w;               /* queued words */
 	size_t head, n, cap;
+	uint64_t base;             /* words dropped before w[0] (base + i: a
+				    * word's place in the thread's stream)  */
+	struct {                   /* resume_after_signal's scan so far      */
+		uint64_t head, at; /* for the word at base + head; up to at  */
+		int depth;
+		bool after_ret;
+		unsigned nlater;
+		uint64_t later[8];
+	} ra;
 	bool traced, started;
 	const struct qdef *pend;   /* block whose last instruction is pending
 				    * (&pend_copy: e->defs moves when it grows) */
@@ -391,11 +400,13 @@ static size_t new_stamp(struct qemu *e, int kind, uint64_t uaddr)
 static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
 {
 	if (t->head && t->head == t->n) {
+		t->base += t->head;
 		t->head = t->n = 0;
 	}
 	if (t->n + n > t->cap) {
 		if (t->head) {
 			memmove(t->w, t->w + t->head, (t->n - t->head) * 4);
+			t->base += t->head;
 			t->n -= t->head;
 			t->head = 0;
 		}
@@ -882,12 +893,29 @@ static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
 	return enc(e, c, rc_ptenc_insn(v->q.enc, &in, now), "insn");
 }
 
+/* How far the read-ahead for a handler's rt_sigreturn looks (words of the
+ * thread's queue, 16 MiB) before it takes the handler as one that does not
+ * return (it siglongjmps), as at the end of the stream: the memory held
+ * while it waits is bounded, and a handler that runs longer than that
+ * before it returns is misplaced (its signal taken as a fault). */
+#define SIGRET_AHEAD (1u << 22)
+
+/* Whether to wait for more of T's stream before deciding where its
+ * handler's rt_sigreturn resumes. */
+static bool sigret_wait(const struct qemu *e, const struct qthr *t)
+{
+	return !e->eof && t->n - t->head < SIGRET_AHEAD;
+}
+
 /* Where a conditional branch before a signal went: the address at which
  * the handler's rt_sigreturn resumes (read ahead in T's queue), after
  * SKIP such returns at the same depth (signals delivered at once: each
  * but the first interrupted the handler's first instruction). 0: not
- * there yet. */
-static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsigned skip)
+ * there yet. The scan for SKIP 0 goes on where the last one for the same
+ * head stopped (a handler that siglongjmps is waited for up to
+ * SIGRET_AHEAD words, and the queue grows by a chunk at a time: scanning
+ * from the head each time was quadratic). */
+static uint64_t resume_after_signal(struct qemu *e, struct qthr *t, unsigned skip)
 {
 	int depth = 0;
 	size_t i = t->head;
@@ -896,6 +924,13 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsign
 	 * signal of one of them ends with an rt_sigreturn that is not ours) */
 	uint64_t later[8];
 	unsigned nlater = 0;
+	if (!skip && t->ra.head == t->base + t->head + 1) {
+		i = (size_t)(t->ra.at - t->base);
+		depth = t->ra.depth;
+		after_ret = t->ra.after_ret;
+		nlater = t->ra.nlater;
+		memcpy(later, t->ra.later, sizeof(later));
+	}
 	while (i < t->n) {
 		uint32_t m = t->w[i];
 		if (m < RC_QP_MARK) {
@@ -937,6 +972,14 @@ static uint64_t resume_after_signal(struct qemu *e, const struct qthr *t, unsign
 		} else {
 			i += 2 + RC_QP_WORDS(struct rc_qp_birth);
 		}
+	}
+	if (!skip && i == t->n) {   /* (a record cut by the queue's end: again) */
+		t->ra.head = t->base + t->head + 1;
+		t->ra.at = t->base + i;
+		t->ra.depth = depth;
+		t->ra.after_ret = after_ret;
+		t->ra.nlater = nlater;
+		memcpy(t->ra.later, later, sizeof(later));
 	}
 	return 0;
 }
@@ -989,7 +1032,7 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 			/* where the handler's rt_sigreturn resumes (0: it does
 			 * not, as when it siglongjmps) */
 			uint64_t y = resume_after_signal(e, t, 0);
-			if (!y && !e->eof)
+			if (!y && sigret_wait(e, t))
 				return 0;
 			/* resumed at the handler's entry: another signal came
 			 * with this one, before the handler's first instruction
@@ -998,7 +1041,7 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 			unsigned nested = 0;
 			while (y == x && nested < 64) {
 				y = resume_after_signal(e, t, ++nested);
-				if (!y && !e->eof)
+				if (!y && sigret_wait(e, t))
 					return 0;
 			}
 			bool went = y == l->target || (l->cls == RC_INSN_JCC && y == fall);
