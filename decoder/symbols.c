@@ -321,9 +321,18 @@ static int name_add(struct img *d, const char *name, uint32_t *off)
 	return dc_strpool_add(&d->names, &d->names_len, &d->names_cap, 4096, name, off);
 }
 
+/* A name finish_syms dropped: another symbol's at the same address
+ * (link_cold looks a .cold part's function up by any of its names). */
+struct alias {
+	uint32_t name;
+	uint64_t start;
+};
+
 struct symvec {
 	struct sym *v;
 	size_t n, cap;
+	struct alias *al;       /* (finish_syms) */
+	size_t nal, alcap;
 };
 
 static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t size,
@@ -710,6 +719,12 @@ static void finish_syms(struct img *d, struct symvec *sv)
 			/* an alias: keep the preferred name, the largest size */
 			if (sv->v[r].end > sv->v[w - 1].end && sv->v[w - 1].end)
 				sv->v[w - 1].end = sv->v[r].end;
+			/* (its name still names the function: glibc's
+			 * __GI__IO_puts.cold is _IO_puts's; none kept
+			 * out of memory: fewer .cold parts linked) */
+			if (!sv->v[r].label && !sv->v[w - 1].label &&
+			    !DC_VEC_PUSH_ROOM(sv->al, sv->nal, sv->alcap, 64))
+				sv->al[sv->nal++] = (struct alias){ sv->v[r].name, sv->v[r].start };
 			continue;
 		}
 		sv->v[w++] = sv->v[r];
@@ -770,10 +785,11 @@ size_t dc_sym_cold_base(const char *name, size_t len)
 /* Link each .cold part (gcc's "F.cold", "F.cold.N", C++ "F(int) [clone
  * .cold]") to its function F, the symbol of that name in the same binary
  * (a cold part of a cold part's name to the function at the end): its
- * addresses get F's key (dc_sym_dso_lookup). A name no symbol or more
- * than one has (two static functions of one name) links nothing: the
- * part stays a function of its own. Out of memory: none linked. */
-static int link_cold(struct img *d)
+ * addresses get F's key (dc_sym_dso_lookup). F may be the name of an
+ * alias finish_syms dropped (al[0, nal)). A name no symbol or more than
+ * one has (two static functions of one name) links nothing: the part
+ * stays a function of its own. Out of memory: none linked. */
+static int link_cold(struct img *d, const struct alias *al, size_t nal)
 {
 	struct dc_hash idx = { 0 };
 	size_t nc = 0;
@@ -796,6 +812,15 @@ static int link_cold(struct img *d)
 			;
 		ret = dc_hash_put(&idx, k, i);
 	}
+	/* an alias's entry: nsyms + its index in al */
+	for (size_t i = 0; i < nal && !ret; i++) {
+		const char *nm = d->names + al[i].name;
+		uint64_t k = dc_hash_chain_start(dc_strhash(nm, strlen(nm))), j;
+
+		while (dc_hash_chain(&idx, &k, &j))
+			;
+		ret = dc_hash_put(&idx, k, d->nsyms + i);
+	}
 	d->colds = ret ? NULL : malloc(nc * sizeof(*d->colds));
 	for (size_t i = 0; d->colds && i < d->nsyms; i++) {
 		const char *nm = d->names + d->syms[i].name;
@@ -810,11 +835,25 @@ static int link_cold(struct img *d)
 			uint64_t k = dc_hash_chain_start(dc_strhash(nm, b)), j;
 			unsigned found = 0;
 
-			while (dc_hash_chain(&idx, &k, &j))
-				if (dc_str_eq(d->names + d->syms[j].name, nm, b)) {
+			while (dc_hash_chain(&idx, &k, &j)) {
+				size_t a = j >= d->nsyms ? j - d->nsyms : 0;
+				const char *jn = j < d->nsyms ? d->names + d->syms[j].name
+							      : d->names + al[a].name;
+
+				if (!dc_str_eq(jn, nm, b))
+					continue;
+				/* an alias: the symbol kept at its address */
+				if (j >= d->nsyms) {
+					j = DC_VEC_UPPER(d->syms, d->nsyms, start, al[a].start);
+					if (!j || d->syms[--j].start != al[a].start || d->syms[j].label)
+						continue;
+				}
+				/* (one function by two of its names: once) */
+				if (j != home) {
 					home = j;
 					found++;
 				}
+			}
 			if (found != 1) {
 				home = UINT64_MAX;
 				break;
@@ -1336,8 +1375,9 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		}
 		finish_syms(m, &sv);
 		if (!ret)
-			ret = link_cold(m);
+			ret = link_cold(m, sv.al, sv.nal);
 		free(sv.v);
+		free(sv.al);
 		d->img = m;
 		return ret;
 	}
@@ -1391,8 +1431,9 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	if (!ret)
 		finish_syms(m, &sv);
 	if (!ret)
-		ret = link_cold(m);
+		ret = link_cold(m, sv.al, sv.nal);
 	free(sv.v);
+	free(sv.al);
 	pthread_mutex_lock(&img_lock);
 	img_loads++;
 	pthread_mutex_unlock(&img_lock);

@@ -934,6 +934,8 @@ static void test_cold_parts(void **state)
 		{ "emu_cold", "walk", "walk.cold" },
 		{ "emu_coldxx", "app::step(int)", "app::step(int) [clone .cold]" },
 		{ "emu_coldxx", "main", "main.cold" },
+		/* (process's kept name is its global alias, in .dynsym too) */
+		{ "cold_alias", "api_process", "process.cold" },
 	};
 	const uint64_t base = 0x555555554000ull;
 
