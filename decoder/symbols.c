@@ -788,8 +788,9 @@ size_t dc_sym_cold_base(const char *name, size_t len)
  * addresses get F's key (dc_sym_dso_lookup). F may be the name of an
  * alias finish_syms dropped (al[0, nal)). A name no symbol or more than
  * one has (two static functions of one name) links nothing: the part
- * stays a function of its own. Out of memory: none linked. */
-static int link_cold(struct img *d, const struct alias *al, size_t nal)
+ * stays a function of its own. Out of memory: none linked (the parts
+ * are functions of their own; the binary's symbols stay). */
+static void link_cold(struct img *d, const struct alias *al, size_t nal)
 {
 	struct dc_hash idx = { 0 };
 	size_t nc = 0;
@@ -801,7 +802,7 @@ static int link_cold(struct img *d, const struct alias *al, size_t nal)
 		nc += !d->syms[i].label && dc_sym_cold_base(nm, strlen(nm)) > 0;
 	}
 	if (!nc)
-		return 0;
+		return;
 	for (size_t i = 0; i < d->nsyms && !ret; i++) {
 		const char *nm = d->names + d->syms[i].name;
 		uint64_t k = dc_hash_chain_start(dc_strhash(nm, strlen(nm))), j;
@@ -867,7 +868,6 @@ static int link_cold(struct img *d, const struct alias *al, size_t nal)
 		d->colds[d->ncolds++] = (struct coldlink){ (uint32_t)i + 1, (uint32_t)home + 1 };
 	}
 	dc_hash_free(&idx);
-	return d->colds || ret ? ret : -ENOMEM;
 }
 
 /* Look for separate debuginfo with a .symtab: by build-id, then by
@@ -1375,7 +1375,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 		}
 		finish_syms(m, &sv);
 		if (!ret)
-			ret = link_cold(m, sv.al, sv.nal);
+			link_cold(m, sv.al, sv.nal);
 		free(sv.v);
 		free(sv.al);
 		d->img = m;
@@ -1431,7 +1431,7 @@ static int dso_load(struct dc_symbols *s, struct dso *d)
 	if (!ret)
 		finish_syms(m, &sv);
 	if (!ret)
-		ret = link_cold(m, sv.al, sv.nal);
+		link_cold(m, sv.al, sv.nal);
 	free(sv.v);
 	free(sv.al);
 	pthread_mutex_lock(&img_lock);
