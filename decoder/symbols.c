@@ -34,6 +34,8 @@ struct sym {
 	bool label;             /* STT_NOTYPE in code: names only code no
 				 * function symbol covers (finish_syms) */
 	bool cold;              /* a function's .cold part: img colds has it */
+	uint8_t variant;        /* C++ constructor or destructor variant
+				 * (cxx_variant), 0: none                  */
 };
 
 /* A .cold part (index + 1 in syms) and the function it belongs to. */
@@ -325,8 +327,34 @@ static int name_add(struct img *d, const char *name, uint32_t *off)
  * (link_cold looks a .cold part's function up by any of its names). */
 struct alias {
 	uint32_t name;
+	uint8_t variant;
 	uint64_t start;
 };
+
+/* Which constructor or destructor a mangled name is (C1-C5, D0-D5 in the
+ * Itanium ABI: the complete, base, deleting... variants are functions of
+ * their own with one demangled name), as 16 * kind + digit; 0 when it is
+ * none or cannot be told. A destructor's name ends "D<n>Ev" (it takes no
+ * arguments); a constructor's holds "C<n>E" once. Only ".cold" and the
+ * like after the name are not looked at. */
+static uint8_t cxx_variant(const char *raw)
+{
+	size_t n = strcspn(raw, ".");
+	const char *c = NULL;
+
+	if (n < 4 || strncmp(raw, "_ZN", 3))
+		return 0;
+	if (raw[n - 4] == 'D' && raw[n - 3] >= '0' && raw[n - 3] <= '5' &&
+	    raw[n - 2] == 'E' && raw[n - 1] == 'v')
+		return (uint8_t)(32 + raw[n - 3] - '0');
+	for (size_t i = 3; i + 2 < n; i++)
+		if (raw[i] == 'C' && raw[i + 1] >= '1' && raw[i + 1] <= '5' && raw[i + 2] == 'E') {
+			if (c)
+				return 0;
+			c = raw + i;
+		}
+	return c ? (uint8_t)(16 + c[1] - '0') : 0;
+}
 
 struct symvec {
 	struct sym *v;
@@ -357,15 +385,18 @@ static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t si
 	}
 	e = &sv->v[sv->n];
 	ret = name_add(d, dm ? dm : name, &e->name);
-	free(dm);
-	if (ret)
+	if (ret) {
+		free(dm);
 		return ret;
+	}
 	e->start = start;
 	e->end = size ? start + size : 0;   /* 0: up to the next symbol */
 	e->end_cap = 0;
 	e->prio = prio;
 	e->label = false;
 	e->cold = false;
+	e->variant = dm ? cxx_variant(name) : 0;
+	free(dm);
 	sv->n++;
 	return 0;
 }
@@ -724,7 +755,8 @@ static void finish_syms(struct img *d, struct symvec *sv)
 			 * out of memory: fewer .cold parts linked) */
 			if (!sv->v[r].label && !sv->v[w - 1].label &&
 			    !DC_VEC_PUSH_ROOM(sv->al, sv->nal, sv->alcap, 64))
-				sv->al[sv->nal++] = (struct alias){ sv->v[r].name, sv->v[r].start };
+				sv->al[sv->nal++] = (struct alias){ sv->v[r].name, sv->v[r].variant,
+								    sv->v[r].start };
 			continue;
 		}
 		sv->v[w++] = sv->v[r];
@@ -782,13 +814,45 @@ size_t dc_sym_cold_base(const char *name, size_t len)
 	return clone ? n - 8 : n;
 }
 
+/* The one function named nm[0, b) in d, by any of its names (idx: name
+ * hash -> index in syms, or nsyms + index in al), of the C++ constructor
+ * or destructor variant VARIANT when that is not 0: its index in syms;
+ * UINT64_MAX when none or more than one. */
+static uint64_t cold_home(const struct img *d, const struct alias *al, const struct dc_hash *idx,
+			  const char *nm, size_t b, uint8_t variant)
+{
+	uint64_t k = dc_hash_chain_start(dc_strhash(nm, b)), j, home = UINT64_MAX;
+
+	while (dc_hash_chain(idx, &k, &j)) {
+		size_t a = j >= d->nsyms ? j - d->nsyms : 0;
+		const char *jn = j < d->nsyms ? d->names + d->syms[j].name : d->names + al[a].name;
+		uint8_t v = j < d->nsyms ? d->syms[j].variant : al[a].variant;
+
+		if (!dc_str_eq(jn, nm, b) || (variant && v != variant))
+			continue;
+		/* an alias: the symbol kept at its address */
+		if (j >= d->nsyms) {
+			j = DC_VEC_UPPER(d->syms, d->nsyms, start, al[a].start);
+			if (!j || d->syms[--j].start != al[a].start || d->syms[j].label)
+				continue;
+		}
+		/* (one function by two of its names: once) */
+		if (home != UINT64_MAX && j != home)
+			return UINT64_MAX;
+		home = j;
+	}
+	return home;
+}
+
 /* Link each .cold part (gcc's "F.cold", "F.cold.N", C++ "F(int) [clone
  * .cold]") to its function F, the symbol of that name in the same binary
  * (a cold part of a cold part's name to the function at the end): its
  * addresses get F's key (dc_sym_dso_lookup). F may be the name of an
- * alias finish_syms dropped (al[0, nal)). A name no symbol or more than
- * one has (two static functions of one name) links nothing: the part
- * stays a function of its own. Out of memory: none linked (the parts
+ * alias finish_syms dropped (al[0, nal)). Where more than one function
+ * has the name, a C++ constructor's or destructor's part goes to the one
+ * of its own variant (D0's part to D0, D2's to D1/D2: they demangle
+ * alike). A name no symbol or more than one has (two static functions
+ * of one name) links nothing: the part stays a function of its own. Out of memory: none linked (the parts
  * are functions of their own; the binary's symbols stay). */
 static void link_cold(struct img *d, const struct alias *al, size_t nal)
 {
@@ -826,6 +890,7 @@ static void link_cold(struct img *d, const struct alias *al, size_t nal)
 	for (size_t i = 0; d->colds && i < d->nsyms; i++) {
 		const char *nm = d->names + d->syms[i].name;
 		size_t len = strlen(nm), b = 0;
+		uint8_t variant = d->syms[i].variant;
 		uint64_t home = UINT64_MAX;
 		int step;
 
@@ -833,34 +898,14 @@ static void link_cold(struct img *d, const struct alias *al, size_t nal)
 			continue;
 		/* (F.cold.cold: F, in a few steps at most) */
 		for (step = 0; step < 4 && (b = dc_sym_cold_base(nm, len)); step++) {
-			uint64_t k = dc_hash_chain_start(dc_strhash(nm, b)), j;
-			unsigned found = 0;
-
-			while (dc_hash_chain(&idx, &k, &j)) {
-				size_t a = j >= d->nsyms ? j - d->nsyms : 0;
-				const char *jn = j < d->nsyms ? d->names + d->syms[j].name
-							      : d->names + al[a].name;
-
-				if (!dc_str_eq(jn, nm, b))
-					continue;
-				/* an alias: the symbol kept at its address */
-				if (j >= d->nsyms) {
-					j = DC_VEC_UPPER(d->syms, d->nsyms, start, al[a].start);
-					if (!j || d->syms[--j].start != al[a].start || d->syms[j].label)
-						continue;
-				}
-				/* (one function by two of its names: once) */
-				if (j != home) {
-					home = j;
-					found++;
-				}
-			}
-			if (found != 1) {
-				home = UINT64_MAX;
+			home = cold_home(d, al, &idx, nm, b, 0);
+			if (home == UINT64_MAX && variant)
+				home = cold_home(d, al, &idx, nm, b, variant);
+			if (home == UINT64_MAX)
 				break;
-			}
 			nm = d->names + d->syms[home].name;
 			len = strlen(nm);
+			variant = d->syms[home].variant;
 		}
 		if (home == UINT64_MAX || b)
 			continue;

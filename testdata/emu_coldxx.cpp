@@ -4,8 +4,11 @@
 // across the jumps into its cold part and back, and the cold part's calls
 // (note) are its children. One exception goes through step's cleanup,
 // a landing pad in the cold part: the unwinder's jump there goes back to
-// step's frame.
+// step's frame. A virtual destructor's deleting (D0) and complete (D1/D2)
+// variants each have a .cold part, both "Shape::~Shape() [clone .cold]":
+// each goes to its own variant (_ZN5ShapeD0Ev.cold to D0).
 #include <stdexcept>
+#include <string>
 
 volatile int sink;
 
@@ -40,9 +43,31 @@ __attribute__((noinline)) int step(int x)
 }
 }
 
+struct Shape {
+	virtual ~Shape();
+	int v = 0;
+	std::string s;
+};
+
+Shape::~Shape()
+{
+	if (v % 7 == 0) {
+		for (int i = 0; i < v; i++)
+			s += 'x';
+		note(v);
+	}
+}
+
 int main()
 {
 	int s = 0;
+
+	for (int i = 0; i < 15; i++) {
+		Shape *p = new Shape;
+
+		p->v = i;
+		delete p;
+	}
 
 	for (int i = 0; i < 20; i++) {
 		try {

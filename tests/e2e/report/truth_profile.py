@@ -185,8 +185,10 @@ class ElfSyms:
     def _cold_homes(self):
         """start -> start of the function whose .cold part starts there
         (gcc's F.cold, F.cold.N, C++ "F(int) [clone .cold]"): the one
-        function (not a label) named F in this file; none when no name or
-        more than one function has it."""
+        function (not a label) named F in this file, by any of the part's
+        names, mangled ones included (a C++ destructor's deleting and
+        complete variants demangle alike: _ZN4BaseD0Ev.cold is D0's);
+        none when no name or more than one function has it."""
         by_name = defaultdict(set)
         for start, (size, names) in self.funcs.items():
             if start not in self.labels:
@@ -210,7 +212,10 @@ class ElfSyms:
                 b = base(self.funcs[cur][1])
                 if not b:
                     break
-                cands = set().union(*(by_name.get(n, set()) for n in b))
+                # a name that one function has decides (the mangled one
+                # where the demangled is shared); two such disagreeing: none
+                cands = set().union(*(c for c in (by_name.get(n, set()) for n in b)
+                                      if len(c) == 1))
                 if len(cands) != 1 or (cands & seen):
                     cur = None
                     break
