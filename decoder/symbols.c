@@ -366,18 +366,19 @@ struct symvec {
 static int sym_add(struct img *d, struct symvec *sv, uint64_t start, uint64_t size,
 		   const char *name, uint8_t prio, bool demangle)
 {
-	char *dm = demangle ? dc_sym_demangle(name) : NULL;
-	char plain[512];
+	char plain[512], *dm;
 	const char *at = strchr(name, '@');
 	struct sym *e;
 	int ret;
 
-	/* symbol versions ("memcpy@@GLIBC_2.14") are not part of the name */
-	if (!dm && at && at != name && strcmp(at, "@plt") && (size_t)(at - name) < sizeof(plain)) {
+	/* symbol versions ("memcpy@@GLIBC_2.14") are not part of the name,
+	 * and a versioned C++ name demangles only without one */
+	if (at && at != name && strcmp(at, "@plt") && (size_t)(at - name) < sizeof(plain)) {
 		memcpy(plain, name, (size_t)(at - name));
 		plain[at - name] = 0;
 		name = plain;
 	}
+	dm = demangle ? dc_sym_demangle(name) : NULL;
 
 	if (DC_VEC_PUSH_ROOM(sv->v, sv->n, sv->cap, 256)) {
 		free(dm);

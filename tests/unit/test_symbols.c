@@ -913,6 +913,41 @@ static void test_fde(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A versioned C++ name in a symbol table ("_Z...@@V1", as .symver in a
+ * library's source makes one in its .symtab): demangled without the
+ * version (before, the version kept it from demangling, and it showed
+ * mangled). */
+static void test_versioned_cxx_name(void **state)
+{
+	char dir[] = "/tmp/ptf_symver.XXXXXX", bin[600], cmd[2000];
+	unsigned long long text = 0;
+	struct dc_symbols *s;
+	uint64_t lo, hi;
+	FILE *p;
+	int dso;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/v", dir);
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '$2 == \".text\" {print $4}'",
+		 tpath("symtest"));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llx", &text), 1);
+	pclose(p);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all --add-symbol "
+		 "'_ZN5outer5inner7Counter4bumpEi@@V1=.text:0,global,function' '%s' '%s'",
+		 tpath("symtest"), bin);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(dc_symbols_new(NULL, NULL, &s), 0);
+	dso = dc_sym_dso(s, bin, NULL, 0);
+	assert_string_equal(dc_sym_name(s, dc_sym_dso_lookup(s, dso, text, &lo, &hi)),
+			    "outer::inner::Counter::bump(int)");
+	dc_symbols_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* gcc's .cold parts (testdata/emu_cold, emu_coldxx: -O2) are their
  * function's code: an address in "process.cold" has process's key and
  * name (its range is the part's own), and, in a process, process's entry
@@ -1002,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_insn_count_per_code),
 		cmocka_unit_test(test_fde),
 		cmocka_unit_test(test_cold_parts),
+		cmocka_unit_test(test_versioned_cxx_name),
 	};
 
 	find_testdata();
