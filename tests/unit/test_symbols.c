@@ -808,6 +808,27 @@ static bool has_fde(const struct dc_fde *v, size_t n, uint64_t a, uint64_t b)
 	return false;
 }
 
+/* The number in hex a shell command prints first. */
+static unsigned long long cmd_hex(const char *cmd)
+{
+	unsigned long long v = 0;
+	FILE *p = popen(cmd, "r");
+
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llx", &v), 1);
+	pclose(p);
+	return v;
+}
+
+/* The ELF address of bin's .text. */
+static unsigned long long text_vaddr(const char *bin)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '$2 == \".text\" {print $4}'", bin);
+	return cmd_hex(cmd);
+}
+
 static const char *fde_name_at(struct dc_symbols *s, int dso, uint64_t a, uint64_t *lo, uint64_t *hi)
 {
 	return dc_sym_name(s, dc_sym_dso_lookup(s, dso, a, lo, hi));
@@ -868,12 +889,8 @@ static void test_fde(void **state)
 	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"frame_dummy\" {print $1}'",
 		 tpath("symtest"));
 	{
-		FILE *p = popen(cmd, "r");
-		unsigned long long a = 0;
+		unsigned long long a = cmd_hex(cmd);
 
-		assert_non_null(p);
-		assert_int_equal(fscanf(p, "%llx", &a), 1);
-		pclose(p);
 		assert_false(has_fde(f, nf, a, a + 1));
 		snprintf(want, sizeof(want), "[unknown] (%s)", bin);
 		assert_string_equal(fde_name_at(s, dso, a, &lo, &hi), want);
@@ -886,15 +903,7 @@ static void test_fde(void **state)
 	leaf = nm_find(v, n, "st_leaf");
 	assert_non_null(mid);
 	assert_non_null(leaf);
-	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '$2 == \".text\" {print $4}'",
-		 tpath("symtest"));
-	{
-		FILE *p = popen(cmd, "r");
-
-		assert_non_null(p);
-		assert_int_equal(fscanf(p, "%llx", &text), 1);
-		pclose(p);
-	}
+	text = text_vaddr(tpath("symtest"));
 	snprintf(cross, sizeof(cross), "%s/cross", dir);
 	snprintf(cmd, sizeof(cmd), "objcopy --strip-all --add-symbol st_cross=.text:0x%llx,global,"
 		 "function '%s' '%s'", (unsigned long long)(mid->addr + 8 - text),
@@ -920,21 +929,15 @@ static void test_fde(void **state)
 static void test_versioned_cxx_name(void **state)
 {
 	char dir[] = "/tmp/ptf_symver.XXXXXX", bin[600], cmd[2000];
-	unsigned long long text = 0;
+	unsigned long long text;
 	struct dc_symbols *s;
 	uint64_t lo, hi;
-	FILE *p;
 	int dso;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(bin, sizeof(bin), "%s/v", dir);
-	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '$2 == \".text\" {print $4}'",
-		 tpath("symtest"));
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_int_equal(fscanf(p, "%llx", &text), 1);
-	pclose(p);
+	text = text_vaddr(tpath("symtest"));
 	snprintf(cmd, sizeof(cmd), "objcopy --strip-all --add-symbol "
 		 "'_ZN5outer5inner7Counter4bumpEi@@V1=.text:0,global,function' '%s' '%s'",
 		 tpath("symtest"), bin);
