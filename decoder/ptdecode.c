@@ -859,16 +859,24 @@ static int push_at(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t to, 
  * is done once per distinct TSC (most blocks bring no new time). */
 static int d_time(struct dc_ptq *q, uint64_t *tsc);
 
-static uint64_t now_ns(struct dc_ptq *q)
+static __attribute__((noinline)) uint64_t now_ns_moved(struct dc_ptq *q, uint64_t tsc)
 {
-	uint64_t tsc, ns;
+	uint64_t ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc);
 
-	if (q->wopen && d_time(q, &tsc) >= 0 && tsc && tsc != q->last_tsc) {
-		q->last_tsc = tsc;
-		ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc);
-		if (ns > q->last_ns)
-			q->last_ns = ns;
-	}
+	q->last_tsc = tsc;
+	if (ns > q->last_ns)
+		q->last_ns = ns;
+	return q->last_ns;
+}
+
+/* The decoder's time in ns, never going back. (Inline: it is asked before
+ * every block, and the time moves at one block in four.) */
+static inline uint64_t now_ns(struct dc_ptq *q)
+{
+	uint64_t tsc;
+
+	if (q->wopen && d_time(q, &tsc) >= 0 && tsc && tsc != q->last_tsc)
+		return now_ns_moved(q, tsc);
 	return q->last_ns;
 }
 
@@ -1138,6 +1146,22 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 			return 0;
 		return push_branch(q, DC_EV_JUMP, p->end_ip, to, p->icount);
 	}
+}
+
+/* resolve, with its most common case first and inline (it runs for every
+ * block): a conditional branch that stayed in the function looked up
+ * last, or a plain instruction, makes no event. */
+static inline int resolve_block(struct dc_ptq *q, uint64_t to)
+{
+	struct pending *p = &q->pend;
+
+	if (p->valid && (p->iclass == ptic_other ||
+			 (p->iclass == ptic_cond_jump && to && p->end_ip >= q->cur_lo &&
+			  p->end_ip < q->cur_hi && to >= q->cur_lo && to < q->cur_hi))) {
+		p->valid = false;
+		return 0;
+	}
+	return resolve(q, to);
 }
 
 static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t);
@@ -3006,7 +3030,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 			return ret;
 	}
 	q->async_from = 0;
-	if ((ret = resolve(q, b->ip)))
+	if ((ret = resolve_block(q, b->ip)))
 		return ret;
 	if (q->ops.inline_at) {
 		if (b->ip >= q->il_lo && b->end_ip < q->il_hi && q->il_pid == q->pid) {
