@@ -221,8 +221,12 @@ struct dc_ptq {
 	uint8_t *rp_buf;           /* the replayed window's bytes (owned)   */
 	uint8_t *rp_ops;           /* the ops replayed in this window       */
 	size_t rp_nops, rp_capops;
-	int rp_time_ret, rp_off_ret, rp_soff_ret;
-	uint64_t rp_tsc, rp_off, rp_soff;
+	/* The record taken last, still held (its slot goes back when the
+	 * next is taken): the decoder's time and offset after that call
+	 * are read from it. NULL: none taken in this window. */
+	const struct rrec *rp_cur;
+	int rp_soff_ret;           /* (the last sync's)                     */
+	uint64_t rp_soff;
 	int fatal;                 /* -ENOMEM met inside a decoder op       */
 	uint32_t ah_devs;          /* windows that went back to this thread */
 	uint64_t ah_wait;          /* windows to decode here before a restart */
@@ -252,6 +256,7 @@ struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_o
 }
 
 static void ahead_stop(struct dc_ptq *q);
+static inline void rp_release(struct dc_ptq *q);
 
 void dc_ptq_free(struct dc_ptq *q)
 {
@@ -1677,6 +1682,8 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 	}
 	dc_wdec_close(&q->dec);
 	q->wopen = false;
+	if (q->rp)
+		rp_release(q);
 	q->rp = false;
 	q->rp_nops = 0;
 	q->synced = false;
@@ -2339,14 +2346,30 @@ static inline struct rrec *ah_peek(struct ahead *a)
 	return ah_rec(a, a->ltail);
 }
 
-static void ah_pop(struct ahead *a)
+/* Every AH_BATCH records: the owner's count out, the worker woken if it
+ * waits for room. */
+static __attribute__((noinline)) void ah_pop_batch(struct ahead *a)
+{
+	atomic_store(&a->tail, a->ltail);
+	if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant) &&
+	    atomic_exchange(&a->pwait, false))
+		ah_wake(a->pseq);
+}
+
+/* The owner is done with its record. (Inline: it runs for every block.) */
+static inline void ah_pop(struct ahead *a)
 {
 	a->ltail++;
-	if (a->ltail % AH_BATCH == 0) {
-		atomic_store(&a->tail, a->ltail);
-		if (atomic_load(&a->pwait) && a->ltail >= atomic_load(&a->pwant) &&
-		    atomic_exchange(&a->pwait, false))
-			ah_wake(a->pseq);
+	if (a->ltail % AH_BATCH == 0)
+		ah_pop_batch(a);
+}
+
+/* The record held (rp_cur) goes back to the worker. */
+static inline void rp_release(struct dc_ptq *q)
+{
+	if (q->rp_cur) {
+		q->rp_cur = NULL;
+		ah_pop(q->ah);
 	}
 }
 
@@ -2358,6 +2381,7 @@ static void ahead_stop(struct dc_ptq *q)
 
 	if (!a)
 		return;
+	rp_release(q);
 	atomic_store(&a->cancel, true);
 	atomic_store(&a->t->attn, true);
 	ah_wake(a->pseq);
@@ -2507,7 +2531,8 @@ static int ahead_open(struct dc_ptq *q)
 	q->rp = true;
 	q->rp_stale = false;
 	q->rp_nops = 0;
-	q->rp_time_ret = q->rp_off_ret = q->rp_soff_ret = -pte_internal;
+	q->rp_cur = NULL;
+	q->rp_soff_ret = -pte_internal;
 	q->synced = false;
 	q->started = true;
 	q->wopen = true;
@@ -2552,24 +2577,23 @@ static inline struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 
 	if (q->rp_stale)
 		return NULL;
+	rp_release(q);
 	r = ah_peek(q->ah);
 	if (r->kind != kind)
 		return NULL;
 	if (DC_VEC_PUSH_ROOM(q->rp_ops, q->rp_nops, q->rp_capops, 4096))
 		return NULL;
 	q->rp_ops[q->rp_nops++] = kind;
-	q->rp_time_ret = r->time_ret;
-	q->rp_tsc = r->tsc;
-	q->rp_off_ret = r->off_ret;
-	q->rp_off = r->off;
+	q->rp_cur = r;
 	return r;
 }
 
 /* The decoder calls of step() and its helpers: replayed or libipt's.
- * Replaying, d_replay gives the record of the call when it is the next one;
- * the caller copies its results out, then d_replayed lets the worker have
- * the slot. NULL: the call goes to libipt (*err -pte_nomem when going live
- * failed, else 0). Inlined: d_next runs for every block. */
+ * Replaying, d_replay gives the record of the call when it is the next one,
+ * held until the next call is replayed (d_time and d_offset read the
+ * state after the call from it). NULL: the call goes to libipt (*err
+ * -pte_nomem when going live failed, else 0). Inlined: d_next runs for
+ * every block. */
 static inline __attribute__((always_inline)) struct rrec *d_replay(struct dc_ptq *q, uint8_t kind,
 								    int *err)
 {
@@ -2585,14 +2609,6 @@ static inline __attribute__((always_inline)) struct rrec *d_replay(struct dc_ptq
 	return NULL;
 }
 
-static int d_replayed(struct dc_ptq *q, const struct rrec *r)
-{
-	int st = r->status;
-
-	ah_pop(q->ah);
-	return st;
-}
-
 static int d_sync(struct dc_ptq *q)
 {
 	int err;
@@ -2602,7 +2618,7 @@ static int d_sync(struct dc_ptq *q)
 		return err ? err : dc_wdec_sync_forward(&q->dec);
 	q->rp_soff_ret = r->soff_ret;
 	q->rp_soff = r->soff;
-	return d_replayed(q, r);
+	return r->status;
 }
 
 static int d_event(struct dc_ptq *q, struct pt_event *ev)
@@ -2613,7 +2629,7 @@ static int d_event(struct dc_ptq *q, struct pt_event *ev)
 	if (!r)
 		return err ? err : dc_wdec_event(&q->dec, ev);
 	*ev = r->u.ev;
-	return d_replayed(q, r);
+	return r->status;
 }
 
 static int d_next(struct dc_ptq *q, struct pt_block *b)
@@ -2626,14 +2642,16 @@ static int d_next(struct dc_ptq *q, struct pt_block *b)
 		return err ? err : dc_wdec_next(&q->dec, b);
 	}
 	*b = r->u.b;
-	return d_replayed(q, r);
+	return r->status;
 }
 
 static int d_time(struct dc_ptq *q, uint64_t *tsc)
 {
 	if (q->rp) {
-		*tsc = q->rp_tsc;
-		return q->rp_time_ret;
+		if (!q->rp_cur)
+			return -pte_internal;
+		*tsc = q->rp_cur->tsc;
+		return q->rp_cur->time_ret;
 	}
 	return dc_wdec_time(&q->dec, tsc);
 }
@@ -2641,8 +2659,10 @@ static int d_time(struct dc_ptq *q, uint64_t *tsc)
 static int d_offset(struct dc_ptq *q, uint64_t *off)
 {
 	if (q->rp) {
-		*off = q->rp_off;
-		return q->rp_off_ret;
+		if (!q->rp_cur)
+			return -pte_internal;
+		*off = q->rp_cur->off;
+		return q->rp_cur->off_ret;
 	}
 	return dc_wdec_offset(&q->dec, off);
 }
