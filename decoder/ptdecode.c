@@ -219,8 +219,12 @@ struct dc_ptq {
 	struct pt_image *rp_src;   /* ... taken of this image               */
 	uint64_t rp_ver;           /* ... at this version                   */
 	uint8_t *rp_buf;           /* the replayed window's bytes (owned)   */
-	uint8_t *rp_ops;           /* the ops replayed in this window       */
+	/* The calls replayed in this window, for going live: each sync or
+	 * event call (kind | the dc_wdec_next calls before it << 8), and
+	 * the dc_wdec_next calls since the last of them. */
+	uint64_t *rp_ops;
 	size_t rp_nops, rp_capops;
+	uint64_t rp_nexts;
 	/* The record taken last, still held (its slot goes back when the
 	 * next is taken): the decoder's time and offset after that call
 	 * are read from it. NULL: none taken in this window. */
@@ -1686,6 +1690,7 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 		rp_release(q);
 	q->rp = false;
 	q->rp_nops = 0;
+	q->rp_nexts = 0;
 	q->synced = false;
 	if (!at_stop && q->next_chunk < q->nchunks) {
 		/* the next chunk starts after lost data */
@@ -2531,6 +2536,7 @@ static int ahead_open(struct dc_ptq *q)
 	q->rp = true;
 	q->rp_stale = false;
 	q->rp_nops = 0;
+	q->rp_nexts = 0;
 	q->rp_cur = NULL;
 	q->rp_soff_ret = -pte_internal;
 	q->synced = false;
@@ -2548,23 +2554,20 @@ static int rp_go_live(struct dc_ptq *q)
 	ahead_backoff(q);
 	if (open_decoder(q, q->win, q->win_len, q->rp_img))
 		return q->fatal = -ENOMEM;
-	for (size_t i = 0; i < q->rp_nops; i++) {
+	for (size_t i = 0; i <= q->rp_nops; i++) {
+		uint64_t op = i < q->rp_nops ? q->rp_ops[i] : q->rp_nexts << 8;
 		struct pt_block b;
 		struct pt_event ev;
 
-		switch (q->rp_ops[i]) {
-		case RK_SYNC:
-			dc_wdec_sync_forward(&q->dec);
-			break;
-		case RK_EVENT:
-			dc_wdec_event(&q->dec, &ev);
-			break;
-		default:
+		for (uint64_t n = op >> 8; n; n--)
 			dc_wdec_next(&q->dec, &b);
-			break;
-		}
+		if ((uint8_t)op == RK_SYNC)
+			dc_wdec_sync_forward(&q->dec);
+		else if ((uint8_t)op == RK_EVENT)
+			dc_wdec_event(&q->dec, &ev);
 	}
 	q->rp_nops = 0;
+	q->rp_nexts = 0;
 	if ((q->image || q->rp_img) && dc_wdec_set_image(&q->dec, q->image, code_of(q, q->image)))
 		return q->fatal = -ENOMEM;
 	return 0;
@@ -2581,9 +2584,14 @@ static inline struct rrec *rp_take(struct dc_ptq *q, uint8_t kind)
 	r = ah_peek(q->ah);
 	if (r->kind != kind)
 		return NULL;
-	if (DC_VEC_PUSH_ROOM(q->rp_ops, q->rp_nops, q->rp_capops, 4096))
-		return NULL;
-	q->rp_ops[q->rp_nops++] = kind;
+	if (kind == RK_NEXT) {
+		q->rp_nexts++;
+	} else {
+		if (DC_VEC_PUSH_ROOM(q->rp_ops, q->rp_nops, q->rp_capops, 4096))
+			return NULL;
+		q->rp_ops[q->rp_nops++] = q->rp_nexts << 8 | kind;
+		q->rp_nexts = 0;
+	}
 	q->rp_cur = r;
 	return r;
 }
