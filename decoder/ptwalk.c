@@ -53,11 +53,16 @@ enum wkind {
 /* From ip, the instructions up to and including the next branch. */
 struct went {
 	uint64_t ip, end, target;  /* end: the branch; target: a direct one's */
-	uint32_t link[2];          /* entries (index + 1) that came next      */
+	/* the ips of the entries that came next, and those entries (index +
+	 * 1; 0: none, its ip DC_HASH_EMPTY, which no entry has): following
+	 * a link reads no other entry */
+	uint64_t link_ip[2];
+	uint32_t link[2];
 	uint32_t ninsn;            /* instructions, the branch included       */
 	int isid;
 	uint8_t len, kind, iclass; /* the branch's length, wkind, pt_insn_class */
 };
+_Static_assert(sizeof(struct went) == 64, "an entry fills one cache line");
 
 struct dc_wcode {
 	struct pt_image_section_cache *isc;
@@ -278,6 +283,7 @@ static long went_decode(struct dc_wcode *c, uint64_t ip)
 				.len = d.length, .kind = kind, .iclass = iclass,
 				.target = d.raw.imm[0].is_relative ?
 					next + (uint64_t)d.raw.imm[0].value.s : 0,
+				.link_ip = { DC_HASH_EMPTY, DC_HASH_EMPTY },
 			};
 			if (dc_hash_put(&c->at, ip, c->nents))
 				return -1;
@@ -341,6 +347,10 @@ struct dc_walk {
 	int t_ret;
 	uint64_t t_tsc;
 	uint32_t t_mtc, t_cyc;
+	/* a tick found event.tsc at that time, and no query has been made
+	 * since (nor event changed): until the next query, tick has nothing
+	 * to compare (a TNT bit from the cache is no query to the time) */
+	bool ticked;
 
 	/* libipt's block decoder state */
 	uint64_t ip;
@@ -405,7 +415,7 @@ static int qtime(struct dc_walk *w, uint64_t *tsc)
 /* A query to the query decoder moves its time. */
 static struct dc_qry *qry(struct dc_walk *w)
 {
-	w->t_ok = false;
+	w->t_ok = w->ticked = false;
 	return &w->qry;
 }
 
@@ -422,6 +432,25 @@ int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off)
 int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off)
 {
 	return dc_qry_get_sync_offset(&w->qry, off);
+}
+
+/* The entry at ip when it is one of the last entry's links (went_at's
+ * first look, which is all a steady loop needs); NULL: not linked. (An
+ * entry is linked only while the code is 64-bit code.) */
+static inline const struct went *went_linked(struct dc_walk *w, uint64_t ip)
+{
+	const struct dc_wcode *c = w->code;
+	const struct went *f;
+
+	if (!w->from || w->gen != c->gen)
+		return NULL;
+	f = &c->ents[w->from - 1];
+	for (int k = 0; k < 2; k++)
+		if (f->link_ip[k] == ip) {
+			w->from = f->link[k];
+			return &c->ents[w->from - 1];
+		}
+	return NULL;
 }
 
 /* The entry at ip: through the last one's links when it is one of them
@@ -444,7 +473,7 @@ static const struct went *went_at(struct dc_walk *w, uint64_t ip, bool *nocode)
 		struct went *f = &c->ents[w->from - 1];
 
 		for (int k = 0; k < 2; k++)
-			if (f->link[k] && c->ents[f->link[k] - 1].ip == ip) {
+			if (f->link_ip[k] == ip) {
 				w->from = f->link[k];
 				return &c->ents[w->from - 1];
 			}
@@ -462,6 +491,7 @@ static const struct went *went_at(struct dc_walk *w, uint64_t ip, bool *nocode)
 		int k = !f->link[0] ? 0 : !f->link[1] ? 1 : (int)(ip & 1);
 
 		f->link[k] = (uint32_t)i + 1;
+		f->link_ip[k] = ip;
 	}
 	w->from = (uint32_t)i + 1;
 	return &c->ents[i];
@@ -501,11 +531,12 @@ static int tick(struct dc_walk *w, uint64_t ip)
 
 	if (!w->enabled)
 		return BAIL();
-	if (w->process_event)
+	if (w->process_event || w->ticked)
 		return 0;
 	err = qtime(w, &tsc);
 	if (err < 0 && err != -pte_no_time)
 		return BAIL();
+	w->ticked = true;          /* (event.tsc is tsc from here on) */
 	if (tsc == w->event.tsc)
 		return 0;
 	memset(&w->event, 0, sizeof(w->event));
@@ -523,10 +554,17 @@ static int tick(struct dc_walk *w, uint64_t ip)
  * are left to libipt. */
 static int cond_branch(struct dc_walk *w, int *taken)
 {
-	int st = dc_qry_cond_branch(qry(w), taken), err;
+	struct dc_qry *q = &w->qry;
+	int st = 0, err;
 
-	if (st < 0)
+	/* a bit from the cache reads no packet: the time stays the last
+	 * query's (libipt's too), so it is no query to qtime or tick */
+	if (q->tnt_index > 1) {
+		*taken = (q->tnt & q->tnt_index) != 0;
+		q->tnt_index >>= 1;
+	} else if ((st = dc_qry_cond_branch_slow(qry(w), taken)) < 0) {
 		return st == -pte_eos || st == -pte_bad_query ? st : BAIL();
+	}
 	if ((err = tick(w, w->ip)))
 		return err;
 	return st;
@@ -617,12 +655,13 @@ static int next_ip_with_trace(struct dc_walk *w, const struct went *e)
 	return indirect_branch(w, &w->ip);
 }
 
+static int take_branch(struct dc_walk *w, const struct went *e);
+
 /* One block with no event pending: one entry, its branch taken. */
 static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
 {
 	bool nocode = false;
 	const struct went *e = went_at(w, w->ip, &nocode);
-	uint64_t next;
 	int st;
 
 	/* (no code at all where the block starts: libipt fails with nothing
@@ -631,7 +670,16 @@ static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
 		return nocode ? -pte_nomap : BAIL();
 	if ((st = add_run(b, e)) <= 0)
 		return st ? st : BAIL();
-	next = e->end + e->len;
+	return take_branch(w, e);
+}
+
+/* From the branch at the end of entry e to where the code went (w->ip;
+ * w->status: the query's status where the branch needed trace). */
+static int take_branch(struct dc_walk *w, const struct went *e)
+{
+	uint64_t next = e->end + e->len;
+	int st;
+
 	w->ip = e->end;
 	switch (e->kind) {
 	case WK_JMP:
@@ -882,7 +930,7 @@ static void reset(struct dc_walk *w)
 	w->mode = ptem_unknown;
 	w->ip = 0;
 	w->status = 0;
-	w->enabled = w->process_event = w->speculative = false;
+	w->enabled = w->process_event = w->speculative = w->ticked = false;
 	memset(&w->event, 0, sizeof(w->event));
 	w->rtop = w->rbottom = 0;
 	w->from = 0;
@@ -902,10 +950,32 @@ int dc_walk_sync_forward(struct dc_walk *w)
 	return trailing_event(w, NULL);
 }
 
-int dc_walk_next(struct dc_walk *w, struct pt_block *b)
+/* dc_walk_next's common case: tracing on, no event in process or pending,
+ * the block's entry e reached through a link. The block is e's run, and
+ * what follows it is trailing_event's, which has nothing to look at
+ * unless the branch brought a tick or an event. */
+static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went *e)
 {
 	int st;
 
+	*b = (struct pt_block){ .ip = w->ip, .end_ip = e->end, .mode = w->mode,
+				.iclass = (enum pt_insn_class)e->iclass, .ninsn = (uint16_t)e->ninsn,
+				.isid = e->isid, .speculative = w->speculative };
+	if ((st = take_branch(w, e)) < 0)
+		return st;
+	if (w->process_event || (w->status & pts_event_pending))
+		return trailing_event(w, b);
+	return w->status & pts_eos;   /* (status_of: tracing is on) */
+}
+
+int dc_walk_next(struct dc_walk *w, struct pt_block *b)
+{
+	const struct went *e;
+	int st;
+
+	if (!w->process_event && !(w->status & pts_event_pending) && w->enabled &&
+	    (e = went_linked(w, w->ip)))
+		return next_linked(w, b, e);
 	memset(b, 0, sizeof(*b));
 	b->ip = w->ip;
 	b->mode = w->mode;
@@ -965,6 +1035,8 @@ int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
 		    w->mode != ev->variant.exec_mode.mode)
 			return BAIL();
 		w->mode = ev->variant.exec_mode.mode;
+		if (w->mode != ptem_64bit)
+			w->from = 0;   /* (no entries: went_at, went_linked) */
 		break;
 	case ptev_tsx:
 		if (!ev->ip_suppressed && w->ip != ev->variant.tsx.ip)
