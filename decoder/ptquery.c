@@ -291,6 +291,11 @@ static int status_flags(const struct dc_qry *q)
 	return flags;
 }
 
+int dc_qry_status(const struct dc_qry *q)
+{
+	return status_flags(q);
+}
+
 /* pt_qry_provoke_fetch_error: nothing was fetched; fetch again (never
  * synchronized: libipt's fetch fails on the missing position) */
 static int provoke_fetch_error(struct dc_qry *q)

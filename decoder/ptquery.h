@@ -76,15 +76,24 @@ int dc_qry_event(struct dc_qry *q, struct pt_event *ev);
 int dc_qry_get_offset(const struct dc_qry *q, uint64_t *off);
 int dc_qry_get_sync_offset(const struct dc_qry *q, uint64_t *off);
 
-/* pt_qry_cond_branch. A bit with more left in the cache is answered here:
- * the status flags are only ever set once the cache is empty. */
+/* pt_qry_status_flags: the status a query ends with. */
+int dc_qry_status(const struct dc_qry *q);
+
+/* pt_qry_cond_branch where the TNT cache holds a bit (q->tnt_index): no
+ * packet is read, so the time stays the last query's; the status flags
+ * are only ever set once the cache is empty. */
+static inline int dc_qry_cond_branch_cached(struct dc_qry *q, int *taken)
+{
+	*taken = (q->tnt & q->tnt_index) != 0;
+	q->tnt_index >>= 1;
+	return q->tnt_index ? 0 : dc_qry_status(q);
+}
+
+/* pt_qry_cond_branch */
 static inline int dc_qry_cond_branch(struct dc_qry *q, int *taken)
 {
-	if (q->tnt_index > 1) {
-		*taken = (q->tnt & q->tnt_index) != 0;
-		q->tnt_index >>= 1;
-		return 0;
-	}
+	if (q->tnt_index)
+		return dc_qry_cond_branch_cached(q, taken);
 	return dc_qry_cond_branch_slow(q, taken);
 }
 

@@ -347,6 +347,7 @@ struct dc_walk {
 	int t_ret;
 	uint64_t t_tsc;
 	uint32_t t_mtc, t_cyc;
+	bool fast;                 /* (settle)                               */
 	/* a tick found event.tsc at that time, and no query has been made
 	 * since (nor event changed): until the next query, tick has nothing
 	 * to compare (a TNT bit from the cache is no query to the time) */
@@ -559,10 +560,9 @@ static int cond_branch(struct dc_walk *w, int *taken)
 
 	/* a bit from the cache reads no packet: the time stays the last
 	 * query's (libipt's too), so it is no query to qtime or tick */
-	if (q->tnt_index > 1) {
-		*taken = (q->tnt & q->tnt_index) != 0;
-		q->tnt_index >>= 1;
-	} else if ((st = dc_qry_cond_branch_slow(qry(w), taken)) < 0) {
+	if (q->tnt_index)
+		st = dc_qry_cond_branch_cached(q, taken);
+	else if ((st = dc_qry_cond_branch_slow(qry(w), taken)) < 0) {
 		return st == -pte_eos || st == -pte_bad_query ? st : BAIL();
 	}
 	if ((err = tick(w, w->ip)))
@@ -925,12 +925,21 @@ static int trailing_event(struct dc_walk *w, const struct pt_block *block)
 	return status_of(w, 0);
 }
 
+/* Keeps w->fast: can the next block be dc_walk_next's common case
+ * (next_linked)? Tracing on, no event in process or pending. Every call
+ * that may change those sets it on its way out. */
+static int settle(struct dc_walk *w, int st)
+{
+	w->fast = w->enabled && !w->process_event && !(w->status & pts_event_pending);
+	return st;
+}
+
 static void reset(struct dc_walk *w)
 {
 	w->mode = ptem_unknown;
 	w->ip = 0;
 	w->status = 0;
-	w->enabled = w->process_event = w->speculative = w->ticked = false;
+	w->enabled = w->process_event = w->speculative = w->ticked = w->fast = false;
 	memset(&w->event, 0, sizeof(w->event));
 	w->rtop = w->rbottom = 0;
 	w->from = 0;
@@ -947,35 +956,83 @@ int dc_walk_sync_forward(struct dc_walk *w)
 	w->status = st;
 	if (!(st & pts_ip_suppressed))
 		w->enabled = true;
-	return trailing_event(w, NULL);
+	return settle(w, trailing_event(w, NULL));
 }
 
-/* dc_walk_next's common case: tracing on, no event in process or pending,
- * the block's entry e reached through a link. The block is e's run, and
- * what follows it is trailing_event's, which has nothing to look at
- * unless the branch brought a tick or an event. */
+/* After a block whose branch took a TNT bit from the cache, with status
+ * st: what trailing_event answers, which has something to look at only
+ * where st says an event is pending. */
+static inline int cached_bit_done(struct dc_walk *w, const struct pt_block *b, int st)
+{
+	w->status = st;
+	return st & pts_event_pending ? settle(w, trailing_event(w, b)) : st;
+}
+
+/* Entry e's run from w->ip, as add_run puts it into a zeroed block. */
+static inline void block_of(struct pt_block *b, const struct dc_walk *w, const struct went *e)
+{
+	memset(b, 0, sizeof(*b));
+	b->ip = w->ip;
+	b->end_ip = e->end;
+	b->mode = w->mode;
+	b->iclass = (enum pt_insn_class)e->iclass;
+	b->ninsn = (uint16_t)e->ninsn;
+	b->isid = e->isid;
+	if (w->speculative)
+		b->speculative = 1;
+}
+
+/* dc_walk_next's common case (w->fast), the block's entry e reached
+ * through a link: the block is e's run. A direct branch changes neither
+ * the status nor the time; a TNT bit from the cache with no tick to
+ * compare (w->ticked) not the time, and the status only with the cache's
+ * last bit: nothing is pending after them unless that status says so.
+ * Any other branch goes the way proceed_no_event and trailing_event take
+ * it. */
 static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went *e)
 {
-	int st;
+	struct dc_qry *q = &w->qry;
+	uint64_t next = e->end + e->len;
+	int st, taken;
 
-	*b = (struct pt_block){ .ip = w->ip, .end_ip = e->end, .mode = w->mode,
-				.iclass = (enum pt_insn_class)e->iclass, .ninsn = (uint16_t)e->ninsn,
-				.isid = e->isid, .speculative = w->speculative };
+	block_of(b, w, e);
+	switch (e->kind) {
+	case WK_COND:
+		if (!q->tnt_index || !w->ticked)
+			break;
+		st = dc_qry_cond_branch_cached(q, &taken);
+		w->ip = taken ? e->target : next;
+		return cached_bit_done(w, b, st);
+	case WK_RET:
+		/* (a compressed return: its bit taken, the stack not empty) */
+		if (!q->tnt_index || !w->ticked || !(q->tnt & q->tnt_index) ||
+		    w->rtop == w->rbottom)
+			break;
+		st = dc_qry_cond_branch_cached(q, &taken);
+		ret_pop(w, &w->ip);
+		return cached_bit_done(w, b, st);
+	case WK_JMP:
+		w->ip = e->target;
+		return w->status & pts_eos;   /* (status_of: tracing is on) */
+	case WK_CALL:
+		if (e->target != next)
+			ret_push(w, next);
+		w->ip = e->target;
+		return w->status & pts_eos;
+	default:
+		break;
+	}
 	if ((st = take_branch(w, e)) < 0)
-		return st;
+		return settle(w, st);
 	if (w->process_event || (w->status & pts_event_pending))
-		return trailing_event(w, b);
-	return w->status & pts_eos;   /* (status_of: tracing is on) */
+		return settle(w, trailing_event(w, b));
+	return settle(w, w->status & pts_eos);
 }
 
-int dc_walk_next(struct dc_walk *w, struct pt_block *b)
+static int next_slow(struct dc_walk *w, struct pt_block *b)
 {
-	const struct went *e;
 	int st;
 
-	if (!w->process_event && !(w->status & pts_event_pending) && w->enabled &&
-	    (e = went_linked(w, w->ip)))
-		return next_linked(w, b, e);
 	memset(b, 0, sizeof(*b));
 	b->ip = w->ip;
 	b->mode = w->mode;
@@ -987,6 +1044,15 @@ int dc_walk_next(struct dc_walk *w, struct pt_block *b)
 	if ((st = proceed_no_event(w, b)) < 0)
 		return st;
 	return trailing_event(w, b);
+}
+
+int dc_walk_next(struct dc_walk *w, struct pt_block *b)
+{
+	const struct went *e;
+
+	if (w->fast && (e = went_linked(w, w->ip)))
+		return next_linked(w, b, e);
+	return settle(w, next_slow(w, b));
 }
 
 int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
@@ -1080,5 +1146,5 @@ int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
 	}
 	w->process_event = false;
 	*uev = *ev;
-	return trailing_event(w, NULL);
+	return settle(w, trailing_event(w, NULL));
 }
