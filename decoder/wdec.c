@@ -72,6 +72,7 @@ int dc_wdec_open(struct dc_wdec *d, enum dc_wdec_mode mode, const struct pt_conf
 	}
 	if (d->walk && st)
 		st->walked++;
+	d->plain = d->walk && !d->blk && !d->bail_at;
 	return 0;
 }
 
@@ -81,6 +82,7 @@ void dc_wdec_close(struct dc_wdec *d)
 	pt_blk_free_decoder(d->blk);
 	d->walk = NULL;
 	d->blk = NULL;
+	d->plain = false;
 	d->nops = 0;
 }
 
@@ -116,6 +118,7 @@ static int bail(struct dc_wdec *d)
 {
 	dc_walk_free(d->walk);
 	d->walk = NULL;
+	d->plain = false;
 	if (d->st) {
 		d->st->walked--;
 		d->st->bailed++;
@@ -228,6 +231,19 @@ static __attribute__((noinline)) int checked(struct dc_wdec *d, uint64_t op, int
 	return st;
 }
 
+/* The walker alone answered st (not DC_WALK_BAIL) to the call op: it is
+ * logged, for a hand-over to repeat. */
+static inline int logged(struct dc_wdec *d, uint64_t op, int st)
+{
+	size_t n = d->nops;        /* (a copy: the store below may alias it) */
+
+	if (n == d->cap && DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
+		return -pte_nomem;
+	d->ops[n] = op | (uint64_t)(uint32_t)st << 32;
+	d->nops = n + 1;
+	return st;
+}
+
 /* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
  * too (sb) and the two must agree; else the call is logged. Inlined: it
  * runs for every call (the check's calls kept out of it). */
@@ -235,10 +251,7 @@ static inline int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
 {
 	if (d->blk)
 		return checked(d, op, st, sb);
-	if (d->nops == d->cap && DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
-		return -pte_nomem;
-	d->ops[d->nops++] = op | (uint64_t)(uint32_t)st << 32;
-	return st;
+	return logged(d, op, st);
 }
 
 /* A hand-over a test asked for (wdec.h): at the bail_at-th call. */
@@ -268,7 +281,7 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 {
 	int st, err;
 
-	if (d->walk && !forced(d)) {
+	if (d->plain || (d->walk && !forced(d))) {
 		if ((st = dc_walk_next(d->walk, b)) != DC_WALK_BAIL) {
 			if (d->blk) {
 				struct pt_block lb;
@@ -278,7 +291,7 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 					differ_block(d, b, &lb, st);
 				return walked(d, 'n', st, sb);
 			}
-			return walked(d, 'n' | (uint64_t)b->ninsn << 8, st, 0);
+			return logged(d, 'n' | (uint64_t)b->ninsn << 8, st);
 		}
 	}
 	if (d->walk && (err = bail(d)))
@@ -294,7 +307,7 @@ int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
 {
 	int st, err;
 
-	if (d->walk && !forced(d)) {
+	if (d->plain || (d->walk && !forced(d))) {
 		if ((st = dc_walk_event(d->walk, ev)) != DC_WALK_BAIL) {
 			if (d->blk) {
 				struct pt_event le;
@@ -304,7 +317,7 @@ int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
 					differ(d, "event", st, sb);
 				return walked(d, 'e', st, sb);
 			}
-			return walked(d, 'e', st, 0);
+			return logged(d, 'e', st);
 		}
 	}
 	if (d->walk && (err = bail(d)))

@@ -44,6 +44,8 @@ struct dc_wdec {
 	size_t nops, cap;
 	enum dc_wdec_mode mode;
 	size_t bail_at;            /* (PTFLAME_WALK_BAIL; 0: never)         */
+	bool plain;                /* the walker alone, no hand-over asked
+	                              for: its answers are only logged      */
 	bool failed;               /* libipt did not repeat the walker's
 	                              answers: the next call fails          */
 	struct dc_wdec_stats *st;  /* (NULL: none kept)                    */
