@@ -99,36 +99,55 @@ static int read_pkt(const struct dc_qry *q, struct dc_pkt *k)
 	return n == DC_PKT_CUT ? -pte_eos : BAIL;
 }
 
+/* n (at most 8) bytes at p, the first the lowest (the compiler makes
+ * one load of each constant n) */
+static inline uint64_t le_bytes(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
 /* An IP packet at pos: its size, the last IP updated (pt_qry_decode_ip,
  * pt_last_ip_update_ip); pos not moved. */
 static int decode_ip(struct dc_qry *q)
 {
-	struct dc_pkt k;
-	int n = read_pkt(q, &k);
-	uint64_t v = 0;
+	/* (read here as dc_pkt_fast reads an IP packet: its size by its
+	 * compression, none for a reserved one) */
+	static const uint8_t ip_size[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };
+	const uint8_t *p = q->pos;
+	unsigned ipc = p[0] >> 5;
+	int n = ip_size[ipc];
+	uint64_t v;
 
-	if (n < 0)
-		return n;
-	for (int i = n - 1; i >= 1; i--)
-		v = v << 8 | q->pos[i];
-	switch (k.val) {
+	if (!n)
+		return BAIL;
+	if (q->cfg.end - p < n)
+		return -pte_eos;
+	switch (ipc) {
 	case pt_ipc_suppressed:
 		q->ip_suppressed = true;
 		return n;
 	case pt_ipc_update_16:
+		v = le_bytes(p + 1, 2);
 		q->ip = (q->ip & ~UINT64_C(0xffff)) | v;
 		break;
 	case pt_ipc_update_32:
+		v = le_bytes(p + 1, 4);
 		q->ip = (q->ip & ~UINT64_C(0xffffffff)) | v;
 		break;
 	case pt_ipc_sext_48:
+		v = le_bytes(p + 1, 6);
 		q->ip = v & (UINT64_C(1) << 47) ? v | ~UINT64_C(0xffffffffffff) : v;
 		break;
 	case pt_ipc_update_48:
+		v = le_bytes(p + 1, 6);
 		q->ip = (q->ip & ~UINT64_C(0xffffffffffff)) | v;
 		break;
 	default:                   /* pt_ipc_full */
-		q->ip = v;
+		q->ip = le_bytes(p + 1, 8);
 		break;
 	}
 	q->have_ip = true;
@@ -874,6 +893,14 @@ static int read_ahead(struct dc_qry *q)
 			q->pos = p + 1;
 			continue;
 		}
+		/* (a 2-byte CYC, the next most common; not 0x02 as its second
+		 * byte, which erratum SKD007 may take for an OVF's first) */
+		if (end - p >= 2 && (*p & 7) == 7 && !(p[1] & 1) && p[1] != 0x02) {
+			if (dc_ptime_cyc(&q->time, (uint64_t)(*p >> 3) | (uint64_t)(p[1] >> 1) << 5))
+				return BAIL;
+			q->pos = p + 2;
+			continue;
+		}
 		if (end - p >= 2 && *p == 0x59) {
 			if (dc_ptime_mtc(&q->time, p[1]))
 				return BAIL;
@@ -1006,6 +1033,23 @@ static int cache_tnt(struct dc_qry *q)
 		q->pos++;
 		return query_done(q);
 	}
+	if (q->next == QF_TNT64 && q->cfg.end - q->pos >= 8) {
+		/* (the same for a TNT-64 that has a bit before its stop bit,
+		 * as decode_tnt reads it) */
+		const uint8_t *p = q->pos;
+		uint64_t v = 0;
+		unsigned n;
+
+		for (int i = 7; i >= 2; i--)
+			v = v << 8 | p[i];
+		if (v >= 2) {
+			n = 63 - (unsigned)__builtin_clzll(v);
+			q->tnt = v & ~(UINT64_C(1) << n);
+			q->tnt_index = UINT64_C(1) << (n - 1);
+			q->pos += 8;
+			return query_done(q);
+		}
+	}
 	for (;;) {
 		int kind = q->next, err;
 
@@ -1041,6 +1085,22 @@ int dc_qry_indirect_branch(struct dc_qry *q, uint64_t *ip)
 {
 	int flags = 0, err;
 
+	if (q->next == QF_TIP && !pending(q, DC_QEVB_TIP)) {
+		/* (the common case, as the loop below takes it: a TIP next,
+		 * no event bound to it) */
+		int n = decode_ip(q);
+
+		if (n < 0)
+			return n;
+		q->pos += n;
+		if (last_ip(q, &(uint64_t){ 0 }) < 0)
+			flags |= pts_ip_suppressed;
+		else
+			*ip = q->ip;
+		if ((err = query_done(q)))
+			return err;
+		return flags | status_flags(q);
+	}
 	for (;;) {
 		int kind = q->next;
 
