@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,17 +51,35 @@ enum wkind {
 	WK_FAR,                    /* syscall, int, iret, far ...: a TIP      */
 };
 
-/* From ip, the instructions up to and including the next branch. */
+/* What a block of one entry's run holds after its ip: struct pt_block's
+ * fields from end_ip to ninsn, laid out as there (and the two bytes after
+ * them, raw's first, zero), so that block_of copies them in one go. */
+struct wrun {
+	uint64_t end;              /* the branch                              */
+	int isid;
+	enum pt_exec_mode mode;    /* (64-bit: the only code entries are for) */
+	enum pt_insn_class iclass; /* the branch's                            */
+	uint16_t ninsn;            /* instructions, the branch included       */
+	uint16_t zero;
+};
+#define WRUN_AT(f, g) \
+	(offsetof(struct pt_block, f) - offsetof(struct pt_block, end_ip) == offsetof(struct wrun, g))
+_Static_assert(WRUN_AT(isid, isid) && WRUN_AT(mode, mode) && WRUN_AT(iclass, iclass) &&
+	       WRUN_AT(ninsn, ninsn) && WRUN_AT(raw, zero) &&
+	       sizeof(struct wrun) == offsetof(struct pt_block, raw) + 2 -
+					  offsetof(struct pt_block, end_ip),
+	       "struct wrun is struct pt_block's end_ip .. ninsn");
+
+/* From an ip, the instructions up to and including the next branch. */
 struct went {
-	uint64_t ip, end, target;  /* end: the branch; target: a direct one's */
+	struct wrun run;
+	uint64_t target;           /* a direct branch's                       */
 	/* the ips of the entries that came next, and those entries (index +
 	 * 1; 0: none, its ip DC_HASH_EMPTY, which no entry has): following
 	 * a link reads no other entry */
 	uint64_t link_ip[2];
 	uint32_t link[2];
-	uint32_t ninsn;            /* instructions, the branch included       */
-	int isid;
-	uint8_t len, kind, iclass; /* the branch's length, wkind, pt_insn_class */
+	uint8_t len, kind;         /* the branch's length, wkind              */
 };
 _Static_assert(sizeof(struct went) == 64, "an entry fills one cache line");
 
@@ -279,8 +298,10 @@ static long went_decode(struct dc_wcode *c, uint64_t ip)
 			if (DC_VEC_PUSH_ROOM(c->ents, c->nents, c->cap, 1024))
 				return -1;
 			c->ents[c->nents] = (struct went){
-				.ip = ip, .end = at, .ninsn = i + 1, .isid = r.s->isid,
-				.len = d.length, .kind = kind, .iclass = iclass,
+				.run = { .end = at, .isid = r.s->isid, .mode = ptem_64bit,
+					 .iclass = (enum pt_insn_class)iclass,
+					 .ninsn = (uint16_t)(i + 1) },
+				.len = d.length, .kind = kind,
 				.target = d.raw.imm[0].is_relative ?
 					next + (uint64_t)d.raw.imm[0].value.s : 0,
 				.link_ip = { DC_HASH_EMPTY, DC_HASH_EMPTY },
@@ -305,7 +326,7 @@ static long insns_before(struct dc_wcode *c, const struct went *e, uint64_t ip, 
 
 	if (!r.s)
 		return -1;
-	while (ip < to && ip < e->end) {
+	while (ip < to && ip < e->run.end) {
 		ZydisDecodedInstruction d;
 
 		if (!read_insn(&r, ip, &d))
@@ -620,7 +641,7 @@ static int add_insns(struct pt_block *b, int isid, uint32_t n, uint64_t last,
 /* Entry e's instructions, the branch included (add_insns). */
 static int add_run(struct pt_block *b, const struct went *e)
 {
-	return add_insns(b, e->isid, e->ninsn, e->end, (enum pt_insn_class)e->iclass);
+	return add_insns(b, e->run.isid, e->run.ninsn, e->run.end, e->run.iclass);
 }
 
 /* From the branch at the end of e, where the trace says the code went
@@ -633,7 +654,7 @@ static int next_ip_with_trace(struct dc_walk *w, const struct went *e)
 	case WK_COND:
 		if ((st = cond_branch(w, &taken)) < 0)
 			return st == -pte_bad_query ? BAIL() : st;
-		w->ip = taken ? e->target : e->end + e->len;
+		w->ip = taken ? e->target : e->run.end + e->len;
 		return st;
 	case WK_RET:
 		st = cond_branch(w, &taken);
@@ -677,10 +698,10 @@ static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
  * w->status: the query's status where the branch needed trace). */
 static int take_branch(struct dc_walk *w, const struct went *e)
 {
-	uint64_t next = e->end + e->len;
+	uint64_t next = e->run.end + e->len;
 	int st;
 
-	w->ip = e->end;
+	w->ip = e->run.end;
 	switch (e->kind) {
 	case WK_JMP:
 		w->ip = e->target;
@@ -721,10 +742,10 @@ static int proceed_to_ip(struct dc_walk *w, struct pt_block *b, uint64_t ip,
 		if (!(e = went_at(w, w->ip, &(bool){ false })))
 			return BAIL();
 		w->read_code = true;   /* (went_at did too) */
-		if (ip > w->ip && ip <= e->end &&
+		if (ip > w->ip && ip <= e->run.end &&
 		    (k = insns_before(w->code, e, w->ip, ip, &lastip)) > 0) {
 			/* it is in this run, before the branch */
-			if ((st = add_insns(b, e->isid, (uint32_t)k, lastip, ptic_other)) <= 0)
+			if ((st = add_insns(b, e->run.isid, (uint32_t)k, lastip, ptic_other)) <= 0)
 				return st ? st : BAIL();
 			w->ip = ip;
 			w->from = 0;   /* (mid-entry: no link from here) */
@@ -733,18 +754,18 @@ static int proceed_to_ip(struct dc_walk *w, struct pt_block *b, uint64_t ip,
 		if ((st = add_run(b, e)) <= 0)
 			return st ? st : BAIL();
 		*last = e;
-		w->ip = e->end;
+		w->ip = e->run.end;
 		switch (e->kind) {
 		case WK_JMP:
 			w->ip = e->target;
 			return w->ip == ip;
 		case WK_CALL:
-			if (e->target != e->end + e->len)
-				ret_push(w, e->end + e->len);
+			if (e->target != e->run.end + e->len)
+				ret_push(w, e->run.end + e->len);
 			w->ip = e->target;
 			return w->ip == ip;
 		case WK_CALL_IND:
-			ret_push(w, e->end + e->len);
+			ret_push(w, e->run.end + e->len);
 			return -pte_bad_query;
 		default:
 			return -pte_bad_query;
@@ -783,8 +804,8 @@ static int proceed_to_disabled(struct dc_walk *w, struct pt_block *b)
 	if (st != -pte_bad_query)
 		return st;
 	/* the resume ip: after a call, else unknown */
-	w->ip = last->iclass == ptic_call || last->iclass == ptic_far_call ?
-		last->end + last->len : 0;
+	w->ip = last->run.iclass == ptic_call || last->run.iclass == ptic_far_call ?
+		last->run.end + last->len : 0;
 	w->from = 0;
 	return 1;
 }
@@ -973,11 +994,7 @@ static inline void block_of(struct pt_block *b, const struct dc_walk *w, const s
 {
 	memset(b, 0, sizeof(*b));
 	b->ip = w->ip;
-	b->end_ip = e->end;
-	b->mode = w->mode;
-	b->iclass = (enum pt_insn_class)e->iclass;
-	b->ninsn = (uint16_t)e->ninsn;
-	b->isid = e->isid;
+	memcpy(&b->end_ip, &e->run, sizeof(e->run));
 	if (w->speculative)
 		b->speculative = 1;
 }
@@ -992,7 +1009,7 @@ static inline void block_of(struct pt_block *b, const struct dc_walk *w, const s
 static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went *e)
 {
 	struct dc_qry *q = &w->qry;
-	uint64_t next = e->end + e->len;
+	uint64_t next = e->run.end + e->len;
 	int st, taken;
 
 	block_of(b, w, e);
