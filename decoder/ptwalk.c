@@ -966,7 +966,7 @@ static void reset(struct dc_walk *w)
 	w->from = 0;
 }
 
-int dc_walk_sync_forward(struct dc_walk *w)
+static int sync_forward(struct dc_walk *w)
 {
 	int st;
 
@@ -977,7 +977,7 @@ int dc_walk_sync_forward(struct dc_walk *w)
 	w->status = st;
 	if (!(st & pts_ip_suppressed))
 		w->enabled = true;
-	return settle(w, trailing_event(w, NULL));
+	return trailing_event(w, NULL);
 }
 
 /* After a block whose branch took a TNT bit from the cache, with status
@@ -1072,7 +1072,7 @@ int dc_walk_next(struct dc_walk *w, struct pt_block *b)
 	return settle(w, next_slow(w, b));
 }
 
-int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
+static int take_event(struct dc_walk *w, struct pt_event *uev)
 {
 	struct pt_event *ev = &w->event;
 
@@ -1163,5 +1163,24 @@ int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
 	}
 	w->process_event = false;
 	*uev = *ev;
-	return settle(w, trailing_event(w, NULL));
+	return trailing_event(w, NULL);
+}
+
+int dc_walk_sync_forward(struct dc_walk *w)
+{
+	return settle(w, sync_forward(w));
+}
+
+int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
+{
+	return settle(w, take_event(w, uev));
+}
+
+int dc_walk_again(struct dc_walk *w, int op, struct pt_block *b, struct pt_event *ev)
+{
+	if (op == 's')
+		return settle(w, sync_forward(w));
+	if (op == 'e')
+		return settle(w, take_event(w, ev));
+	return settle(w, next_slow(w, b));
 }

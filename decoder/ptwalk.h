@@ -69,6 +69,13 @@ enum pt_insn_class dc_walk_iclass(const uint8_t *code, size_t n, uint8_t *len);
 int dc_walk_sync_forward(struct dc_walk *w);
 int dc_walk_next(struct dc_walk *w, struct pt_block *b);
 int dc_walk_event(struct dc_walk *w, struct pt_event *ev);
+/* A call made again, for a hand-over's repeat of the calls so far
+ * (wdec.c): op 's', 'e' (into *ev) or 'n' (into *b), answered as
+ * dc_walk_sync_forward, dc_walk_event and dc_walk_next answer it; a
+ * block by dc_walk_next's general path alone, which its fast path only
+ * shortens. (Out of line, so that those three keep one caller each, the
+ * queue's, and are inlined there.) */
+int dc_walk_again(struct dc_walk *w, int op, struct pt_block *b, struct pt_event *ev);
 int dc_walk_time(struct dc_walk *w, uint64_t *tsc);
 int dc_walk_get_offset(const struct dc_walk *w, uint64_t *off);
 int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off);

@@ -53,7 +53,8 @@ int dc_wdec_open(struct dc_wdec *d, enum dc_wdec_mode mode, const struct pt_conf
 	size_t cap = d->cap;
 
 	dc_wdec_close(d);
-	*d = (struct dc_wdec){ .cfg = *base, .image = image, .mode = mode, .ops = ops, .cap = cap,
+	*d = (struct dc_wdec){ .cfg = *base, .image = image, .code = code, .mode = mode,
+			       .ops = ops, .cap = cap,
 			       .st = st, .bail_at = bail_env() };
 	d->cfg.size = sizeof(d->cfg);
 	d->cfg.begin = (uint8_t *)buf;
@@ -83,7 +84,7 @@ void dc_wdec_close(struct dc_wdec *d)
 	d->walk = NULL;
 	d->blk = NULL;
 	d->plain = false;
-	d->nops = 0;
+	d->ncalls = d->nops = 0;
 }
 
 /* libipt's next block, as long as the walker's (ninsn instructions):
@@ -111,11 +112,38 @@ static int blk_next(struct dc_wdec *d, struct pt_block *b, uint32_t ninsn)
 	return st;
 }
 
+/* libipt and rw, a walker of the window's own, repeat the calls made so
+ * far (the log, wdec.h): false where libipt does not answer as rw does. */
+static bool repeat(struct dc_wdec *d, struct dc_walk *rw)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->ncalls; i++) {
+		int op = k < d->nops && d->ops[k] >> 8 == i ? (int)(d->ops[k++] & 0xff) : 'n';
+		struct pt_block b = { 0 }, rb = { 0 };
+		struct pt_event ev;
+		int sw, sb;
+
+		sw = dc_walk_again(rw, op, &rb, &ev);
+		if (op == 's')
+			sb = pt_blk_sync_forward(d->blk);
+		else if (op == 'e')
+			sb = pt_blk_event(d->blk, &ev, sizeof(ev));
+		else
+			sb = blk_next(d, &b, rb.ninsn);
+		if (sw == DC_WALK_BAIL || sb != sw || b.ninsn != rb.ninsn)
+			return false;
+	}
+	return true;
+}
+
 /* The walker cannot answer: libipt repeats its calls, then goes on. Each
  * must answer as the walker did, or the next call fails (-pte_internal:
  * the queue counts a decode error and goes on at the next PSB). */
 static int bail(struct dc_wdec *d)
 {
+	struct dc_walk *rw;
+
 	dc_walk_free(d->walk);
 	d->walk = NULL;
 	d->plain = false;
@@ -127,25 +155,13 @@ static int bail(struct dc_wdec *d)
 		return 0;
 	if (!(d->blk = blk_new(d)))
 		return -pte_nomem;
-	for (size_t i = 0; i < d->nops; i++) {
-		struct pt_block b = { 0 };
-		struct pt_event ev;
-		uint64_t op = d->ops[i];
-		uint32_t ninsn = (uint32_t)(op >> 8) & 0xffff;
-		int st;
-
-		if ((op & 0xff) == 's')
-			st = pt_blk_sync_forward(d->blk);
-		else if ((op & 0xff) == 'e')
-			st = pt_blk_event(d->blk, &ev, sizeof(ev));
-		else
-			st = blk_next(d, &b, ninsn);
-		if (st != (int32_t)(uint32_t)(op >> 32) || b.ninsn != ninsn) {
-			d->failed = true;
-			break;
-		}
+	if (d->ncalls) {
+		if (!(rw = dc_walk_alloc(&d->cfg, d->code)))
+			return -pte_nomem;
+		d->failed = !repeat(d, rw);
+		dc_walk_free(rw);
 	}
-	d->nops = 0;
+	d->ncalls = d->nops = 0;
 	return 0;
 }
 
@@ -165,6 +181,7 @@ int dc_wdec_set_image(struct dc_wdec *d, struct pt_image *image, struct dc_wcode
 	if (d->walk && dc_walk_read_code(d->walk) && (err = bail(d)))
 		return err;
 	d->image = image;
+	d->code = code;
 	if (d->walk)
 		dc_walk_set_code(d->walk, code);
 	if (d->blk && pt_blk_set_image(d->blk, image) < 0)
@@ -222,7 +239,7 @@ static void check_state(struct dc_wdec *d)
 }
 
 /* Checking: libipt answered sb where the walker answered st. */
-static __attribute__((noinline)) int checked(struct dc_wdec *d, uint64_t op, int st, int sb)
+static __attribute__((noinline)) int checked(struct dc_wdec *d, int op, int st, int sb)
 {
 	if (sb != st)
 		differ(d, op == 's' ? "sync status" : op == 'e' ? "event status" : "block status",
@@ -231,23 +248,25 @@ static __attribute__((noinline)) int checked(struct dc_wdec *d, uint64_t op, int
 	return st;
 }
 
-/* The walker alone answered st (not DC_WALK_BAIL) to the call op: it is
- * logged, for a hand-over to repeat. */
-static inline int logged(struct dc_wdec *d, uint64_t op, int st)
+/* The walker alone answered st (not DC_WALK_BAIL) to the call op ('s',
+ * 'e', 'n'): it is counted, and logged unless it is a dc_wdec_next, for a
+ * hand-over to repeat (wdec.h). */
+static inline int logged(struct dc_wdec *d, int op, int st)
 {
-	size_t n = d->nops;        /* (a copy: the store below may alias it) */
+	size_t i = d->ncalls++;
 
-	if (n == d->cap && DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 1024))
+	if (op == 'n')
+		return st;
+	if (DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 256))
 		return -pte_nomem;
-	d->ops[n] = op | (uint64_t)(uint32_t)st << 32;
-	d->nops = n + 1;
+	d->ops[d->nops++] = (uint64_t)i << 8 | (unsigned)op;
 	return st;
 }
 
 /* The walker answered st (not DC_WALK_BAIL): checking, libipt answers
  * too (sb) and the two must agree; else the call is logged. Inlined: it
  * runs for every call (the check's calls kept out of it). */
-static inline int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
+static inline int walked(struct dc_wdec *d, int op, int st, int sb)
 {
 	if (d->blk)
 		return checked(d, op, st, sb);
@@ -257,7 +276,7 @@ static inline int walked(struct dc_wdec *d, uint64_t op, int st, int sb)
 /* A hand-over a test asked for (wdec.h): at the bail_at-th call. */
 static bool forced(struct dc_wdec *d)
 {
-	return d->bail_at && d->nops + 1 == d->bail_at && d->mode == DC_WDEC_WALK;
+	return d->bail_at && d->ncalls + 1 == d->bail_at && d->mode == DC_WDEC_WALK;
 }
 
 int dc_wdec_sync_forward(struct dc_wdec *d)
@@ -291,7 +310,7 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 					differ_block(d, b, &lb, st);
 				return walked(d, 'n', st, sb);
 			}
-			return logged(d, 'n' | (uint64_t)b->ninsn << 8, st);
+			return logged(d, 'n', st);
 		}
 	}
 	if (d->walk && (err = bail(d)))

@@ -39,8 +39,13 @@ struct dc_wdec {
 	struct dc_walk *walk;
 	struct pt_config cfg;      /* begin, end: the window               */
 	struct pt_image *image;    /* what the calls so far were made with */
-	uint64_t *ops;             /* those calls: 's', 'e', 'n' | ninsn << 8,
-	                              | (uint32_t)status << 32               */
+	struct dc_wcode *code;     /* (the walker's: image's code)         */
+	/* those calls: how many, and the ones other than dc_wdec_next ('s',
+	 * 'e' | the call's number << 8). A hand-over repeats them with a
+	 * walker of its own beside libipt: the same bytes and code give it
+	 * the answers the walker gave, and libipt must give them too. */
+	size_t ncalls;
+	uint64_t *ops;
 	size_t nops, cap;
 	enum dc_wdec_mode mode;
 	size_t bail_at;            /* (PTFLAME_WALK_BAIL; 0: never)         */
