@@ -1041,9 +1041,15 @@ static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went 
 	}
 	if ((st = take_branch(w, e)) < 0)
 		return settle(w, st);
-	if (w->process_event || (w->status & pts_event_pending))
+	if (w->process_event) {
+		/* a tick (the only event a branch makes), which binds
+		 * nowhere: trailing_event's answer, tracing on */
+		w->fast = false;
+		return pts_event_pending;
+	}
+	if (w->status & pts_event_pending)
 		return settle(w, trailing_event(w, b));
-	return settle(w, w->status & pts_eos);
+	return w->status & pts_eos;   /* (w->fast stays) */
 }
 
 static int next_slow(struct dc_walk *w, struct pt_block *b)
@@ -1173,6 +1179,14 @@ int dc_walk_sync_forward(struct dc_walk *w)
 
 int dc_walk_event(struct dc_walk *w, struct pt_event *uev)
 {
+	/* (nearly every event is a tick with nothing pending after it: it
+	 * changes nothing, and trailing_event has nothing to look at) */
+	if (w->process_event && w->event.type == ptev_tick &&
+	    !(w->status & pts_event_pending)) {
+		w->process_event = false;
+		*uev = w->event;
+		return settle(w, status_of(w, 0));
+	}
 	return settle(w, take_event(w, uev));
 }
 
