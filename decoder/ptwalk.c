@@ -39,6 +39,10 @@ static int bail_at(int line)
 }
 #define BAIL() bail_at(__LINE__)
 
+/* (for the steps of a block's branch: each has two or three callers, and
+ * the calls cost more than their work) */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* ---- the code: block ends per address ---------------------------------- */
 
 enum wkind {
@@ -546,7 +550,7 @@ static int status_of(const struct dc_walk *w, int flags)
 }
 
 /* A tick event when the time moved since the last event (pt_blk_tick). */
-static int tick(struct dc_walk *w, uint64_t ip)
+static ALWAYS_INLINE int tick(struct dc_walk *w, uint64_t ip)
 {
 	uint64_t tsc = 0;
 	int err;
@@ -574,7 +578,7 @@ static int tick(struct dc_walk *w, uint64_t ip)
 
 /* The queries, with libipt's tick; errors other than the end of the data
  * are left to libipt. */
-static int cond_branch(struct dc_walk *w, int *taken)
+static ALWAYS_INLINE int cond_branch(struct dc_walk *w, int *taken)
 {
 	struct dc_qry *q = &w->qry;
 	int st = 0, err;
@@ -591,7 +595,7 @@ static int cond_branch(struct dc_walk *w, int *taken)
 	return st;
 }
 
-static int indirect_branch(struct dc_walk *w, uint64_t *ip)
+static ALWAYS_INLINE int indirect_branch(struct dc_walk *w, uint64_t *ip)
 {
 	uint64_t evip = w->ip;
 	int st = dc_qry_indirect_branch(qry(w), ip), err;
@@ -646,7 +650,7 @@ static int add_run(struct pt_block *b, const struct went *e)
 
 /* From the branch at the end of e, where the trace says the code went
  * (libipt's pt_blk_next_ip, the call's return already pushed). */
-static int next_ip_with_trace(struct dc_walk *w, const struct went *e)
+static ALWAYS_INLINE int next_ip_with_trace(struct dc_walk *w, const struct went *e)
 {
 	int st, taken;
 
@@ -676,7 +680,7 @@ static int next_ip_with_trace(struct dc_walk *w, const struct went *e)
 	return indirect_branch(w, &w->ip);
 }
 
-static int take_branch(struct dc_walk *w, const struct went *e);
+static inline int take_branch(struct dc_walk *w, const struct went *e);
 
 /* One block with no event pending: one entry, its branch taken. */
 static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
@@ -696,7 +700,7 @@ static int proceed_no_event(struct dc_walk *w, struct pt_block *b)
 
 /* From the branch at the end of entry e to where the code went (w->ip;
  * w->status: the query's status where the branch needed trace). */
-static int take_branch(struct dc_walk *w, const struct went *e)
+static ALWAYS_INLINE int take_branch(struct dc_walk *w, const struct went *e)
 {
 	uint64_t next = e->run.end + e->len;
 	int st;
