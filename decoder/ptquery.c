@@ -5,6 +5,7 @@
  * fail, or do what is not written here, it answers DC_QRY_BAIL. */
 #include "decoder/ptquery.h"
 
+#include <endian.h>
 #include <string.h>
 
 #include "decoder/ptpkt.h"
@@ -99,15 +100,28 @@ static int read_pkt(const struct dc_qry *q, struct dc_pkt *k)
 	return n == DC_PKT_CUT ? -pte_eos : BAIL;
 }
 
-/* n (at most 8) bytes at p, the first the lowest (the compiler makes
- * one load of each constant n) */
+/* 2, 4, 6 or 8 bytes at p, the first the lowest: one or two loads */
 static inline uint64_t le_bytes(const uint8_t *p, int n)
 {
-	uint64_t v = 0;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
 
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	switch (n) {
+	case 2:
+		memcpy(&v16, p, 2);
+		return le16toh(v16);
+	case 4:
+		memcpy(&v32, p, 4);
+		return le32toh(v32);
+	case 6:
+		memcpy(&v32, p, 4);
+		memcpy(&v16, p + 4, 2);
+		return le32toh(v32) | (uint64_t)le16toh(v16) << 32;
+	default:
+		memcpy(&v64, p, 8);
+		return le64toh(v64);
+	}
 }
 
 /* An IP packet at pos: its size, the last IP updated (pt_qry_decode_ip,
@@ -1036,12 +1050,9 @@ static int cache_tnt(struct dc_qry *q)
 	if (q->next == QF_TNT64 && q->cfg.end - q->pos >= 8) {
 		/* (the same for a TNT-64 that has a bit before its stop bit,
 		 * as decode_tnt reads it) */
-		const uint8_t *p = q->pos;
-		uint64_t v = 0;
+		uint64_t v = le_bytes(q->pos + 2, 6);
 		unsigned n;
 
-		for (int i = 7; i >= 2; i--)
-			v = v << 8 | p[i];
 		if (v >= 2) {
 			n = 63 - (unsigned)__builtin_clzll(v);
 			q->tnt = v & ~(UINT64_C(1) << n);

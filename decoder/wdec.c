@@ -257,7 +257,7 @@ static inline int logged(struct dc_wdec *d, int op, int st)
 
 	if (op == 'n')
 		return st;
-	if (DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 256))
+	if (d->nops == d->cap && DC_VEC_PUSH_ROOM(d->ops, d->nops, d->cap, 256))
 		return -pte_nomem;
 	d->ops[d->nops++] = (uint64_t)i << 8 | (unsigned)op;
 	return st;
