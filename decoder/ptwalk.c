@@ -79,8 +79,8 @@ struct went {
 	struct wrun run;
 	uint64_t target;           /* a direct branch's                       */
 	/* the ips of the entries that came next, and those entries (index +
-	 * 1; 0: none, its ip DC_HASH_EMPTY, which no entry has): following
-	 * a link reads no other entry */
+	 * 1; 0: none, its ip DC_HASH_EMPTY, which no entry has, but a trace
+	 * can send the walker to): following a link reads no other entry */
 	uint64_t link_ip[2];
 	uint32_t link[2];
 	uint8_t len, kind;         /* the branch's length, wkind              */
@@ -94,7 +94,7 @@ struct dc_wcode {
 	struct went *ents;
 	size_t nents, cap;
 	struct dc_hash at;         /* ip -> index into ents                  */
-	uint64_t gen;              /* bumped when ents are dropped           */
+	uint64_t gen;              /* bumped when ents are dropped or moved */
 	ZydisDecoder zy;
 };
 
@@ -299,8 +299,12 @@ static long went_decode(struct dc_wcode *c, uint64_t ip)
 		if (k) {
 			uint64_t next = at + d.length;
 
-			if (DC_VEC_PUSH_ROOM(c->ents, c->nents, c->cap, 1024))
-				return -1;
+			if (c->nents == c->cap) {
+				/* (walkers point into them: a move is a new gen) */
+				if (DC_VEC_PUSH_ROOM(c->ents, c->nents, c->cap, 1024))
+					return -1;
+				c->gen++;
+			}
 			c->ents[c->nents] = (struct went){
 				.run = { .end = at, .isid = r.s->isid, .mode = ptem_64bit,
 					 .iclass = (enum pt_insn_class)iclass,
@@ -363,8 +367,8 @@ struct dc_walk {
 	struct dc_qry qry;         /* (first: the hottest)                  */
 	struct pt_config cfg;      /* (its errata)                          */
 	struct dc_wcode *code;
-	uint64_t gen;              /* code->gen that from is good for       */
-	uint32_t from;             /* the last entry + 1 (its links)        */
+	uint64_t gen;              /* code->gen that last is good for       */
+	struct went *last;         /* the last entry (its links), or NULL   */
 	bool read_code;
 	/* libipt's time since the last query, read once (the tick after a
 	 * query and the queue after each call both ask for it) */
@@ -417,7 +421,7 @@ void dc_walk_free(struct dc_walk *w)
 void dc_walk_set_code(struct dc_walk *w, struct dc_wcode *code)
 {
 	w->code = code;
-	w->from = 0;
+	w->last = NULL;
 }
 
 bool dc_walk_read_code(const struct dc_walk *w)
@@ -465,17 +469,13 @@ int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off)
  * entry is linked only while the code is 64-bit code.) */
 static inline const struct went *went_linked(struct dc_walk *w, uint64_t ip)
 {
-	const struct dc_wcode *c = w->code;
-	const struct went *f;
+	const struct went *f = w->last;
 
-	if (!w->from || w->gen != c->gen)
+	if (!f || w->gen != w->code->gen)
 		return NULL;
-	f = &c->ents[w->from - 1];
 	for (int k = 0; k < 2; k++)
-		if (f->link_ip[k] == ip) {
-			w->from = f->link[k];
-			return &c->ents[w->from - 1];
-		}
+		if (f->link_ip[k] == ip && f->link[k])   /* (ip may be DC_HASH_EMPTY) */
+			return w->last = &w->code->ents[f->link[k] - 1];
 	return NULL;
 }
 
@@ -486,23 +486,20 @@ static const struct went *went_at(struct dc_walk *w, uint64_t ip, bool *nocode)
 {
 	struct dc_wcode *c = w->code;
 	uint64_t idx;
-	long i;
+	long i, from = -1;
 
 	w->read_code = true;
 	if (!c || w->mode != ptem_64bit)
 		return NULL;
 	if (w->gen != c->gen) {
 		w->gen = c->gen;
-		w->from = 0;
+		w->last = NULL;
 	}
-	if (w->from) {
-		struct went *f = &c->ents[w->from - 1];
-
+	if (w->last) {
 		for (int k = 0; k < 2; k++)
-			if (f->link_ip[k] == ip) {
-				w->from = f->link[k];
-				return &c->ents[w->from - 1];
-			}
+			if (w->last->link_ip[k] == ip && w->last->link[k])
+				return w->last = &c->ents[w->last->link[k] - 1];
+		from = w->last - c->ents;
 	}
 	if (ip == DC_HASH_EMPTY)
 		return NULL;
@@ -512,15 +509,15 @@ static const struct went *went_at(struct dc_walk *w, uint64_t ip, bool *nocode)
 		*nocode = i == -2;
 		return NULL;
 	}
-	if (w->from) {
-		struct went *f = &c->ents[w->from - 1];
+	w->gen = c->gen;           /* (went_decode may have moved the entries) */
+	if (from >= 0) {
+		struct went *f = &c->ents[from];
 		int k = !f->link[0] ? 0 : !f->link[1] ? 1 : (int)(ip & 1);
 
 		f->link[k] = (uint32_t)i + 1;
 		f->link_ip[k] = ip;
 	}
-	w->from = (uint32_t)i + 1;
-	return &c->ents[i];
+	return w->last = &c->ents[i];
 }
 
 static void ret_push(struct dc_walk *w, uint64_t ip)
@@ -752,7 +749,7 @@ static int proceed_to_ip(struct dc_walk *w, struct pt_block *b, uint64_t ip,
 			if ((st = add_insns(b, e->run.isid, (uint32_t)k, lastip, ptic_other)) <= 0)
 				return st ? st : BAIL();
 			w->ip = ip;
-			w->from = 0;   /* (mid-entry: no link from here) */
+			w->last = NULL;   /* (mid-entry: no link from here) */
 			return 1;
 		}
 		if ((st = add_run(b, e)) <= 0)
@@ -810,7 +807,7 @@ static int proceed_to_disabled(struct dc_walk *w, struct pt_block *b)
 	/* the resume ip: after a call, else unknown */
 	w->ip = last->run.iclass == ptic_call || last->run.iclass == ptic_far_call ?
 		last->run.end + last->len : 0;
-	w->from = 0;
+	w->last = NULL;
 	return 1;
 }
 
@@ -967,7 +964,7 @@ static void reset(struct dc_walk *w)
 	w->enabled = w->process_event = w->speculative = w->ticked = w->fast = false;
 	memset(&w->event, 0, sizeof(w->event));
 	w->rtop = w->rbottom = 0;
-	w->from = 0;
+	w->last = NULL;
 }
 
 static int sync_forward(struct dc_walk *w)
@@ -1013,17 +1010,16 @@ static inline void block_of(struct pt_block *b, const struct dc_walk *w, const s
 static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went *e)
 {
 	struct dc_qry *q = &w->qry;
-	uint64_t next = e->run.end + e->len;
 	int st, taken;
 
 	block_of(b, w, e);
-	switch (e->kind) {
-	case WK_COND:
-		if (!q->tnt_index || !w->ticked)
-			break;
+	/* (the most common block first, ahead of the switch) */
+	if (e->kind == WK_COND && q->tnt_index && w->ticked) {
 		st = dc_qry_cond_branch_cached(q, &taken);
-		w->ip = taken ? e->target : next;
+		w->ip = taken ? e->target : e->run.end + e->len;
 		return cached_bit_done(w, b, st);
+	}
+	switch (e->kind) {
 	case WK_RET:
 		/* (a compressed return: its bit taken, the stack not empty) */
 		if (!q->tnt_index || !w->ticked || !(q->tnt & q->tnt_index) ||
@@ -1036,8 +1032,8 @@ static int next_linked(struct dc_walk *w, struct pt_block *b, const struct went 
 		w->ip = e->target;
 		return w->status & pts_eos;   /* (status_of: tracing is on) */
 	case WK_CALL:
-		if (e->target != next)
-			ret_push(w, next);
+		if (e->target != e->run.end + e->len)
+			ret_push(w, e->run.end + e->len);
 		w->ip = e->target;
 		return w->status & pts_eos;
 	default:
@@ -1095,7 +1091,7 @@ static int take_event(struct dc_walk *w, struct pt_event *uev)
 		if (ev->status_update || ev->ip_suppressed || w->enabled)
 			return BAIL();
 		w->ip = ev->variant.enabled.ip;
-		w->from = 0;
+		w->last = NULL;
 		w->enabled = true;
 		break;
 	case ptev_async_disabled:
@@ -1111,14 +1107,14 @@ static int take_event(struct dc_walk *w, struct pt_event *uev)
 		if (w->ip != ev->variant.async_branch.from || ev->status_update || !w->enabled)
 			return BAIL();
 		w->ip = ev->variant.async_branch.to;
-		w->from = 0;
+		w->last = NULL;
 		break;
 	case ptev_overflow:
 		if (ev->status_update)
 			return BAIL();
 		w->enabled = !ev->ip_suppressed;
 		w->ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
-		w->from = 0;
+		w->last = NULL;
 		w->speculative = false;
 		break;
 	case ptev_exec_mode:
@@ -1129,7 +1125,7 @@ static int take_event(struct dc_walk *w, struct pt_event *uev)
 			return BAIL();
 		w->mode = ev->variant.exec_mode.mode;
 		if (w->mode != ptem_64bit)
-			w->from = 0;   /* (no entries: went_at, went_linked) */
+			w->last = NULL;   /* (no entries: went_at, went_linked) */
 		break;
 	case ptev_tsx:
 		if (!ev->ip_suppressed && w->ip != ev->variant.tsx.ip)

@@ -6,7 +6,9 @@
  *    conditional branch: no event pending at that block's end;
  *  - pgd: a TIP.PGD (IP suppressed) binding to an indirect call, tracing
  *    resuming after it (TIP.PGE), then a compressed return: the return
- *    address the indirect call pushed is the one popped.
+ *    address the indirect call pushed is the one popped;
+ *  - top: a TIP to the top address, the ip an entry's empty link has
+ *    (libipt: no code there; the walker hands over).
  * Each trace is decoded with PTFLAME_DECODER=check's decoder (dc_wdec,
  * DC_WDEC_CHECK: libipt alongside, abort at the first difference) and the
  * walker must answer every call itself (no hand-over).
@@ -77,9 +79,11 @@ static struct pt_packet pk_tnt(int taken)
 
 static int fails;
 
-/* Decode pkts (n of them) with check's decoder: every call both ways. */
-static void run(const char *name, const struct pt_packet *pkts, size_t n,
-		struct pt_image *image, struct dc_wcode *code)
+/* Decode pkts (n of them) with check's decoder: every call both ways,
+ * to the end (-pte_eos) with no hand-over, or with end_st and at most
+ * one hand-over where end_st is not -pte_eos. */
+static void run_to(const char *name, const struct pt_packet *pkts, size_t n,
+		   struct pt_image *image, struct dc_wcode *code, int end_st)
 {
 	uint8_t buf[1024];
 	struct pt_config cfg;
@@ -128,10 +132,10 @@ static void run(const char *name, const struct pt_packet *pkts, size_t n,
 	}
 	dc_wdec_close(&d);
 	free(d.ops);
-	if (status != -pte_eos) {
+	if (status != end_st) {
 		printf("FAIL: %s: ends with %s\n", name, pt_errstr(pt_errcode(status)));
 		fails++;
-	} else if (st.bailed) {
+	} else if (st.bailed > (end_st != -pte_eos)) {
 		printf("FAIL: %s: the walker handed over to libipt\n", name);
 		fails++;
 	} else {
@@ -139,6 +143,12 @@ static void run(const char *name, const struct pt_packet *pkts, size_t n,
 		       (unsigned long long)calls, (unsigned long long)blocks,
 		       (unsigned long long)spec);
 	}
+}
+
+static void run(const char *name, const struct pt_packet *pkts, size_t n,
+		struct pt_image *image, struct dc_wcode *code)
+{
+	run_to(name, pkts, n, image, code, -pte_eos);
 }
 
 int main(int argc, char **argv)
@@ -187,7 +197,16 @@ int main(int argc, char **argv)
 		pk_tnt(1), pk_tnt(1),
 	};
 
+	/* call 0x0f; the indirect call there to the top address (damaged
+	 * data), which is the ip of a link not made yet (the entry at 0x0f
+	 * has none): no code there, libipt fails, the walker hands over */
+	const struct pt_packet top[] = {
+		pk(ppt_psb), pk_exec(), pk_ip(ppt_fup, BASE), pk(ppt_psbend),
+		pk_ip(ppt_tip, UINT64_MAX),
+	};
+
 	run("tsx", tsx, sizeof(tsx) / sizeof(tsx[0]), image, wc);
+	run_to("top", top, sizeof(top) / sizeof(top[0]), image, wc, -pte_nomap);
 	run("async", async, sizeof(async) / sizeof(async[0]), image, wc);
 	run("pgd", pgd, sizeof(pgd) / sizeof(pgd[0]), image, wc);
 	dc_wcode_free(wc);
