@@ -291,6 +291,8 @@ static bool will_event(const struct dc_qry *q)
 {
 	uint8_t f = qf_flags[q->next];
 
+	if (!(f & ~F_TNT))         /* (a TNT or a status packet next: no) */
+		return false;
 	if (f & F_EVENT)
 		return true;
 	if (f & F_PSBEND)

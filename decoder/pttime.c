@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-enum { FCR_SHR = 8 };              /* the ratio's fixed point (pt_tcal_fcr_shr) */
+enum { FCR_SHR = DC_PTIME_FCR_SHR };
 
 void dc_ptime_init(struct dc_ptime *t, const struct pt_config *cfg)
 {
@@ -286,7 +286,7 @@ static int adjust_cyc(const struct dc_ptime *t, uint64_t fcr, uint64_t *cyc)
 	return 0;
 }
 
-int dc_ptime_cyc(struct dc_ptime *t, uint64_t cycles)
+int dc_ptime_cyc_slow(struct dc_ptime *t, uint64_t cycles)
 {
 	uint64_t fcr, cyc = cycles;
 	int err;

@@ -56,7 +56,23 @@ int dc_ptime_tsc(struct dc_ptime *t, uint64_t tsc, bool header);
 int dc_ptime_cbr(struct dc_ptime *t, uint8_t ratio, bool header);
 int dc_ptime_tma(struct dc_ptime *t, uint16_t ctc, uint16_t fc);
 int dc_ptime_mtc(struct dc_ptime *t, uint8_t ctc);
-int dc_ptime_cyc(struct dc_ptime *t, uint64_t cycles);
+int dc_ptime_cyc_slow(struct dc_ptime *t, uint64_t cycles);
+
+enum { DC_PTIME_FCR_SHR = 8 };     /* the ratio's fixed point (pt_tcal_fcr_shr) */
+
+/* dc_ptime_cyc inline where it is one multiply (a ratio known, the time
+ * moved since the last MTC or TSC): a CYC comes between nearly every two
+ * branches of a trace with cycles. */
+static inline int dc_ptime_cyc(struct dc_ptime *t, uint64_t cycles)
+{
+	if (!t->fc || !t->fcr || t->fcr_min > t->fcr_max)
+		return dc_ptime_cyc_slow(t, cycles);
+	t->cyc_mtc += cycles;
+	t->cyc_tsc += cycles;
+	t->fc += (cycles * t->fcr) >> DC_PTIME_FCR_SHR;
+	t->tsc = t->base + t->fc;
+	return 0;
+}
 
 /* pt_qry_time's answer for this time: 0 or -pte_no_time (no TSC yet; the
  * outputs are set either way). */
