@@ -909,9 +909,10 @@ static int read_ahead(struct dc_qry *q)
 			q->pos = p + 1;
 			continue;
 		}
-		/* (a 2-byte CYC, the next most common; not 0x02 as its second
-		 * byte, which erratum SKD007 may take for an OVF's first) */
-		if (end - p >= 2 && (*p & 7) == 7 && !(p[1] & 1) && p[1] != 0x02) {
+		/* (a 2-byte CYC, the next most common; not one that erratum
+		 * SKD007 takes for the start of an OVF: decode_timing) */
+		if (end - p >= 2 && (*p & 7) == 7 && !(p[1] & 1) &&
+		    (p[1] != 0x02 || !q->cfg.errata.skd007 || end - p == 2 || p[2] != 0xf3)) {
 			if (dc_ptime_cyc(&q->time, (uint64_t)(*p >> 3) | (uint64_t)(p[1] >> 1) << 5))
 				return BAIL;
 			q->pos = p + 2;
