@@ -993,9 +993,12 @@ static inline int cached_bit_done(struct dc_walk *w, const struct pt_block *b, i
 /* Entry e's run from w->ip, as add_run puts it into a zeroed block. */
 static inline void block_of(struct pt_block *b, const struct dc_walk *w, const struct went *e)
 {
-	memset(b, 0, sizeof(*b));
+	uint8_t *tail = (uint8_t *)&b->end_ip + sizeof(e->run);
+
 	b->ip = w->ip;
 	memcpy(&b->end_ip, &e->run, sizeof(e->run));
+	/* (the rest zero: raw, size, the flags, the padding) */
+	memset(tail, 0, sizeof(*b) - (size_t)(tail - (uint8_t *)b));
 	if (w->speculative)
 		b->speculative = 1;
 }
