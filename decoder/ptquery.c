@@ -924,6 +924,12 @@ static int read_ahead(struct dc_qry *q)
 			q->pos = p + 2;
 			continue;
 		}
+		/* (where it ends nearly always: a TNT-8 or a TIP, as fetch
+		 * classes them, where the check below stops) */
+		if (p < end && ((!(*p & 1) && *p > 0x02) || (*p & 0x1f) == 0x0d)) {
+			q->next = *p & 1 ? QF_TIP : QF_TNT8;
+			return 0;
+		}
 		if ((err = fetch(q)))
 			return err;
 		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
