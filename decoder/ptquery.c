@@ -312,12 +312,13 @@ static bool will_eos(const struct dc_qry *q)
 	return q->next == QF_NONE && (p == end || (p[0] == 0x02 && p + 1 == end));
 }
 
-/* pt_qry_status_flags */
-static int status_flags(const struct dc_qry *q)
+/* pt_qry_status_flags (inline: after every query but a cached bit, and
+ * nearly always 0 at once) */
+static inline __attribute__((always_inline)) int status_flags(const struct dc_qry *q)
 {
 	int flags = 0;
 
-	if (!q->tnt_index) {
+	if (!q->tnt_index && q->next != QF_TNT8) {
 		if (will_event(q))
 			flags |= pts_event_pending;
 		if (will_eos(q))
