@@ -892,6 +892,21 @@ static int decode(struct dc_qry *q, int kind)
 	}
 }
 
+/* read_ahead's own reading of a packet by its first byte (as fetch and
+ * decode read it where the packet is whole): a CYC of 1 byte or more, an
+ * MTC, a TNT-8, a TIP; anything else it leaves to fetch and decode. */
+enum { RA_OTHER, RA_CYC1, RA_CYCN, RA_MTC, RA_TNT8, RA_TIP };
+#define RA(b) ((b) % 8 == 3 ? RA_CYC1 : (b) % 8 == 7 ? RA_CYCN : (b) == 0x59 ? RA_MTC : \
+	       (b) % 2 == 0 && (b) > 2 ? RA_TNT8 : (b) % 32 == 0x0d ? RA_TIP : RA_OTHER)
+#define RA4(b) RA(b), RA((b) + 1), RA((b) + 2), RA((b) + 3)
+#define RA16(b) RA4(b), RA4((b) + 4), RA4((b) + 8), RA4((b) + 12)
+#define RA64(b) RA16(b), RA16((b) + 16), RA16((b) + 32), RA16((b) + 48)
+static const uint8_t ra_class[256] = { RA64(0), RA64(64), RA64(128), RA64(192) };
+#undef RA64
+#undef RA16
+#undef RA4
+#undef RA
+
 /* pt_qry_read_ahead: status packets, up to a TNT, a TIP or an event */
 static int read_ahead(struct dc_qry *q)
 {
@@ -901,35 +916,41 @@ static int read_ahead(struct dc_qry *q)
 		const uint8_t *p = q->pos;
 		int err;
 
-		/* (the two packets between branches nearly always, a 1-byte
-		 * CYC and an MTC, as decode would take them, without its
-		 * three switches) */
-		if (p < end && (*p & 7) == 3) {
+		/* (the packets between branches nearly always, CYCs and
+		 * MTCs, as decode would take them, without its three
+		 * switches; and the TNT-8 or TIP where it nearly always
+		 * ends, as fetch classes them) */
+		switch (p < end ? ra_class[*p] : RA_OTHER) {
+		case RA_CYC1:
 			if (dc_ptime_cyc(&q->time, *p >> 3))
 				return BAIL;
 			q->pos = p + 1;
 			continue;
-		}
-		/* (a 2-byte CYC, the next most common; not one that erratum
-		 * SKD007 takes for the start of an OVF: decode_timing) */
-		if (end - p >= 2 && (*p & 7) == 7 && !(p[1] & 1) &&
-		    (p[1] != 0x02 || !q->cfg.errata.skd007 || end - p == 2 || p[2] != 0xf3)) {
+		case RA_CYCN:
+			/* (2 bytes; not one that erratum SKD007 takes for
+			 * the start of an OVF: decode_timing) */
+			if (end - p < 2 || (p[1] & 1) ||
+			    (p[1] == 0x02 && q->cfg.errata.skd007 && end - p > 2 && p[2] == 0xf3))
+				break;
 			if (dc_ptime_cyc(&q->time, (uint64_t)(*p >> 3) | (uint64_t)(p[1] >> 1) << 5))
 				return BAIL;
 			q->pos = p + 2;
 			continue;
-		}
-		if (end - p >= 2 && *p == 0x59) {
+		case RA_MTC:
+			if (end - p < 2)
+				break;
 			if (dc_ptime_mtc(&q->time, p[1]))
 				return BAIL;
 			q->pos = p + 2;
 			continue;
-		}
-		/* (where it ends nearly always: a TNT-8 or a TIP, as fetch
-		 * classes them, where the check below stops) */
-		if (p < end && ((!(*p & 1) && *p > 0x02) || (*p & 0x1f) == 0x0d)) {
-			q->next = *p & 1 ? QF_TIP : QF_TNT8;
+		case RA_TNT8:
+			q->next = QF_TNT8;
 			return 0;
+		case RA_TIP:
+			q->next = QF_TIP;
+			return 0;
+		default:
+			break;
 		}
 		if ((err = fetch(q)))
 			return err;
