@@ -948,11 +948,12 @@ static int trailing_event(struct dc_walk *w, const struct pt_block *block)
 }
 
 /* Keeps w->fast: can the next block be dc_walk_next's common case
- * (next_linked)? Tracing on, no event in process or pending. Every call
- * that may change those sets it on its way out. */
+ * (next_linked)? Tracing on, no event in process or pending, not in a
+ * transaction. Every call that may change those sets it on its way out. */
 static int settle(struct dc_walk *w, int st)
 {
-	w->fast = w->enabled && !w->process_event && !(w->status & pts_event_pending);
+	w->fast = w->enabled && !w->process_event && !(w->status & pts_event_pending) &&
+		  !w->speculative;
 	return st;
 }
 
@@ -990,7 +991,8 @@ static inline int cached_bit_done(struct dc_walk *w, const struct pt_block *b, i
 	return st & pts_event_pending ? settle(w, trailing_event(w, b)) : st;
 }
 
-/* Entry e's run from w->ip, as add_run puts it into a zeroed block. */
+/* Entry e's run from w->ip, as add_run puts it into a zeroed block (not
+ * speculative: w->fast). */
 static inline void block_of(struct pt_block *b, const struct dc_walk *w, const struct went *e)
 {
 	uint8_t *tail = (uint8_t *)&b->end_ip + sizeof(e->run);
@@ -999,8 +1001,6 @@ static inline void block_of(struct pt_block *b, const struct dc_walk *w, const s
 	memcpy(&b->end_ip, &e->run, sizeof(e->run));
 	/* (the rest zero: raw, size, the flags, the padding) */
 	memset(tail, 0, sizeof(*b) - (size_t)(tail - (uint8_t *)b));
-	if (w->speculative)
-		b->speculative = 1;
 }
 
 /* dc_walk_next's common case (w->fast), the block's entry e reached
