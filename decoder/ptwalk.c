@@ -370,12 +370,6 @@ struct dc_walk {
 	uint64_t gen;              /* code->gen that last is good for       */
 	struct went *last;         /* the last entry (its links), or NULL   */
 	bool read_code;
-	/* libipt's time since the last query, read once (the tick after a
-	 * query and the queue after each call both ask for it) */
-	bool t_ok;
-	int t_ret;
-	uint64_t t_tsc;
-	uint32_t t_mtc, t_cyc;
 	bool fast;                 /* (settle)                               */
 	/* a tick found event.tsc at that time, and no query has been made
 	 * since (nor event changed): until the next query, tick has nothing
@@ -429,23 +423,19 @@ bool dc_walk_read_code(const struct dc_walk *w)
 	return w->read_code;
 }
 
-/* The query decoder's time (pt_qry_time), which sets its outputs whatever
- * it returns; the next query changes it (qry). Read once between queries:
- * a tick after a query and the queue after each call both ask. */
-static int qtime(struct dc_walk *w, uint64_t *tsc)
+/* The query decoder's time (pt_qry_time: the time at the last query,
+ * which it keeps; its outputs are set whatever it returns). */
+static int qtime(const struct dc_walk *w, uint64_t *tsc)
 {
-	if (!w->t_ok) {
-		w->t_ret = dc_qry_time(&w->qry, &w->t_tsc, &w->t_mtc, &w->t_cyc);
-		w->t_ok = true;
-	}
-	*tsc = w->t_tsc;
-	return w->t_ret;
+	uint32_t lost_mtc, lost_cyc;
+
+	return dc_qry_time(&w->qry, tsc, &lost_mtc, &lost_cyc);
 }
 
 /* A query to the query decoder moves its time. */
 static struct dc_qry *qry(struct dc_walk *w)
 {
-	w->t_ok = w->ticked = false;
+	w->ticked = false;
 	return &w->qry;
 }
 
@@ -567,8 +557,8 @@ static ALWAYS_INLINE int tick(struct dc_walk *w, uint64_t ip)
 	w->event.variant.tick.ip = ip;
 	w->event.has_tsc = err != -pte_no_time;
 	w->event.tsc = tsc;
-	w->event.lost_mtc = w->t_mtc;
-	w->event.lost_cyc = w->t_cyc;
+	w->event.lost_mtc = w->qry.lt_mtc;
+	w->event.lost_cyc = w->qry.lt_cyc;
 	w->process_event = true;
 	return 0;
 }
