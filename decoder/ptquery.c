@@ -907,6 +907,29 @@ static const uint8_t ra_class[256] = { RA64(0), RA64(64), RA64(128), RA64(192) }
 #undef RA4
 #undef RA
 
+/* read_ahead's step for any other packet: 1 it was read, 0 read_ahead
+ * ends there, or an error. (Out of line: read_ahead's own steps then need
+ * few registers.) */
+static __attribute__((noinline)) int read_other(struct dc_qry *q)
+{
+	int err;
+
+	if ((err = fetch(q)))
+		return err;
+	if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
+		return 0;
+	if ((err = decode(q, q->next))) {
+		/* (a status packet cut by the end, or a PSB+ the end
+		 * cuts: libipt goes to the end) */
+		if (err == -pte_eos) {
+			q->pos = q->cfg.end;
+			q->next = QF_NONE;
+		}
+		return err;
+	}
+	return 1;
+}
+
 /* pt_qry_read_ahead: status packets, up to a TNT, a TIP or an event */
 static int read_ahead(struct dc_qry *q)
 {
@@ -952,19 +975,8 @@ static int read_ahead(struct dc_qry *q)
 		default:
 			break;
 		}
-		if ((err = fetch(q)))
+		if ((err = read_other(q)) <= 0)
 			return err;
-		if (qf_flags[q->next] & (F_TIP | F_TNT) || will_event(q))
-			return 0;
-		if ((err = decode(q, q->next))) {
-			/* (a status packet cut by the end, or a PSB+ the
-			 * end cuts: libipt goes to the end) */
-			if (err == -pte_eos) {
-				q->pos = end;
-				q->next = QF_NONE;
-			}
-			return err;
-		}
 	}
 }
 
