@@ -296,23 +296,23 @@ int dc_wdec_sync_forward(struct dc_wdec *d)
 	return pt_blk_sync_forward(d->blk);
 }
 
-int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
+/* Checking: libipt's block too, which must be the walker's b (st). */
+static __attribute__((noinline)) int next_checked(struct dc_wdec *d, const struct pt_block *b,
+						  int st)
 {
-	int st, err;
+	struct pt_block lb;
+	int sb = blk_next(d, &lb, b->ninsn);
 
-	if (d->plain || (d->walk && !forced(d))) {
-		if ((st = dc_walk_next(d->walk, b)) != DC_WALK_BAIL) {
-			if (d->blk) {
-				struct pt_block lb;
-				int sb = blk_next(d, &lb, b->ninsn);
+	if (sb == st && !same_block(b, &lb))
+		differ_block(d, b, &lb, st);
+	return checked(d, 'n', st, sb);
+}
 
-				if (sb == st && !same_block(b, &lb))
-					differ_block(d, b, &lb, st);
-				return walked(d, 'n', st, sb);
-			}
-			return logged(d, 'n', st);
-		}
-	}
+/* libipt's block, the walker handing over first if it has not. */
+static __attribute__((noinline)) int next_libipt(struct dc_wdec *d, struct pt_block *b)
+{
+	int err;
+
 	if (d->walk && (err = bail(d)))
 		return err;
 	if (d->failed) {
@@ -320,6 +320,19 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 		return -pte_internal;
 	}
 	return pt_blk_next(d->blk, b, sizeof(*b));
+}
+
+int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
+{
+	int st;
+
+	/* (the checks and libipt out of line: what is left of the walker's
+	 * common call needs few registers) */
+	if (d->plain || (d->walk && !forced(d))) {
+		if ((st = dc_walk_next(d->walk, b)) != DC_WALK_BAIL)
+			return d->blk ? next_checked(d, b, st) : logged(d, 'n', st);
+	}
+	return next_libipt(d, b);
 }
 
 int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
