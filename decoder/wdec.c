@@ -335,23 +335,23 @@ int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
 	return next_libipt(d, b);
 }
 
-int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
+/* Checking: libipt's event too, which must be the walker's ev (st). */
+static __attribute__((noinline)) int event_checked(struct dc_wdec *d, const struct pt_event *ev,
+						   int st)
 {
-	int st, err;
+	struct pt_event le;
+	int sb = pt_blk_event(d->blk, &le, sizeof(le));
 
-	if (d->plain || (d->walk && !forced(d))) {
-		if ((st = dc_walk_event(d->walk, ev)) != DC_WALK_BAIL) {
-			if (d->blk) {
-				struct pt_event le;
-				int sb = pt_blk_event(d->blk, &le, sizeof(le));
+	if (sb == st && memcmp(ev, &le, sizeof(le)))
+		differ(d, "event", st, sb);
+	return checked(d, 'e', st, sb);
+}
 
-				if (sb == st && memcmp(ev, &le, sizeof(le)))
-					differ(d, "event", st, sb);
-				return walked(d, 'e', st, sb);
-			}
-			return logged(d, 'e', st);
-		}
-	}
+/* libipt's event, the walker handing over first if it has not. */
+static __attribute__((noinline)) int event_libipt(struct dc_wdec *d, struct pt_event *ev)
+{
+	int err;
+
 	if (d->walk && (err = bail(d)))
 		return err;
 	if (d->failed) {
@@ -359,6 +359,17 @@ int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
 		return -pte_internal;
 	}
 	return pt_blk_event(d->blk, ev, sizeof(*ev));
+}
+
+int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
+{
+	int st;
+
+	if (d->plain || (d->walk && !forced(d))) {
+		if ((st = dc_walk_event(d->walk, ev)) != DC_WALK_BAIL)
+			return d->blk ? event_checked(d, ev, st) : logged(d, 'e', st);
+	}
+	return event_libipt(d, ev);
 }
 
 int dc_wdec_time(struct dc_wdec *d, uint64_t *tsc)
