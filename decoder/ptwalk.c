@@ -416,6 +416,7 @@ void dc_walk_set_code(struct dc_walk *w, struct dc_wcode *code)
 {
 	w->code = code;
 	w->last = NULL;
+	w->fast = false;           /* (settle: no last entry) */
 }
 
 bool dc_walk_read_code(const struct dc_walk *w)
@@ -456,12 +457,13 @@ int dc_walk_get_sync_offset(const struct dc_walk *w, uint64_t *off)
 
 /* The entry at ip when it is one of the last entry's links (went_at's
  * first look, which is all a steady loop needs); NULL: not linked. (An
- * entry is linked only while the code is 64-bit code.) */
+ * entry is linked only while the code is 64-bit code; w->fast: there is a
+ * last entry.) */
 static inline const struct went *went_linked(struct dc_walk *w, uint64_t ip)
 {
-	const struct went *f = w->last;
+	const struct went *f = w->last;   /* (not NULL: w->fast) */
 
-	if (!f || w->gen != w->code->gen)
+	if (w->gen != w->code->gen)
 		return NULL;
 	for (int k = 0; k < 2; k++)
 		if (f->link_ip[k] == ip && f->link[k])   /* (ip may be DC_HASH_EMPTY) */
@@ -939,11 +941,12 @@ static int trailing_event(struct dc_walk *w, const struct pt_block *block)
 
 /* Keeps w->fast: can the next block be dc_walk_next's common case
  * (next_linked)? Tracing on, no event in process or pending, not in a
- * transaction. Every call that may change those sets it on its way out. */
+ * transaction, a last entry to follow a link of. Every call that may
+ * change those sets it on its way out. */
 static int settle(struct dc_walk *w, int st)
 {
 	w->fast = w->enabled && !w->process_event && !(w->status & pts_event_pending) &&
-		  !w->speculative;
+		  !w->speculative && w->last;
 	return st;
 }
 
