@@ -54,6 +54,18 @@ bench_input() {
 	esac
 }
 
+# bench_data SPEC BUILD OUT: sets data and label for SPEC, a perf.data file
+# (as it is; its file name the label) or an input bench_input makes at
+# OUT/in.data; non-zero when that fails.
+bench_data() {
+	if [ -f "$1" ]; then
+		data=$1 label=$(basename "$1")
+	else
+		data=$3/in.data
+		label=$(bench_input "$1" "$data" "$2" "$3")
+	fi
+}
+
 # bench_run NAME CMD...: one timed run of CMD, its output in $OUT/NAME.out;
 # appends "wall_s cpu_s rss_kib" (CPU: user + system) to $OUT/NAME.t
 bench_run() {

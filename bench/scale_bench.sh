@@ -32,12 +32,7 @@ SYMFS_ARG=()
 echo "$NCPU CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
 printf '| input | CPUs = -j | median wall s | median CPU s | vs 1 CPU |\n|---|---|---|---|---|\n'
 for in in $INPUTS; do
-	if [ -f "$in" ]; then
-		data=$in label=$(basename "$in")
-	else
-		data=$OUT/in.data
-		label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
-	fi
+	bench_data "$in" "$BUILD" "$OUT" || exit 1
 	rm -f "$OUT"/*.t
 	"$PTFLAME" report -q -j 1 -i "$data" "${SYMFS_ARG[@]}" -o "$OUT/ref.folded"
 	for ((i = 0; i < RUNS; i++)); do

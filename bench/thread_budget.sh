@@ -39,12 +39,7 @@ echo "$(date -u '+%F %H:%M') UTC; instructions in billions (callgrind)"
 printf '| input | -j 1 | -j 2: main thread (not waiting) | -j 2: worker | -j 2: others | -j 2 total | bound: -j 1 / busiest |\n'
 printf '|---|---|---|---|---|---|---|\n'
 for in in $INPUTS; do
-	if [ -f "$in" ]; then
-		data=$in label=$(basename "$in")
-	else
-		data=$OUT/in.data
-		label=$(bench_input "$in" "$data" "$BUILD" "$OUT") || exit 1
-	fi
+	bench_data "$in" "$BUILD" "$OUT" || exit 1
 	rm -f "$OUT"/cg.*
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.j1" \
 		"$PTFLAME" report -q -j 1 -i "$data" -o "$OUT/j1.folded" 2>"$OUT/vg.err"
