@@ -279,6 +279,22 @@ static bool forced(struct dc_wdec *d)
 	return d->bail_at && d->ncalls + 1 == d->bail_at && d->mode == DC_WDEC_WALK;
 }
 
+/* Before a call goes to libipt: the walker hands over first if it has
+ * not, and a repeat libipt did not answer as the walker did fails the
+ * call. 0, or the call's error. */
+static int to_libipt(struct dc_wdec *d)
+{
+	int err;
+
+	if (d->walk && (err = bail(d)))
+		return err;
+	if (d->failed) {
+		d->failed = false;
+		return -pte_internal;
+	}
+	return 0;
+}
+
 int dc_wdec_sync_forward(struct dc_wdec *d)
 {
 	int st, err;
@@ -287,12 +303,8 @@ int dc_wdec_sync_forward(struct dc_wdec *d)
 		if ((st = dc_walk_sync_forward(d->walk)) != DC_WALK_BAIL)
 			return walked(d, 's', st, d->blk ? pt_blk_sync_forward(d->blk) : 0);
 	}
-	if (d->walk && (err = bail(d)))
+	if ((err = to_libipt(d)))
 		return err;
-	if (d->failed) {
-		d->failed = false;
-		return -pte_internal;
-	}
 	return pt_blk_sync_forward(d->blk);
 }
 
@@ -311,15 +323,9 @@ static __attribute__((noinline)) int next_checked(struct dc_wdec *d, const struc
 /* libipt's block, the walker handing over first if it has not. */
 static __attribute__((noinline)) int next_libipt(struct dc_wdec *d, struct pt_block *b)
 {
-	int err;
+	int err = to_libipt(d);
 
-	if (d->walk && (err = bail(d)))
-		return err;
-	if (d->failed) {
-		d->failed = false;
-		return -pte_internal;
-	}
-	return pt_blk_next(d->blk, b, sizeof(*b));
+	return err ? err : pt_blk_next(d->blk, b, sizeof(*b));
 }
 
 int dc_wdec_next(struct dc_wdec *d, struct pt_block *b)
@@ -350,15 +356,9 @@ static __attribute__((noinline)) int event_checked(struct dc_wdec *d, const stru
 /* libipt's event, the walker handing over first if it has not. */
 static __attribute__((noinline)) int event_libipt(struct dc_wdec *d, struct pt_event *ev)
 {
-	int err;
+	int err = to_libipt(d);
 
-	if (d->walk && (err = bail(d)))
-		return err;
-	if (d->failed) {
-		d->failed = false;
-		return -pte_internal;
-	}
-	return pt_blk_event(d->blk, ev, sizeof(*ev));
+	return err ? err : pt_blk_event(d->blk, ev, sizeof(*ev));
 }
 
 int dc_wdec_event(struct dc_wdec *d, struct pt_event *ev)
