@@ -16,6 +16,7 @@
 #ifndef PTFLAME_DECODER_PTPKT_H
 #define PTFLAME_DECODER_PTPKT_H
 
+#include <endian.h>
 #include <intel-pt.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +33,45 @@
  * ptquery.c's find_psb does not. perf.data's mapping has a page of zeros
  * after the file (perfdata.c) for the windows that are a chunk of it. */
 #define DC_PT_SLACK 16
+
+/* 2, 4, 6 or 8 bytes at p, the first the lowest (a packet's payload): one
+ * or two loads */
+static inline uint64_t dc_pkt_le(const uint8_t *p, int n)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (n) {
+	case 2:
+		memcpy(&v16, p, 2);
+		return le16toh(v16);
+	case 4:
+		memcpy(&v32, p, 4);
+		return le32toh(v32);
+	case 6:
+		memcpy(&v32, p, 4);
+		memcpy(&v16, p + 4, 2);
+		return le32toh(v32) | (uint64_t)le16toh(v16) << 32;
+	default:
+		memcpy(&v64, p, 8);
+		return le64toh(v64);
+	}
+}
+
+/* A TNT-64's bits (p: its 8 bytes): how many there are before the stop
+ * bit, *bits those, the first the highest; 0: none (libipt rejects it). */
+static inline unsigned dc_pkt_tnt64(const uint8_t *p, uint64_t *bits)
+{
+	uint64_t v = dc_pkt_le(p + 2, 6);
+	unsigned n;
+
+	if (v < 2)
+		return 0;
+	n = 63 - (unsigned)__builtin_clzll(v);
+	*bits = v & ~(UINT64_C(1) << n);
+	return n;
+}
 
 /* n bytes for PT, and the zeros after them; NULL: out of memory. */
 static inline uint8_t *dc_pt_alloc(size_t n)
@@ -121,17 +161,16 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 			k->type = ppt_tma;
 			return k->size = 7;
 		case 0xa3: {
-			uint64_t v = 0;
+			uint64_t bits;
+			unsigned nb;
 
 			if (n < 8)
 				return DC_PKT_CUT;
-			for (int i = 7; i >= 2; i--)
-				v = v << 8 | p[i];
-			if (v < 2)         /* (no bit before the stop bit) */
-				return 0;
+			if (!(nb = dc_pkt_tnt64(p, &bits)))
+				return 0;  /* (no bit before the stop bit) */
 			k->type = ppt_tnt_64;
-			k->tnt_bits = (uint8_t)(63 - __builtin_clzll(v));
-			k->val = v & ~(UINT64_C(1) << k->tnt_bits);
+			k->tnt_bits = (uint8_t)nb;
+			k->val = bits;
 			return k->size = 8;
 		}
 		case 0x82:

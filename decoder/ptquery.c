@@ -5,7 +5,6 @@
  * fail, or do what is not written here, it answers DC_QRY_BAIL. */
 #include "decoder/ptquery.h"
 
-#include <endian.h>
 #include <string.h>
 
 #include "decoder/ptpkt.h"
@@ -100,30 +99,6 @@ static int read_pkt(const struct dc_qry *q, struct dc_pkt *k)
 	return n == DC_PKT_CUT ? -pte_eos : BAIL;
 }
 
-/* 2, 4, 6 or 8 bytes at p, the first the lowest: one or two loads */
-static inline uint64_t le_bytes(const uint8_t *p, int n)
-{
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	switch (n) {
-	case 2:
-		memcpy(&v16, p, 2);
-		return le16toh(v16);
-	case 4:
-		memcpy(&v32, p, 4);
-		return le32toh(v32);
-	case 6:
-		memcpy(&v32, p, 4);
-		memcpy(&v16, p + 4, 2);
-		return le32toh(v32) | (uint64_t)le16toh(v16) << 32;
-	default:
-		memcpy(&v64, p, 8);
-		return le64toh(v64);
-	}
-}
-
 /* An IP packet at pos: its size, the last IP updated (pt_qry_decode_ip,
  * pt_last_ip_update_ip); pos not moved. */
 static int decode_ip(struct dc_qry *q)
@@ -145,23 +120,23 @@ static int decode_ip(struct dc_qry *q)
 		q->ip_suppressed = true;
 		return n;
 	case pt_ipc_update_16:
-		v = le_bytes(p + 1, 2);
+		v = dc_pkt_le(p + 1, 2);
 		q->ip = (q->ip & ~UINT64_C(0xffff)) | v;
 		break;
 	case pt_ipc_update_32:
-		v = le_bytes(p + 1, 4);
+		v = dc_pkt_le(p + 1, 4);
 		q->ip = (q->ip & ~UINT64_C(0xffffffff)) | v;
 		break;
 	case pt_ipc_sext_48:
-		v = le_bytes(p + 1, 6);
+		v = dc_pkt_le(p + 1, 6);
 		q->ip = v & (UINT64_C(1) << 47) ? v | ~UINT64_C(0xffffffffffff) : v;
 		break;
 	case pt_ipc_update_48:
-		v = le_bytes(p + 1, 6);
+		v = dc_pkt_le(p + 1, 6);
 		q->ip = (q->ip & ~UINT64_C(0xffffffffffff)) | v;
 		break;
 	default:                   /* pt_ipc_full */
-		q->ip = le_bytes(p + 1, 8);
+		q->ip = dc_pkt_le(p + 1, 8);
 		break;
 	}
 	q->have_ip = true;
@@ -696,13 +671,12 @@ static int decode_pip(struct dc_qry *q, bool header)
 	const uint8_t *p = q->pos;
 	struct pt_event *ev;
 	struct dc_pkt k;
-	uint64_t v = 0;
+	uint64_t v;
 	int n = read_pkt(q, &k);
 
 	if (n < 0)
 		return n;
-	for (int i = 7; i >= 2; i--)
-		v = v << 8 | p[i];
+	v = dc_pkt_le(p + 2, 6);
 	if (header || queued(q, DC_QEVB_TIP, ptev_async_branch)) {
 		if (!(ev = enqueue(q, header ? DC_QEVB_PSBEND : DC_QEVB_TIP)))
 			return BAIL;
@@ -1093,12 +1067,9 @@ static int cache_tnt(struct dc_qry *q)
 	if (q->next == QF_TNT64 && q->cfg.end - q->pos >= 8) {
 		/* (the same for a TNT-64 that has a bit before its stop bit,
 		 * as decode_tnt reads it) */
-		uint64_t v = le_bytes(q->pos + 2, 6);
-		unsigned n;
+		unsigned n = dc_pkt_tnt64(q->pos, &q->tnt);
 
-		if (v >= 2) {
-			n = 63 - (unsigned)__builtin_clzll(v);
-			q->tnt = v & ~(UINT64_C(1) << n);
+		if (n) {
 			q->tnt_index = UINT64_C(1) << (n - 1);
 			q->pos += 8;
 			return query_done(q);
