@@ -852,7 +852,10 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 		return -ENOMEM;
 	t->st.underflows++;
 	m->st.underflows++;
-	return push_frame(m, t, key, t->seg_t0, F_INFERRED);
+	/* The caller made the call that returned into it: F_CALLED, or a
+	 * lazy resolver's frame would fold into the symbol it then jumps to
+	 * and leave its node, which holds that callee, with no call. */
+	return push_frame(m, t, key, t->seg_t0, F_INFERRED | F_CALLED);
 }
 
 /* The unwinder's entry points that end in a jump to a landing pad (libgcc's

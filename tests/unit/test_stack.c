@@ -866,6 +866,33 @@ static void test_start_mid_stack(void **state)
 	sr_cct_free(cct);
 }
 
+/* The trace starts (or resumes after an overflow) in a function called by
+ * the lazy resolver, which then jumps on to the symbol it bound: the
+ * resolver's frame, made by the return into it, made a call, so it stays a
+ * frame of its own (with its call counted) and is not folded into the
+ * target; every frame with callees has calls. */
+static void test_underflow_into_stub(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_C, F_D);               /* the trace starts in c     */
+	RET(m, 1, 4, F_D, F_C);
+	RET(m, 1, 10, F_C, F_PLT_B);           /* c returns into the stub   */
+	JMP(m, 1, 15, F_PLT_B, ENTRY(F_B));    /* which jumps on to b       */
+	RET(m, 1, 20, F_B, F_MAIN);
+	END(m, 1, 25, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 5\nmain;b 5\nmain;b@plt 5\nmain;b@plt;c 6\nmain;b@plt;c;d 4\n");
+	expect_calls(cct, "main;b@plt", 1, 1);
+	expect_calls(cct, "main;b@plt;c", 1, 1);
+	expect_calls(cct, "main;b", 1, 0);
+	expect_identity(cct);
+	expect_wall(cct, 0, 25);
+	sr_cct_free(cct);
+}
+
 /* Tracing starts exactly at a function's entry: that call's start is seen. */
 static void test_start_at_entry(void **state)
 {
@@ -2103,6 +2130,7 @@ int main(void)
 		cmocka_unit_test(test_resume_entry_vs_middle),
 		cmocka_unit_test(test_sigreturn_pending_signal),
 		cmocka_unit_test(test_start_mid_stack),
+		cmocka_unit_test(test_underflow_into_stub),
 		cmocka_unit_test(test_start_mid_recursion),
 		cmocka_unit_test(test_start_at_entry),
 		cmocka_unit_test(test_unseen_jumps_repaired),
