@@ -4,6 +4,7 @@
  * then every output (annotated and plain folded, the table, the SVG).
  * Seeds: emulated recordings of testdata programs (tests/fuzz/run.sh). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,25 @@
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every frame of an annotated line carries its calls, except "[unknown]"
+ * (there are no thread roots without --per-thread): a frame with callees
+ * and no call is the stack machine's mistake (flamegraph.h's grammar). */
+static bool all_annotated(const char *line)
+{
+	const char *end = strrchr(line, ' '), *f = line;
+
+	while (end && f < end) {
+		const char *semi = memchr(f, ';', (size_t)(end - f));
+		size_t len = (size_t)((semi ? semi : end) - f);
+
+		if (!fg_frame_split(f, len, NULL, NULL, NULL, NULL) &&
+		    !(len == 9 && !memcmp(f, "[unknown]", 9)))
+			return false;
+		f += len + 1;
+	}
+	return true;
+}
 
 static void outputs(const struct report_run *r)
 {
@@ -45,8 +65,9 @@ static void outputs(const struct report_run *r)
 	fclose(mem);
 	svg = fg_svg_new();
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!fg_folded_line_valid(line)) {
-			fprintf(stderr, "fuzz_report: report wrote a line that is not folded: %s\n", line);
+		if (!fg_folded_line_valid(line) || !all_annotated(line)) {
+			fprintf(stderr, "fuzz_report: report wrote a line that is not annotated folded: %s\n",
+				line);
 			abort();
 		}
 		if (svg)

@@ -56,6 +56,7 @@ static void expect_identity(const struct sr_cct *cct)
 	}
 	assert_int_equal(subtree_self(sr_cct_root(cct)), sum);
 	assert_int_equal(sr_cct_root(cct)->total_ns, sum);
+	assert_int_equal(callees_without_calls(sr_cct_root(cct)), 0);
 }
 
 static void expect_wall(const struct sr_cct *cct, size_t i, uint64_t wall)

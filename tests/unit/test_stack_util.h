@@ -204,6 +204,28 @@ static inline uint64_t subtree_self(const struct sr_node *top)
 	}
 }
 
+/* Function frames under top with callees but no call (the folded
+ * output's annotation needs a call count on every frame that has frames
+ * above it: check_folded.py --annotated); iterative as above. */
+static inline size_t callees_without_calls(const struct sr_node *top)
+{
+	const struct sr_node *n = top;
+	size_t bad = 0;
+
+	for (;;) {
+		bad += n->kind == SR_NODE_FUNC && n->first_child && !n->calls;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != top && !n->next_sibling)
+			n = n->parent;
+		if (n == top)
+			return bad;
+		n = n->next_sibling;
+	}
+}
+
 static inline uint64_t threads_traced(const struct sr_cct *cct)
 {
 	uint64_t sum = 0;

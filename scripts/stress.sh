@@ -1,0 +1,140 @@
+#!/bin/bash
+# Record the emu_* testdata programs again and again with random record
+# options and check each recording as the e2e tests do (run by hand: the
+# e2e tests check a fixed set of recordings, but a recording depends on
+# how the threads were scheduled under qemu, and a bug that shows in one
+# recording in a hundred passes them most days).
+#
+# Each round picks a program and options from its seed (clock: CYC or not,
+# --ns-per-insn, --mtc-period; --cpus, --time-slice; sometimes
+# --inject-interrupts; a quarter of the rounds lose data: --inject-ovf or
+# --drop-aux) and checks:
+#  - report's annotated output fits the folded grammar (check_folded.py);
+#  - without loss: every stack matches the truth log's profile
+#    (truth_profile.py compare: call counts exact, self time within 0.1 %,
+#    plus one MTC period per stretch without CYC), also --per-thread;
+#  - with loss: no stack is a call path the program never had (paths), and
+#    the threads' stacks add up to the traced wall time (an overflow loses
+#    no time; dropped AUX data is checked thread by thread);
+#  - report -j 2 and -j 1 give the same bytes.
+# A failing round keeps its recording, truth log, outputs and the command
+# line in OUT/fail-SEED/ (recordings differ from run to run).
+#
+# usage: scripts/stress.sh [BUILDDIR] [ROUNDS] [FIRST_SEED]
+#        (JOBS=N rounds at once, default the online CPUs; OUT=dir;
+#        STRESS_PROGRAMS="threads signal": only those; STRESS_LOSS=ovf,
+#        drop or none: every round so)
+set -uo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-$SRC/build}" && pwd) || exit 2
+ROUNDS=${2:-100}
+FIRST=${3:-1}
+JOBS=${JOBS:-$(nproc)}
+OUT=${OUT:-/tmp/ptflame-stress}
+PTFLAME=$BUILD/cmd/ptflame
+TESTDATA=$BUILD/testdata
+TP="python3 $SRC/tests/e2e/report/truth_profile.py"
+CHECK="python3 $SRC/tests/check_folded.py"
+[ -x "$PTFLAME" ] || { echo "stress: no $PTFLAME: build first (meson setup build && ninja -C build)" >&2; exit 2; }
+# the report e2e tests' program list (tests/e2e/report/common.sh)
+PROGRAMS=${STRESS_PROGRAMS:-$(sed -n 's/^EMU_PROGRAMS="\(.*\)"$/\1/p' "$SRC/tests/e2e/report/common.sh")}
+LOSS=${STRESS_LOSS:-}
+case $LOSS in ""|ovf|drop|none) ;; *) echo "stress: STRESS_LOSS is ovf, drop or none, not '$LOSS'" >&2; exit 2 ;; esac
+[ -n "$PROGRAMS" ] || { echo "stress: no EMU_PROGRAMS in tests/e2e/report/common.sh" >&2; exit 2; }
+mkdir -p "$OUT"
+
+# options SEED: "PROG|LOSS|SLACK|record options" for the round
+options() {
+	python3 - "$1" "$PROGRAMS" "$LOSS" <<'PY'
+import random, sys
+r = random.Random(int(sys.argv[1]))
+progs = sys.argv[2].split()
+p = r.choice(progs)
+opt, slack = [], 0
+mtc = r.choice([0, 3, 3, 5, 9])
+ns = r.choice([1, 1, 3, 7, 1000])
+opt += ["--mtc-period", str(mtc), "--ns-per-insn", str(ns)]
+if r.random() < 0.25:
+    opt.append("--no-cyc")
+    slack = (64 << mtc) // 2     # one MTC period (2 TSC/ns, 64 TSC/CTC)
+opt += ["--cpus", str(r.choice([1, 2, 2, 3]))]
+opt += ["--time-slice", str(r.choice([150, 300, 4000]))]
+if r.random() < 0.3:
+    opt += ["--inject-interrupts", str(r.choice([200, 2000, 20000])), "--seed", str(r.randrange(1, 1000))]
+loss = "-"
+u = r.random()
+u = {"ovf": 0, "drop": 0.2, "none": 1}.get(sys.argv[3], u)
+if u < 0.15:
+    loss = "ovf"
+    opt += ["--inject-ovf", str(r.randrange(15, 61))]
+elif u < 0.25:
+    loss = "drop"
+    opt += ["--drop-aux", str(r.randrange(2, 6)), "--aux-chunk", "256"]
+print("%s|%s|%d|%s" % (p, loss, slack, " ".join(opt)))
+PY
+}
+
+# check N PROG LOSS SLACK: why the recording N.data / N.truth fails, or nothing
+check() {
+	local n=$1 p=$2 loss=$3 slack=$4 v want got
+	"$PTFLAME" report -q -j 1 -i "$n.data" >"$n.out" 2>"$n.err" || { echo "report: $(head -c 300 "$n.err")"; return; }
+	"$PTFLAME" report -q -j 2 -i "$n.data" >"$n.out2" 2>"$n.err2" || { echo "report -j 2: $(head -c 300 "$n.err2")"; return; }
+	cmp -s "$n.out" "$n.out2" || { echo "report -j 2 differs from -j 1"; return; }
+	$CHECK --annotated "$n.out" >"$n.g" 2>&1 || { echo "grammar: $(head -c 300 "$n.g")"; return; }
+	if [ "$loss" = - ]; then
+		for v in "" --per-thread; do
+			case $p in cold|coldxx) [ -n "$v" ] && continue ;; esac
+			[ -z "$v" ] || "$PTFLAME" report -q -i "$n.data" $v >"$n.out$v" 2>"$n.err" ||
+				{ echo "report $v: $(head -c 300 "$n.err")"; return; }
+			$TP compare "$n.truth" "$n.out$v" $v --slack-ns "$slack" >"$n.cmp$v" 2>&1 ||
+				{ echo "compare $v: $(tail -4 "$n.cmp$v")"; return; }
+		done
+		return
+	fi
+	$TP paths "$n.truth" "$n.out" >"$n.paths" 2>&1 || { echo "paths: $(head -c 300 "$n.paths")"; return; }
+	if [ "$loss" = ovf ]; then
+		want=$($TP walltime "$n.truth" | awk '{s += $2} END {print s}')
+		got=$(awk '{s += $NF} END {printf "%d\n", s}' "$n.out")
+		[ "$got" = "$want" ] || echo "all threads sum $got ns, truth $want ns"
+		return
+	fi
+	"$PTFLAME" report -q -i "$n.data" --per-thread --plain >"$n.pt" 2>"$n.err" || { echo "report --per-thread: $(head -c 300 "$n.err")"; return; }
+	$TP walltime "$n.truth" --perf-data "$n.data" | while read -r tid want comm; do
+		got=$(awk -v t="$tid" '{split($0, f, ";"); if (f[1] ~ ("-" t "$")) s += $NF} END {printf "%d\n", s}' "$n.pt")
+		[ "$got" = "$want" ] || echo "tid $tid sum $got ns, truth $want ns"
+	done
+}
+
+# round SEED: one recording and its checks; prints one line
+round() {
+	local seed=$1 spec p loss slack opts d why
+	spec=$(options "$seed") || { echo "seed $seed: no options"; return 1; }
+	IFS='|' read -r p loss slack opts <<<"$spec"
+	d=$(mktemp -d "$OUT/r$seed.XXXX")
+	# shellcheck disable=SC2086 # (opts: words)
+	if ! "$PTFLAME" record --emulate -q -o "$d/t.data" --truth "$d/t.truth" $opts \
+		-- "$TESTDATA/emu_$p" >"$d/rec" 2>&1; then
+		why="record: $(head -c 300 "$d/rec")"
+	else
+		why=$(cd "$d" && check t "$p" "$loss" "$slack")
+	fi
+	if [ -z "$why" ]; then
+		rm -rf "$d"
+		echo "seed $seed ok: emu_$p $opts"
+		return 0
+	fi
+	rm -rf "$OUT/fail-$seed"
+	mv "$d" "$OUT/fail-$seed"
+	echo "ptflame record --emulate $opts -- emu_$p" >"$OUT/fail-$seed/cmd"
+	echo "seed $seed FAIL: emu_$p $opts: $why" | tr '\n' ' '
+	echo
+	return 1
+}
+export -f options check round
+export PTFLAME TESTDATA TP CHECK PROGRAMS LOSS OUT
+
+seq "$FIRST" $((FIRST + ROUNDS - 1)) | xargs -P "$JOBS" -I{} bash -c 'round {}' >"$OUT/log" 2>&1
+fails=$(grep -c ' FAIL: ' "$OUT/log")
+grep ' FAIL: ' "$OUT/log" >&2
+echo "stress: $ROUNDS rounds (seeds $FIRST..$((FIRST + ROUNDS - 1))), $fails failed; log $OUT/log" >&2
+[ "$fails" -eq 0 ]
