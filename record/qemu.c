@@ -28,7 +28,13 @@
 
 enum qresume { QR_NONE, QR_START, QR_SYSRET, QR_SIGRETURN };
 
-struct qdef { bool ok; uint32_t n; uint64_t vaddr; struct rc_insn last; };
+struct qdef {
+	bool ok;
+	uint32_t n;
+	uint64_t vaddr;
+	struct rc_insn last;
+	uint32_t lens, nlens;      /* its instructions' lengths: e->lens[lens..+nlens) */
+};
 
 struct qproc {
 	pid_t pid;
@@ -115,6 +121,8 @@ struct qemu {
 	unsigned ncpu;             /* = s.ncpu */
 	struct qdef *defs;
 	size_t ndefs;
+	uint8_t *lens;             /* the blocks' instruction lengths       */
+	size_t nlens, clens;
 	struct qthr **thr;
 	size_t nthr;
 	struct qproc **proc;
@@ -662,6 +670,10 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				break;
 			memcpy(&d, w + i, sizeof(d));
 			i += RC_QP_WORDS(d);
+			uint32_t nlens = i < nw ? w[i] : 0;
+			if (i + 1 + (nlens + 3) / 4 > nw || nlens > d.ninsns)
+				break;
+			i++;
 			if (d.id >= e->ndefs) {
 				size_t old = e->ndefs;
 
@@ -673,6 +685,13 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			q->ok = true;
 			q->n = d.ninsns;
 			q->vaddr = d.vaddr;
+			if (dc_vec_reserve((void **)&e->lens, &e->clens, e->nlens + nlens, 1, 4096))
+				return qfail(e, -ENOMEM, "out of memory");
+			memcpy(e->lens + e->nlens, w + i, nlens);
+			q->lens = (uint32_t)e->nlens;
+			q->nlens = nlens;
+			e->nlens += nlens;
+			i += (nlens + 3) / 4;
 			if (rc_insn_classify(e->cs, d.last, d.last_len, d.last_ip, &q->last) < 0) {
 				memset(&q->last, 0, sizeof(q->last));
 				q->last.ip = d.last_ip;
@@ -893,6 +912,18 @@ static int retire(struct qemu *e, unsigned c, struct qthr *t, uint64_t next)
 	return enc(e, c, rc_ptenc_insn(v->q.enc, &in, now), "insn");
 }
 
+/* The index in block Q of its instruction at IP (how many before it
+ * retired when it faulted), or -1 when not known. */
+static long insn_index(const struct qemu *e, const struct qdef *q, uint64_t ip)
+{
+	uint64_t a = q->vaddr;
+
+	for (uint32_t i = 0; i < q->nlens && a <= ip; a += e->lens[q->lens + i], i++)
+		if (a == ip)
+			return i;
+	return -1;
+}
+
 /* How far the read-ahead for a handler's rt_sigreturn looks (words of the
  * thread's queue, 16 MiB) before it takes the handler as one that does not
  * return (it siglongjmps), as at the end of the stream: the memory held
@@ -1069,10 +1100,22 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 			 * faulted), then the handler; as the stepper: the
 			 * handler starts at the interrupted instruction's time
 			 * (FUP + TIP.PGD, then TIP.PGE) */
-			if (fault || (l->cls == RC_INSN_RET && !y))
+			if (fault || (l->cls == RC_INSN_RET && !y)) {
+				/* the block ran up to TO, which did not retire: nor
+				 * did the time of it and those after it pass (the
+				 * decoder counts instructions up to the FUP) */
+				long k = insn_index(e, t->pend, to);
+
+				if (k >= 0 && (uint64_t)k < t->pend->n) {
+					v->now -= (t->pend->n - (uint64_t)k) * e->o->ns_per_insn;
+					/* (a mapping announced at the later time) */
+					if (maps_at(e, t, c, v->now))
+						return e->fail;
+				}
 				t->pend = NULL;
-			else if (retire(e, c, t, to))
+			} else if (retire(e, c, t, to)) {
 				return e->fail;
+			}
 			if (enc(e, c, rc_ptenc_disable(v->q.enc, v->now, to, RC_PTENC_OFF_ASYNC), "disable"))
 				return e->fail;
 			TRUTH(e, v->now, (int)c, t, "signal 0 %#" PRIx64 " %#" PRIx64, to, x);
@@ -1441,7 +1484,7 @@ static int launch(struct qemu *e, const char *qemu, const char *plugin)
 	char parg[PATH_MAX + 32];
 	if (!av)
 		return qfail(e, -ENOMEM, "out of memory");
-	snprintf(parg, sizeof(parg), "%s,fd=%d", plugin, pfd[1]);
+	snprintf(parg, sizeof(parg), "%s,fd=%d,proto=%d", plugin, pfd[1], RC_QP_PROTO);
 	av[0] = (char *)qemu;
 	av[1] = (char *)"-plugin";
 	av[2] = parg;
@@ -1615,6 +1658,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	}
 	free(e->proc);
 	free(e->defs);
+	free(e->lens);
 	free(e->stamps);
 	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);

@@ -30,9 +30,11 @@
  *    that is a call of the handler through a pointer). Where rt_sigreturn
  *    resumes inside the block (not where its last instruction goes), the
  *    instruction there faulted: FUP there, and neither it nor the rest of
- *    the block retired (their time stays counted); a handler that never
- *    returns (siglongjmp) after a block ending in a ret is placed at the
- *    ret, which did not retire; a handler whose rt_sigreturn resumes at
+ *    the block retired, nor did their time pass (the plugin sends each
+ *    block's instruction lengths to find how many came before it); a
+ *    handler that never returns (siglongjmp) after a block ending in a
+ *    ret is placed at the ret, which did not retire; a handler whose
+ *    rt_sigreturn resumes at
  *    its own entry was entered by a second signal delivered with the
  *    first (qemu, as the kernel, sets up every pending one at once): two
  *    signals, the second at the handler's first instruction;

@@ -274,6 +274,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	c.w[nw++] = RC_QP_DEF;
 	memcpy(c.w + nw, &d, sizeof(d));
 	nw += RC_QP_WORDS(d);
+	/* every instruction's length: where a fault inside the block left it
+	 * (the handler's rt_sigreturn says), that many instructions retired */
+	uint32_t nlens = nw + 1 + (n + 3) / 4 <= BUF_WORDS ? (uint32_t)n : 0;
+	uint8_t *lens = (uint8_t *)(c.w + nw + 1);
+	c.w[nw++] = nlens;
+	for (uint32_t i = 0; i < nlens; i++)
+		lens[i] = (uint8_t)qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i));
+	memset(lens + nlens, 0, (4 - nlens % 4) % 4);
+	nw += (nlens + 3) / 4;
 	c.h.size = nw * 4;
 	c.h.pid = my_pid;
 	c.h.tid = gettid_();
@@ -394,11 +403,22 @@ QP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 		fputs("ptflame plugin: only qemu-x86_64 (user mode) is supported\n", stderr);
 		return -1;
 	}
-	for (int i = 0; i < argc; i++)
+	int proto = 0;
+	for (int i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "fd=", 3))
 			out_fd = atoi(argv[i] + 3);
+		else if (!strncmp(argv[i], "proto=", 6))
+			proto = atoi(argv[i] + 6);
+	}
 	if (out_fd < 0 || fcntl(out_fd, F_SETFD, FD_CLOEXEC) < 0) {
 		fputs("ptflame plugin: wants fd=N, an open pipe to ptflame\n", stderr);
+		return -1;
+	}
+	if (proto != RC_QP_PROTO) {
+		snprintf(msg, sizeof(msg), "ptflame plugin: ptflame speaks stream version %d, this "
+			 "plugin %d: use the plugin built with this ptflame (PTFLAME_QEMU_PLUGIN)\n",
+			 proto, RC_QP_PROTO);
+		fputs(msg, stderr);
 		return -1;
 	}
 	next_id = mmap(NULL, sizeof(*next_id), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

@@ -8,8 +8,12 @@
  * (<= PIPE_BUF), so chunks of concurrent guest threads never interleave.
  * Per guest thread the words are in execution order:
  *   id < RC_QP_MARK       the translated block `id` (see DEF) ran
- *   RC_QP_DEF + struct rc_qp_def         a block was translated (ids are
- *                         unique over all processes of the recording)
+ *   RC_QP_DEF + struct rc_qp_def + N + lengths   a block was translated
+ *                         (ids are unique over all processes of the
+ *                         recording); then a word N (ninsns, or 0 where
+ *                         they did not fit the chunk) and the length of
+ *                         each of its first N instructions, a byte each,
+ *                         padded to a word
  *   RC_QP_MAP + struct rc_qp_map + path  the host mapping that holds code
  *                         of a new block (the guest's own address space:
  *                         qemu-x86_64 on x86-64 runs with guest_base 0)
@@ -23,6 +27,9 @@
 
 #include <stdint.h>
 
+/* The stream's version: ptflame passes it to the plugin (proto=N), which
+ * refuses another (a plugin left from an older install). */
+#define RC_QP_PROTO 2
 #define RC_QP_CHUNK_MAX 4096u
 #define RC_QP_MARK 0xffffff00u
 #define RC_QP_DEF (RC_QP_MARK + 1)

@@ -94,6 +94,11 @@ PLUGIN=$(dirname "$PTFLAME")/../record/libptflame_qemu.so
 "$QEMU" -plugin "$PLUGIN" "$P" >out 2>&1; rc=$?
 [ "$rc" -ne 0 ] && grep -q "wants fd=N" out && pass "plugin without fd= refuses to load" ||
 	fail "plugin without fd=: exit $rc, $(head -c 300 out)"
+# nor with a ptflame that speaks another version of the stream (a plugin
+# left from an older install): it would be misread
+expect_rc 1 "plugin of another stream version" -- "$QEMU" -plugin "$PLUGIN,fd=1,proto=1" "$P"
+expect_grep "ptflame speaks stream version 1, this plugin [0-9]*: use the plugin built with this ptflame" \
+	"$T/err" "the plugin names both versions"
 # --mtc-period reaches the qemu backend's encoder (it was fixed at 3):
 # the PT event's config says the period (bits 14-17) and period 0 writes
 # many more MTC packets than period 9
