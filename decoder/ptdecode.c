@@ -102,6 +102,14 @@ struct qev {
 	uint64_t icount;
 };
 
+/* Where CBRs go in (cyc_fix_copy): offsets, ratios. */
+struct ovf_cbr {
+	size_t *at;
+	uint8_t *ratio;
+	size_t n, cap;
+	bool nomem;
+};
+
 struct dc_ptq {
 	struct dc_ptq_config cfg;
 	struct dc_ptq_ops ops;
@@ -116,6 +124,8 @@ struct dc_ptq {
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
 	size_t wcap;
 	uint8_t *rbuf;             /* a window rebuilt to resume (resume_at) */
+	uint8_t *obuf;             /* a window with CBRs after OVFs (cyc_fix_copy) */
+	struct ovf_cbr oc;         /* (its scan's)                           */
 	const uint8_t *win;
 	size_t win_len;
 	size_t stop_off;           /* 0: decode to the end                   */
@@ -275,6 +285,9 @@ void dc_ptq_free(struct dc_ptq *q)
 	dc_insn_counter_free(q->insns);
 	free(q->wbuf);
 	free(q->rbuf);
+	free(q->obuf);
+	free(q->oc.at);
+	free(q->oc.ratio);
 	dc_hash_free(&q->miss_ip);
 	free(q->chunks);
 	free(q->fifo);
@@ -1278,7 +1291,24 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  * period). Then the gap's CYC TSC TMA MODE.Exec is rewritten, in the same
  * bytes, to CBR TSC TMA PAD..: a CBR outside PSB+ resets libipt's
  * calibration to the nominal ratio, and the next MTC only starts a new
- * interval. (The MODE.Exec goes: the mode of the TIP.PGE is unchanged.) */
+ * interval. (The MODE.Exec goes: the mode of the TIP.PGE is unchanged.)
+ *
+ * An OVF forgets the calibration too (libipt 2.0.5 keeps only the time
+ * there), and nothing restores it before the second MTC after it: until
+ * then every CYC adds nothing, and the branches of up to two MTC periods
+ * after each overflow are placed by instruction count between the OVF's
+ * TSC and the next MTC (at MTC period 9 and 1000 ns per instruction, 16
+ * instructions early; an interrupt's PGE, so placed, went to the thread
+ * switched out before). So in a window with CYC, a CBR at the last core
+ * ratio is put in right before the packet the OVF binds to (its FUP or
+ * TIP.PGE, after the timing packets between): libipt resets the
+ * calibration to the nominal ratio there, as at any CBR, and times the
+ * CYCs from there as before the overflow. These 4 bytes do not fit in the
+ * packets there, so the window is copied with them (cyc_fix_copy); no
+ * offset outside the window refers into it. An OVF followed by a PSB or
+ * a CBR needs none. */
+
+/* (struct ovf_cbr: the CBRs that go in, near the top) */
 
 enum { GAP_MAX = 8 };
 
@@ -1413,22 +1443,62 @@ static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
  * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
  * anything is (or would be) rewritten. */
 static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
-			 uint8_t *buf_w, int *coarse)
+			 uint8_t *buf_w, int *coarse, struct ovf_cbr *oc)
 {
 	struct dc_pkt_it it;
 	struct cyc_fix f;
 	struct dc_pkt k;
-	bool any = false;
+	bool any = false, ovf = false, cyc = false;
+	uint8_t ovf_cbr = 0;
 	int ret;
 
 	cyc_fix_reset(&f, buf, len);
+	if (oc)
+		oc->n = 0;
 	if (dc_pkt_it_init(&it, base, buf, len))
 		return false;
 	while ((ret = dc_pkt_next(&it, &k)) >= 0) {
 		if (!ret) {
 			/* libipt's decoder resyncs there: fresh state */
 			cyc_fix_reset(&f, buf, len);
+			ovf = false;
 			continue;
+		}
+		if (ovf) {
+			/* after an OVF: its binding packet (above) */
+			switch (k.type) {
+			case ppt_pad:
+			case ppt_cyc:
+			case ppt_tsc:
+			case ppt_tma:
+			case ppt_mtc:
+				break;
+			case ppt_cbr:
+			case ppt_psb:
+				ovf = false;
+				break;
+			default:
+				ovf = false;
+				if (oc && !oc->nomem && ovf_cbr && base->nom_freq) {
+					if (oc->n == oc->cap) {
+						size_t cap = oc->cap ? 2 * oc->cap : 16;
+						size_t *a = realloc(oc->at, cap * sizeof(*a));
+						uint8_t *r = a ? realloc(oc->ratio, cap) : NULL;
+
+						if (a)
+							oc->at = a;
+						if (!r) {
+							oc->nomem = true;
+							break;
+						}
+						oc->ratio = r;
+						oc->cap = cap;
+					}
+					oc->at[oc->n] = (size_t)k.off;
+					oc->ratio[oc->n++] = ovf_cbr;
+				}
+				break;
+			}
 		}
 		switch (k.type) {
 		case ppt_psb:
@@ -1444,6 +1514,10 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 				break;
 			/* fall through */
 		case ppt_ovf:
+			if (k.type == ppt_ovf && !f.in_psb) {
+				ovf = true;
+				ovf_cbr = f.cbr;
+			}
 			f.have_mtc = false;
 			f.cyc = 0;
 			f.ngap = 0;
@@ -1451,6 +1525,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 		case ppt_cyc:
 			if (coarse)
 				*coarse = 0;
+			cyc = true;
 			f.cyc += k.val;
 			f.last_cyc = (size_t)k.off + 1;
 			f.last_size = k.size;
@@ -1482,7 +1557,36 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			f.last_cyc = 0;
 	}
 	dc_pkt_it_fini(&it);
-	return any;
+	if (oc && !cyc)
+		oc->n = 0;     /* (no CYC: no calibration to restore) */
+	return any || (oc && oc->n);
+}
+
+/* The window buf[0, len) with the CBRs of oc put in (all before *stop,
+ * or before len when *stop is 0): a new buffer (dc_pt_alloc), *len and
+ * *stop moved; NULL: no memory. */
+static uint8_t *cyc_fix_copy(const uint8_t *buf, size_t *len, size_t *stop,
+			     const struct ovf_cbr *oc)
+{
+	uint8_t *n = dc_pt_alloc(*len + 4 * oc->n), *w = n;
+	size_t from = 0;
+
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < oc->n; i++) {
+		memcpy(w, buf + from, oc->at[i] - from);
+		w += oc->at[i] - from;
+		from = oc->at[i];
+		*w++ = 0x02;
+		*w++ = 0x03;
+		*w++ = oc->ratio[i];
+		*w++ = 0;
+	}
+	memcpy(w, buf + from, *len - from);
+	*len += 4 * oc->n;
+	if (*stop)
+		*stop += 4 * oc->n;
+	return n;
 }
 
 /* Is there an MTC packet in buf (before lim)? */
@@ -1505,15 +1609,16 @@ static bool has_mtc(const struct pt_config *base, const uint8_t *buf, size_t lim
  * its CYC needs fixing (cyc_fix_scan). A recording whose config has no
  * CYC needs no fix, and only the first MTC is looked for. */
 static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t lim,
-			bool no_cyc, bool *fix)
+			bool no_cyc, bool *fix, struct ovf_cbr *oc)
 {
 	int coarse = -1;
 
+	oc->n = 0;
 	if (no_cyc) {
 		*fix = false;
 		return has_mtc(pc, buf, lim) ? 1 : -1;
 	}
-	*fix = cyc_fix_scan(pc, buf, lim, NULL, &coarse);
+	*fix = cyc_fix_scan(pc, buf, lim, NULL, &coarse, oc);
 	return coarse;
 }
 
@@ -1548,9 +1653,25 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 	size_t lim = q->stop_off ? q->stop_off : len;
 	bool fix;
 
-	set_clock(q, window_clock(&q->cfg.pt, q->win, lim, q->cfg.no_cyc, &fix));
+	set_clock(q, window_clock(&q->cfg.pt, q->win, lim, q->cfg.no_cyc, &fix, &q->oc));
+	if (q->oc.nomem)
+		return -ENOMEM;
 	if (!fix)
 		return 0;
+	if (q->oc.n) {
+		/* (the carry was copied out of the last one: open_window) */
+		uint8_t *n = cyc_fix_copy(q->win, &len, &q->stop_off, &q->oc);
+
+		if (!n)
+			return -ENOMEM;
+		free(q->obuf);
+		q->obuf = n;
+		q->win = n;
+		q->win_len = len;
+		lim = q->stop_off ? q->stop_off : len;
+		cyc_fix_scan(&q->cfg.pt, q->win, lim, n, NULL, NULL);
+		return 0;
+	}
 	if (q->win != q->wbuf) {
 		int ret = wbuf_reserve(q, len);
 
@@ -1560,7 +1681,7 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		wbuf_seal(q, len);
 		q->win = q->wbuf;
 	}
-	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL);
+	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL, NULL);
 	return 0;
 }
 
@@ -1656,6 +1777,7 @@ static int open_window(struct dc_ptq *q)
 	q->st.windows++;
 	if ((ret = fix_window_cyc(q, len)))
 		return ret;
+	len = q->win_len;        /* (CBRs put in after OVFs: cyc_fix_copy) */
 	if (q->rp_buf && q->win != q->rp_buf) {
 		/* (a replayed window's carry was copied above) */
 		free(q->rp_buf);
@@ -1973,11 +2095,27 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 	w->bytes = bytes;
 	{
 		size_t lim = stop ? stop : len;
+		struct ovf_cbr oc = { 0 };
 		bool fix;
 
-		w->clock = (int8_t)window_clock(&a->pt, buf, lim, a->no_cyc, &fix);
+		w->clock = (int8_t)window_clock(&a->pt, buf, lim, a->no_cyc, &fix, &oc);
+		if (oc.n) {
+			uint8_t *n = cyc_fix_copy(buf, &len, &stop, &oc);
+
+			free(buf);
+			w->buf = buf = n;
+			w->len = len;
+			w->stop_off = stop;
+			lim = stop ? stop : len;
+		}
+		free(oc.at);
+		free(oc.ratio);
+		if (!buf || oc.nomem) {
+			free(buf);
+			return -ENOMEM;
+		}
 		if (fix)
-			cyc_fix_scan(&a->pt, buf, lim, buf, NULL);
+			cyc_fix_scan(&a->pt, buf, lim, buf, NULL, NULL);
 	}
 	p->next_chunk = last;
 	p->carry_len = stop ? w->len - stop : 0;

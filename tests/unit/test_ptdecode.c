@@ -997,6 +997,55 @@ static const struct want want_interrupted[] = {
  * (FUP+PGD) with a time of its own, at the instruction after the last one
  * decoded: the second return and the call after it are placed between
  * those two anchors by instruction count. */
+/* An OVF: libipt forgets the cycles-to-TSC calibration there (keeping
+ * the time) and has none again before the second MTC after it, so every
+ * CYC up to then added nothing: g's ret and the syscall after the
+ * overflow took the time of its TSC. The decoder puts a CBR before the
+ * OVF's FUP in its copy of the window (ptdecode.c, cyc_fix_copy): the
+ * nominal ratio from there, as before the overflow. Times stay exact, in
+ * one window or in chunks. */
+static void test_ovf_cyc(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+	};
+	const size_t chunks[] = { 0, 7, 16 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		struct pt_config pc;
+		struct enc w;
+		struct evlist got;
+
+		timed_start(&w, &pc, 0x00);
+		cyc(&w, 300);
+		mtc_at(&w, 1008);                  /* TSC 64512 */
+		cyc(&w, 100);
+		tnt(&w, 1);                        /* g's ret, lost with the OVF */
+		simple(&w, ppt_ovf);
+		cyc(&w, 7);
+		tsc_tma(&w, 70000);
+		ip_pkt(&w, ppt_fup, BASE + 0x05);  /* main's 2nd call at 70000 */
+		cyc(&w, 30);
+		tnt(&w, 1);                        /* g's ret at 70030 */
+		cyc(&w, 40);
+		ip_pkt(&w, ppt_tip_pgd, 0);        /* h's syscall at 70070 */
+		timed_decode(&w, chunks[i], &got);
+		expect(&got, want, sizeof(want) / sizeof(want[0]));
+		assert_int_equal(got.ev[4].time_ns, ns_of(70000));
+		assert_int_equal(got.ev[6].time_ns, ns_of(70030));
+		assert_int_equal(got.ev[8].time_ns, ns_of(70070));
+	}
+}
+
 static void test_async_after_tnt(void **state)
 {
 	struct pt_config pc;
@@ -1594,6 +1643,7 @@ int main(void)
 		cmocka_unit_test(test_lost_start),
 		cmocka_unit_test(test_time_conv),
 		cmocka_unit_test(test_cyc_gap),
+		cmocka_unit_test(test_ovf_cyc),
 		cmocka_unit_test(test_async_after_tnt),
 		cmocka_unit_test(test_packetless_loop),
 		cmocka_unit_test(test_psb_in_flow),
