@@ -444,7 +444,9 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * asynchronous TIP.PGD (an interrupt) left in a stint that a preemption
  * ends in the window (that interrupt most likely was the preemption:
  * without this a clone's child, resuming at its parent's ip, lost its
- * first stint to a parent preempted right after the clone returned). A
+ * first stint to a parent preempted right after the clone returned; for
+ * the PGE itself only when that preemption comes within a period of its
+ * TIP.PGD: pge_thread). A
  * stint that ended before runs_to cannot have the PGE (its code ran past
  * MTCs up to there: a PGD is never later than the switch-out after it).
  * The PGE gets the stint of the cheapest, the earliest of equals. */
@@ -576,6 +578,11 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	c[0].since = *since;
 	c[0].preempted = false;
 	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
+	/* (the interrupt before the PGE was no preemption that ends c[0]
+	 * when the switch-out came more than a period after its TIP.PGD:
+	 * the thread went on after it, and the PGE is its return) */
+	if (async[0] && c[0].preempted && c[0].to > after + per)
+		async[0] = false;
 	ips[0] = ip;
 	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs, &lim);
 	/* (the MTC's time not known: the period's end, where it is when the

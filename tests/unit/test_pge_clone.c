@@ -532,12 +532,81 @@ static void test_tsc_only_queue(void **state)
 	assert_true(threads_as_built(&seen, on_c));
 }
 
+/* ---- an interrupt long before a preemption ------------------------------
+ *
+ * The parent runs from X to the call and is interrupted at the callee
+ * (FUP + TIP.PGD) at 1100; the interrupt's kernel time ends in a later
+ * MTC period, at R: its PGE at the callee, and at once (nothing executed)
+ * the preemption's FUP + TIP.PGD, the switch-out (preempt) and the
+ * child's stint, its PGE at X and its code to the call, all in R's
+ * period. The rule that an interrupt before a PGE most likely was the
+ * preemption (test_clone_child_keeps_its_stint) gave the parent's return
+ * from the interrupt to the child (none-42 of the stress loop: a stack
+ * lost and started again): that interrupt came more than a period before
+ * the switch-out. Expected from how the file is built: the PGE at the
+ * callee is the parent's, the PGE at X after it and its call the child's. */
+enum { R = 40000 };
+
+static void write_file_late_preempt(const char *path, uint64_t x, const struct rc_insn *code,
+				    size_t n)
+{
+	uint64_t callee = code[n - 1].next_ip;
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc;
+	struct dc_sample_id sid;
+	char err[256];
+
+	file_open(path, x, &w, &enc);   /* the parent in at 200 */
+	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + 1100);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + R, callee), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + R + 1, callee, RC_PTENC_OFF_ASYNC), 0);
+	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + R + 2);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, true, true, PARENT, CHILD, &sid), 0);
+	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + R + 100);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, false, false, PARENT, PARENT, &sid), 0);
+	encode_run(enc, x, code, n, T0 + R + 200, T0 + R + 300);
+	switch_rec(w, CHILD, true, R + 400);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+static void test_interrupt_before_preempt(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry, callee;
+	struct rc_insn code[MAX_CODE];
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t n, on_r, on_c, call_c;
+
+	(void)state;
+	n = walk_to_call(x, code);
+	callee = code[n - 1].next_ip;
+	tmp_open(&t, "/tmp/ptf-pgeirq-XXXXXX");
+	write_file_late_preempt(t.path, x, code, n);
+	tmp_decode(&t, &seen);
+
+	on_r = nth_on(&seen, callee, 0);
+	on_c = nth_on(&seen, x, 1);
+	call_c = on_c == SIZE_MAX ? SIZE_MAX : kind_from(&seen, on_c, DC_EV_CALL);
+	if (on_r == SIZE_MAX || call_c == SIZE_MAX || !threads_as_built(&seen, on_c))
+		dump(&seen);
+	assert_true(on_r != SIZE_MAX && call_c != SIZE_MAX && on_r < on_c);
+	assert_int_equal(seen.ev[on_r].tid, PARENT);
+	assert_int_equal(seen.ev[on_c].tid, CHILD);
+	assert_int_equal(seen.ev[call_c].tid, CHILD);
+	assert_true(threads_as_built(&seen, on_c));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clone_child_keeps_its_stint),
 		cmocka_unit_test(test_stint_after_the_mtc),
 		cmocka_unit_test(test_tsc_only_queue),
+		cmocka_unit_test(test_interrupt_before_preempt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
