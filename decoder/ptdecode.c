@@ -1300,8 +1300,8 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  * TSC and the next MTC (at MTC period 9 and 1000 ns per instruction, 16
  * instructions early; an interrupt's PGE, so placed, went to the thread
  * switched out before). So in a window with CYC, a CBR at the last core
- * ratio is put in right before the packet the OVF binds to (its FUP or
- * TIP.PGE, after the timing packets between): libipt resets the
+ * ratio is put in after the OVF's timing packets (PAD, CYC, TSC, TMA,
+ * MTC), before its FUP or what comes before its TIP.PGE: libipt resets the
  * calibration to the nominal ratio there, as at any CBR, and times the
  * CYCs from there as before the overflow. These 4 bytes do not fit in the
  * packets there, so the window is copied with them (cyc_fix_copy); no
