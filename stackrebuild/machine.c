@@ -90,6 +90,10 @@ struct thread {
 	bool active;               /* traced now: time is being accounted    */
 	bool fresh;                /* current event (re)started tracing      */
 	bool need_resync;          /* after LOST: stack unproven             */
+	bool since_loss;           /* data was lost since the trace (re)started:
+	                              the stack's bottom frames were guessed
+	                              from where it resumed, so a jump into a
+	                              function below them proves no caller */
 	bool exec_pending;         /* exec'ed: next ip starts a new stack    */
 	bool jumps_seen;           /* its events show every jump that leaves a
 	                              function (DC_BR_JUMPS_SEEN)            */
@@ -1340,9 +1344,14 @@ static int on_jump(struct sr_machine *m, struct thread *t, const struct dc_event
 			return reset_to(m, t, key, now, F_INFERRED);
 		/* An unwinder jumping into the middle of a function that is
 		 * not on the stack: a frame above the root (the trace started
-		 * below the setjmp), an inferred caller of everything. */
+		 * below the setjmp), an inferred caller of everything. Not
+		 * after a loss: the root was then only where the trace
+		 * resumed (inside the unwinder, say), and the function jumped
+		 * into lies somewhere below it, not necessarily right below:
+		 * a new segment, claiming no caller. */
 		if ((top_flags & SR_FUNC_UNWIND) && !unnamed(m, key))
-			return underflow(m, t, key, now, true);
+			return t->since_loss ? reset_to(m, t, key, now, F_INFERRED) :
+			       underflow(m, t, key, now, true);
 	}
 	if ((ret = fold_stub(m, t, key)))
 		return ret < 0 ? ret : 0;
@@ -1500,6 +1509,7 @@ static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)
 	}
 	ret = pop_all_pseudo(m, t, now, false);
 	t->need_resync = true;
+	t->since_loss = true;
 	t->st.lost_gaps++;
 	m->st.lost_gaps++;
 	return ret ? ret : push_pseudo(t, SR_NODE_LOST, 0, SR_TIME_LOST, now);
@@ -1591,12 +1601,14 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		}
 		t->active = true;
 		t->fresh = true;
+		t->since_loss = false;
 	}
 	t->st.last_ns = now;
 	if (ev->pid != t->st.pid) {
 		/* tid reused by another process */
 		t->st.pid = ev->pid;
 		t->fresh = true;
+		t->since_loss = false;
 	}
 	if (t->exec_pending && activates(ev) && ev->kind != DC_EV_LOST) {
 		/* The new program starts with no stack: the old one's frames
@@ -1604,6 +1616,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		 * is on it (a program that execs itself, traced from main). */
 		t->exec_pending = false;
 		t->fresh = true;
+		t->since_loss = false;
 		if ((t->nframes || t->nps) && (ret = end_segment(m, t, now)))
 			return ret;
 	}

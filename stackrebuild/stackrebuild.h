@@ -300,7 +300,11 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             unwinder to no entry of a function not on the stack, that
  *             function is above the root: an inferred caller under which
  *             the segment is re-parented, as for a return above the root
- *             (every frame ends there). Not out of an unwinder, back into
+ *             (every frame ends there); but after a LOST (since the
+ *             trace last started) the stack's root is only where the
+ *             trace resumed, and the function jumped into is somewhere
+ *             below it, not known to be its caller: a new stack segment
+ *             with that function as inferred root. Not out of an unwinder, back into
  *             the function the top frame jumped out of (a .cold part
  *             rejoining its hot part, -O2): a replacement like a tail
  *             call, even when that function is further down too

@@ -1277,6 +1277,45 @@ static void test_lost_resync_in_recursion(void **state)
 	sr_cct_free(cct);
 }
 
+/* Lost, and the trace resumes inside an exception unwinder (or a
+ * longjmp); its jump to a landing pad in a function not on the stack
+ * (b) proves that b is somewhere below the unwinder, not that b called
+ * it (__cxa_throw and the function that threw lie between): a new
+ * segment, as for any loss the stack does not explain. (Before: b
+ * became the unwinder's inferred caller, b;_Unwind_RaiseException, a
+ * path the program never had.) A return out of b then proves its caller,
+ * as always. Without a loss the same jump still makes b an inferred
+ * caller of everything seen (test_longjmp_above_root). */
+static void test_lost_then_unwind_past_root(void **state)
+{
+	static const int unw[] = { F_UNW_RAISE, F_LONGJMP };
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		struct sr_machine *m = new_machine(NULL);
+		struct sr_cct *cct;
+		char want[512];
+		const char *u = fn_names[unw[k]];
+
+		CALL(m, 1, 0, F_MAIN, F_A);
+		LOST(m, 1, 10);
+		SYNC(m, 1, 20, IP(unw[k]));     /* resumed inside the unwinder */
+		CALL(m, 1, 25, unw[k], F_C);
+		RET(m, 1, 30, F_C, unw[k]);
+		JMP(m, 1, 35, unw[k], IP(F_B)); /* to a landing pad in b */
+		RET(m, 1, 40, F_B, F_MAIN);
+		END(m, 1, 50, F_MAIN);
+		cct = finish(m, 0);
+		snprintf(want, sizeof(want), "%s 10\n%s;c 5\nmain 10\nmain;a 10\n"
+			 "main;a;[lost] 10\nmain;b 5\n", u, u);
+		expect_stacks(cct, want);
+		expect_calls(cct, "main;b", 1, 1);
+		assert_int_equal(sr_cct_thread(cct, 0)->resets, 2);
+		expect_identity(cct);
+		sr_cct_free(cct);
+	}
+}
+
 static void test_lost_first_then_sync(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -2147,6 +2186,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
+		cmocka_unit_test(test_lost_then_unwind_past_root),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
