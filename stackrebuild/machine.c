@@ -45,6 +45,8 @@ struct frame {
 	                              (a tail call; a hot part's jump into its
 	                              .cold part): a jump back into its middle
 	                              goes on in this frame (0: none)        */
+	uint64_t site;             /* the last call this frame made: its ip
+	                              (0: none seen)                         */
 	uint64_t t0;               /* entry time                             */
 	uint64_t by0[SR_TIME_NKINDS]; /* the thread's traced_by at t0: the
 	                              call's time split for sr_options.on_call */
@@ -1240,7 +1242,15 @@ static int on_call(struct sr_machine *m, struct thread *t, const struct dc_event
 		return ret;
 	if (!t->nframes)
 		return establish_root(m, t, key, now, 0);
+	t->frames[t->nframes - 1].site = ev->from_ip;
 	return push_frame(m, t, key, now, 0);
+}
+
+/* Could a return to ip be the return from caller frame f's last call
+ * seen? (An x86 instruction is at most 15 bytes; no call seen: maybe.) */
+static bool ret_after_call(const struct frame *f, uint64_t ip)
+{
+	return !f->site || (ip > f->site && ip - f->site <= 15);
 }
 
 static int on_return(struct sr_machine *m, struct thread *t, const struct dc_event *ev, uint64_t now)
@@ -1281,8 +1291,13 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	/* A call that was the last instruction of its caller's symbol returns
 	 * to the first byte of the next symbol, a label the caller goes on
 	 * in (ld.so's _start calls _dl_start and runs on in _dl_start_user):
-	 * no call of it, the same frame, which answers to that key too. */
-	if (frame_is(&t->frames[t->nframes - 2], key_of(m, ev->pid, ev->to_ip - 1))) {
+	 * no call of it, the same frame, which answers to that key too. Only
+	 * where that call could have been (one instruction, at most 15 bytes,
+	 * after the caller's last call seen): swapcontext returning into a
+	 * coroutine whose function follows the caller's in the binary lands
+	 * on that function's first byte too, far from any call. */
+	if (ret_after_call(&t->frames[t->nframes - 2], ev->to_ip) &&
+	    frame_is(&t->frames[t->nframes - 2], key_of(m, ev->pid, ev->to_ip - 1))) {
 		ret = pop_frame(m, t, now, true);
 		if (!ret)
 			t->frames[t->nframes - 1].alias = key;

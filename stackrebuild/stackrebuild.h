@@ -276,7 +276,8 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             returning into itself over another caller frame: a recursion
  *             level lost with an OVF; an inferred frame of it goes above
  *             the caller frame, which stays. To another function whose
- *             preceding byte is the caller frame's: the call was the last
+ *             preceding byte is the caller frame's, within 15 bytes after
+ *             the caller's last call seen (or none seen): the call was the last
  *             instruction of its symbol and the caller runs on into the
  *             label after it (ld.so's _start into _dl_start_user): the
  *             same frame, which answers to that key too. To any other

@@ -575,6 +575,47 @@ static void test_return_switches_stack(void **state)
 	sr_cct_free(cct);
 }
 
+/* A return to the first byte of the function after the caller frame's:
+ * right after the caller's call (it was the caller's last instruction:
+ * ld.so's _start calling _dl_start, running on in _dl_start_user) the
+ * caller goes on there; anywhere else that call could not return to, it
+ * is a stack switch like any other (swapcontext into a coroutine b whose
+ * function follows a's; before, 2026-11-27, a went on as b, and the truth
+ * model did the same, so no recording showed b, a function that ran). */
+static void test_return_to_next_function(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	feed_ev(m, 1, 10, DC_EV_CALL, 0, BASE(F_B) - 5, ENTRY(F_C), 0, 0);
+	feed_ev(m, 1, 20, DC_EV_RETURN, 0, IP(F_C), ENTRY(F_B), 0, 0);
+	CALL(m, 1, 30, F_B, F_D);
+	RET(m, 1, 40, F_D, F_B);
+	RET(m, 1, 50, F_B, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 30\nmain;a;c 10\nmain;a;d 10\n");
+	expect_calls(cct, "main;a", 1, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_C);              /* from a's middle: swapcontext */
+	feed_ev(m, 1, 20, DC_EV_RETURN, 0, IP(F_C), ENTRY(F_B), 0, 0);
+	CALL(m, 1, 30, F_B, F_D);
+	RET(m, 1, 40, F_D, F_B);
+	RET(m, 1, 50, F_B, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 10\nmain;a;c 10\nmain;b 20\nmain;b;d 10\n");
+	expect_calls(cct, "main;b", 1, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Kernel code in the trace: frames under [kernel] on the faulting stack,
  * entered at the fault's entry point; calls, returns and tail jumps as in
  * user code; all end at the return to user mode. */
@@ -2163,6 +2204,7 @@ int main(void)
 		cmocka_unit_test(test_longjmp_above_root),
 		cmocka_unit_test(test_fall_through),
 		cmocka_unit_test(test_return_switches_stack),
+		cmocka_unit_test(test_return_to_next_function),
 		cmocka_unit_test(test_kernel_frames),
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_sigreturn_into_unseen_frame),

@@ -451,7 +451,7 @@ PSEUDO = {"kernel": "[kernel]", "offcpu": "[off-cpu]", "preempt": "[preempted]"}
 
 class Frame:
     __slots__ = ("node", "key", "pseudo", "started", "handler", "stub", "t0", "wake",
-                 "alias", "called", "self0", "spans0", "came_from")
+                 "alias", "called", "self0", "spans0", "came_from", "site")
 
     def __init__(self, node, key, pseudo=None, started=True, handler=False, t0=None):
         self.node, self.key, self.pseudo = node, key, pseudo
@@ -463,6 +463,7 @@ class Frame:
         self.called = False     # a frame went on top of it (a stub that
                                 # called stays a frame of its own)
         self.came_from = None   # the function it jumped out of (replace)
+        self.site = None        # the ip of the last call it made
         # its node's self time and spans when it became that node: what
         # this call of a stub adds, to move on when it jumps on
         self.self0, self.spans0 = node.self_ns, node.spans
@@ -736,6 +737,8 @@ class Model:
     def ev_call(self, th, t, args):
         self.repair(th, int(args[0], 16))
         key, start, names = self.f(th.pid, int(args[1], 16))
+        if th.stack:
+            th.stack[-1].site = int(args[0], 16)
         th.push(key, names)
 
     def ev_ret(self, th, t, args):
@@ -751,10 +754,14 @@ class Model:
             th.push(key, names)
         elif len(th.stack) == 1:
             th.underflow(key, names)
-        elif th.stack[-2].holds(self.f(th.pid, int(args[1], 16) - 1)[0]):
+        elif (th.stack[-2].site is None or 0 < int(args[1], 16) - th.stack[-2].site <= 15) \
+                and th.stack[-2].holds(self.f(th.pid, int(args[1], 16) - 1)[0]):
             # the call was the last instruction of its function's symbol:
             # the caller runs on into the label that follows (ld.so's
-            # _start into _dl_start_user), no call of it
+            # _start into _dl_start_user), no call of it; only just after
+            # the caller's last call (an instruction is at most 15 bytes):
+            # swapcontext also returns into the first byte of a coroutine
+            # whose function follows the caller's
             th.pop()
             th.stack[-1].alias = key
         else:
