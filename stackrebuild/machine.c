@@ -798,6 +798,26 @@ static unsigned occurrences(const struct thread *t, uint64_t key)
 	return n;
 }
 
+/* Is the root frame one of key whose caller is unknown (inferred: the
+ * trace began in it, or a return above the root made it) while its node
+ * shows key calling key (recursion, or a return from key into key that
+ * made it)? After a loss, execution in key then proves nothing about
+ * which level it is in: the loss may have taken returns out of the root
+ * into another level, unseen, and the returns seen after it would stack
+ * callers on the wrong depth (main;rec;rec where main called rec four
+ * levels further down). */
+static bool recursive_root(const struct thread *t, uint64_t key)
+{
+	const struct frame *f = &t->frames[0];
+
+	if (!t->nframes || !(f->flags & F_INFERRED) || !frame_is(f, key))
+		return false;
+	for (const struct sr_node *c = f->node->first_child; c; c = c->next_sibling)
+		if (c->kind == SR_NODE_FUNC && c->key == key)
+			return true;
+	return false;
+}
+
 static bool unnamed(const struct sr_machine *m, uint64_t key);
 
 /* Execution is now in function key. Keep what the stack proves. A new root
@@ -812,7 +832,8 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
-	if (mode == RS_RESET && occurrences(t, key) > 1)
+	if (mode == RS_RESET && (occurrences(t, key) > 1 ||
+				 (t->since_loss && recursive_root(t, key))))
 		return reset_to(m, t, key, now, root_flags);
 	if (top_is(t, key))
 		return 0;

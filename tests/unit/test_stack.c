@@ -1357,6 +1357,32 @@ static void test_lost_then_unwind_past_root(void **state)
 	}
 }
 
+/* Lost while the root frame is a recursive function whose caller is
+ * unknown (f returned into f above the root), and the trace resumes in f:
+ * the loss may have taken returns out of that level into the one below,
+ * so the frame proves nothing; the returns seen after it would stack
+ * callers on the wrong depth (main;f;f where main called the f one level
+ * further down, as a stress recording of emu_fault showed with rec).
+ * A new segment, as for recursion on the stack (test_lost_resync_in_recursion). */
+static void test_lost_in_recursive_root(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	SYNC(m, 1, 0, IP(F_F));                /* the trace starts in f       */
+	RET(m, 1, 10, F_F, F_F);               /* f's caller is f            */
+	LOST(m, 1, 20);                        /* the OVF took its return     */
+	SYNC(m, 1, 30, IP(F_F));
+	RET(m, 1, 40, F_F, F_MAIN);
+	END(m, 1, 50, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "f 10\nf;[lost] 10\nf;f 10\nmain 10\nmain;f 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_lost_first_then_sync(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -2229,6 +2255,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_then_unwind_past_root),
+		cmocka_unit_test(test_lost_in_recursive_root),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
