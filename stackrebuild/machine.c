@@ -138,6 +138,8 @@ struct sr_machine {
 	bool finished;
 	struct mwake *wk;          /* opt.wakers: the waker frames' names     */
 	struct key_bits *kbits;    /* KEY_BITS_N, direct-mapped by key       */
+	struct dc_hash recur;      /* keys of functions seen calling
+	                              themselves (recursive())               */
 	struct thread *last;       /* the thread of the last event           */
 };
 
@@ -233,6 +235,7 @@ void sr_machine_free(struct sr_machine *m)
 		thread_free(m->threads[i]);
 	free(m->threads);
 	dc_hash_free(&m->tid_idx);
+	dc_hash_free(&m->recur);
 	free(m->kbits);
 	sr_cct_free(m->work);
 	wake_free(m->wk);
@@ -798,24 +801,24 @@ static unsigned occurrences(const struct thread *t, uint64_t key)
 	return n;
 }
 
-/* Is the root frame one of key whose caller is unknown (inferred: the
- * trace began in it, or a return above the root made it) while its node
- * shows key calling key (recursion, or a return from key into key that
- * made it)? After a loss, execution in key then proves nothing about
- * which level it is in: the loss may have taken returns out of the root
- * into another level, unseen, and the returns seen after it would stack
- * callers on the wrong depth (main;rec;rec where main called rec four
- * levels further down). */
-static bool recursive_root(const struct thread *t, uint64_t key)
+/* Has function key been seen calling itself (a call from its frame to
+ * it, a return from it into it)? After a loss, execution in such a
+ * function proves nothing about which level of it runs: the calls and
+ * returns the loss took may have moved it up or down, and keeping the
+ * frame found would hang what follows at the wrong depth (main;rec;tiny
+ * where main called rec four levels further down, the returns seen after
+ * the gap stacking one inferred rec each). */
+static bool recursive(const struct sr_machine *m, uint64_t key)
 {
-	const struct frame *f = &t->frames[0];
+	uint64_t v;
 
-	if (!t->nframes || !(f->flags & F_INFERRED) || !frame_is(f, key))
-		return false;
-	for (const struct sr_node *c = f->node->first_child; c; c = c->next_sibling)
-		if (c->kind == SR_NODE_FUNC && c->key == key)
-			return true;
-	return false;
+	return dc_hash_get(&m->recur, key, &v);
+}
+
+static int note_recursive(struct sr_machine *m, uint64_t key)
+{
+	/* (UINT64_MAX is the map's empty slot: no key of a function) */
+	return key == UINT64_MAX ? 0 : dc_hash_put(&m->recur, key, 1);
 }
 
 static bool unnamed(const struct sr_machine *m, uint64_t key);
@@ -833,7 +836,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
 	if (mode == RS_RESET && (occurrences(t, key) > 1 ||
-				 (t->since_loss && recursive_root(t, key))))
+				 (t->since_loss && recursive(m, key))))
 		return reset_to(m, t, key, now, root_flags);
 	if (top_is(t, key))
 		return 0;
@@ -1264,6 +1267,8 @@ static int on_call(struct sr_machine *m, struct thread *t, const struct dc_event
 	if (!t->nframes)
 		return establish_root(m, t, key, now, 0);
 	t->frames[t->nframes - 1].site = ev->from_ip;
+	if (top_is(t, key) && note_recursive(m, key))
+		return -ENOMEM;
 	return push_frame(m, t, key, now, 0);
 }
 
@@ -1284,6 +1289,8 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 		return ret;
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
+	if (top_is(t, key) && note_recursive(m, key))
+		return -ENOMEM;
 	/* The caller, or a frame further down (longjmp, exception unwind):
 	 * every frame above it ends here. */
 	i = find_below(t, key);

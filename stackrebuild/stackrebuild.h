@@ -346,9 +346,9 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             frame further down, or else starts a new stack segment (the
  *             old frames end as inferred; nothing is re-parented across).
  *             Also a new segment where the level is unknown: the function
- *             holds more than one frame (recursion), or is the root, with
- *             its caller unknown, and seen calling itself (the loss may
- *             have taken its return into another level of it).
+ *             holds more than one frame, or has been seen calling itself
+ *             (a call or a return from it into it, any thread): the loss
+ *             may have taken calls or returns between its levels.
  *   INLINE    (with the symbolizer's inline_at, unless no_inline) the top
  *             frame goes on at to_ip in another inline context: its inline
  *             frames ("NAME (inlined)" nodes above the function's, taking

@@ -1357,14 +1357,15 @@ static void test_lost_then_unwind_past_root(void **state)
 	}
 }
 
-/* Lost while the root frame is a recursive function whose caller is
- * unknown (f returned into f above the root), and the trace resumes in f:
- * the loss may have taken returns out of that level into the one below,
- * so the frame proves nothing; the returns seen after it would stack
- * callers on the wrong depth (main;f;f where main called the f one level
- * further down, as a stress recording of emu_fault showed with rec).
- * A new segment, as for recursion on the stack (test_lost_resync_in_recursion). */
-static void test_lost_in_recursive_root(void **state)
+/* Lost in a function seen calling itself, and the trace resumes in it:
+ * the loss may have taken calls or returns of it, so the frame found
+ * proves nothing about the level; the returns seen after it would hang
+ * the code that follows at the wrong depth (main;rec;tiny where main
+ * called rec four levels further down, as stress recordings of emu_fault
+ * and emu_cold showed). A new segment, as for recursion on the stack
+ * (test_lost_resync_in_recursion), whether the frame found is the root
+ * (its caller unknown: f returned into f above it) or not. */
+static void test_lost_in_recursive_function(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
 	struct sr_cct *cct;
@@ -1378,6 +1379,24 @@ static void test_lost_in_recursive_root(void **state)
 	END(m, 1, 50, F_MAIN);
 	cct = finish(m, 0);
 	expect_stacks(cct, "f 10\nf;[lost] 10\nf;f 10\nmain 10\nmain;f 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_F);
+	CALL(m, 1, 20, F_F, F_F);              /* f recurses                 */
+	RET(m, 1, 30, F_F, F_F);
+	LOST(m, 1, 40);                        /* f called f twice, unseen    */
+	SYNC(m, 1, 50, IP(F_F));
+	CALL(m, 1, 60, F_F, F_C);              /* only the deepest f calls c  */
+	RET(m, 1, 70, F_C, F_F);
+	RET(m, 1, 80, F_F, F_F);
+	END(m, 1, 90, F_F);
+	cct = finish(m, 0);
+	expect_stacks(cct, "f 10\nf;f 20\nf;f;c 10\nmain 10\nmain;f 20\nmain;f;[lost] 10\n"
+		      "main;f;f 10\n");
 	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
 	expect_identity(cct);
 	sr_cct_free(cct);
@@ -2255,7 +2274,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_then_unwind_past_root),
-		cmocka_unit_test(test_lost_in_recursive_root),
+		cmocka_unit_test(test_lost_in_recursive_function),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
