@@ -1518,8 +1518,14 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 	for (uint32_t i = 0; i < t->nps; i++)
 		was_kernel |= t->ps[i].node->kind == SR_NODE_KERNEL ||
 			      t->ps[i].node->kind == SR_NODE_UNTRACED;
-	if (!t->need_resync && !t->fresh && was_kernel &&
-	    t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
+	/* A resync after lost data (DC_ON_SYNC) is no return from the
+	 * kernel, also where the loss was not this thread's to see (the
+	 * decoder gave it to the thread before it on the CPU): where the
+	 * trace resumed proves what it proves after any loss. */
+	if (ev->reason == DC_ON_SYNC)
+		t->since_loss = true;
+	else if (!t->need_resync && !t->fresh && was_kernel &&
+		 t->last_sysno != NR_EXECVE && t->last_sysno != NR_EXECVEAT)
 		mode = RS_ASYNC;
 	sigreturn = t->sigreturn;
 	t->last_sysno = UINT32_MAX;

@@ -341,6 +341,8 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *               handler, pushed in the trampoline's place;
  *             - else (no func_start) a signal handler.
  *             After exec (sysno 59/322, or sr_machine_exec()) a new stack.
+ *             SYNC (a resync after lost data) is no return from the
+ *             kernel, also without a LOST of this thread: as after LOST.
  *   LOST      + "[lost]" (LOST time) until the next event with an ip; that
  *             ip keeps the stack when it is the top function, pops to a
  *             frame further down, or else starts a new stack segment (the

@@ -1402,6 +1402,30 @@ static void test_lost_in_recursive_function(void **state)
 	sr_cct_free(cct);
 }
 
+/* A resync after lost data (DC_ON_SYNC) in a thread that was in a
+ * syscall, with no LOST of its own (the decoder gave the loss to the
+ * thread before it on the CPU, or a thread's code to the wrong one): no
+ * return from the kernel, so a function entry there is no signal handler
+ * on the syscall's stack (before: main;a;c, where a never ran c; found
+ * with a stress recording of emu_cxxthread, __mprotect;__strlen_avx2). */
+static void test_sync_after_syscall(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, 1);
+	SYNC(m, 1, 20, ENTRY(F_C));
+	RET(m, 1, 30, F_C, F_D);
+	END(m, 1, 40, F_D);
+	cct = finish(m, 0);
+	expect_stacks(cct, "d 10\nd;c 10\nmain;a 10\nmain;a;[kernel] write 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 static void test_lost_first_then_sync(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -2275,6 +2299,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_then_unwind_past_root),
 		cmocka_unit_test(test_lost_in_recursive_function),
+		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
 		cmocka_unit_test(test_exec_resets),
