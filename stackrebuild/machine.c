@@ -140,16 +140,18 @@ struct sr_machine {
 	struct key_bits *kbits;    /* KEY_BITS_N, direct-mapped by key       */
 	struct dc_hash recur;      /* keys of functions seen calling
 	                              themselves (recursive())               */
+	uint64_t recur_last;       /* the last key noted there (+1; 0: none) */
 	struct thread *last;       /* the thread of the last event           */
 };
 
 /* What a function key's name says (key_flags, unnamed), kept per key: a
  * key names one function for the whole run, and the name tests (string
  * compares) were paid on every call and return. */
-enum { KEY_BITS_N = 1024, KB_UNNAMED = 0x40, KB_VALID = 0x80 };
+enum { KEY_BITS_N = 1024, KB_UNNAMED = 0x40, KB_VALID = 0x80, KB_RECUR = 0x100 };
 struct key_bits {
 	uint64_t key;
-	uint8_t bits;              /* SR_FUNC_* | KB_UNNAMED | KB_VALID       */
+	uint16_t bits;             /* SR_FUNC_* | KB_UNNAMED | KB_VALID, and
+	                              KB_RECUR: in m->recur already        */
 };
 
 struct twake;
@@ -815,10 +817,28 @@ static bool recursive(const struct sr_machine *m, uint64_t key)
 	return dc_hash_get(&m->recur, key, &v);
 }
 
-static int note_recursive(struct sr_machine *m, uint64_t key)
+static unsigned key_bits(const struct sr_machine *m, uint64_t key);
+
+static struct key_bits *kb_slot(const struct sr_machine *m, uint64_t key)
 {
+	return &m->kbits[(key ^ (key >> 32) ^ (key >> 10)) & (KEY_BITS_N - 1)];
+}
+
+static __attribute__((noinline)) int note_recursive_slow(struct sr_machine *m, uint64_t key)
+{
+	m->recur_last = key + 1;
+	if (key_bits(m, key) & KB_RECUR)
+		return 0;
+	kb_slot(m, key)->bits |= KB_RECUR;
 	/* (UINT64_MAX is the map's empty slot: no key of a function) */
 	return key == UINT64_MAX ? 0 : dc_hash_put(&m->recur, key, 1);
+}
+
+/* Note that key called itself. (A recursion noted before is not hashed
+ * again: the last key noted, or the key's cache entry, says so.) */
+static inline int note_recursive(struct sr_machine *m, uint64_t key)
+{
+	return key + 1 == m->recur_last ? 0 : note_recursive_slow(m, key);
 }
 
 static bool unnamed(const struct sr_machine *m, uint64_t key);
@@ -938,14 +958,14 @@ static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 /* key_flags and unnamed of a key, from the per-key cache. */
 static unsigned key_bits(const struct sr_machine *m, uint64_t key)
 {
-	struct key_bits *e = &m->kbits[(key ^ (key >> 32) ^ (key >> 10)) & (KEY_BITS_N - 1)];
+	struct key_bits *e = kb_slot(m, key);
 	const char *name;
 
 	if ((e->bits & KB_VALID) && e->key == key)
 		return e->bits;
 	name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
 	e->key = key;
-	e->bits = (uint8_t)(KB_VALID | (!name || name[0] == '[' ? KB_UNNAMED : 0) |
+	e->bits = (uint16_t)(KB_VALID | (!name || name[0] == '[' ? KB_UNNAMED : 0) |
 			    (m->sym ? key_flags_of(m, key) & 0x3f : 0));
 	return e->bits;
 }
