@@ -174,6 +174,13 @@ struct dc_ptq {
 	 * branch that consumes a packet. */
 	uint64_t icount;
 	uint64_t a_i, a_t, pend_t;
+	/* A CBR outside PSB+ is an event: libipt's read-ahead stops at it, so
+	 * the time read for the branch after it (cbr_t, the CBR's) is only a
+	 * lower bound: that branch's own packet may come after more timing
+	 * packets, and then a tick brings its time. Its anchor waits
+	 * (tent_i, tent_t) for that tick, up to the next block or event. */
+	uint64_t cbr_t, tent_i, tent_t;
+	bool tent;
 	/* Coarse clock (MTC without CYC in the window): timing packets only
 	 * bound the branches around them; see "coarse clocks" below. */
 	bool coarse, saw_cyc;
@@ -507,6 +514,15 @@ static void anchor(struct dc_ptq *q, uint64_t ai, uint64_t at)
 	q->a_t = at;
 }
 
+/* The branch timed at a CBR (see cbr_t) gets that time: no tick came. */
+static void tent_flush(struct dc_ptq *q)
+{
+	if (q->tent) {
+		q->tent = false;
+		anchor(q, q->tent_i, q->tent_t);
+	}
+}
+
 /* A branch event (its time comes with the next anchor). */
 static int push_branch(struct dc_ptq *q, uint8_t kind, uint64_t from, uint64_t to,
 		       uint64_t icount)
@@ -530,6 +546,7 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 {
 	struct qev *e;
 
+	tent_flush(q);
 	anchor(q, q->icount, time);
 	e = fifo_add(q);
 	if (!e)
@@ -1797,6 +1814,7 @@ static int end_window(struct dc_ptq *q, bool at_stop)
 {
 	int ret = 0;
 
+	tent_flush(q);
 	q->psb_t = 0;   /* set again by the next window's PSB+ */
 	q->cont = at_stop && q->stop_off;
 	if (q->cont) {
@@ -2928,8 +2946,20 @@ static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
 
 static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 {
-	uint64_t before = q->a_t, t = event_ns(q, ev);
+	uint64_t before, t;
 	int ret;
+
+	/* a branch timed at a CBR (cbr_t) gets its tick's time, or else the
+	 * CBR's */
+	if (q->tent) {
+		q->tent = false;
+		if (!(ev->type == ptev_tick && ev->has_tsc && q->icount == q->tent_i))
+			anchor(q, q->tent_i, q->tent_t);
+	}
+	before = q->a_t;
+	t = event_ns(q, ev);
+	if (ev->type == ptev_cbr && !ev->status_update && ev->has_tsc)
+		q->cbr_t = t;
 
 	/* A time read ahead (pend_t) was that of the packets behind this
 	 * event (a FUP+PGD, a PGE, a tick's TNT/TIP) when it is no later: the
@@ -3150,6 +3180,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		run = q->pend.start_ip;
 	else
 		q->st.blocks++;   /* (libipt's pieces of one run count once) */
+	tent_flush(q);
 	if (q->psb_t) {
 		uint64_t pt = q->psb_t;
 
@@ -3228,7 +3259,13 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		}
 		q->pend_t = 0;
 	} else if (q->pend_t && takes_packet(q, b)) {
-		anchor(q, q->icount, q->pend_t);
+		if (q->pend_t == q->cbr_t) {
+			q->tent = true;
+			q->tent_i = q->icount;
+			q->tent_t = q->pend_t;
+		} else {
+			anchor(q, q->icount, q->pend_t);
+		}
 		q->pend_t = 0;
 	}
 	return 0;
