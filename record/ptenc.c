@@ -247,6 +247,32 @@ static int emit_tsc(struct rc_ptenc *e)
 	return emit(e, &p);
 }
 
+/* A TSC outside PSB+ is what the hardware sends after its clocks or its
+ * timing packets stopped (SDM, TSC packet: P-state change, wake from a
+ * C-state, clock modulation); a running core sends an MTC every period
+ * (MTC depends on TriggerEn alone). So the emulator's TSC for a stretch
+ * without MTCs (MTC_MAX_RUN) stands for a wake from a C-state, and that
+ * comes with a CBR too (SDM, CBR packet: "after any frequency change, on
+ * C-state wake up, PSB+"). The CBR matters: libipt calibrates CYC at each
+ * MTC over the cycles and the CTC distance since the MTC before, and a TSC
+ * resets neither, so without it the first MTC after the TSC took the
+ * cycles of the whole stretch over its 8-bit CTC distance (wrapped), a
+ * ratio so small that every CYC until a CYC since an MTC added something
+ * again counted nothing (none-141: a branch 15 ns early at MTC period 0).
+ * A CBR outside PSB+ restarts that calibration at the nominal ratio. */
+static int emit_wake(struct rc_ptenc *e)
+{
+	struct pt_packet p;
+	int err;
+
+	err = emit_tsc(e);
+	if (err)
+		return err;
+	packet_init(&p, ppt_cbr);
+	p.payload.cbr.ratio = RC_PTENC_CBR;
+	return emit(e, &p);
+}
+
 static int flush_tnt(struct rc_ptenc *e)
 {
 	struct pt_packet p;
@@ -292,7 +318,7 @@ static int advance_time(struct rc_ptenc *e, uint64_t tsc)
 		return err;
 	if (idx - e->mtc_idx > MTC_MAX_RUN) {
 		e->tsc = tsc;
-		return emit_tsc(e);
+		return emit_wake(e);
 	}
 	for (i = e->mtc_idx + 1; i <= idx; i++) {
 		struct pt_packet p;
