@@ -1046,6 +1046,50 @@ static void test_ovf_cyc(void **state)
 	}
 }
 
+/* A CBR outside PSB+ (a frequency change; the emulator's wake after a
+ * stretch without MTCs: TSC TMA CBR) is an event, and libipt's read-ahead
+ * stops at it: the time read for the next branch is the CBR's, though
+ * that branch's TNT comes after more CYCs and an MTC. Anchored at the
+ * CBR's time, g's ret and the calls before it came out early; the tick
+ * at the TNT has its time. A TNT right after the CBR (no tick: no time
+ * since) keeps the CBR's. In one window or in chunks. */
+static void test_cbr_in_flow(void **state)
+{
+	const size_t chunks[] = { 0, 7, 16 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		struct pt_config pc;
+		struct enc w;
+		struct evlist got;
+		uint64_t t0 = ns_of(64000), t1 = ns_of(64552);
+
+		timed_start(&w, &pc, 0x00);        /* insn 0 at 64000 */
+		cyc(&w, 100);
+		tsc_tma(&w, 64100);
+		cbr(&w, 20);
+		cyc(&w, 412);
+		mtc_at(&w, 1008);                  /* TSC 64512 */
+		cyc(&w, 40);
+		tnt(&w, 1);                        /* g's ret (insn 4) at 64552 */
+		cyc(&w, 48);
+		tsc_tma(&w, 64600);
+		cbr(&w, 20);
+		tnt(&w, 1);                        /* f's ret at 64600 */
+		cyc(&w, 100);
+		ip_pkt(&w, ppt_fup, BASE + 0x41);  /* insn 8 (g's ret) at 64700 */
+		ip_pkt(&w, ppt_tip_pgd, 0);
+		timed_decode(&w, chunks[i], &got);
+		expect(&got, want_interrupted,
+		       sizeof(want_interrupted) / sizeof(want_interrupted[0]));
+		assert_int_equal(got.ev[1].time_ns, t0);
+		assert_int_equal(got.ev[2].time_ns, t0 + (t1 - t0) / 3);
+		assert_int_equal(got.ev[3].time_ns, t1);
+		assert_int_equal(got.ev[4].time_ns, ns_of(64600));
+		assert_int_equal(got.ev[6].time_ns, ns_of(64700));
+	}
+}
+
 static void test_async_after_tnt(void **state)
 {
 	struct pt_config pc;
@@ -1645,6 +1689,7 @@ int main(void)
 		cmocka_unit_test(test_cyc_gap),
 		cmocka_unit_test(test_ovf_cyc),
 		cmocka_unit_test(test_async_after_tnt),
+		cmocka_unit_test(test_cbr_in_flow),
 		cmocka_unit_test(test_packetless_loop),
 		cmocka_unit_test(test_psb_in_flow),
 		cmocka_unit_test(test_psb_at_window_stop),
