@@ -797,6 +797,41 @@ static void test_time_cyc(void **state)
 	check_times(true, 5, 7);
 }
 
+/* A TSC outside PSB+ (a stretch of more than MTC_MAX_RUN MTC periods
+ * without packets: at MTC period 0 and 1100 ns per instruction, one
+ * instruction) stands for a wake from a C-state: TSC, TMA, CBR (SDM).
+ * Without the CBR libipt's first MTC after it calibrated CYC over the
+ * cycles and the wrapped CTC distance since the last MTC before the TSC:
+ * a ratio near 0, and the CYCs after it counted nothing. */
+static void test_wake_cbr(void **state)
+{
+	struct rc_ptenc_config cfg = default_cfg();
+	struct enc_opts o = plain;
+	struct run r;
+	size_t wakes = 0, running = 0;
+
+	(void)state;
+	cfg.cyc = true;
+	cfg.mtc_freq = 0;
+	o.ns_per_insn = 1100;
+	run(&r, "wake_cbr", &cfg, &o, 5, 20);
+	assert_same_ips(r.d, &r.t);
+	assert_int_equal(r.d->lost_cyc, 0);
+	for (size_t i = 1; i + 3 < r.k->n; i++) {
+		if (r.k->p[i].type != ppt_tsc || r.k->p[i - 1].type == ppt_psb)
+			continue;
+		wakes++;
+		assert_int_equal(r.k->p[i + 1].type, ppt_tma);
+		assert_int_equal(r.k->p[i + 2].type, ppt_cbr);
+		assert_int_equal(r.k->p[i + 2].payload.cbr.ratio, RC_PTENC_CBR);
+		if (r.k->p[i + 3].type == ppt_tnt_8 || r.k->p[i + 3].type == ppt_tnt_64 ||
+		    r.k->p[i + 3].type == ppt_tip)
+			running++;
+	}
+	assert_true(running > 10 && wakes > running);
+	run_free(&r);
+}
+
 /* The conversion perf uses inverts rc_ptenc_ns_to_tsc exactly. */
 static void test_time_conv(void **state)
 {
@@ -932,6 +967,7 @@ int main(void)
 		cmocka_unit_test(test_ovf),
 		cmocka_unit_test(test_chunked_output),
 		cmocka_unit_test(test_time_mtc),
+		cmocka_unit_test(test_wake_cbr),
 		cmocka_unit_test(test_time_cyc),
 	};
 
