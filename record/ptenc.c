@@ -29,7 +29,8 @@
  *   when both decoders' stacks predict the target, and emit TIP otherwise.
  * - zero-displacement direct calls (call next insn, PIC) are not pushed
  *   (SDM; libipt and perf skip them too).
- * - timing: TSC(+TMA) at PSB+ and when time jumped too far for MTC; one MTC
+ * - timing: TSC(+TMA) at PSB+ and when time jumped too far for MTC (then
+ *   with a CBR, as on a wake from a C-state: emit_wake); one MTC
  *   per 2^mtc_freq CTC ticks (payload CTC[mtc_freq+7:mtc_freq]); a pending
  *   TNT is flushed before an MTC so MTCs sit between the branches that
  *   retired before and after them. CYC (cycle-accurate mode, CycThresh 0)
@@ -257,8 +258,10 @@ static int emit_tsc(struct rc_ptenc *e)
  * MTC over the cycles and the CTC distance since the MTC before, and a TSC
  * resets neither, so without it the first MTC after the TSC took the
  * cycles of the whole stretch over its 8-bit CTC distance (wrapped), a
- * ratio so small that every CYC until a CYC since an MTC added something
- * again counted nothing (none-141: a branch 15 ns early at MTC period 0).
+ * ratio so small that the first CYC after that MTC added nothing, and then
+ * (libipt counting each CYC from the last MTC at which time had moved)
+ * neither did any other up to the next TSC (none-141: a ret 15 ns early
+ * at MTC period 0).
  * A CBR outside PSB+ restarts that calibration at the nominal ratio. */
 static int emit_wake(struct rc_ptenc *e)
 {
