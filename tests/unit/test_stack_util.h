@@ -183,15 +183,16 @@ static inline const struct sr_node *node_at(const struct sr_cct *cct, const char
 	return n;
 }
 
-/* Sum of self time over the subtree (the node included); iterative, trees
- * in the tests can be SR_MAX_DEPTH deep. */
-static inline uint64_t subtree_self(const struct sr_node *top)
+/* visit(node, ctx) for every node of the subtree (top included), in
+ * depth-first order; iterative: trees in the tests can be SR_MAX_DEPTH
+ * deep. */
+static inline void subtree_each(const struct sr_node *top,
+				void (*visit)(const struct sr_node *n, void *ctx), void *ctx)
 {
 	const struct sr_node *n = top;
-	uint64_t sum = 0;
 
 	for (;;) {
-		sum += n->self_ns;
+		visit(n, ctx);
 		if (n->first_child) {
 			n = n->first_child;
 			continue;
@@ -199,31 +200,39 @@ static inline uint64_t subtree_self(const struct sr_node *top)
 		while (n != top && !n->next_sibling)
 			n = n->parent;
 		if (n == top)
-			return sum;
+			return;
 		n = n->next_sibling;
 	}
 }
 
+static inline void add_self(const struct sr_node *n, void *sum)
+{
+	*(uint64_t *)sum += n->self_ns;
+}
+
+/* Sum of self time over the subtree (the node included). */
+static inline uint64_t subtree_self(const struct sr_node *top)
+{
+	uint64_t sum = 0;
+
+	subtree_each(top, add_self, &sum);
+	return sum;
+}
+
+static inline void count_uncalled(const struct sr_node *n, void *bad)
+{
+	*(size_t *)bad += n->kind == SR_NODE_FUNC && n->first_child && !n->calls;
+}
+
 /* Function frames under top with callees but no call (the folded
  * output's annotation needs a call count on every frame that has frames
- * above it: check_folded.py --annotated); iterative as above. */
+ * above it: check_folded.py --annotated). */
 static inline size_t callees_without_calls(const struct sr_node *top)
 {
-	const struct sr_node *n = top;
 	size_t bad = 0;
 
-	for (;;) {
-		bad += n->kind == SR_NODE_FUNC && n->first_child && !n->calls;
-		if (n->first_child) {
-			n = n->first_child;
-			continue;
-		}
-		while (n != top && !n->next_sibling)
-			n = n->parent;
-		if (n == top)
-			return bad;
-		n = n->next_sibling;
-	}
+	subtree_each(top, count_uncalled, &bad);
+	return bad;
 }
 
 static inline uint64_t threads_traced(const struct sr_cct *cct)
