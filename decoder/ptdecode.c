@@ -102,10 +102,12 @@ struct qev {
 	uint64_t icount;
 };
 
-/* Where CBRs go in (cyc_fix_copy): offsets, ratios. */
+/* Where CBRs go in (cyc_fix_copy): offsets and ratios. */
 struct ovf_cbr {
-	size_t *at;
-	uint8_t *ratio;
+	struct cbr_at {
+		size_t at;
+		uint8_t ratio;
+	} *v;
 	size_t n, cap;
 	bool nomem;
 };
@@ -293,8 +295,7 @@ void dc_ptq_free(struct dc_ptq *q)
 	free(q->wbuf);
 	free(q->rbuf);
 	free(q->obuf);
-	free(q->oc.at);
-	free(q->oc.ratio);
+	free(q->oc.v);
 	dc_hash_free(&q->miss_ip);
 	free(q->chunks);
 	free(q->fifo);
@@ -1497,22 +1498,11 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			default:
 				ovf = false;
 				if (oc && !oc->nomem && ovf_cbr && base->nom_freq) {
-					if (oc->n == oc->cap) {
-						size_t cap = oc->cap ? 2 * oc->cap : 16;
-						size_t *a = realloc(oc->at, cap * sizeof(*a));
-						uint8_t *r = a ? realloc(oc->ratio, cap) : NULL;
-
-						if (a)
-							oc->at = a;
-						if (!r) {
-							oc->nomem = true;
-							break;
-						}
-						oc->ratio = r;
-						oc->cap = cap;
+					if (DC_VEC_PUSH_ROOM(oc->v, oc->n, oc->cap, 16)) {
+						oc->nomem = true;
+						break;
 					}
-					oc->at[oc->n] = (size_t)k.off;
-					oc->ratio[oc->n++] = ovf_cbr;
+					oc->v[oc->n++] = (struct cbr_at){ (size_t)k.off, ovf_cbr };
 				}
 				break;
 			}
@@ -1591,12 +1581,12 @@ static uint8_t *cyc_fix_copy(const uint8_t *buf, size_t *len, size_t *stop,
 	if (!n)
 		return NULL;
 	for (size_t i = 0; i < oc->n; i++) {
-		memcpy(w, buf + from, oc->at[i] - from);
-		w += oc->at[i] - from;
-		from = oc->at[i];
+		memcpy(w, buf + from, oc->v[i].at - from);
+		w += oc->v[i].at - from;
+		from = oc->v[i].at;
 		*w++ = 0x02;
 		*w++ = 0x03;
-		*w++ = oc->ratio[i];
+		*w++ = oc->v[i].ratio;
 		*w++ = 0;
 	}
 	memcpy(w, buf + from, *len - from);
@@ -2126,8 +2116,7 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 			w->stop_off = stop;
 			lim = stop ? stop : len;
 		}
-		free(oc.at);
-		free(oc.ratio);
+		free(oc.v);
 		if (!buf || oc.nomem) {
 			free(buf);
 			return -ENOMEM;
