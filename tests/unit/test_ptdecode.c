@@ -550,21 +550,24 @@ static void test_chunked(void **state)
 	assert_true(windows >= 2);
 }
 
+/* main calls f, f calls g, an OVF, main's second call (test_overflow,
+ * test_ovf_cyc) */
+static const struct want want_ovf[] = {
+	{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+	{ DC_EV_CALL, 0, 0x00, 0x20 },
+	{ DC_EV_CALL, 0, 0x20, 0x40 },
+	/* g's ret went to 0x25, but libipt tells its target only with
+	 * the next block, and the overflow comes first */
+	{ DC_EV_LOST, DC_LOST_OVF, X, X },
+	{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
+	{ DC_EV_CALL, 0, 0x05, 0x40 },
+	{ DC_EV_RETURN, 0, 0x41, 0x0a },
+	{ DC_EV_JUMP, 0, 0x0a, 0x60 },
+	{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
+};
+
 static void test_overflow(void **state)
 {
-	static const struct want want[] = {
-		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
-		{ DC_EV_CALL, 0, 0x00, 0x20 },
-		{ DC_EV_CALL, 0, 0x20, 0x40 },
-		/* g's ret went to 0x25, but libipt tells its target only with
-		 * the next block, and the overflow comes first */
-		{ DC_EV_LOST, DC_LOST_OVF, X, X },
-		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
-		{ DC_EV_CALL, 0, 0x05, 0x40 },
-		{ DC_EV_RETURN, 0, 0x41, 0x0a },
-		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
-		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
-	};
 	struct evlist got;
 	struct enc w;
 	size_t n;
@@ -581,7 +584,7 @@ static void test_overflow(void **state)
 	ip_pkt(&w, ppt_tip_pgd, 0);
 	n = enc_done(&w);
 	decode(w.buf, n, 0, &got);
-	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	expect(&got, want_ovf, sizeof(want_ovf) / sizeof(want_ovf[0]));
 	/* the loss starts before the OVF, the resync is at its time */
 	assert_true(got.ev[3].time_ns < ns_of(5000));
 	assert_int_equal(got.ev[4].time_ns, ns_of(5000));
@@ -993,10 +996,6 @@ static const struct want want_interrupted[] = {
 	{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x41, N },
 };
 
-/* Two returns in one TNT (its CYC times the first), then an interrupt
- * (FUP+PGD) with a time of its own, at the instruction after the last one
- * decoded: the second return and the call after it are placed between
- * those two anchors by instruction count. */
 /* An OVF: libipt forgets the cycles-to-TSC calibration there (keeping
  * the time) and has none again before the second MTC after it, so every
  * CYC up to then added nothing: g's ret and the syscall after the
@@ -1006,17 +1005,6 @@ static const struct want want_interrupted[] = {
  * one window or in chunks. */
 static void test_ovf_cyc(void **state)
 {
-	static const struct want want[] = {
-		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
-		{ DC_EV_CALL, 0, 0x00, 0x20 },
-		{ DC_EV_CALL, 0, 0x20, 0x40 },
-		{ DC_EV_LOST, DC_LOST_OVF, X, X },
-		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x05 },
-		{ DC_EV_CALL, 0, 0x05, 0x40 },
-		{ DC_EV_RETURN, 0, 0x41, 0x0a },
-		{ DC_EV_JUMP, 0, 0x0a, 0x60 },
-		{ DC_EV_TRACE_OFF, DC_OFF_SYSCALL, 0x60, N },
-	};
 	const size_t chunks[] = { 0, 7, 16 };
 
 	(void)state;
@@ -1039,7 +1027,7 @@ static void test_ovf_cyc(void **state)
 		cyc(&w, 40);
 		ip_pkt(&w, ppt_tip_pgd, 0);        /* h's syscall at 70070 */
 		timed_decode(&w, chunks[i], &got);
-		expect(&got, want, sizeof(want) / sizeof(want[0]));
+		expect(&got, want_ovf, sizeof(want_ovf) / sizeof(want_ovf[0]));
 		assert_int_equal(got.ev[4].time_ns, ns_of(70000));
 		assert_int_equal(got.ev[6].time_ns, ns_of(70030));
 		assert_int_equal(got.ev[8].time_ns, ns_of(70070));
@@ -1090,6 +1078,10 @@ static void test_cbr_in_flow(void **state)
 	}
 }
 
+/* Two returns in one TNT (its CYC times the first), then an interrupt
+ * (FUP+PGD) with a time of its own, at the instruction after the last one
+ * decoded: the second return and the call after it are placed between
+ * those two anchors by instruction count. */
 static void test_async_after_tnt(void **state)
 {
 	struct pt_config pc;
