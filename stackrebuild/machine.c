@@ -141,6 +141,7 @@ struct sr_machine {
 	struct dc_hash recur;      /* keys of functions seen calling
 	                              themselves (recursive())               */
 	uint64_t recur_last;       /* the last key noted there (+1; 0: none) */
+	struct dc_hash seen_keys;  /* depth_unknown's scratch                 */
 	struct thread *last;       /* the thread of the last event           */
 };
 
@@ -238,6 +239,7 @@ void sr_machine_free(struct sr_machine *m)
 	free(m->threads);
 	dc_hash_free(&m->tid_idx);
 	dc_hash_free(&m->recur);
+	dc_hash_free(&m->seen_keys);
 	free(m->kbits);
 	sr_cct_free(m->work);
 	wake_free(m->wk);
@@ -817,6 +819,29 @@ static bool recursive(const struct sr_machine *m, uint64_t key)
 	return dc_hash_get(&m->recur, key, &v);
 }
 
+/* Does the stack hold a function whose depth a loss may have changed: one
+ * seen calling itself, or one on the stack twice (mutual recursion)? The
+ * frames kept across a loss then prove nothing about the levels between:
+ * the loss may have taken returns up out of the levels kept and calls
+ * back down to the function resumed in, and the returns seen after it
+ * would underflow past the kept levels into more (main;rec x 11 where
+ * rec recursed 9 deep: a stress recording of emu_fault). */
+static int depth_unknown(struct sr_machine *m, const struct thread *t)
+{
+	int ret = 0;
+
+	dc_hash_clear(&m->seen_keys);
+	for (uint32_t i = 0; i < t->nframes && !ret; i++) {
+		uint64_t key = t->frames[i].node->key, v;
+
+		if (recursive(m, key) || dc_hash_get(&m->seen_keys, key, &v))
+			ret = 1;
+		else if (key != UINT64_MAX && dc_hash_put(&m->seen_keys, key, 1))
+			ret = -ENOMEM;
+	}
+	return ret;
+}
+
 static unsigned key_bits(const struct sr_machine *m, uint64_t key);
 
 static struct key_bits *kb_slot(const struct sr_machine *m, uint64_t key)
@@ -855,9 +880,14 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
-	if (mode == RS_RESET && (occurrences(t, key) > 1 ||
-				 (t->since_loss && recursive(m, key))))
-		return reset_to(m, t, key, now, root_flags);
+	if (mode == RS_RESET) {
+		int d = occurrences(t, key) > 1;
+
+		if (!d && t->since_loss)
+			d = recursive(m, key) ? 1 : depth_unknown(m, t);
+		if (d)
+			return d < 0 ? d : reset_to(m, t, key, now, root_flags);
+	}
 	if (top_is(t, key))
 		return 0;
 	/* (out of the kernel into unnamed code, a signal handler of a

@@ -1402,6 +1402,60 @@ static void test_lost_in_recursive_function(void **state)
 	sr_cct_free(cct);
 }
 
+/* Lost in a function that is not recursive, with a recursive one below
+ * it on the stack, and the trace resumes in it: the loss may have taken
+ * returns up out of the levels kept and calls back down, so the kept
+ * levels prove nothing. Here the trace starts 3 levels deep in f, two
+ * returns show two of them, f calls c, and in the loss c returns, f
+ * calls f twice and the deepest calls c again. Keeping the stack, the
+ * returns after the gap underflowed past the kept levels into more:
+ * main;f;f;f;f;f, in a program whose f recursed 3 deep (as a stress
+ * recording of emu_fault showed, rec 11 deep of 9). A new segment, whose
+ * callers come from its returns. The same for mutual recursion (a and b
+ * calling each other: a key on the stack twice). */
+static void test_lost_above_recursion(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	SYNC(m, 1, 0, IP(F_F));                /* the trace starts in f       */
+	RET(m, 1, 10, F_F, F_F);
+	RET(m, 1, 20, F_F, F_F);
+	CALL(m, 1, 30, F_F, F_C);
+	LOST(m, 1, 40);
+	SYNC(m, 1, 50, IP(F_C));
+	RET(m, 1, 60, F_C, F_F);
+	RET(m, 1, 70, F_F, F_F);
+	RET(m, 1, 80, F_F, F_F);
+	RET(m, 1, 90, F_F, F_MAIN);
+	END(m, 1, 100, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "f 10\nf;c 10\nf;c;[lost] 10\nf;f 10\nf;f;f 10\nmain 10\nmain;f 10\n"
+		      "main;f;f 10\nmain;f;f;f 10\nmain;f;f;f;c 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_B);
+	CALL(m, 1, 30, F_B, F_A);              /* a again: never noted as   */
+	CALL(m, 1, 40, F_A, F_C);              /* calling itself            */
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_C));
+	RET(m, 1, 70, F_C, F_A);
+	RET(m, 1, 80, F_A, F_MAIN);
+	END(m, 1, 90, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 20\nmain;a;b 10\nmain;a;b;a 10\nmain;a;b;a;c 10\n"
+		      "main;a;b;a;c;[lost] 10\nmain;a;c 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A resync after lost data (DC_ON_SYNC) in a thread that was in a
  * syscall, with no LOST of its own (the decoder gave the loss to the
  * thread before it on the CPU, or a thread's code to the wrong one): no
@@ -2299,6 +2353,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_then_unwind_past_root),
 		cmocka_unit_test(test_lost_in_recursive_function),
+		cmocka_unit_test(test_lost_above_recursion),
 		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
