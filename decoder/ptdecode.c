@@ -1135,6 +1135,38 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
  * place, field by field: a copy of the whole struct, in wide loads right
  * after on_block's narrow stores to it, stalled on store forwarding; in
  * place, 1-2 % less time at -j 1.) */
+/* A return went to `to` (0: unknown). To the top return address, or one
+ * not known: that call's. Elsewhere, the frames above the one it went to
+ * were left unseen (longjmp, an unwinder, a stack switch): to one further
+ * down, those above it are gone; to none of them (or past an address not
+ * known), none is known any more. Kept, a stale one became the target of
+ * a return at an OVF (emu_longjmp: main's return to __libc_start_call_main
+ * taken for one into deepest, a call path the program never had). */
+static void rets_pop(struct dc_ptq *q, uint64_t to)
+{
+	uint64_t top = q->nrets ? q->rets[q->rtop] : 0;
+
+	if (!q->nrets || !to || !top || top == to) {
+		if (q->nrets) {
+			q->nrets--;
+			q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
+		}
+		return;
+	}
+	for (unsigned i = 1; i < q->nrets; i++) {
+		unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
+
+		if (!q->rets[k])
+			break;
+		if (q->rets[k] == to) {
+			q->nrets -= i + 1;
+			q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
+			return;
+		}
+	}
+	q->nrets = 0;
+}
+
 static int resolve(struct dc_ptq *q, uint64_t to)
 {
 	struct pending *p = &q->pend;
@@ -1153,10 +1185,7 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		return push_branch(q, DC_EV_CALL, p->end_ip, to, p->icount);
 	}
 	case ptic_return:
-		if (q->nrets) {
-			q->nrets--;
-			q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
-		}
+		rets_pop(q, to);
 		return push_branch(q, DC_EV_RETURN, p->end_ip, to, p->icount);
 	case ptic_far_call:
 	case ptic_far_return:

@@ -26,6 +26,7 @@ static const uint8_t code[0x80] = {
 	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call f (0x20)   */
 	[0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,       /* call g (0x40)   */
 	[0x0a] = 0xe9, 0x51, 0x00, 0x00, 0x00,       /* jmp h (0x60)    */
+	[0x10] = 0xc3,                               /* ret (test_ovf_stale_ret) */
 	[0x20] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call g          */
 	[0x25] = 0xc3,                               /* ret             */
 	[0x40] = 0x90, 0xc3,                         /* nop; ret        */
@@ -49,6 +50,7 @@ struct tctx {
 	int gen;                     /* how often they did (t_inline_at)    */
 	struct pt_image *snaps[64];  /* t_snapshot's copies                 */
 	int nsnaps;
+	struct pt_image_section_cache *isc; /* with test_iscache        */
 };
 
 static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uint32_t *tid,
@@ -240,6 +242,10 @@ static bool t_kernel_code(void *ctx, uint64_t ip, bool *named)
 static const struct dc_ptq_ops kops = { .context = t_context, .func_range = t_func_range,
 					.kernel_code = t_kernel_code, .image_snapshot = t_snapshot };
 
+/* The queue reads code[] through an image section cache, as report's do
+ * (the return addresses of calls, pend_target, need it). */
+static bool test_iscache;
+
 /* A queue's config (CPU 3, timing_cfg if set) and c's image of code[]. */
 static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
 {
@@ -251,7 +257,18 @@ static void queue_setup(struct dc_ptq_config *cfg, struct tctx *c)
 	cfg->cpu = 3;
 	c->image = pt_image_alloc("test");
 	assert_non_null(c->image);
-	assert_true(pt_image_add_file(c->image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	if (test_iscache) {
+		int isid;
+
+		c->isc = pt_iscache_alloc(NULL);
+		assert_non_null(c->isc);
+		isid = pt_iscache_add_file(c->isc, code_path, 0, sizeof(code), BASE);
+		assert_true(isid > 0);
+		assert_true(pt_image_add_cached(c->image, c->isc, isid, NULL) >= 0);
+		cfg->iscache = c->isc;
+	} else {
+		assert_true(pt_image_add_file(c->image, code_path, 0, sizeof(code), NULL, BASE) >= 0);
+	}
 	if (kmode == 1)
 		assert_true(pt_image_add_file(c->image, kcode_path, 0, 0x30, NULL, KBASE) >= 0);
 }
@@ -312,6 +329,7 @@ static void decode_once(const uint8_t *buf, size_t len, size_t chunk, struct evl
 	pt_image_free(c.image);
 	while (c.nsnaps)
 		pt_image_free(c.snaps[--c.nsnaps]);
+	pt_iscache_free(c.isc);
 }
 
 /* decode_once both ways: the worker's replay must give the same events
@@ -588,6 +606,61 @@ static void test_overflow(void **state)
 	/* the loss starts before the OVF, the resync is at its time */
 	assert_true(got.ev[3].time_ns < ns_of(5000));
 	assert_int_equal(got.ev[4].time_ns, ns_of(5000));
+}
+
+/* A return libipt decoded right before an OVF goes after the call on top
+ * of the calls seen (pend_target): g's return into main's ret (a longjmp
+ * there, as far as the calls tell) left f's frame unseen, so f's call's
+ * return address is no return's any more. Before, it stayed on top and
+ * main's return at the OVF went there, back into main (emu_longjmp:
+ * main returning into deepest). Also with the calls known that is the
+ * right target: a return to the top address (g's to f, main's to _start)
+ * goes there. */
+static void test_ovf_stale_ret(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x10 },     /* to none of the calls' */
+		/* main's ret went to 0x70: no call told, the OVF came first */
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x70 },
+		{ DC_EV_CALL, 0, 0x72, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		/* f's ret, told by its call */
+		{ DC_EV_RETURN, 0, 0x25, 0x77 },
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x20, N },
+	};
+	struct evlist got;
+	struct enc w;
+	size_t n;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE);
+	ip_pkt(&w, ppt_tip, BASE + 0x10);    /* g's ret, into main's ret */
+	ip_pkt(&w, ppt_tip, BASE + 0x70);    /* main's ret */
+	simple(&w, ppt_ovf);
+	tsc(&w, 5000);
+	ip_pkt(&w, ppt_fup, BASE + 0x70);
+	tnt(&w, 1);                          /* g's ret: compressed */
+	tnt(&w, 1);                          /* f's ret: compressed */
+	simple(&w, ppt_ovf);
+	tsc(&w, 6000);
+	ip_pkt(&w, ppt_fup, BASE + 0x00);
+	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	test_iscache = true;
+	decode(w.buf, n, 0, &got);
+	test_iscache = false;
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
 }
 
 static void test_corrupt(void **state)
@@ -1674,6 +1747,7 @@ int main(void)
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_long_chunk),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_ovf_stale_ret),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_lost_start),
