@@ -155,7 +155,8 @@ struct dc_ptq {
 	/* branch state */
 	struct pending pend;
 	/* Return addresses of the calls seen since the last loss or enable
-	 * (a thread switch comes with one): the target
+	 * (a thread switch comes with one), less those a return past them
+	 * showed left unseen (rets_pop): the target
 	 * of a return libipt decoded just before an OVF (the OVF's FUP goes
 	 * elsewhere, so no next block tells it). A ring: the oldest go. */
 	uint64_t rets[RETS_MAX];
@@ -1131,42 +1132,40 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
 	return ptic_error;
 }
 
+/* A return went to `to` (0: unknown). To the top return address, or one
+ * not known: that call's. To one further down: the frames above it were
+ * left unseen (longjmp, an unwinder), their calls' addresses go too; kept,
+ * a stale one became the target of a return at an OVF (emu_longjmp: main's
+ * return to __libc_start_call_main taken for one into deepest, a call path
+ * the program never had). To none of them: only the top goes, as for a
+ * retpoline's return to the branch target (its call's address was the
+ * top; the thunk's caller's, below it, is still to come) or a stack
+ * switch's. */
+static void rets_pop(struct dc_ptq *q, uint64_t to)
+{
+	if (!q->nrets)
+		return;
+	if (to && q->rets[q->rtop] && q->rets[q->rtop] != to) {
+		for (unsigned i = 1; i < q->nrets; i++) {
+			unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
+
+			if (!q->rets[k])
+				break;          /* not known past an address not known */
+			if (q->rets[k] == to) {
+				q->nrets -= i + 1;
+				q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
+				return;
+			}
+		}
+	}
+	q->nrets--;
+	q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
+}
+
 /* The last block's branch went to `to`. (The pending branch is read in
  * place, field by field: a copy of the whole struct, in wide loads right
  * after on_block's narrow stores to it, stalled on store forwarding; in
  * place, 1-2 % less time at -j 1.) */
-/* A return went to `to` (0: unknown). To the top return address, or one
- * not known: that call's. Elsewhere, the frames above the one it went to
- * were left unseen (longjmp, an unwinder, a stack switch): to one further
- * down, those above it are gone; to none of them (or past an address not
- * known), none is known any more. Kept, a stale one became the target of
- * a return at an OVF (emu_longjmp: main's return to __libc_start_call_main
- * taken for one into deepest, a call path the program never had). */
-static void rets_pop(struct dc_ptq *q, uint64_t to)
-{
-	uint64_t top = q->nrets ? q->rets[q->rtop] : 0;
-
-	if (!q->nrets || !to || !top || top == to) {
-		if (q->nrets) {
-			q->nrets--;
-			q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
-		}
-		return;
-	}
-	for (unsigned i = 1; i < q->nrets; i++) {
-		unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
-
-		if (!q->rets[k])
-			break;
-		if (q->rets[k] == to) {
-			q->nrets -= i + 1;
-			q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
-			return;
-		}
-	}
-	q->nrets = 0;
-}
-
 static int resolve(struct dc_ptq *q, uint64_t to)
 {
 	struct pending *p = &q->pend;

@@ -819,27 +819,31 @@ static bool recursive(const struct sr_machine *m, uint64_t key)
 	return dc_hash_get(&m->recur, key, &v);
 }
 
-/* Does the stack hold a function whose depth a loss may have changed: one
- * seen calling itself, or one on the stack twice (mutual recursion)? The
- * frames kept across a loss then prove nothing about the levels between:
- * the loss may have taken returns up out of the levels kept and calls
- * back down to the function resumed in, and the returns seen after it
- * would underflow past the kept levels into more (main;rec x 11 where
- * rec recursed 9 deep: a stress recording of emu_fault). */
-static int depth_unknown(struct sr_machine *m, const struct thread *t)
+/* Does the stack, up to the frame of key the trace resumed in (the top,
+ * or the frame of it further down it would pop to), hold a function whose
+ * depth a loss may have changed: one seen calling itself, or one on the
+ * stack twice (mutual recursion)? The frames kept across a loss then prove
+ * nothing about the levels between: the loss may have taken returns up
+ * out of the levels kept and calls back down to the function resumed in,
+ * and the returns seen after it would underflow past the kept levels into
+ * more (main;rec x 11 where rec recursed 9 deep: a stress recording of
+ * emu_fault). Recursion above that frame is popped anyway. */
+static int depth_unknown(struct sr_machine *m, const struct thread *t, uint64_t key)
 {
-	int ret = 0;
+	int upto = top_is(t, key) ? (int)t->nframes - 1 : find_below(t, key);
 
 	dc_hash_clear(&m->seen_keys);
-	for (uint32_t i = 0; i < t->nframes && !ret; i++) {
-		uint64_t key = t->frames[i].node->key, v;
+	for (int i = 0; i <= upto; i++) {
+		uint64_t k = t->frames[i].node->key, v;
 
-		if (recursive(m, key) || dc_hash_get(&m->seen_keys, key, &v))
-			ret = 1;
-		else if (key != UINT64_MAX && dc_hash_put(&m->seen_keys, key, 1))
-			ret = -ENOMEM;
+		if (k == UINT64_MAX)    /* (the map's empty slot: no function's) */
+			continue;
+		if (recursive(m, k) || dc_hash_get(&m->seen_keys, k, &v))
+			return 1;
+		if (dc_hash_put(&m->seen_keys, k, 1))
+			return -ENOMEM;
 	}
-	return ret;
+	return 0;
 }
 
 static unsigned key_bits(const struct sr_machine *m, uint64_t key);
@@ -880,11 +884,15 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
+	/* (after a loss, nor does a frame of unnamed code: all of a
+	 * binary's unnamed code is one key, so the code resumed in may be
+	 * another function of it, called unseen: crtstuff's
+	 * __do_global_dtors_aux and deregister_tm_clones in libstdc++) */
 	if (mode == RS_RESET) {
 		int d = occurrences(t, key) > 1;
 
 		if (!d && t->since_loss)
-			d = recursive(m, key) ? 1 : depth_unknown(m, t);
+			d = recursive(m, key) || unnamed(m, key) ? 1 : depth_unknown(m, t, key);
 		if (d)
 			return d < 0 ? d : reset_to(m, t, key, now, root_flags);
 	}
@@ -959,6 +967,23 @@ static bool is_unwinder(const char *name)
 	return false;
 }
 
+/* ucontext's functions that restore a saved context and return into it:
+ * glibc's (setcontext, swapcontext, and their "__" names) and
+ * libucontext's. */
+static bool is_context_switcher(const char *name)
+{
+	static const char *const fns[] = { "setcontext", "swapcontext" };
+
+	if (!strncmp(name, "libucontext_", 12))
+		name += 12;
+	else if (!strncmp(name, "__", 2))
+		name += 2;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!strcmp(name, fns[i]))
+			return true;
+	return false;
+}
+
 static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 {
 	const char *name;
@@ -979,6 +1004,8 @@ static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 		return SR_FUNC_UNWIND;
 	if (!strcmp(name, "gogo") || !strcmp(name, "runtime.gogo"))
 		return SR_FUNC_SWITCH;  /* not runtime.gogo.abi0: it jumps to gogo */
+	if (is_context_switcher(name))
+		return SR_FUNC_CONTEXT;
 	if (!strcmp(name, "__restore_rt") || !strcmp(name, "__restore") ||
 	    !strcmp(name, "__kernel_rt_sigreturn") || !strcmp(name, "__vdso_rt_sigreturn"))
 		return SR_FUNC_SIGRETURN;
@@ -1354,9 +1381,16 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 		ret = pop_frame(m, t, now, true);
 		return ret ? ret : push_frame(m, t, key, now, F_ASYNC | F_TRAMP);
 	}
-	/* Returning from the root: the trace started below its caller. */
-	if (t->nframes == 1)
+	/* Returning from the root: the trace started below its caller. Not
+	 * out of setcontext or swapcontext: they return into the context
+	 * they restore, whose function need not be their caller (after a
+	 * loss took __start_context's call of setcontext, its return into
+	 * main made main;setcontext, a path no program had). */
+	if (t->nframes == 1) {
+		if (key_flags(m, top_key(t)) & SR_FUNC_CONTEXT)
+			return reset_to(m, t, key, now, F_INFERRED);
 		return underflow(m, t, key, now, false);
+	}
 	/* A function returning into itself while the frame below is another:
 	 * a recursion level the trace lost (the calls just before an OVF that
 	 * took no packet). It gets an inferred frame above the caller frame,

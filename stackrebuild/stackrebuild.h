@@ -269,7 +269,10 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             exception unwinding): every frame above it ends there. From
  *             the root to a function not on the stack: the trace started
  *             below; that function becomes an inferred caller under which
- *             everything of the current stack segment is re-parented.
+ *             everything of the current stack segment is re-parented. Not
+ *             out of a context switcher (SR_FUNC_CONTEXT: setcontext,
+ *             swapcontext): it returns into another context, not to its
+ *             caller; the function returned into is a new segment's root.
  *             Into a sigreturn trampoline (SR_FUNC_SIGRETURN) not on the
  *             stack: the returning frame was a signal handler (its entry
  *             unseen after a loss); the trampoline replaces it. A function
@@ -426,7 +429,8 @@ struct sr_options {
 	 * _Unwind_{RaiseException,Resume,Resume_or_Rethrow,ForcedUnwind} and
 	 * their _Unwind_SjLj_ forms (not _Unwind_DeleteException: it
 	 * tail-calls a cleanup function), SR_FUNC_SWITCH for "gogo"
-	 * and "runtime.gogo". Also asked for the frame making a
+	 * and "runtime.gogo", SR_FUNC_CONTEXT for glibc's and libucontext's
+	 * setcontext and swapcontext (also "__"-prefixed). Also asked for the frame making a
 	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
 	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
 	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
@@ -468,6 +472,7 @@ struct sr_options {
 #define SR_FUNC_UNWIND 2u   /* ends by jumping into a frame further down */
 #define SR_FUNC_SIGRETURN 4u /* the sigreturn trampoline (rt_sigreturn)  */
 #define SR_FUNC_SWITCH 8u   /* switches stacks by a jump (Go's gogo)     */
+#define SR_FUNC_CONTEXT 16u /* returns into another context (setcontext) */
 
 /* Counters over all threads, for the summary line and for tests. */
 struct sr_machine_stats {

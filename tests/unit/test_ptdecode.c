@@ -26,7 +26,10 @@ static const uint8_t code[0x80] = {
 	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call f (0x20)   */
 	[0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,       /* call g (0x40)   */
 	[0x0a] = 0xe9, 0x51, 0x00, 0x00, 0x00,       /* jmp h (0x60)    */
-	[0x10] = 0xc3,                               /* ret (test_ovf_stale_ret) */
+	[0x10] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call 0x30 (test_ovf_stale_ret) */
+	[0x15] = 0xc3,                               /* ret             */
+	[0x30] = 0xe8, 0xeb, 0xff, 0xff, 0xff,       /* call f          */
+	[0x35] = 0xc3,                               /* ret             */
 	[0x20] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call g          */
 	[0x25] = 0xc3,                               /* ret             */
 	[0x40] = 0x90, 0xc3,                         /* nop; ret        */
@@ -609,28 +612,37 @@ static void test_overflow(void **state)
 }
 
 /* A return libipt decoded right before an OVF goes after the call on top
- * of the calls seen (pend_target): g's return into main's ret (a longjmp
- * there, as far as the calls tell) left f's frame unseen, so f's call's
- * return address is no return's any more. Before, it stayed on top and
- * main's return at the OVF went there, back into main (emu_longjmp:
- * main returning into deepest). Also with the calls known that is the
- * right target: a return to the top address (g's to f, main's to _start)
- * goes there. */
+ * of the calls seen (pend_target). g's return to 0x35 skips f's frame (a
+ * longjmp, as far as the calls tell): f's call's return address goes with
+ * it, and the return at 0x35 at the OVF goes to 0x15, after the call that
+ * made 0x30's frame. Before, f's call's address stayed on top and that
+ * return went to it, back into 0x35's own function (emu_longjmp: main
+ * returning into deepest). After the OVF a return to the top address (f's
+ * to 0x77) goes there, and a retpoline's return to an address not on the
+ * stack (g's to 0x15) pops only the top: the return at 0x15 at the third
+ * OVF goes to 0x77, after the call that made f's frame (forgetting every
+ * address there, it got no event). */
 static void test_ovf_stale_ret(void **state)
 {
 	static const struct want want[] = {
-		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
-		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x10 },
+		{ DC_EV_CALL, 0, 0x10, 0x30 },
+		{ DC_EV_CALL, 0, 0x30, 0x20 },
 		{ DC_EV_CALL, 0, 0x20, 0x40 },
-		{ DC_EV_RETURN, 0, 0x41, 0x10 },     /* to none of the calls' */
-		/* main's ret went to 0x70: no call told, the OVF came first */
+		{ DC_EV_RETURN, 0, 0x41, 0x35 },     /* past f's frame          */
+		{ DC_EV_RETURN, 0, 0x35, 0x15 },     /* at the OVF: told by the call */
 		{ DC_EV_LOST, DC_LOST_OVF, X, X },
 		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x70 },
 		{ DC_EV_CALL, 0, 0x72, 0x20 },
 		{ DC_EV_CALL, 0, 0x20, 0x40 },
 		{ DC_EV_RETURN, 0, 0x41, 0x25 },
-		/* f's ret, told by its call */
-		{ DC_EV_RETURN, 0, 0x25, 0x77 },
+		{ DC_EV_RETURN, 0, 0x25, 0x77 },     /* at the OVF: f's call's  */
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x70 },
+		{ DC_EV_CALL, 0, 0x72, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x15 },     /* to no call's address    */
+		{ DC_EV_RETURN, 0, 0x15, 0x77 },     /* at the OVF: below the top */
 		{ DC_EV_LOST, DC_LOST_OVF, X, X },
 		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x00 },
 		{ DC_EV_CALL, 0, 0x00, 0x20 },
@@ -643,9 +655,9 @@ static void test_ovf_stale_ret(void **state)
 	(void)state;
 	enc_init(&w);
 	psb(&w, 1000, 0);
-	ip_pkt(&w, ppt_tip_pge, BASE);
-	ip_pkt(&w, ppt_tip, BASE + 0x10);    /* g's ret, into main's ret */
-	ip_pkt(&w, ppt_tip, BASE + 0x70);    /* main's ret */
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x10);
+	ip_pkt(&w, ppt_tip, BASE + 0x35);    /* g's ret, past f */
+	ip_pkt(&w, ppt_tip, BASE + 0x15);    /* 0x35's ret */
 	simple(&w, ppt_ovf);
 	tsc(&w, 5000);
 	ip_pkt(&w, ppt_fup, BASE + 0x70);
@@ -653,6 +665,11 @@ static void test_ovf_stale_ret(void **state)
 	tnt(&w, 1);                          /* f's ret: compressed */
 	simple(&w, ppt_ovf);
 	tsc(&w, 6000);
+	ip_pkt(&w, ppt_fup, BASE + 0x70);
+	ip_pkt(&w, ppt_tip, BASE + 0x15);    /* g's ret, as a retpoline's */
+	ip_pkt(&w, ppt_tip, BASE + 0x77);    /* 0x15's ret */
+	simple(&w, ppt_ovf);
+	tsc(&w, 7000);
 	ip_pkt(&w, ppt_fup, BASE + 0x00);
 	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
 	ip_pkt(&w, ppt_tip_pgd, 0);

@@ -1454,6 +1454,85 @@ static void test_lost_above_recursion(void **state)
 	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
 	expect_identity(cct);
 	sr_cct_free(cct);
+
+	/* Recursion only above the frame resumed in: popped anyway, the
+	 * frames kept below it prove what they did. */
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_F);
+	CALL(m, 1, 30, F_F, F_F);
+	CALL(m, 1, 40, F_F, F_C);
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_A));
+	CALL(m, 1, 70, F_A, F_B);
+	RET(m, 1, 80, F_B, F_A);
+	END(m, 1, 90, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 30\nmain;a;b 10\nmain;a;f 10\nmain;a;f;f 10\n"
+		      "main;a;f;f;c 10\nmain;a;f;f;c;[lost] 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* Lost, and the trace resumes in unnamed code of the binary the top frame
+ * is unnamed code of: all of a binary's unnamed code is one key, so that
+ * may be another function, called in the loss (a stress recording of
+ * emu_cxxthread: libstdc++'s __do_global_dtors_aux, then its call of
+ * deregister_tm_clones lost). Keeping the frame, the return into the
+ * caller stacked another inferred frame of the key over everything the
+ * segment had: main;U;U;c, where only the first U called c. */
+static void test_lost_in_unnamed_code(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	SYNC(m, 1, 0, IP(F_C));                /* the trace starts in c       */
+	RET(m, 1, 10, F_C, F_UNNAMED);
+	LOST(m, 1, 20);
+	SYNC(m, 1, 30, IP(F_UNNAMED) + 0x100); /* another unnamed function    */
+	RET(m, 1, 40, F_UNNAMED, F_UNNAMED);
+	RET(m, 1, 50, F_UNNAMED, F_MAIN);
+	END(m, 1, 60, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "[unknown] (lib) 10\n[unknown] (lib);[lost] 10\n[unknown] (lib);c 10\n"
+		      "main 10\nmain;[unknown] (lib) 10\nmain;[unknown] (lib);[unknown] (lib) 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* A return out of setcontext or swapcontext from the root goes into the
+ * context they restored, not to their caller: the function returned into
+ * is a new segment's root, no caller of theirs. (A stress recording of
+ * emu_ucontext: the OVF took __start_context's call of setcontext, whose
+ * return into main made main;setcontext.) Any other function's return
+ * from the root is its caller's (test_start_mid_stack). */
+static void test_context_switch_from_root(void **state)
+{
+	static const int sw[] = { F_SETCTX, F_SWAPCTX };
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		struct sr_machine *m = new_machine(NULL);
+		struct sr_cct *cct;
+
+		START(m, 1, 0, ENTRY(F_MAIN));
+		CALL(m, 1, 10, F_MAIN, F_A);
+		LOST(m, 1, 20);
+		SYNC(m, 1, 30, IP(sw[k]));      /* not on the stack: a new root */
+		RET(m, 1, 40, sw[k], F_MAIN);   /* into the context restored    */
+		END(m, 1, 50, F_MAIN);
+		cct = finish(m, 0);
+		expect_stacks(cct, k ? "__swapcontext 10\nmain 20\nmain;a 10\nmain;a;[lost] 10\n" :
+				       "main 20\nmain;a 10\nmain;a;[lost] 10\nsetcontext 10\n");
+		expect_calls(cct, fn_names[sw[k]], 1, 1);
+		assert_int_equal(sr_cct_thread(cct, 0)->resets, 2);
+		expect_identity(cct);
+		sr_cct_free(cct);
+	}
 }
 
 /* A resync after lost data (DC_ON_SYNC) in a thread that was in a
@@ -2354,6 +2433,8 @@ int main(void)
 		cmocka_unit_test(test_lost_then_unwind_past_root),
 		cmocka_unit_test(test_lost_in_recursive_function),
 		cmocka_unit_test(test_lost_above_recursion),
+		cmocka_unit_test(test_context_switch_from_root),
+		cmocka_unit_test(test_lost_in_unnamed_code),
 		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),

@@ -14,12 +14,12 @@
 enum {
 	F_NONE, F_MAIN, F_A, F_B, F_C, F_D, F_HANDLER, F_RESTORE, F_START, F_F,
 	F_G, F_PLT_B, F_NSF, F_SEMI, F_LONGJMP, F_GOGO, F_UNNAMED, F_UNW_DEL, F_UNW_RAISE,
-	F_NFUNCS
+	F_SETCTX, F_SWAPCTX, F_NFUNCS
 };
 static const char *const fn_names[F_NFUNCS] = {
 	"", "main", "a", "b", "c", "d", "handler", "__restore_rt", "_start", "f",
 	"g", "b@plt", "ns::f(int)", "odd;name 12", "__longjmp", "gogo", "[unknown] (lib)",
-	"_Unwind_DeleteException", "_Unwind_RaiseException",
+	"_Unwind_DeleteException", "_Unwind_RaiseException", "setcontext", "__swapcontext",
 };
 
 #define BASE(f)  (0x400000ull + (uint64_t)(f) * 0x1000)
