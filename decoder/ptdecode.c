@@ -1162,6 +1162,37 @@ static void rets_pop(struct dc_ptq *q, uint64_t to)
 	q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
 }
 
+/* An indirect jump into the middle of another function (same_function
+ * left that function's range in cur_lo/cur_hi): a longjmp, an exception's
+ * landing pad, a coroutine switch. The frames above that function's were
+ * left unseen: the return addresses of their calls go, and that of its own
+ * last call (in its range: it runs on instead). None in its range (or an
+ * address not known first): none is known any more. Kept, a stale one
+ * became the target of a return at an OVF (emu_longjmp: try_it returning
+ * into siglongjmp, after __longjmp's jump back into try_it). */
+static void rets_jump(struct dc_ptq *q, const struct pending *p, uint64_t to)
+{
+	const struct code_ent *c;
+
+	if (!q->nrets || to == q->cur_lo || to < q->cur_lo || to >= q->cur_hi)
+		return;
+	c = code_at(q, p->isid, p->end_ip);
+	if (c->iclass != ptic_jump || !c->indirect)
+		return;
+	for (unsigned i = 0; i < q->nrets; i++) {
+		unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
+
+		if (!q->rets[k])
+			break;
+		if (q->rets[k] >= q->cur_lo && q->rets[k] < q->cur_hi) {
+			q->nrets -= i + 1;
+			q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
+			return;
+		}
+	}
+	q->nrets = 0;
+}
+
 /* The last block's branch went to `to`. (The pending branch is read in
  * place, field by field: a copy of the whole struct, in wide loads right
  * after on_block's narrow stores to it, stalled on store forwarding; in
@@ -1212,6 +1243,7 @@ static int resolve(struct dc_ptq *q, uint64_t to)
 		 * jump like jmp's (a tail call, a function's .cold part) */
 		if (p->iclass == ptic_cond_jump && fall_through(q, p) == to)
 			return 0;
+		rets_jump(q, p, to);
 		return push_branch(q, DC_EV_JUMP, p->end_ip, to, p->icount);
 	}
 }

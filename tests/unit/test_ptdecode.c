@@ -28,11 +28,16 @@ static const uint8_t code[0x80] = {
 	[0x0a] = 0xe9, 0x51, 0x00, 0x00, 0x00,       /* jmp h (0x60)    */
 	[0x10] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call 0x30 (test_ovf_stale_ret) */
 	[0x15] = 0xc3,                               /* ret             */
+	[0x18] = 0xe8, 0x33, 0x00, 0x00, 0x00,       /* call 0x50 (test_ovf_after_longjmp) */
+	[0x1d] = 0xc3,                               /* ret             */
 	[0x30] = 0xe8, 0xeb, 0xff, 0xff, 0xff,       /* call f          */
 	[0x35] = 0xc3,                               /* ret             */
+	[0x3a] = 0xff, 0xe0,                         /* jmp *%rax       */
 	[0x20] = 0xe8, 0x1b, 0x00, 0x00, 0x00,       /* call g          */
 	[0x25] = 0xc3,                               /* ret             */
 	[0x40] = 0x90, 0xc3,                         /* nop; ret        */
+	[0x50] = 0xe8, 0xe5, 0xff, 0xff, 0xff,       /* call 0x3a       */
+	[0x55] = 0xc3,                               /* ret             */
 	[0x60] = 0x0f, 0x05,                         /* syscall         */
 	[0x62] = 0x90,                               /* nop             */
 	[0x63] = 0xe8, 0xd8, 0xff, 0xff, 0xff,       /* call g          */
@@ -670,6 +675,47 @@ static void test_ovf_stale_ret(void **state)
 	ip_pkt(&w, ppt_tip, BASE + 0x77);    /* 0x15's ret */
 	simple(&w, ppt_ovf);
 	tsc(&w, 7000);
+	ip_pkt(&w, ppt_fup, BASE + 0x00);
+	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	n = enc_done(&w);
+	test_iscache = true;
+	decode(w.buf, n, 0, &got);
+	test_iscache = false;
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+}
+
+/* An indirect jump into the middle of another function (a longjmp back
+ * into the function at 0x50, from 0x3a it called) leaves the frames above
+ * that function's: the return address of its own call goes too, and its
+ * return at the OVF goes after the call that made its frame (0x1d). Before,
+ * that return went to 0x55, into its own function (emu_longjmp: try_it
+ * returning into siglongjmp, after __longjmp's jump back into try_it). */
+static void test_ovf_after_longjmp(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x18 },
+		{ DC_EV_CALL, 0, 0x18, 0x50 },
+		{ DC_EV_CALL, 0, 0x50, 0x3a },
+		{ DC_EV_JUMP, 0, 0x3a, 0x55 },
+		{ DC_EV_RETURN, 0, 0x55, 0x1d },     /* at the OVF: told by the call */
+		{ DC_EV_LOST, DC_LOST_OVF, X, X },
+		{ DC_EV_TRACE_ON, DC_ON_SYNC, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x20, N },
+	};
+	struct evlist got;
+	struct enc w;
+	size_t n;
+
+	(void)state;
+	enc_init(&w);
+	psb(&w, 1000, 0);
+	ip_pkt(&w, ppt_tip_pge, BASE + 0x18);
+	ip_pkt(&w, ppt_tip, BASE + 0x55);    /* the longjmp */
+	ip_pkt(&w, ppt_tip, BASE + 0x1d);    /* 0x55's ret */
+	simple(&w, ppt_ovf);
+	tsc(&w, 5000);
 	ip_pkt(&w, ppt_fup, BASE + 0x00);
 	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
 	ip_pkt(&w, ppt_tip_pgd, 0);
@@ -1765,6 +1811,7 @@ int main(void)
 		cmocka_unit_test(test_long_chunk),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_ovf_stale_ret),
+		cmocka_unit_test(test_ovf_after_longjmp),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_lost_start),
