@@ -616,6 +616,27 @@ static void test_overflow(void **state)
 	assert_int_equal(got.ev[4].time_ns, ns_of(5000));
 }
 
+/* The end of test_ovf_stale_ret's and test_ovf_after_longjmp's streams:
+ * an OVF at time tsc_v resuming at main, interrupted at its call of f;
+ * then the stream is decoded (code read through an iscache, as report's
+ * queues read it: the return addresses of calls need it) and checked. */
+static void ovf_then_end(struct enc *w, uint64_t tsc_v, const struct want *want, size_t nwant)
+{
+	struct evlist got;
+	size_t n;
+
+	simple(w, ppt_ovf);
+	tsc(w, tsc_v);
+	ip_pkt(w, ppt_fup, BASE + 0x00);
+	ip_pkt(w, ppt_fup, BASE + 0x20);     /* interrupted at f's call */
+	ip_pkt(w, ppt_tip_pgd, 0);
+	n = enc_done(w);
+	test_iscache = true;
+	decode(w->buf, n, 0, &got);
+	test_iscache = false;
+	expect(&got, want, nwant);
+}
+
 /* A return libipt decoded right before an OVF goes after the call on top
  * of the calls seen (pend_target). g's return to 0x35 skips f's frame (a
  * longjmp, as far as the calls tell): f's call's return address goes with
@@ -653,9 +674,7 @@ static void test_ovf_stale_ret(void **state)
 		{ DC_EV_CALL, 0, 0x00, 0x20 },
 		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x20, N },
 	};
-	struct evlist got;
 	struct enc w;
-	size_t n;
 
 	(void)state;
 	enc_init(&w);
@@ -673,16 +692,7 @@ static void test_ovf_stale_ret(void **state)
 	ip_pkt(&w, ppt_fup, BASE + 0x70);
 	ip_pkt(&w, ppt_tip, BASE + 0x15);    /* g's ret, as a retpoline's */
 	ip_pkt(&w, ppt_tip, BASE + 0x77);    /* 0x15's ret */
-	simple(&w, ppt_ovf);
-	tsc(&w, 7000);
-	ip_pkt(&w, ppt_fup, BASE + 0x00);
-	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
-	ip_pkt(&w, ppt_tip_pgd, 0);
-	n = enc_done(&w);
-	test_iscache = true;
-	decode(w.buf, n, 0, &got);
-	test_iscache = false;
-	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	ovf_then_end(&w, 7000, want, sizeof(want) / sizeof(want[0]));
 }
 
 /* An indirect jump into the middle of another function (a longjmp back
@@ -704,9 +714,7 @@ static void test_ovf_after_longjmp(void **state)
 		{ DC_EV_CALL, 0, 0x00, 0x20 },
 		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x20, N },
 	};
-	struct evlist got;
 	struct enc w;
-	size_t n;
 
 	(void)state;
 	enc_init(&w);
@@ -714,16 +722,7 @@ static void test_ovf_after_longjmp(void **state)
 	ip_pkt(&w, ppt_tip_pge, BASE + 0x18);
 	ip_pkt(&w, ppt_tip, BASE + 0x55);    /* the longjmp */
 	ip_pkt(&w, ppt_tip, BASE + 0x1d);    /* 0x55's ret */
-	simple(&w, ppt_ovf);
-	tsc(&w, 5000);
-	ip_pkt(&w, ppt_fup, BASE + 0x00);
-	ip_pkt(&w, ppt_fup, BASE + 0x20);    /* interrupted at f's call */
-	ip_pkt(&w, ppt_tip_pgd, 0);
-	n = enc_done(&w);
-	test_iscache = true;
-	decode(w.buf, n, 0, &got);
-	test_iscache = false;
-	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	ovf_then_end(&w, 5000, want, sizeof(want) / sizeof(want[0]));
 }
 
 static void test_corrupt(void **state)
