@@ -96,6 +96,11 @@ struct thread {
 	                              the stack's bottom frames were guessed
 	                              from where it resumed, so a jump into a
 	                              function below them proves no caller */
+	uint32_t unproven;         /* the bottom frames a resync kept below the
+	                              one it resumed in: a loss (or untraced
+	                              code) may have changed them, so a return
+	                              that contradicts one proves the stack
+	                              wrong, not an unseen jump of that frame */
 	bool exec_pending;         /* exec'ed: next ip starts a new stack    */
 	bool jumps_seen;           /* its events show every jump that leaves a
 	                              function (DC_BR_JUMPS_SEEN)            */
@@ -464,6 +469,9 @@ static int pop_frame(struct sr_machine *m, struct thread *t, uint64_t now, bool 
 	struct frame *f = &t->frames[--t->nframes];
 
 	uint32_t depth = t->nframes + f->ibase;
+
+	if (t->unproven > t->nframes)
+		t->unproven = t->nframes;
 
 	/* its inline frames end with it (each one place above the last) */
 	while (f->ninl) {
@@ -896,15 +904,23 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 		if (d)
 			return d < 0 ? d : reset_to(m, t, key, now, root_flags);
 	}
-	if (top_is(t, key))
+	if (top_is(t, key)) {
+		if (mode == RS_RESET)
+			t->unproven = t->nframes - 1;
 		return 0;
+	}
 	/* (out of the kernel into unnamed code, a signal handler of a
 	 * stripped binary say: a frame below of the same key proves
 	 * nothing, all of a binary's unnamed code is one key, as for a
 	 * jump) */
 	i = mode == RS_ASYNC && !sigreturn && unnamed(m, key) ? -1 : find_below(t, key);
-	if (i >= 0)
-		return pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
+	if (i >= 0) {
+		int ret = pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
+
+		if (mode == RS_RESET)
+			t->unproven = (uint32_t)i;
+		return ret;
+	}
 	if (mode == RS_ASYNC)
 		return resume_unseen(m, t, key, now, at, sigreturn);
 	return reset_to(m, t, key, now, root_flags);
@@ -1420,7 +1436,16 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	 * (swapcontext, setcontext and coroutine libraries return into a
 	 * context saved on another stack). Either way the function returned
 	 * into was not seen entered: an inferred call, as a return above the
-	 * root makes. Never rewrite what lies below. */
+	 * root makes. Never rewrite what lies below. Unless the caller frame
+	 * is one a resync kept without proof: then the stack was wrong
+	 * (after a loss, a signal handler's return into a function its
+	 * context was rewritten to start, then that one's into libc, made
+	 * main the callee of raise: emu_sigctx), and the function returned
+	 * into starts a new segment, its callers told by its returns. */
+	if (t->nframes - 2 < t->unproven) {
+		ret = pop_frame(m, t, now, true);
+		return ret ? ret : reset_to(m, t, key, now, F_INFERRED);
+	}
 	ret = pop_frame(m, t, now, true);
 	return ret ? ret : sync_top(m, t, key, now, F_INFERRED);
 }

@@ -1504,6 +1504,59 @@ static void test_lost_in_unnamed_code(void **state)
 	sr_cct_free(cct);
 }
 
+/* Lost, and the trace resumes in the top frame's function: the frames
+ * below it are kept, but nothing proves them. A return that contradicts
+ * one (c's into f, where b is the caller frame) shows the stack wrong:
+ * the function returned into starts a new segment, its callers told by
+ * its returns. Before, it replaced b as b's unseen jump, then its own
+ * return into g replaced main, and the returns on stacked everything the
+ * segment had under g's callers: b;a;main (a stress recording of
+ * emu_sigctx, whose handler rewrote the context it returned to:
+ * victim;raise;main). The frame resumed in is proven, by execution in
+ * it: in the second machine c's return into f, with b the caller frame,
+ * is b's unseen jump to f as ever (f replaces it). */
+static void test_lost_unproven_caller(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_B);
+	CALL(m, 1, 20, F_B, F_C);
+	LOST(m, 1, 30);
+	SYNC(m, 1, 40, IP(F_C));               /* kept: main;b;c             */
+	RET(m, 1, 50, F_C, F_F);               /* not b: the stack was wrong */
+	RET(m, 1, 60, F_F, F_G);
+	RET(m, 1, 70, F_G, F_A);
+	RET(m, 1, 80, F_A, F_B);
+	END(m, 1, 90, F_B);
+	cct = finish(m, 0);
+	expect_stacks(cct, "b 10\nb;a 10\nb;a;g 10\nb;a;g;f 10\nmain 10\nmain;b 10\n"
+		      "main;b;c 20\nmain;b;c;[lost] 10\n");
+	expect_calls(cct, "main;b;c", 1, 0);   /* its return was seen        */
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_B);
+	LOST(m, 1, 20);
+	SYNC(m, 1, 30, IP(F_B));               /* kept: main;b               */
+	CALL(m, 1, 40, F_B, F_D);
+	JMP(m, 1, 45, F_D, ENTRY(F_C));        /* (a tail call: d's frame is c) */
+	RET(m, 1, 50, F_C, F_F);               /* not b: an unseen jump of b's */
+	RET(m, 1, 60, F_F, F_MAIN);
+	END(m, 1, 70, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;b 20\nmain;b;[lost] 10\nmain;b;c 5\nmain;b;d 5\n"
+		      "main;f 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A return out of setcontext or swapcontext from the root goes into the
  * context they restored, not to their caller: the function returned into
  * is a new segment's root, no caller of theirs. (A stress recording of
@@ -2435,6 +2488,7 @@ int main(void)
 		cmocka_unit_test(test_lost_above_recursion),
 		cmocka_unit_test(test_context_switch_from_root),
 		cmocka_unit_test(test_lost_in_unnamed_code),
+		cmocka_unit_test(test_lost_unproven_caller),
 		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
