@@ -1132,6 +1132,28 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
 	return ptic_error;
 }
 
+/* How far below the top the first return address in [lo, hi) is, or -1
+ * (none, or an address not known comes first: nothing known past it). */
+static int rets_find(const struct dc_ptq *q, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < q->nrets; i++) {
+		uint64_t a = q->rets[(q->rtop + RETS_MAX - i) % RETS_MAX];
+
+		if (!a)
+			break;
+		if (a >= lo && a < hi)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The top n return addresses go. */
+static void rets_drop(struct dc_ptq *q, unsigned n)
+{
+	q->nrets -= n;
+	q->rtop = (q->rtop + RETS_MAX - n % RETS_MAX) % RETS_MAX;
+}
+
 /* A return went to `to` (0: unknown). To the top return address, or one
  * not known: that call's. To one further down: the frames above it were
  * left unseen (longjmp, an unwinder), their calls' addresses go too; kept,
@@ -1143,23 +1165,10 @@ static enum pt_insn_class far_class(const struct dc_ptq *q, const struct pending
  * switch's. */
 static void rets_pop(struct dc_ptq *q, uint64_t to)
 {
-	if (!q->nrets)
-		return;
-	if (to && q->rets[q->rtop] && q->rets[q->rtop] != to) {
-		for (unsigned i = 1; i < q->nrets; i++) {
-			unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
+	int i = to ? rets_find(q, to, to + 1) : -1;
 
-			if (!q->rets[k])
-				break;          /* not known past an address not known */
-			if (q->rets[k] == to) {
-				q->nrets -= i + 1;
-				q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
-				return;
-			}
-		}
-	}
-	q->nrets--;
-	q->rtop = (q->rtop + RETS_MAX - 1) % RETS_MAX;
+	if (q->nrets)
+		rets_drop(q, i > 0 ? (unsigned)i + 1 : 1);
 }
 
 /* An indirect jump into the middle of another function (same_function
@@ -1173,24 +1182,15 @@ static void rets_pop(struct dc_ptq *q, uint64_t to)
 static void rets_jump(struct dc_ptq *q, const struct pending *p, uint64_t to)
 {
 	const struct code_ent *c;
+	int i;
 
 	if (!q->nrets || to == q->cur_lo || to < q->cur_lo || to >= q->cur_hi)
 		return;
 	c = code_at(q, p->isid, p->end_ip);
 	if (c->iclass != ptic_jump || !c->indirect)
 		return;
-	for (unsigned i = 0; i < q->nrets; i++) {
-		unsigned k = (q->rtop + RETS_MAX - i) % RETS_MAX;
-
-		if (!q->rets[k])
-			break;
-		if (q->rets[k] >= q->cur_lo && q->rets[k] < q->cur_hi) {
-			q->nrets -= i + 1;
-			q->rtop = (k + RETS_MAX - 1) % RETS_MAX;
-			return;
-		}
-	}
-	q->nrets = 0;
+	i = rets_find(q, q->cur_lo, q->cur_hi);
+	rets_drop(q, i >= 0 ? (unsigned)i + 1 : q->nrets);
 }
 
 /* The last block's branch went to `to`. (The pending branch is read in

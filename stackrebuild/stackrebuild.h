@@ -430,10 +430,11 @@ struct sr_options {
 	 * their _Unwind_SjLj_ forms (not _Unwind_DeleteException: it
 	 * tail-calls a cleanup function), SR_FUNC_SWITCH for "gogo"
 	 * and "runtime.gogo", SR_FUNC_CONTEXT for glibc's and libucontext's
-	 * setcontext and swapcontext (also "__"-prefixed). Also asked for the frame making a
-	 * syscall of unknown number: SR_FUNC_SIGRETURN (without the callback:
-	 * "__restore_rt", "__restore", "__kernel_rt_sigreturn",
-	 * "__vdso_rt_sigreturn") means rt_sigreturn (see TRACE_ON). */
+	 * setcontext and swapcontext (also "__"-prefixed). Also asked for
+	 * the frame making a syscall of unknown number: SR_FUNC_SIGRETURN
+	 * (without the callback: "__restore_rt", "__restore",
+	 * "__kernel_rt_sigreturn", "__vdso_rt_sigreturn") means rt_sigreturn
+	 * (see TRACE_ON). */
 	unsigned (*func_flags)(void *sym_ctx, uint64_t key);
 	/* Frames kept per stack (0: SR_DEFAULT_MAX_STACK). A call deeper than
 	 * that is still followed (returns match it) but accounted to a
