@@ -287,7 +287,10 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             function: a stack switch (swapcontext, coroutines) or a
  *             jump unseen; the caller frame ends and the function
  *             returned into replaces it as an inferred call (its entry
- *             was not seen).
+ *             was not seen); but where the caller frame is one a resync
+ *             kept below the frame it resumed in (unproven: see LOST),
+ *             the stack was wrong, and the function returned into starts
+ *             a new stack segment.
  *   JUMP      to another function replaces the top frame (tail call, PLT
  *             stub, lazy resolver), except: into the middle of a function
  *             further down (func_start says it is no entry; not out of a
@@ -352,8 +355,13 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             old frames end as inferred; nothing is re-parented across).
  *             Also a new segment where the level is unknown: the function
  *             holds more than one frame, or has been seen calling itself
- *             (a call or a return from it into it, any thread): the loss
- *             may have taken calls or returns between its levels.
+ *             (a call or a return from it into it, any thread), or such a
+ *             function is on the stack below the frame kept: the loss may
+ *             have taken calls or returns between its levels. And where
+ *             the ip is in unnamed code ("[unknown] (file)": one key for
+ *             all of a file's unnamed code, so maybe another function).
+ *             The frames kept below the one resumed in stay unproven
+ *             until popped (see RETURN).
  *   INLINE    (with the symbolizer's inline_at, unless no_inline) the top
  *             frame goes on at to_ip in another inline context: its inline
  *             frames ("NAME (inlined)" nodes above the function's, taking
