@@ -1184,7 +1184,7 @@ static void rets_jump(struct dc_ptq *q, const struct pending *p, uint64_t to)
 	const struct code_ent *c;
 	int i;
 
-	if (!q->nrets || to == q->cur_lo || to < q->cur_lo || to >= q->cur_hi)
+	if (!q->nrets || to <= q->cur_lo || to >= q->cur_hi)   /* an entry, or out of range */
 		return;
 	c = code_at(q, p->isid, p->end_ip);
 	if (c->iclass != ptic_jump || !c->indirect)
