@@ -43,12 +43,14 @@ static const char emulate_help[] =
 	"      --start SYMBOL    run natively up to SYMBOL of PROG (a function or an asm\n"
 	"                        label), trace from there\n"
 	"                        (a C++ name may be demangled: 'ns::f(int)' or 'ns::f')\n"
-	"                        (default main; '' traces from exec). Each thread is\n"
-	"                        traced from its own first arrival at SYMBOL, with\n"
-	"                        the threads it creates from then on; threads that\n"
-	"                        never reach it run untraced (unless SYMBOL starts\n"
-	"                        with endbr64 or a push, a thread reaching it just\n"
-	"                        while a traced one steps over it is missed)\n"
+	"                        (default main, or from exec in a program that has\n"
+	"                        none, as a stripped one; '' traces from exec).\n"
+	"                        Each thread is traced from its own first arrival\n"
+	"                        at SYMBOL, with the threads it creates from then\n"
+	"                        on; threads that never reach it run untraced\n"
+	"                        (unless SYMBOL starts with endbr64 or a push, a\n"
+	"                        thread reaching it just while a traced one steps\n"
+	"                        over it is missed)\n"
 	"      --max-insns N     stop tracing after N instructions in total (the\n"
 	"                        program runs on untraced); 0 = no limit (default)\n"
 	"      --cpus N          virtual CPUs / AUX queues (default 2)\n"
@@ -291,6 +293,10 @@ int cmd_record_emulate(int argc, char **argv)
 			(unsigned long long)st.insns, (unsigned long long)st.threads, st.seconds,
 			st.seconds > 0 ? (double)st.insns / st.seconds : 0.0,
 			(unsigned long long)st.aux_bytes, o.output);
+	if (st.from_exec)
+		fprintf(stderr, "ptflame record: note: no 'main' in %s%s (stripped?): traced from "
+			"exec, the dynamic loader included; --start=SYMBOL starts elsewhere\n",
+			st.from_exec_path, st.from_exec > 1 ? " and other programs" : "");
 	if (st.execs_untraced)
 		fprintf(stderr, "ptflame record: warning: %llu process(es) called execve: qemu-user "
 			"runs the new program untraced (--emulate=ptrace follows exec)\n",

@@ -741,7 +741,12 @@ static int on_exec(struct emu *e, struct thr *t)
 		rc = set_breakpoint(e, t, sym);
 		if (rc < 0)
 			return efail(e, rc, "cannot set the start breakpoint: %s", strerror(-rc));
-		if (rc == 0) {
+		if (rc > 0) {
+			t->nk = NK_TO_START;
+			resume(t->tid, PTRACE_CONT, 0);
+			return 0;
+		}
+		if (e->o->start_sym) {
 			/* no start symbol in the new program: it runs untraced */
 			truth(e, now, -1, t, "stop");
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
@@ -749,9 +754,9 @@ static int on_exec(struct emu *e, struct thr *t)
 			t->s.state = RC_EMU_GONE;
 			return -1;
 		}
-		t->nk = NK_TO_START;
-		resume(t->tid, PTRACE_CONT, 0);
-		return 0;
+		/* the default start, main, is not in the new program: from
+		 * its exec on, as for the first program */
+		rc_emu_note_from_exec(e->st, exe);
 	}
 	t->rs = RS_START;
 	return 1;
@@ -1453,12 +1458,17 @@ static int launch(struct emu *e)
 			exe[n > 0 ? n : 0] = 0;
 			const char *a0 = e->o->argv[0], *b0 = strrchr(a0, '/'), *b1 = strrchr(exe, '/');
 			bool other = n > 0 && strcmp(b0 ? b0 + 1 : a0, b1 ? b1 + 1 : exe);
-			return efail(e, -ENOENT, "start symbol '%s' not found in %s%s%s%s: name "
-				     "another with --start=SYMBOL, or trace from exec with --start=",
-				     sym, other ? exe : a0, other ? " (the binary that runs " : "",
-				     other ? a0 : "", other ? ")" : "");
+			if (e->o->start_sym)
+				return efail(e, -ENOENT, "start symbol '%s' not found in %s%s%s%s: name "
+					     "another with --start=SYMBOL, or trace from exec with --start=",
+					     sym, other ? exe : a0, other ? " (the binary that runs " : "",
+					     other ? a0 : "", other ? ")" : "");
+			/* the default start in a program without main (a
+			 * stripped one): from exec, as perf would trace it */
+			rc_emu_note_from_exec(e->st, n > 0 ? exe : a0);
+		} else {
+			return start_native(e, t, NK_TO_START, true, -1);
 		}
-		return start_native(e, t, NK_TO_START, true, -1);
 	}
 	emit_comm(e, t, 0, e->vstart, false);
 	t->rs = RS_START;

@@ -99,7 +99,8 @@
 
 struct rc_emu_opts {
 	const char *output;        /* perf.data path (required) */
-	const char *start_sym;     /* NULL: "main"; "": trace from exec */
+	const char *start_sym;     /* NULL: "main", or from exec in a program
+	                              without main; "": trace from exec */
 	uint64_t max_insns;        /* stop tracing after this many; 0: no limit */
 	unsigned cpus;             /* virtual CPUs, >= 1 */
 	uint64_t ns_per_insn;      /* >= 1 */
@@ -154,7 +155,15 @@ struct rc_emu_stats {
 	int exit_status;           /* of PROG (wait status), -1 if unknown */
 	uint64_t execs_untraced;   /* processes whose execve left the trace
 	                              (the qemu backend cannot follow one) */
+	uint64_t from_exec;        /* programs traced from exec because the
+	                              default start symbol, main, is not in
+	                              them (stripped); the first one's path: */
+	char from_exec_path[256];
 };
+
+/* The default start symbol is missing from PATH: note it in STATS, which
+ * then trace it from exec. */
+void rc_emu_note_from_exec(struct rc_emu_stats *stats, const char *path);
 
 /* Record. Returns 0, or a negative errno code with a one-line message in
  * err (no output file is left behind then). */
@@ -177,5 +186,7 @@ uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
  * ("ns::f(int)") or up to its '(' ("ns::f": the first such overload). */
 uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 			 size_t n, const char *path, const char *sym);
+/* Has the ELF file PATH the symbol SYM (as rc_emu_sym_addr finds it)? */
+bool rc_emu_has_sym(struct rc_emu_syms *s, const char *path, const char *sym);
 
 #endif

@@ -349,13 +349,11 @@ uint64_t rc_emu_func_key(struct rc_emu_syms *s, const struct rc_map *map,
 	return fid;  /* unknown code: one function per mapping */
 }
 
-uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
-			 size_t n, const char *path, const char *sym)
+/* The link-time address of SYM in F, 0 if absent. */
+static uint64_t sym_vaddr(const struct efile *f, const char *sym)
 {
-	struct efile *f = get_file(s, path);
-	if (!f || !f->ok)
-		return 0;
-	uint64_t vaddr = 0, off;
+	uint64_t vaddr = 0;
+
 	for (size_t i = 0; i < f->nnames && !vaddr; i++)
 		if (!strcmp(f->names[i].name, sym))
 			vaddr = f->names[i].vaddr;
@@ -372,6 +370,23 @@ uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 			free(dm);
 		}
 	}
+	return vaddr;
+}
+
+bool rc_emu_has_sym(struct rc_emu_syms *s, const char *path, const char *sym)
+{
+	struct efile *f = get_file(s, path);
+
+	return f && f->ok && sym_vaddr(f, sym);
+}
+
+uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
+			 size_t n, const char *path, const char *sym)
+{
+	struct efile *f = get_file(s, path);
+	if (!f || !f->ok)
+		return 0;
+	uint64_t vaddr = sym_vaddr(f, sym), off;
 	if (!vaddr || !vaddr_to_off(f, vaddr, &off))
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -379,4 +394,10 @@ uint64_t rc_emu_sym_addr(struct rc_emu_syms *s, const struct rc_map *maps,
 		    off < maps[i].pgoff + (maps[i].end - maps[i].start))
 			return maps[i].start + off - maps[i].pgoff;
 	return 0;
+}
+
+void rc_emu_note_from_exec(struct rc_emu_stats *stats, const char *path)
+{
+	if (!stats->from_exec++)
+		snprintf(stats->from_exec_path, sizeof(stats->from_exec_path), "%s", path);
 }

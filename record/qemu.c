@@ -138,6 +138,8 @@ struct qemu {
 	char comm[16];
 	int fd;
 	bool eof, stop;
+	bool from_exec;            /* the default start, main, is not in exe:
+	                              traced from exec */
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -482,7 +484,7 @@ static int add_map(struct qemu *e, struct qproc *p, const struct rc_qp_map *qm, 
 		return qfail(e, -ENOMEM, "out of memory");
 	p->nmaps++;
 	p->unannounced = true;
-	if (!p->start && !strcmp(m->path, e->exe)) {
+	if (!p->start && !e->from_exec && !strcmp(m->path, e->exe)) {
 		const char *sym = e->o->start_sym ? e->o->start_sym : "main";
 		if (*sym && !(p->start = rc_emu_sym_addr(e->syms, p->maps, p->nmaps, e->exe, sym)))
 			return qfail(e, -ENOENT, "start symbol '%s' not found in %s%s%s%s: name "
@@ -1213,7 +1215,7 @@ static int step(struct qemu *e, struct qthr *t)
 			return qfail(e, -EPROTO, "bad data from the qemu plugin (block %u)", m);
 		if (!t->traced) {
 			const char *sym = e->o->start_sym ? e->o->start_sym : "main";
-			if (t->s.state == RC_EMU_NATIVE && ((!*sym && e->nthr == 1) ||
+			if (t->s.state == RC_EMU_NATIVE && (((!*sym || e->from_exec) && e->nthr == 1) ||
 						  (t->p->start && d->vaddr == t->p->start))) {
 				t->traced = true;
 				t->rs = QR_START;
@@ -1549,6 +1551,13 @@ static int setup(struct qemu *e)
 	e->syms = rc_emu_syms_new();
 	if (!e->syms)
 		return qfail(e, -ENOMEM, "out of memory");
+	/* the default start in a program without main (a stripped one):
+	 * from exec, as perf would trace it (known before qemu runs a block,
+	 * which it does before it tells the program's mappings) */
+	if (!o->start_sym && !rc_emu_has_sym(e->syms, e->exe, "main")) {
+		e->from_exec = true;
+		rc_emu_note_from_exec(e->st, e->exe);
+	}
 	if (rc_insn_cs_open(&e->cs) < 0)
 		return qfail(e, -EINVAL, "cannot open the capstone x86-64 decoder");
 	if (o->truth_path && !(e->truth = fopen(o->truth_path, "we")))

@@ -38,9 +38,18 @@ expect_rc 0 "a script, from exec" -- "$PTFLAME" record --emulate=qemu -q -o sc.d
 expect_grep "^\./scr\.sh:arg1$" "$T/out" "the script ran with its arguments"
 expect_grep " comm scr\.sh$" sc.truth "the process is named after the script"
 expect_grep " mmap .* $(readlink -f /bin/sh)$" sc.truth "the interpreter's code is traced"
-expect_rc 1 "a script, default start" -- "$PTFLAME" record --emulate=qemu -q -o sd.data -- ./scr.sh
-expect_grep "not found in $(readlink -f /bin/sh) \(the binary that runs .*scr\.sh\): .*--start=" "$T/err" \
-	"the missing start symbol names the interpreter and what to do"
+# the default start, main, is not in the interpreter (stripped): from exec,
+# as with --start=, and a note says so
+expect_rc 0 "a script, default start" -- "$PTFLAME" record --emulate=qemu -q -o sd.data \
+	--truth sd.truth -- ./scr.sh arg1
+expect_grep "note: no 'main' in $(readlink -f /bin/sh) .*traced from exec.*--start=SYMBOL" "$T/err" \
+	"a script, default start: the note names the interpreter and what to do"
+expect_grep " mmap .* $(readlink -f /bin/sh)$" sd.truth "a script, default start: the interpreter is traced"
+if [ "$(awk '$5 == "start" {print $6; exit}' sd.truth)" = "$(awk '$5 == "start" {print $6; exit}' sc.truth)" ]; then
+	pass "a script, default start: traced from the same first instruction as --start="
+else
+	fail "a script, default start: not traced from exec"
+fi
 printf '#!/no/such/interp\n' >bad.sh && chmod +x bad.sh
 expect_rc 1 "a script whose interpreter is missing" -- "$PTFLAME" record --emulate=qemu -q \
 	-o sb.data --start= -- ./bad.sh
