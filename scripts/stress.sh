@@ -23,7 +23,9 @@
 # usage: scripts/stress.sh [BUILDDIR] [ROUNDS] [FIRST_SEED]
 #        (JOBS=N rounds at once, default the online CPUs; OUT=dir;
 #        STRESS_PROGRAMS="threads signal": only those; STRESS_LOSS=ovf,
-#        drop or none: every round so)
+#        drop or none: every round so; STRESS_COMMANDS=FILE: the commands
+#        in FILE instead, one per line, words split at blanks, $SRC the
+#        source tree: real programs, such as scripts/stress-commands.txt's)
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$SRC/build}" && pwd) || exit 2
@@ -38,6 +40,14 @@ CHECK="python3 $SRC/tests/check_folded.py"
 [ -x "$PTFLAME" ] || { echo "stress: no $PTFLAME: build first (meson setup build && ninja -C build)" >&2; exit 2; }
 # the report e2e tests' program list (tests/e2e/report/common.sh)
 PROGRAMS=${STRESS_PROGRAMS:-$(sed -n 's/^EMU_PROGRAMS="\(.*\)"$/\1/p' "$SRC/tests/e2e/report/common.sh")}
+# STRESS_COMMANDS: program "@N" is line N of that file (comments and blank
+# lines left out)
+COMMANDS=
+if [ -n "${STRESS_COMMANDS:-}" ]; then
+	COMMANDS=$(grep -v '^[[:space:]]*\(#\|$\)' "$STRESS_COMMANDS" | sed "s|\$SRC|$SRC|g") ||
+		{ echo "stress: no commands in $STRESS_COMMANDS" >&2; exit 2; }
+	PROGRAMS=$(seq -f '@%g' 1 "$(wc -l <<<"$COMMANDS")" | tr '\n' ' ')
+fi
 LOSS=${STRESS_LOSS:-}
 case $LOSS in ""|ovf|drop|none) ;; *) echo "stress: STRESS_LOSS is ovf, drop or none, not '$LOSS'" >&2; exit 2 ;; esac
 [ -n "$PROGRAMS" ] || { echo "stress: no EMU_PROGRAMS in tests/e2e/report/common.sh" >&2; exit 2; }
@@ -110,27 +120,29 @@ round() {
 	spec=$(options "$seed") || { echo "seed $seed: no options"; return 1; }
 	IFS='|' read -r p loss slack opts <<<"$spec"
 	d=$(mktemp -d "$OUT/r$seed.XXXX")
+	local -a prog=("$TESTDATA/emu_$p")
+	[[ $p == @* ]] && read -ra prog <<<"$(sed -n "${p#@}p" <<<"$COMMANDS")"
 	# shellcheck disable=SC2086 # (opts: words)
 	if ! "$PTFLAME" record --emulate -q -o "$d/t.data" --truth "$d/t.truth" $opts \
-		-- "$TESTDATA/emu_$p" >"$d/rec" 2>&1; then
+		-- "${prog[@]}" >"$d/rec" 2>&1; then
 		why="record: $(head -c 300 "$d/rec")"
 	else
 		why=$(cd "$d" && check t "$p" "$loss" "$slack")
 	fi
 	if [ -z "$why" ]; then
 		rm -rf "$d"
-		echo "seed $seed ok: emu_$p $opts"
+		echo "seed $seed ok: ${prog[*]##*/} $opts"
 		return 0
 	fi
 	rm -rf "$OUT/fail-$seed"
 	mv "$d" "$OUT/fail-$seed"
-	echo "ptflame record --emulate $opts -- emu_$p" >"$OUT/fail-$seed/cmd"
-	echo "seed $seed FAIL: emu_$p $opts: $why" | tr '\n' ' '
+	echo "ptflame record --emulate $opts -- ${prog[*]}" >"$OUT/fail-$seed/cmd"
+	echo "seed $seed FAIL: ${prog[*]##*/} $opts: $why" | tr '\n' ' '
 	echo
 	return 1
 }
 export -f options check round
-export PTFLAME TESTDATA TP CHECK PROGRAMS LOSS OUT
+export PTFLAME TESTDATA TP CHECK PROGRAMS COMMANDS LOSS OUT
 
 seq "$FIRST" $((FIRST + ROUNDS - 1)) | xargs -P "$JOBS" -I{} bash -c 'round {}' >"$OUT/log" 2>&1
 fails=$(grep -c ' FAIL: ' "$OUT/log")
