@@ -1,5 +1,7 @@
 /* Emulator testdata: fork, the child execs this program again ("child"
- * mode does a little work), the parent waits. */
+ * mode does a little work; $EMU_EXEC names another program to exec), the
+ * parent waits. */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +26,9 @@ int main(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid == 0) {
 		char *args[] = { argv[0], "child", NULL };
-		execv("/proc/self/exe", args);
+		const char *other = getenv("EMU_EXEC");
+
+		execv(other ? other : "/proc/self/exe", args);
 		_exit(127);
 	}
 	int st = 0;

@@ -65,6 +65,23 @@ fi
 "$EMU_CHECK" fork.data fork.dump >fork.chk 2>&1 && pass "--follow-fork: trace decodes exactly" ||
 	fail "--follow-fork: $(head -c 400 fork.chk)"
 
+# the default start, main, in a child that execs a program without one (a
+# stripped binary): the child is traced from its exec, as the first
+# program would be, and record says so
+EMU_EXEC=$TESTDATA/strip_signal "${GUARD[@]}" "$PTFLAME" record --emulate=ptrace --follow-fork \
+	--max-insns 40000 -o fx.data --truth fx.truth -- "$F" >fx.err 2>&1
+rc=$?
+[ $rc -eq 0 ] && pass "--follow-fork, exec of a stripped program: exit 0" ||
+	fail "--follow-fork, exec of a stripped program: exit $rc: $(head -c 300 fx.err)"
+if awk '$5 == "fork" {c = $4} $5 == "exec" && $4 == c {x = NR}
+	$5 == "start" && $4 == c && x && NR > x {ok = 1} END {exit !ok}' fx.truth; then
+	pass "--follow-fork, exec of a stripped program: traced from its exec"
+else
+	fail "--follow-fork, exec of a stripped program: $(grep -E ' (fork|exec|start|stop) ' fx.truth | head -c 400)"
+fi
+expect_grep "note: no 'main' in $TESTDATA/strip_signal .*traced from exec" fx.err \
+	"--follow-fork, exec of a stripped program: the note names it"
+
 # stop_with SIG SECS NAME CMD...: run CMD in the background, send SIG after
 # SECS; sets rc, checks it ends within 10 s and that the program it ran is
 # gone
