@@ -409,6 +409,9 @@ FDE_KEYS = set()
 
 # every key's names, also of nodes a folded PLT stub left empty (removed)
 KEYNAMES = {}
+# key -> names of the labels a function of that key ran on into (Frame.alias):
+# report names the frame after the label from then on
+ALIASNAMES = {}
 
 
 class Node:
@@ -764,6 +767,7 @@ class Model:
             # whose function follows the caller's
             th.pop()
             th.stack[-1].alias = key
+            ALIASNAMES.setdefault(th.stack[-1].key, set()).update(names)
         else:
             th.anomalies.append("ret to a function not on the stack at %d" % t)
             th.pop()
@@ -1321,6 +1325,8 @@ def cmd_paths(truth, folded):
         paths |= th.paths
     # name sequences: a path is a tuple of keys; keep the names of each key
     keynames = {k: set(v) for k, v in KEYNAMES.items()}
+    for k, v in ALIASNAMES.items():
+        keynames.setdefault(k, set()).update(v)
     for th in m.threads.values():
         def visit(n):
             for k in n.kids.values():
