@@ -171,6 +171,7 @@ struct dc_ptq {
 	uint64_t last_tsc;         /* the TSC last_ns was made from (now_ns) */
 	uint64_t last_push;        /* events leave in time order            */
 	bool off_async;            /* the last TRACE_OFF was an interrupt/fault */
+	bool off_sys;              /* ... was a syscall's                    */
 	/* Times between timing packets, by instruction count: an anchor is
 	 * (instructions so far, exact time); branches between two anchors get
 	 * times interpolated linearly. pend_t: a time read ahead, for the next
@@ -367,11 +368,12 @@ void dc_ptq_set_user(struct dc_ptq *q, void *user) { q->user = user; }
 void *dc_ptq_user(const struct dc_ptq *q) { return q->user; }
 
 uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after,
-			   bool *async)
+			   bool *async, bool *sys)
 {
 	*period = q->ctx_up ? q->ctx_up - q->ctx_ns : 0;
 	*after = q->last_push;
 	*async = q->off_async;
+	*sys = q->off_sys;
 	return q->ctx_up ? q->ctx_ip : 0;
 }
 
@@ -558,8 +560,10 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 	e->ev.kind = kind;
 	e->ev.reason = reason;
 	e->ev.sysno = kind == DC_EV_TRACE_OFF && reason == DC_OFF_SYSCALL ? UINT32_MAX : 0;
-	if (kind == DC_EV_TRACE_OFF)
+	if (kind == DC_EV_TRACE_OFF) {
 		q->off_async = reason == DC_OFF_FAULT;
+		q->off_sys = reason == DC_OFF_SYSCALL;
+	}
 	e->icount = q->icount;
 	set_final(q, e, q->a_t);
 	return 0;
@@ -1097,6 +1101,7 @@ static int far_branch(struct dc_ptq *q, const struct pending *p, uint64_t to)
 		e = &q->fifo[q->fhead + q->fn - 1];
 		e->ev.reason = p->iclass == ptic_far_jump ? DC_OFF_FAULT : DC_OFF_SYSCALL;
 		q->off_async = e->ev.reason == DC_OFF_FAULT;
+		q->off_sys = e->ev.reason == DC_OFF_SYSCALL;
 		e->ev.sysno = e->ev.reason == DC_OFF_SYSCALL ? syscall_nr(q, p) : 0;
 		return 0;
 	}
@@ -3395,7 +3400,7 @@ static bool pge_scan(struct dc_ptq *q, struct pt_packet_decoder *pd)
 }
 
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
-			    unsigned *mtcs, uint64_t *next_ns)
+			    unsigned *mtcs, uint64_t *next_ns, int *tail_async)
 {
 	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
@@ -3408,6 +3413,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 
 	*mtcs = 0;
 	*next_ns = 0;
+	*tail_async = -1;
 	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
 		return 0;
 	pc.size = sizeof(pc);
@@ -3438,6 +3444,8 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 			if (pkt.type == ppt_tip_pgd) {
 				pgd = true;
 				pgd_async = fup;
+				if (more)
+					*tail_async = fup;
 			}
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
@@ -3445,6 +3453,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 			if (more && pkt.type == ppt_tip_pge && pkt.payload.ip.ipc != pt_ipc_suppressed) {
 				async[n] = pgd_async;
 				ips[n++] = last_ip;
+				*tail_async = -1;
 				more = n < max;
 				/* (the ones after were not read: none is owed) */
 				if (!more)

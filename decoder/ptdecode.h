@@ -209,9 +209,10 @@ const uint8_t *dc_ptq_pending_data(const struct dc_ptq *q);
  * code after it ran before time_ns + *period (0 otherwise: a sync point,
  * or an exact time); *after: the queue's last event (a TIP.PGD placed no
  * later than it was), which that code ran after; *async: that TRACE_OFF
- * was asynchronous (an interrupt or fault). */
+ * was asynchronous (an interrupt or fault), *sys: a syscall's (neither:
+ * another kind, or none). */
 uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *after,
-			   bool *async);
+			   bool *async, bool *sys);
 /* ... the ips of the TIP.PGEs after it in the trace before its next
  * timing packet (MTC, TSC; a PSB or an OVF ends the look too): the code
  * after each ran before that packet's time, within the PGE's period. At
@@ -223,9 +224,11 @@ uint64_t dc_ptq_ctx_enable(const struct dc_ptq *q, uint64_t *period, uint64_t *a
  * time of the MTC that ends the look (the PGE's time read at a TSC falls
  * anywhere in its period: that MTC may come well before time_ns + period,
  * and a PGE after it is not among these), time_ns when max cut the look
- * short, 0 when not known. */
+ * short, 0 when not known. *tail_async: the TIP.PGD after the last of
+ * them (the PGE itself if none) before that packet was asynchronous (1)
+ * or not (0: a syscall's, a far branch's); -1: none came before it. */
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
-			    unsigned *mtcs, uint64_t *next_ns);
+			    unsigned *mtcs, uint64_t *next_ns, int *tail_async);
 /* ... the owner learnt from the sideband that the code after it ran at or
  * after t (the thread got the CPU then): its time is at least t. */
 void dc_ptq_ctx_raise(struct dc_ptq *q, uint64_t t);

@@ -360,6 +360,8 @@ struct pge_cand {
 	uint64_t from, to;         /* its part of [L, L + P)                 */
 	uint64_t since;            /* its stint began (switch record time)   */
 	bool preempted;            /* it ends in [L, L + P) by a preemption  */
+	bool blocked;              /* ... by a switch-out that is none: its
+	                              thread waits (a syscall blocked)     */
 };
 
 struct pge_in {                    /* a switch-in read ahead, on any cpu */
@@ -406,6 +408,7 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
 			if (c[n - 1].to > t) {
 				c[n - 1].to = t;
 				c[n - 1].preempted = rec.sw.preempt;
+				c[n - 1].blocked = !rec.sw.preempt;
 			}
 			if (!rec.sw.cpu_wide || n == PGE_CANDS)
 				continue;
@@ -425,7 +428,7 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
 		}
 		c[n].from = c[n].since = t;
 		c[n].to = end;
-		c[n].preempted = false;
+		c[n].preempted = c[n].blocked = false;
 		n++;
 	}
 	return n;
@@ -446,18 +449,30 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * without this a clone's child, resuming at its parent's ip, lost its
  * first stint to a parent preempted right after the clone returned; for
  * the PGE itself only when that preemption comes within a period of its
- * TIP.PGD: pge_thread). A
+ * TIP.PGD: pge_thread); and, to choose among equals, a little for a stint
+ * that a switch-out other than a preemption ends in the window, its thread
+ * waiting until a stint of its own later in the window, when the TIP.PGD
+ * that ends its code is asynchronous (an interrupt does not wait: a
+ * syscall does; the TIP.PGD before the next stint's first PGE, or the one
+ * after the stint's last PGE read ahead, tail_async; not known to be a
+ * syscall's counts as not one: without this, a
+ * thread that blocked in a read and, back from it, was interrupted in
+ * the same period had its switch-out put under the interrupt, and the
+ * read's wait under the code in between). A
  * stint that ended before runs_to cannot have the PGE (its code ran past
  * MTCs up to there: a PGD is never later than the switch-out after it).
  * The PGE gets the stint of the cheapest, the earliest of equals. */
-enum { PGE_BIG = 1000, PGE_MAX = 64 };
+/* (costs are in PGE_UNITs; pge_waits's is a tie-break below one: its
+ * kind of end cannot be avoided by every stint, and fewer than PGE_UNIT
+ * stints end in a window) */
+enum { PGE_UNIT = 64, PGE_BIG = 1000 * PGE_UNIT, PGE_MAX = 64 };
 
 static unsigned pge_ipc(const bool *have, const uint64_t *res, const bool *dup,
 			const uint64_t *ips, size_t j, size_t k)
 {
 	/* (a thread that had a stint earlier in the window may have stopped
 	 * since its last TRACE_OFF that is out: not checked there) */
-	return have[k] && res[k] != ips[j] && (!j || !dup[k]) ? 1 : 0;
+	return have[k] && res[k] != ips[j] && (!j || !dup[k]) ? PGE_UNIT : 0;
 }
 
 /* Where c's thread goes on, if known: not when it got a CPU after its last
@@ -478,12 +493,21 @@ static bool pge_resume(struct dc_session *s, const struct pge_cand *c,
 	return true;
 }
 
+/* c's thread waits from its switch-out on in the window until its stint
+ * `again` there, but its code ends with a TIP.PGD not known to be a
+ * syscall's (pge_pick) */
+static unsigned pge_waits(const struct pge_cand *c, bool again, uint64_t end, bool sys_end)
+{
+	return again && c->blocked && c->to < end && !sys_end ? 1 : 0;
+}
+
 static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		       const struct pge_in *in, size_t nin,
-		       const uint64_t *ips, const bool *async, size_t m, uint64_t after,
-		       uint32_t after_tid, uint64_t end, uint64_t lim, uint64_t runs_to)
+		       const uint64_t *ips, const bool *async, bool sys0, size_t m, int tail_async,
+		       uint64_t after, uint32_t after_tid, uint64_t end, uint64_t lim,
+		       uint64_t runs_to)
 {
-	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS];
+	bool ok[PGE_CANDS], owe[PGE_CANDS], dup[PGE_CANDS], have[PGE_CANDS], again[PGE_CANDS];
 	uint64_t res[PGE_CANDS];
 	unsigned g[PGE_MAX][PGE_CANDS], best_cost = UINT_MAX, skipped = 0;
 	size_t best = SIZE_MAX;
@@ -496,9 +520,11 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 			(c[i].since >= after || (!i && c[i].tid == after_tid));
 		/* (the stint the last PGE went to has had one) */
 		owe[i] = i && ok[i] && c[i].to < end && c[i].to <= lim && c[i].since > after;
-		dup[i] = false;
+		dup[i] = again[i] = false;
 		for (size_t k = 0; k < i; k++)
 			dup[i] |= c[k].tid == c[i].tid;
+		for (size_t k = i + 1; k < n; k++)
+			again[i] |= c[k].tid == c[i].tid;
 		have[i] = pge_resume(s, &c[i], in, nin, &res[i]);
 	}
 	/* g[j][i]: the least cost of PGEs j+1.. with PGE j in stint i */
@@ -507,17 +533,20 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 			unsigned v = UINT_MAX, gap = 0;
 
 			if (j + 1 == m) {
-				v = 0;
+				v = pge_waits(&c[i], again[i], end, tail_async == 0);
 				for (size_t k = i + 1; k < n; k++)
 					v += owe[k] ? PGE_BIG : 0;
 				g[j][i] = v;
 				continue;
 			}
 			if (ok[i] && g[j + 1][i] != UINT_MAX)   /* the next one in the same stint */
-				v = g[j + 1][i] + (async[j + 1] && c[i].preempted && c[i].to < end);
+				v = g[j + 1][i] +
+				    (async[j + 1] && c[i].preempted && c[i].to < end ? PGE_UNIT : 0);
 			for (size_t k = i + 1; k < n; k++) {
 				if (ok[k] && g[j + 1][k] != UINT_MAX) {
 					unsigned w = gap + pge_ipc(have, res, dup, ips, j + 1, k) +
+						     pge_waits(&c[i], c[k].tid == c[i].tid, end,
+							       !async[j + 1]) +
 						     g[j + 1][k];
 
 					v = w < v ? w : v;
@@ -532,7 +561,8 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		 * before cannot be its) */
 		if (ok[i] && g[0][i] != UINT_MAX && (c[i].to >= end || c[i].to > runs_to)) {
 			unsigned v = skipped + pge_ipc(have, res, dup, ips, 0, i) + g[0][i] +
-				     (!i && async[0] && c[0].preempted && c[0].to < end);
+				     (!i && async[0] && c[0].preempted && c[0].to < end ? PGE_UNIT : 0) +
+				     (i ? pge_waits(&c[0], c[i].tid == c[0].tid, end, sys0) : 0);
 
 			if (v < best_cost) {
 				best_cost = v;
@@ -549,11 +579,12 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 {
 	struct pge_cand c[PGE_CANDS];
 	struct pge_in in[PGE_INS];
-	bool async[PGE_MAX];
-	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after, &async[0]), ips[PGE_MAX];
+	bool async[PGE_MAX], sys0;
+	uint64_t per, after, ip = dc_ptq_ctx_enable(q, &per, &after, &async[0], &sys0), ips[PGE_MAX];
 	uint64_t from, lim;
 	size_t n, m, k, nin;
 	unsigned mtcs;
+	int tail_async;
 
 	if (!per)
 		return;
@@ -576,7 +607,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	c[0].from = from;
 	c[0].to = L + per;
 	c[0].since = *since;
-	c[0].preempted = false;
+	c[0].preempted = c[0].blocked = false;
 	n = pge_peek(s, sq->cpu, L + per, c, in, &nin);
 	/* (the interrupt before the PGE was no preemption that ends c[0]
 	 * when the switch-out came more than a period after its TIP.PGD:
@@ -584,7 +615,7 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	if (async[0] && c[0].preempted && c[0].to > after + per)
 		async[0] = false;
 	ips[0] = ip;
-	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs, &lim);
+	m = 1 + dc_ptq_ctx_next_pges(q, ips + 1, async + 1, PGE_MAX - 1, &mtcs, &lim, &tail_async);
 	/* (the MTC's time not known: the period's end, where it is when the
 	 * PGE's time was read at an MTC) */
 	if (!lim || lim > L + per)
@@ -594,8 +625,8 @@ static void pge_thread(struct dc_session *s, struct sq *sq, struct dc_ptq *q, ui
 	for (size_t i = 0; i < n; i++)
 		if (c[i].from < after)
 			c[i].from = after;
-	k = pge_pick(s, c, n, in, nin, ips, async, m, sq->pge_since, sq->pge_tid, L + per, lim,
-		     mtcs > 1 ? L + (mtcs - 1) * per : 0);
+	k = pge_pick(s, c, n, in, nin, ips, async, sys0, m, tail_async, sq->pge_since, sq->pge_tid,
+		     L + per, lim, mtcs > 1 ? L + (mtcs - 1) * per : 0);
 	if (k == SIZE_MAX)
 		return;
 	*pid = c[k].pid;

@@ -600,6 +600,79 @@ static void test_interrupt_before_preempt(void **state)
 	assert_true(threads_as_built(&seen, on_c));
 }
 
+/* One thread, one period: a syscall at X (TIP.PGD, no FUP) in which it
+ * blocks (a switch-out that is no preemption), its switch-in, its return
+ * to X and code up to the call, an interrupt at the callee (FUP + TIP.PGD)
+ * and its return there; MTCs after. The two TRACE_OFFs are one period's,
+ * so only the switch-out's kind tells which one it ended: an interrupt
+ * does not wait. The return from the syscall must come after the
+ * switch-in (before, the switch-out went under the interrupt, the wait
+ * under the code between). */
+enum { BLK_ON = 1000, BLK_OFF = 1010, BLK_OUT = 1100, BLK_IN = 3000, BLK_ON2 = 3100,
+       BLK_IRQ = 3200, BLK_IRQ_RET = 3300, BLK_BACK = 50000, BLK_END = 60000 };
+
+static void write_file_blocked(const char *path, uint64_t x, const struct rc_insn *code,
+			       size_t n)
+{
+	uint64_t callee = code[n - 1].next_ip;
+	struct rc_perf_writer *w;
+	struct rc_ptenc *enc;
+	struct dc_sample_id sid;
+	char err[256];
+
+	file_open(path, x, &w, &enc);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + BLK_ON, x), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + BLK_OFF, 0, RC_PTENC_OFF_FAR), 0);
+	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + BLK_OUT);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, true, false, 0, 0, &sid), 0);
+	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + BLK_IN);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, false, false, 0, 0, &sid), 0);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + BLK_ON2, x), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(rc_ptenc_insn(enc, &code[i], T0 + BLK_ON2 + 1 + i), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + BLK_IRQ, callee, RC_PTENC_OFF_ASYNC), 0);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + BLK_IRQ_RET, callee), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + BLK_IRQ_RET + 10, callee, RC_PTENC_OFF_ASYNC),
+			 0);
+	assert_int_equal(rc_ptenc_enable(enc, T0 + BLK_BACK, callee), 0);
+	assert_int_equal(rc_ptenc_disable(enc, T0 + BLK_BACK + 10, callee, RC_PTENC_OFF_ASYNC), 0);
+	assert_int_equal(rc_ptenc_flush(enc), 0);
+	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + BLK_END);
+	assert_int_equal(rc_perf_switch_cpu_wide(w, true, false, 0, 0, &sid), 0);
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
+static void test_blocked_in_syscall_not_interrupt(void **state)
+{
+	uint64_t x = (uint64_t)(uintptr_t)&pge_clone_entry;
+	struct rc_insn code[MAX_CODE];
+	struct seen seen = { .n = 0 };
+	struct tmp t;
+	size_t n, back, out = SIZE_MAX;
+
+	(void)state;
+	n = walk_to_call(x, code);
+	tmp_open(&t, "/tmp/ptf-pgeblk-XXXXXX");
+	write_file_blocked(t.path, x, code, n);
+	tmp_decode(&t, &seen);
+
+	back = nth_on(&seen, x, 1);   /* the return from the syscall */
+	for (size_t i = 0; i < seen.n; i++)
+		if (seen.ev[i].kind == DC_EV_TRACE_OFF && seen.ev[i].reason == DC_OFF_SWITCH &&
+		    seen.ev[i].time_ns == T0 + BLK_OUT)
+			out = i;
+	if (back == SIZE_MAX || out == SIZE_MAX || back < out ||
+	    seen.ev[back].time_ns < T0 + BLK_IN)
+		dump(&seen);
+	assert_true(back != SIZE_MAX && out != SIZE_MAX);
+	assert_true(out < back);
+	assert_true(seen.ev[back].time_ns >= T0 + BLK_IN);
+	assert_int_equal(seen.ev[back].tid, PARENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_stint_after_the_mtc),
 		cmocka_unit_test(test_tsc_only_queue),
 		cmocka_unit_test(test_interrupt_before_preempt),
+		cmocka_unit_test(test_blocked_in_syscall_not_interrupt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
