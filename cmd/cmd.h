@@ -3,6 +3,7 @@
 #ifndef PTFLAME_CMD_H
 #define PTFLAME_CMD_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct option;
@@ -20,6 +21,7 @@ int cmd_dump(int argc, char **argv);
  * and returns record's exit status: PROG's own, 128+N when signal N killed
  * it; 0 when record stopped it (stopped: Ctrl-C, -d) or did not see it end. */
 int cmd_record_ended(const char *prog, int wstatus, int stopped);
+int cmd_record_parse_duration(const char *s, uint64_t *ms);
 
 /* Each command's file defines its help text (printed by CMD --help). */
 extern const char cmd_record_help[];

@@ -1,7 +1,11 @@
 /* ptflame record: pick the backend. --emulate anywhere before "--" selects
  * the ptrace emulator (record_emulate.c); otherwise hardware Intel PT
  * (record_pt.c). */
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -15,9 +19,10 @@ const char cmd_record_help[] =
 	"Without Intel PT hardware:\n"
 	"  ptflame record --emulate [-o FILE] [--start SYMBOL] [--max-insns N] [--cpus N]\n"
 	"                 [--ns-per-insn N] [--truth FILE] [-p PID | -- PROG [ARGS]]\n"
-	"  follows the process with ptrace and emits the PT packets the hardware\n"
-	"  would (slow: 15,000-30,000 instructions/s). 'ptflame record --emulate\n"
-	"  --help' lists its options.\n";
+	"  runs PROG under qemu-user (tens of millions of instructions/s) or\n"
+	"  follows it with ptrace (-p; 10,000-30,000 instructions/s) and emits the\n"
+	"  PT packets the hardware would. 'ptflame record --emulate --help' lists\n"
+	"  its options.\n";
 
 int cmd_record(int argc, char **argv)
 {
@@ -34,6 +39,23 @@ int cmd_record(int argc, char **argv)
 			return cmd_record_emulate(argc, argv);
 	}
 	return cmd_record_pt(argc, argv);
+}
+
+/* -d SECONDS (decimals allowed) as milliseconds, at least 1; 0 or an
+ * error said (exit 2). */
+int cmd_record_parse_duration(const char *s, uint64_t *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
+		return cmd_usage_error("record", "-d: '%s' is not a duration in seconds (> 0)", s);
+	*ms = (uint64_t)(v * 1000 + 0.5);
+	if (!*ms)
+		*ms = 1;
+	return 0;
 }
 
 int cmd_record_ended(const char *prog, int wstatus, int stopped)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,13 +34,17 @@ static const char emulate_help[] =
 	"the only one for -p and --dump-insns). PTFLAME_EMULATE=NAME\n"
 	"in the environment sets the default.\n"
 	"\n"
-	"Record PROG without Intel PT hardware: follow it with ptrace, single-step\n"
-	"its threads from a start symbol on and emit the PT packets the hardware\n"
-	"would, into a perf.data file like 'perf record -e intel_pt//u' writes\n"
-	"(per-CPU AUX queues on virtual CPUs). Slow: about 10,000 instructions\n"
-	"per second, so keep the traced region short (--start, --max-insns).\n"
+	"Record PROG without Intel PT hardware: run its threads from a start symbol\n"
+	"on (qemu) or single-step them (ptrace) and emit the PT packets the\n"
+	"hardware would, into a perf.data file like 'perf record -e intel_pt//u'\n"
+	"writes (per-CPU AUX queues on virtual CPUs). ptrace is slow (about\n"
+	"10,000-30,000 instructions per second): keep its traced region short\n"
+	"(--start, --max-insns).\n"
 	"\n"
 	"  -o, --output FILE     perf.data file to write (default ./perf.data)\n"
+	"  -d, --duration SECONDS\n"
+	"                        stop after this long (decimals allowed), as at\n"
+	"                        SIGINT\n"
 	"      --start SYMBOL    run natively up to SYMBOL of PROG (a function or an asm\n"
 	"                        label), trace from there\n"
 	"                        (a C++ name may be demangled: 'ns::f(int)' or 'ns::f')\n"
@@ -82,9 +87,11 @@ static const char emulate_help[] =
 	"                        wake, exit waking a join, write/close of a pipe)\n"
 	"  -p, --pid PID         attach to a running process instead\n"
 	"  -q, --quiet           no summary line\n"
-	"SIGINT/SIGTERM stop tracing and write the file; then PROG gets SIGTERM\n"
-	"(SIGKILL at a second one) and is waited for. The exit status is PROG's\n"
-	"(128+N when signal N killed it; 0 when record stopped it).\n"
+	"SIGINT/SIGTERM (or -d running out) stop tracing and write the file, the\n"
+	"threads still waiting then waiting until that moment; then PROG gets\n"
+	"SIGTERM unless the signal reached it too (Ctrl-C signals both; SIGKILL at\n"
+	"a second one) and is waited for. The exit status is PROG's (128+N when\n"
+	"signal N killed it; 0 when record stopped it).\n"
 	"  -h, --help            this help\n";
 
 enum {
@@ -109,6 +116,7 @@ int cmd_record_emulate(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "emulate", optional_argument, NULL, OPT_EMULATE },
 		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
 		{ "start", required_argument, NULL, OPT_START },
 		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
@@ -132,6 +140,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_emu_opts o = { 0 };
+	uint64_t duration_ms = 0;
 	unsigned long long v;
 	bool quiet = false;
 	const char *backend = getenv("PTFLAME_EMULATE");
@@ -144,7 +153,7 @@ int cmd_record_emulate(int argc, char **argv)
 	o.seed = 1;
 	optind = 1;
 	/* '+': stop at the first non-option (PROG) even without "--" */
-	while ((c = cmd_getopt("record", argc, argv, "+o:p:qH", opts)) != -1) {
+	while ((c = cmd_getopt("record", argc, argv, "+o:p:d:qH", opts)) != -1) {
 		switch (c) {
 		case CMD_OPT_ERR:
 			return 2;
@@ -163,6 +172,10 @@ int cmd_record_emulate(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'd':
+			if (cmd_record_parse_duration(optarg, &duration_ms))
+				return 2;
 			break;
 		case 'p':
 			if (parse_num("-p", optarg, 1, 0x7fffffff, &v))
@@ -278,12 +291,25 @@ int cmd_record_emulate(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	o.interrupted = &emulate_interrupted;
+	/* -d: the same stop as SIGINT's, when the timer's SIGALRM comes */
+	struct sigaction old_alrm;
+	struct itimerval it = { .it_value = { .tv_sec = (time_t)(duration_ms / 1000),
+					      .tv_usec = (suseconds_t)(duration_ms % 1000) * 1000 } };
+	if (duration_ms) {
+		sigaction(SIGALRM, &sa, &old_alrm);
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
 
 	struct rc_emu_stats st = { .exit_status = -1 };
 	char err[512];
 	int rc = use_qemu ? rc_qemu_emulate(&o, &st, err, sizeof(err)) : rc_emulate(&o, &st, err, sizeof(err));
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	if (duration_ms) {
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
+		sigaction(SIGALRM, &old_alrm, NULL);
+	}
 	if (rc < 0)
 		return cmd_error("record", "%s", err[0] ? err : "emulation failed");
 	if (!quiet)

@@ -145,21 +145,6 @@ static int parse_size(const char *opt, const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_duration(const char *s, uint64_t *ms)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
-		return cmd_usage_error("record", "-d: '%s' is not a duration in seconds (> 0)", s);
-	*ms = (uint64_t)(v * 1000 + 0.5);
-	if (!*ms)
-		*ms = 1;
-	return 0;
-}
-
 static int parse_period(const char *opt, const char *s, int *out)
 {
 	unsigned long long v;
@@ -244,7 +229,7 @@ int cmd_record_pt(int argc, char **argv)
 	while (!rc && (c = cmd_getopt("record", argc, argv, "+o:d:p:t:m:S", longopts)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
-		case 'd': rc = parse_duration(optarg, &o.duration_ms); break;
+		case 'd': rc = cmd_record_parse_duration(optarg, &o.duration_ms); break;
 		case 'p': rc = parse_ids("-p", optarg, &pids, &o.nr_pids); break;
 		case 't': rc = parse_ids("-t", optarg, &tids, &o.nr_tids); break;
 		case 'm': rc = parse_size("-m/--aux-size", optarg, &o.aux_size); break;

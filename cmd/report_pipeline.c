@@ -220,11 +220,16 @@ static int machine_new(struct report_run *r, const struct report_opts *opt)
 	return r->machine ? 0 : -ENOMEM;
 }
 
-static int machine_finish(struct report_run *r)
+/* end_ns: the recording's end (0: not known), until when a thread then
+ * waiting or in the kernel was so (sr_machine_finish) */
+static int machine_finish(struct report_run *r, uint64_t end_ns)
 {
 	struct sr_machine_stats st;
 	int ret;
 
+	ret = sr_machine_finish(r->machine, end_ns, &r->cct);
+	if (ret)
+		return ret;
 	sr_machine_stats(r->machine, &st);
 	r->sum.threads = st.threads;
 	r->sum.traced_ns = st.traced_ns;
@@ -236,8 +241,7 @@ static int machine_finish(struct report_run *r)
 	r->sum.wakers = r->wakers;
 	r->sum.waits = st.waits_woken + st.waits_plain;
 	r->sum.waits_woken = st.waits_woken;
-	ret = sr_machine_finish(r->machine, 0, &r->cct);
-	return ret;
+	return 0;
 }
 
 static int run_script(struct report_run *r, const struct report_opts *opt,
@@ -285,7 +289,7 @@ static int run_script(struct report_run *r, const struct report_opts *opt,
 	/* Bytes read: known for a file, not for a pipe (ftello fails). */
 	pos = ftello(in);
 	r->sum.bytes = pos > 0 ? (uint64_t)pos : 0;
-	ret = machine_finish(r);
+	ret = machine_finish(r, 0);
 	if (ret)
 		goto fail;
 	return 0;
@@ -454,7 +458,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 			 "the trace is damaged", opt->input, st.bytes_decoded);
 		return -EINVAL;
 	}
-	ret = machine_finish(r);
+	ret = machine_finish(r, st.end_ns);
 	if (ret)
 		goto fail;
 	return 0;

@@ -290,6 +290,9 @@ struct dc_session_stats {
 	uint64_t queues;
 	uint64_t threads;          /* threads with branch events              */
 	uint64_t first_ns, last_ns;/* time span of the events                 */
+	uint64_t end_ns;           /* the recording's end: the latest time of
+	                              an event or a record (the AUX records
+	                              written when tracing was disabled)     */
 	uint64_t bytes_total;      /* AUX payload bytes in the file           */
 	uint64_t bytes_decoded;
 	uint64_t events;           /* delivered branch events                 */

@@ -1323,6 +1323,11 @@ static int load_round(struct dc_session *s)
 		}
 		if (rec.type == PERF_RECORD_FINISHED_ROUND)
 			break;
+		/* (every record's time: the recording's end is the last AUX
+		 * record's, written when tracing was disabled) */
+		if (rec.parsed && rec.sid.valid && (rec.sid.sample_type & PERF_SAMPLE_TIME) &&
+		    rec.sid.time > s->st.end_ns)
+			s->st.end_ns = rec.sid.time;
 		if (!is_sideband(s, rec.type) || !rec.parsed)
 			continue;
 		if (DC_VEC_PUSH_ROOM(s->round, s->rn, s->rcap, 256))
@@ -1401,6 +1406,8 @@ static int deliver(struct dc_session *s, const struct dc_event *ev,
 		s->st.first_ns = ev->time_ns;
 	if (ev->time_ns > s->st.last_ns)
 		s->st.last_ns = ev->time_ns;
+	if (ev->time_ns > s->st.end_ns)
+		s->st.end_ns = ev->time_ns;
 	s->st.events++;
 	return cb(ev, ctx);
 }

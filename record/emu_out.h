@@ -163,6 +163,11 @@ int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt);
 /* CPU c's encoded bytes as an AUX chunk (rc_emu_drain), stamped with the
  * thread on it and its clock. */
 int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final);
+/* The recording stops at END, before the program ended: each CPU's last
+ * AUX record (of no data, after the final drain) is stamped then, as the
+ * kernel's is when tracing is disabled, so that a reader knows until when
+ * the threads still waiting waited. */
+int rc_emu_stop_at(struct rc_emu_sched *s, uint64_t end);
 /* Idle CPUs take the earliest ready threads (their clocks jump forward). */
 int rc_emu_assign_idle(struct rc_emu_sched *s);
 /* --inject-interrupts RATE: asynchronous exits (a timer or device interrupt,

@@ -152,6 +152,18 @@ int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final)
 			    v->cur ? v->cur->tid : 0, v->now);
 }
 
+int rc_emu_stop_at(struct rc_emu_sched *s, uint64_t end)
+{
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		struct dc_sample_id sid = rc_emu_sid(c, true, 0, 0, end);
+		int rc = rc_perf_aux(s->sink->w, s->cpu[c].q.aux_off, 0, 0, &sid);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int rc_emu_assign_idle(struct rc_emu_sched *s)
 {
 	for (unsigned c = 0; c < s->ncpu; c++) {

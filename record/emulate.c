@@ -116,7 +116,8 @@ struct emu {
 	pid_t child;              /* our own child (launch mode), 0 otherwise */
 	int child_status;
 	bool child_reaped;
-	bool stop;                /* max-insns reached */
+	bool stop;                /* max-insns reached, or told to stop */
+	struct timespec stop_wall; /* when told to stop (0: not so) */
 	int fail;                 /* first error (negative errno) */
 	struct rc_emu_stats *st;
 };
@@ -1368,6 +1369,7 @@ static int run(struct emu *e)
 	while (!e->fail && !e->stop) {
 		if (e->o->interrupted && *e->o->interrupted) {
 			e->stop = true;
+			clock_gettime(CLOCK_MONOTONIC, &e->stop_wall);
 			break;
 		}
 		/* nothing runs natively: no event can be pending (saves a
@@ -1546,8 +1548,46 @@ static int attach(struct emu *e)
 
 /* End of tracing: disable and switch out every running thread, flush the
  * encoders, detach whatever still lives. */
+/* A traced thread in a syscall, running natively? */
+static bool in_syscall(const struct thr *t)
+{
+	return t->started && t->s.state == RC_EMU_NATIVE && t->nk == NK_SYSCALL;
+}
+
+/* When a recording stopped before the program ended does: the latest CPU
+ * clock, or the end of a syscall still in progress, measured from its
+ * start as its duration would have been (virtual_duration), if later. */
+static uint64_t stop_time(struct emu *e)
+{
+	uint64_t end = latest_now(e);
+
+	for (size_t i = 0; i < e->nthr && e->stop_wall.tv_sec; i++) {
+		const struct thr *t = e->thr[i];
+		int64_t d = (int64_t)(e->stop_wall.tv_sec - t->t0.tv_sec) * 1000000000ll +
+			    (e->stop_wall.tv_nsec - t->t0.tv_nsec);
+
+		if (in_syscall(t) && d > (int64_t)e->step_ns && t->v0 + (uint64_t)d - e->step_ns > end)
+			end = t->v0 + (uint64_t)d - e->step_ns;
+	}
+	return end;
+}
+
+/* End: the threads on a CPU stop; stopped before the program ended, the
+ * ones waiting (in a syscall, or for a CPU) stop when the recording does,
+ * and the file says when that was. */
 static void finish(struct emu *e)
 {
+	uint64_t end = e->stop && !e->fail ? stop_time(e) : 0;
+
+	for (size_t i = 0; i < e->nthr && end; i++) {
+		struct thr *t = e->thr[i];
+		bool on_cpu = false;
+
+		for (unsigned c = 0; c < e->ncpu; c++)
+			on_cpu |= e->cpu[c].cur == &t->s;
+		if (!on_cpu && (in_syscall(t) || (t->started && t->s.state == RC_EMU_READY)))
+			truth(e, end, -1, t, "stop");
+	}
 	for (unsigned c = 0; c < e->ncpu; c++) {
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct thr *t = v->cur ? thr_of(v->cur) : NULL;
@@ -1564,6 +1604,8 @@ static void finish(struct emu *e)
 			drain(e, c, true);
 		}
 	}
+	if (end && !e->fail)
+		wfail(e, rc_emu_stop_at(&e->s, end));
 	/* a failed launch: the program goes (EXITKILL would do it too) */
 	if (e->fail && e->child && !e->child_reaped) {
 		kill(e->child, SIGKILL);

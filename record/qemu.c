@@ -140,6 +140,8 @@ struct qemu {
 	bool eof, stop;
 	bool from_exec;            /* the default start, main, is not in exe:
 	                              traced from exec */
+	uint64_t stop_wall;        /* when record was told to stop (monotonic;
+	                              0: not so, or at --max-insns) */
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -1400,6 +1402,7 @@ static int run(struct qemu *e)
 	while (!e->fail && !e->stop) {
 		if (e->o->interrupted && *e->o->interrupted) {
 			e->stop = true;
+			e->stop_wall = rc_emu_mono_ns();
 			break;
 		}
 		bool progress = false;
@@ -1441,9 +1444,32 @@ static int run(struct qemu *e)
 	return e->fail;
 }
 
-/* End: every thread still on a CPU stops (or exits, when its process did). */
+/* When a recording stopped before the program ended does: the latest CPU
+ * clock, or the end of a wait still in progress, measured from its start
+ * as its syscall's duration would have been, if later. */
+static uint64_t stop_time(struct qemu *e)
+{
+	uint64_t end = latest_now(e);
+
+	for (size_t i = 0; i < e->nthr && e->stop_wall; i++) {
+		const struct qthr *t = e->thr[i];
+
+		if (t->traced && t->s.state == RC_EMU_BLOCKED && t->sys_t) {
+			uint64_t v = t->v0 + measured(e, t->sys_t, e->stop_wall);
+
+			end = v > end ? v : end;
+		}
+	}
+	return end;
+}
+
+/* End: every thread still on a CPU stops (or exits, when its process did);
+ * stopped before the program ended, the ones waiting (for an event or a
+ * CPU) stop when the recording does, and the file says when that was. */
 static void finish(struct qemu *e)
 {
+	uint64_t end = e->eof ? 0 : stop_time(e);
+
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct qthr *t = v->cur ? thr_of(v->cur) : NULL;
@@ -1464,11 +1490,16 @@ static void finish(struct qemu *e)
 		struct qthr *t = e->thr[i];
 		if (t->s.state != RC_EMU_GONE && t->traced && e->eof)
 			thr_exit(e, t, latest_now(e));
+		else if (end && t->traced && (t->s.state == RC_EMU_BLOCKED ||
+					      t->s.state == RC_EMU_READY))
+			TRUTH(e, end, -1, t, "stop");
 	}
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		rc_ptenc_flush(e->cpu[c].q.enc);
 		drain(e, c, true);
 	}
+	if (end && !e->fail)
+		wcheck(e, rc_emu_stop_at(&e->s, end));
 }
 
 /* ---- start ---------------------------------------------------------------------- */

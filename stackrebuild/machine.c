@@ -91,6 +91,8 @@ struct thread {
 	bool started;              /* has had an activating event            */
 	bool active;               /* traced now: time is being accounted    */
 	bool fresh;                /* current event (re)started tracing      */
+	bool async_off;            /* its last event an asynchronous TRACE_OFF
+	                              (interrupt, fault, tracing disabled) */
 	bool need_resync;          /* after LOST: stack unproven             */
 	bool since_loss;           /* data was lost since the trace (re)started:
 	                              the stack's bottom frames were guessed
@@ -1762,6 +1764,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		t->since_loss = false;
 	}
 	t->st.last_ns = now;
+	t->async_off = ev->kind == DC_EV_TRACE_OFF && ev->reason == DC_OFF_FAULT;
 	if (ev->pid != t->st.pid) {
 		/* tid reused by another process */
 		t->st.pid = ev->pid;
@@ -1861,7 +1864,11 @@ static int finish_thread(struct sr_machine *m, struct thread *t, uint64_t end_ns
 {
 	int ret = 0;
 
-	if (t->active && end_ns > t->last_ns) {
+	/* a thread that waits, or runs in the kernel, when the recording
+	 * ends does so until then (what it is in ends inferred); one that
+	 * ran user code ends at its asynchronous TRACE_OFF, the TIP.PGD of
+	 * tracing being disabled */
+	if (t->active && !t->async_off && end_ns > t->last_ns) {
 		ret = charge(m, t, end_ns);
 		t->last_ns = t->st.last_ns = end_ns;
 	}

@@ -559,7 +559,9 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
 /* End of the trace. Threads still traced (no TRACE_OFF(END) last) are
  * accounted up to end_ns when end_ns is later than their last event (pass 0
- * to stop every thread at its own last event). Open calls end as inferred.
+ * to stop every thread at its own last event), except one whose last event
+ * is an asynchronous TRACE_OFF (DC_OFF_FAULT: the TIP.PGD of tracing
+ * disabled while it ran). Open calls end as inferred.
  * Applies the filters and returns the finalized CCT in *out (the caller
  * frees it). The machine accepts no more events afterwards. 0 or -ENOMEM. */
 int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out);

@@ -9,6 +9,8 @@
  *   ending leader-exit F  main calls pthread_exit; a second thread waits
  *                             for file F to exist, names itself "late-worker"
  *                             and exits 0
+ *   ending sleep N        main sleeps N seconds (a recording stopped
+ *                             meanwhile ends in the wait)
  * The second thread does a little work first, so that both are traced. */
 #include <pthread.h>
 #include <signal.h>
@@ -54,6 +56,11 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "status"))
 		return work(10) > 0 ? n : 0;
+	if (!strcmp(mode, "sleep")) {
+		sink = work(10);
+		sleep((unsigned)n);
+		return 0;
+	}
 	if (!strcmp(mode, "kill")) {
 		sink = work(10);
 		kill(getpid(), n);

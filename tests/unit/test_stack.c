@@ -1767,6 +1767,30 @@ static void test_finish_extends_to_end(void **state)
 	sr_cct_free(cct);
 }
 
+/* A thread whose trace ends with an asynchronous TRACE_OFF (the TIP.PGD
+ * of tracing disabled while it ran user code) ends there, not at the
+ * recording's end; preempted there, it waits until the end. */
+static void test_finish_not_after_disable(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	FAULT(m, 1, 10, F_A);
+	CALL(m, 2, 0, F_MAIN, F_B);
+	FAULT(m, 2, 10, F_B);
+	PREEMPT(m, 2, 12);
+	cct = finish(m, 100);
+	for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+		const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+
+		assert_int_equal(st->traced_ns, st->tid == 1 ? 10 : 100);
+	}
+	assert_int_equal(sr_cct_nthreads(cct), 2);
+	sr_cct_free(cct);
+}
+
 static void test_time_backwards(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -2497,6 +2521,7 @@ int main(void)
 		cmocka_unit_test(test_exec_same_function),
 		cmocka_unit_test(test_end_gap_and_restart),
 		cmocka_unit_test(test_finish_extends_to_end),
+		cmocka_unit_test(test_finish_not_after_disable),
 		cmocka_unit_test(test_time_backwards),
 		cmocka_unit_test(test_threads_merged),
 		cmocka_unit_test(test_threads_per_thread),

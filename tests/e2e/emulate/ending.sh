@@ -38,4 +38,34 @@ ending join-exit 5 'exited with status 5' -- join-exit 5
 # both threads' code is in the profile
 grep -q '^main' thread-exit.folded && grep -q 'start_thread;second' thread-exit.folded &&
 	pass "thread-exit: both threads in the profile" || fail "thread-exit: $(head -5 thread-exit.folded)"
+
+# Stopped (SIGINT) while the program sleeps: the wait lasts until the
+# recording ended, in the truth (a "stop" then) and in report (the last AUX
+# records are stamped then), its open calls inferred.
+for b in qemu ptrace; do
+	timeout -s KILL 30 timeout --preserve-status -s INT 1 "$PTFLAME" record --emulate=$b -q -o "stop-$b.data" \
+		--truth "stop-$b.truth" -- "$PROG" sleep 5 >/dev/null 2>"stop-$b.err"
+	rc=$?
+	[ "$rc" -eq 0 ] && pass "stopped in a sleep ($b): exit 0" ||
+		fail "stopped in a sleep ($b): exit $rc: $(head -c 300 "stop-$b.err")"
+	"$PTFLAME" report -q -i "stop-$b.data" >"stop-$b.out" 2>"stop-$b.rerr" ||
+		fail "stopped in a sleep ($b): report: $(head -c 300 "stop-$b.rerr")"
+	awk '/;sleep[:;].*\[off-cpu\]:1\(inferred\) [0-9]+$/ && $NF > 5e8 {ok = 1} END {exit !ok}' \
+		"stop-$b.out" && pass "stopped in a sleep ($b): its wait until the end, inferred" ||
+		fail "stopped in a sleep ($b): $(grep off-cpu "stop-$b.out" | head -c 300)"
+	python3 "$SRCDIR/tests/e2e/report/truth_profile.py" compare "stop-$b.truth" "stop-$b.out" \
+		>"stop-$b.cmp" 2>&1 && pass "stopped in a sleep ($b): matches the truth" ||
+		fail "stopped in a sleep ($b): $(tail -3 "stop-$b.cmp")"
+done
+# -d: the same stop, from record's own timer
+start=$(date +%s%N)
+timeout -s KILL 30 "$PTFLAME" record --emulate=qemu -q -d 0.8 -o dur.data --truth dur.truth \
+	-- "$PROG" sleep 5 >/dev/null 2>dur.err
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" -eq 0 ] && [ "$ms" -lt 4000 ] && pass "-d 0.8: stopped (exit 0, after $ms ms)" ||
+	fail "-d 0.8: exit $rc after $ms ms: $(head -c 300 dur.err)"
+"$PTFLAME" report -q -i dur.data >dur.out 2>/dev/null &&
+	awk '/\[off-cpu\]:1\(inferred\) [0-9]+$/ && $NF > 4e8 {ok = 1} END {exit !ok}' dur.out &&
+	pass "-d 0.8: the wait until then" || fail "-d 0.8: $(grep off-cpu dur.out | head -c 300)"
 finish
