@@ -269,6 +269,8 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 			o->raw = true;
 			break;
 		case OPT_SYMFS:
+			if (report_need_dir("diff", "--symfs", optarg))
+				return 2;
 			o->symfs = optarg;
 			break;
 		case OPT_MAX_STACK:
@@ -316,8 +318,10 @@ int cmd_diff(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	rc = 1;
-	if (report_refuse_same("diff", argv[optind], o.output, o.svg) ||
-	    report_refuse_same("diff", argv[optind + 1], o.output, o.svg))
+	if (report_check_outputs("diff", argv[optind], (const char *const[]){ "-o", "--svg" },
+				 (const char *const[]){ o.output, o.svg }, 2) ||
+	    report_check_outputs("diff", argv[optind + 1], (const char *const[]){ "-o", "--svg" },
+				 (const char *const[]){ o.output, o.svg }, 2))
 		goto done;
 	if (load(&a, argv[optind], &o) || load(&b, argv[optind + 1], &o))
 		goto done;

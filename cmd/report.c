@@ -148,6 +148,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *table_only = NULL;   /* --sort, --top, --by-stack, --format */
+	const char *svg_only = NULL;     /* --title, --width, --minwidth, --inverted */
 	unsigned long long v;
 	int c, r;
 
@@ -212,20 +213,26 @@ static int parse(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_BY_STACK: a->by = FG_BY_STACK; table_only = "--by-stack"; break;
 		case OPT_RAW: a->tab.raw = true; break;
-		case OPT_SRCLINE: a->tab.srcline = true; break;
-		case OPT_SYMFS: a->run.symfs = optarg; break;
+		case OPT_SRCLINE: a->tab.srcline = true; table_only = "--srcline"; break;
+		case OPT_SYMFS:
+			if (report_need_dir("report", "--symfs", optarg))
+				return 2;
+			a->run.symfs = optarg;
+			break;
 		case 'k': a->run.vmlinux = optarg; break;
 		case OPT_KCORE: a->run.kcore_dir = optarg; break;
 		case OPT_KALLSYMS: a->run.kallsyms = optarg; break;
 		case OPT_SYSCALL_NAMES: a->run.syscall_names = true; break;
-		case OPT_TITLE: a->svgo.title = optarg; break;
-		case OPT_INVERTED: a->svgo.inverted = true; break;
+		case OPT_TITLE: a->svgo.title = optarg; svg_only = "--title"; break;
+		case OPT_INVERTED: a->svgo.inverted = true; svg_only = "--inverted"; break;
 		case OPT_WIDTH:
+			svg_only = "--width";
 			if (cmd_parse_u64(optarg, &v) || v < 200 || v > 100000)
 				return cmd_usage_error("report", "--width wants pixels from 200 to 100000, not '%s'", optarg);
 			a->svgo.width = (unsigned)v;
 			break;
 		case OPT_MINWIDTH:
+			svg_only = "--minwidth";
 			if (fg_svg_parse_minwidth(optarg, &a->svgo.min_width_px))
 				return cmd_usage_error("report", "--minwidth wants pixels (0 or more), not '%s'", optarg);
 			break;
@@ -275,6 +282,15 @@ static int parse(int argc, char **argv, struct report_args *a)
 		return cmd_usage_error("report", "unexpected argument '%s' (the input is -i FILE)", argv[optind]);
 	if (!a->table && table_only)
 		return cmd_usage_error("report", "%s is an option of the table: add --table", table_only);
+	if (a->tab.raw && !a->table && !a->slowest)
+		return cmd_usage_error("report", "--raw is an option of the table and of "
+				       "--slowest: add one of them");
+	if (!a->svg && svg_only)
+		return cmd_usage_error("report", "%s is an option of the SVG: add --svg FILE", svg_only);
+	if (a->table && (a->run.sr.per_thread || a->fold.min_ns))
+		return cmd_usage_error("report", "%s is not an option of the table (its rows are "
+				       "functions or stacks of all threads): drop it or --table",
+				       a->run.sr.per_thread ? "--per-thread" : "--min-ns");
 	if (a->table && a->slowest)
 		return cmd_usage_error("report", "--slowest and --table are two outputs: choose one");
 	if (a->table && a->run.sr.wakers && a->by == FG_BY_STACK)
@@ -482,11 +498,9 @@ int cmd_report(int argc, char **argv)
 	ret = parse(argc, argv, &a);
 	if (ret >= 0)
 		goto out;
-	ret = report_refuse_same("report", a.run.input, a.output, a.svg);
-	if (!ret && a.timeline)
-		ret = report_refuse_same("report", a.run.input, a.timeline, a.output);
-	if (!ret && a.timeline && a.svg)
-		ret = report_refuse_same("report", a.run.input, a.timeline, a.svg);
+	ret = report_check_outputs("report", a.run.input,
+				   (const char *const[]){ "-o", "--svg", "--timeline" },
+				   (const char *const[]){ a.output, a.svg, a.timeline }, 3);
 	if (ret)
 		goto out;
 	if (sinks_open(&a, &sinks, err, sizeof(err))) {

@@ -49,13 +49,16 @@ struct suggest {
 	char best[128];
 	size_t dist;
 	bool found;              /* a name matched exactly              */
+	bool no_plt;             /* PLT stubs (NAME@plt) are no frames  */
 };
 
 static int suggest_name(void *ctx, const char *name)
 {
 	struct suggest *g = ctx;
-	size_t n = strlen(g->want), d;
+	size_t n = strlen(g->want), d, len = strlen(name);
 
+	if (g->no_plt && len > 4 && !strcmp(name + len - 4, "@plt"))
+		return 0;
 	if (!strcmp(name, g->want) ||
 	    (!strncmp(name, g->want, n) && name[n] == '(')) {
 		g->found = true;
@@ -159,12 +162,16 @@ void report_note_filters(const char *cmd, const struct report_opts *opt,
 			    g.best, g.best[0] ? "'?)" : "");
 	}
 	if (o->root) {
-		struct suggest g = { .want = o->root, .dist = SIZE_MAX };
+		struct suggest g = { .want = o->root, .dist = SIZE_MAX, .no_plt = !o->show_plt };
+		size_t len = strlen(o->root);
 
 		sr_machine_func_names(m, suggest_name, &g);
 		if (!g.found)
-			say(cmd, opt, &said, "--root %s%s%s%s", o->root, g.best[0] ? " (did you mean '" : "",
-			    g.best, g.best[0] ? "'?)" : "");
+			say(cmd, opt, &said, "--root %s%s%s%s%s", o->root, g.best[0] ? " (did you mean '" : "",
+			    g.best, g.best[0] ? "'?)" : "",
+			    g.no_plt && len > 4 && !strcmp(o->root + len - 4, "@plt") ?
+			    " (PLT stubs are folded into the function they call; --show-plt keeps them)" :
+			    "");
 	}
 	if ((o->time_start || o->time_end) && time_range(cct, &lo, &hi) &&
 	    (o->time_start > hi || (o->time_end && o->time_end <= lo)))

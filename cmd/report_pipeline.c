@@ -32,6 +32,7 @@ struct report_run {
 	uint32_t max_stack;
 	bool progress, progress_shown;
 	bool wakers;               /* --wakers                          */
+	bool wake_attr;            /* the file records wakes            */
 };
 
 static enum report_input sniff(const unsigned char *buf, size_t n)
@@ -451,6 +452,7 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 	}
 	dc_session_stats(r->session, &st);
 	r->sum.bytes = st.bytes_decoded;
+	r->wake_attr = st.wake_attr;
 	if (st.bytes_decoded && !st.syncs) {
 		/* not one PSB: nothing could be decoded, and an empty
 		 * profile would say the threads did nothing */
@@ -519,7 +521,10 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 		return ret;
 	}
 	note_empty_filters(r, opt);
-	if (opt->sr.wakers && !r->sum.wakes)
+	if (opt->sr.wakers && !r->sum.wakes && r->wake_attr)
+		fprintf(stderr, "ptflame %s: note: %s records wakes (sched:sched_waking), but "
+			"none came in it: showing plain [off-cpu]\n", r->cmd, opt->input);
+	else if (opt->sr.wakers && !r->sum.wakes)
 		fprintf(stderr, "ptflame %s: note: %s: %s: showing plain [off-cpu] (record with "
 			"'ptflame record', which writes them, or add -e sched:sched_waking to "
 			"'perf record')\n", r->cmd, opt->input, fmt == REPORT_INPUT_SCRIPT ?
@@ -653,31 +658,70 @@ static int stat_name(const char *path, int std_fd, struct stat *st)
 	return stat(path, st);
 }
 
-int report_refuse_same(const char *cmd, const char *input, const char *out1, const char *out2)
+int report_need_dir(const char *cmd, const char *opt, const char *dir)
 {
-	const char *outs[2] = { out1, out2 };
-	struct stat in, st, st2;
+	struct stat st;
 
-	if (stat_name(input, STDIN_FILENO, &in) || !S_ISREG(in.st_mode))
+	if (stat(dir, &st))
+		return cmd_usage_error(cmd, "%s %s: %s", opt, dir, strerror(errno)), 1;
+	if (!S_ISDIR(st.st_mode))
+		return cmd_usage_error(cmd, "%s %s: not a directory", opt, dir), 1;
+	return 0;
+}
+
+/* Two outputs into one file: one would replace the other (a device or
+ * FIFO takes both). */
+static bool same_output(const char *a, const char *b)
+{
+	struct stat st, st2;
+
+	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-"))
+		return false;
+	if (stat(a, &st))
+		return !strcmp(a, b);
+	return S_ISREG(st.st_mode) && !stat(b, &st2) && st.st_dev == st2.st_dev &&
+	       st.st_ino == st2.st_ino;
+}
+
+/* Can path be written as dc_out_open would (a new or regular file: its
+ * temporary file made and removed; anything else is opened in place
+ * later, a FIFO would block here)? */
+static int output_creatable(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	struct dc_out o;
+
+	if (!path || !strcmp(path, "-") || (!stat(path, &st) && !S_ISREG(st.st_mode)))
 		return 0;
-	for (int i = 0; i < 2; i++) {
-		if ((i == 1 && !out2) || stat_name(outs[i], STDOUT_FILENO, &st))
+	if (dc_out_open(&o, path, 0, 0666, err, errlen))
+		return -1;
+	dc_out_abort(&o);
+	return 0;
+}
+
+int report_check_outputs(const char *cmd, const char *input, const char *const *opt,
+			 const char *const *out, size_t n)
+{
+	struct stat in, st;
+	bool have_in = !stat_name(input, STDIN_FILENO, &in) && S_ISREG(in.st_mode);
+	char err[512];
+
+	for (size_t i = 0; i < n; i++) {
+		if ((i && !out[i]) || stat_name(out[i], STDOUT_FILENO, &st) || !have_in)
 			continue;
 		if (st.st_dev == in.st_dev && st.st_ino == in.st_ino)
 			return cmd_error(cmd, "%s is the input %s: writing it would destroy the input; "
-					 "choose another output", outs[i] ? outs[i] : "stdout",
+					 "choose another output", out[i] ? out[i] : "stdout",
 					 input ? input : "-");
 	}
-	/* two outputs into one file: one would replace the other (a device
-	 * or FIFO takes both) */
-	if (!out1 || !out2)
-		return 0;
-	if (stat_name(out1, STDOUT_FILENO, &st))
-		return strcmp(out1, out2) ? 0 :
-		       cmd_error(cmd, "-o and --svg name the same file %s; choose two", out1);
-	if (S_ISREG(st.st_mode) && !stat_name(out2, STDOUT_FILENO, &st2) &&
-	    st.st_dev == st2.st_dev && st.st_ino == st2.st_ino)
-		return cmd_error(cmd, "-o and --svg name the same file %s; choose two", out1);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++)
+			if (same_output(out[i], out[k]))
+				return cmd_error(cmd, "%s and %s name the same file %s; choose two",
+						 opt[i], opt[k], out[i]);
+	for (size_t i = 0; i < n; i++)
+		if ((i == 0 || out[i]) && output_creatable(out[i], err, sizeof(err)))
+			return cmd_error(cmd, "%s: %s", opt[i], err);
 	return 0;
 }
 
@@ -793,10 +837,13 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 					       arg), CMD_OPT_ERR;
 		return 1;
 	case REPORT_OPT_ONCPU:
-		sr->keep_time = SR_KEEP_ONCPU;
-		return 1;
 	case REPORT_OPT_OFFCPU:
-		sr->keep_time = SR_KEEP_OFFCPU;
+		/* (each keeps what the other drops: together, nothing) */
+		if (sr->keep_time &&
+		    sr->keep_time != (c == REPORT_OPT_ONCPU ? SR_KEEP_ONCPU : SR_KEEP_OFFCPU))
+			return cmd_usage_error(cmd, "--oncpu and --offcpu exclude each other: "
+					       "give one (neither: both kinds of time)"), CMD_OPT_ERR;
+		sr->keep_time = c == REPORT_OPT_ONCPU ? SR_KEEP_ONCPU : SR_KEEP_OFFCPU;
 		return 1;
 	case REPORT_OPT_PER_THREAD:
 		sr->per_thread = true;

@@ -104,11 +104,17 @@ struct report_out {
 int report_out_open(struct report_out *o, const char *path, char *err, size_t errlen);
 int report_out_close(struct report_out *o, int ret, char *err, size_t errlen);
 
-/* Refuse (one line, returns 1) an output that is the same file as the
- * regular-file input (same device and inode, through links; "-" or NULL:
- * stdin / stdout), or two outputs naming one file (out2 may be NULL).
- * 0 when all is well. */
-int report_refuse_same(const char *cmd, const char *input, const char *out1, const char *out2);
+/* The outputs out[0, n) (their options opt[]: "-o", "--svg"...; out[0]
+ * NULL or "-": stdout, a later NULL: not asked for), before any work:
+ * refuse (one line, returns 1) one that is the same file as the
+ * regular-file input (same device and inode, through links; "-": stdin),
+ * two naming one file, and a file that cannot be created (a missing or
+ * read-only directory: said now, not after the decoding). 0 when all is
+ * well. */
+/* opt's argument dir is a directory (1 and one usage line if not). */
+int report_need_dir(const char *cmd, const char *opt, const char *dir);
+int report_check_outputs(const char *cmd, const char *input, const char *const *opt,
+			 const char *const *out, size_t n);
 
 /* (report_notes.c) Each filter of opt that matched nothing in the run
  * (cct, made by m) is said on stderr, one line each: --tid N (no such

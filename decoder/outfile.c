@@ -166,8 +166,8 @@ int dc_out_open(struct dc_out *o, const char *path, unsigned flags, mode_t mode,
 	}
 	ret = open_tmp(o, mode, existing);
 	if (ret) {
-		snprintf(err, errlen, "%s: cannot create %s: %s", path, o->tmp ? o->tmp : "a file",
-			 strerror(-ret));
+		/* (the temporary file's name would only confuse) */
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
 		clear(o);
 		return ret;
 	}

@@ -1556,8 +1556,11 @@ static int setup(struct qemu *e)
 	const struct rc_emu_opts *o = e->o;
 	if (!o->output || o->cpus < 1 || o->ns_per_insn < 1 || !o->argv || !o->argv[0])
 		return qfail(e, -EINVAL, "bad emulator options");
-	if (resolve_exe(o->argv[0], e->exe, sizeof(e->exe), e->script) < 0)
-		return qfail(e, -ENOENT, "cannot run %s: no such program", o->argv[0]);
+	int rx = resolve_exe(o->argv[0], e->exe, sizeof(e->exe), e->script);
+	if (rx < 0)
+		return qfail(e, rx, "cannot run %s: %s", o->argv[0],
+			     rx == -ENOENT ? "no such program" :
+			     rx == -EACCES ? "not executable (Permission denied)" : strerror(-rx));
 	/* (the kernel names the process after the script, not its interpreter) */
 	set_comm(e, e->exe);
 	char interp[PATH_MAX];

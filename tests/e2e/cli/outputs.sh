@@ -89,6 +89,20 @@ expect_grep "No space left on device" "$T/err" "report >FULL says ENOSPC"
 expect_rc 1 "diff -o FULL" -- "$PTFLAME" diff -o full want.folded want.folded
 expect_grep "No space left on device" "$T/err" "diff -o FULL says ENOSPC"
 
+# an output that cannot be created is said before any decoding (no summary
+# line), by its option and name; outputs naming one file are said by their
+# options
+for o in -o --svg --timeline; do
+	expect_rc 1 "report $o in a missing directory" -- "$PTFLAME" report -i good.data $o no-such-dir/x
+	expect_grep "^ptflame report: $o: cannot create no-such-dir/x: No such file or directory$" \
+		"$T/err" "report $o in a missing directory: said at once, by name"
+	expect_lines 1 "$T/err" "report $o in a missing directory: nothing decoded"
+done
+expect_rc 1 "diff -o in a missing directory" -- "$PTFLAME" diff -o no-such-dir/x want.folded want.folded
+expect_grep "^ptflame diff: -o: cannot create no-such-dir/x" "$T/err" "diff -o: said by name"
+expect_rc 1 "--timeline and --svg to one file" -- "$PTFLAME" report -q -i good.data --timeline same.html --svg same.html
+expect_grep "--svg and --timeline name the same file" "$T/err" "the two options are named"
+
 # help to a closed or full stdout is no success
 expect_rc 1 "--help >&-" -- sh -c '"$1" --help >&-' sh "$PTFLAME"
 expect_rc 1 "report --help >FULL" -- sh -c '"$1" report --help >full' sh "$PTFLAME"

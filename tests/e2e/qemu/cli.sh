@@ -26,6 +26,10 @@ expect_grep "PTFLAME_QEMU_PLUGIN" "$T/err" "missing plugin names the variable"
 expect_rc 1 "program missing" -- "$PTFLAME" record --emulate=qemu -q -o z.data -- ./no-such-prog
 expect_grep "no such program" "$T/err" "missing program named"
 [ ! -e z.data ] && pass "no output file for a missing program" || fail "z.data left behind"
+printf 'echo hi\n' >noexec.sh
+expect_rc 1 "a file without the exec bit" -- "$PTFLAME" record --emulate=qemu -q -o z.data -- ./noexec.sh
+expect_grep "cannot run \./noexec\.sh: not executable \(Permission denied\)" "$T/err" \
+	"a file without the exec bit: said so, not 'no such program'"
 expect_rc 1 "start symbol missing" -- "$PTFLAME" record --emulate=qemu -q -o s.data --start no_such_fn -- "$P"
 expect_grep "start symbol 'no_such_fn' not found" "$T/err" "missing start symbol named"
 [ ! -e s.data ] && pass "no output file without the start symbol" || fail "s.data left behind"

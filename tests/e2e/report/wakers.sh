@@ -55,6 +55,16 @@ for n in 1 3; do
 	fi
 done
 
+# the note tells a file without the wake event from one where none came
+"$PTFLAME" record --emulate -q -o nw.data --no-wakers -- "$TESTDATA/emu_nested" &&
+	"$PTFLAME" record --emulate -q -o zw.data -- "$TESTDATA/emu_nested" ||
+	fail "recording emu_nested failed"
+"$PTFLAME" report -q -i nw.data --wakers >/dev/null 2>nw.err
+expect_grep 'no wake records in this file: .*-e sched:sched_waking' nw.err "--no-wakers file: how to get wakes"
+"$PTFLAME" report -q -i zw.data --wakers >/dev/null 2>zw.err
+expect_grep 'zw.data records wakes \(sched:sched_waking\), but none came in it' zw.err \
+	"a file with the wake event and no wake: says so, no advice to record them"
+
 # --wakers alone is --wakers=1; the note is said once, or wakes show
 "$PTFLAME" report -i thr.data --plain --per-thread --wakers >w.folded 2>w.err
 expect_same w1.folded w.folded "--wakers is --wakers=1"
