@@ -219,22 +219,29 @@ static void file_open(const char *path, uint64_t x, struct rc_perf_writer **w,
 	sideband_before(*w, x);
 }
 
+/* The file's end: the AUX data, the round, the header. */
+static void file_close(struct rc_perf_writer *w, struct rc_ptenc *enc)
+{
+	char err[256];
+
+	aux_out(w, enc);
+	assert_int_equal(rc_perf_finished_round(w), 0);
+	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
+	rc_ptenc_free(enc);
+}
+
 static void write_file(const char *path, uint64_t x, const struct rc_insn *code, size_t n)
 {
 	struct rc_perf_writer *w;
 	struct rc_ptenc *enc;
 	struct dc_sample_id sid;
-	char err[256];
 
 	file_open(path, x, &w, &enc);
 	sideband_switch(w);
 	encode(enc, x, code, n);
 	sid = rc_emu_sid(0, false, PARENT, CHILD, T0 + T_END);
 	assert_int_equal(rc_perf_switch_cpu_wide(w, true, false, 0, 0, &sid), 0);
-	aux_out(w, enc);
-	assert_int_equal(rc_perf_finished_round(w), 0);
-	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
-	rc_ptenc_free(enc);
+	file_close(w, enc);
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -415,7 +422,6 @@ static void write_file_mtc(const char *path, uint64_t x, const struct code2 *c)
 	uint64_t callee = c->to_call[c->n_call - 1].next_ip;
 	struct rc_perf_writer *w;
 	struct rc_ptenc *enc;
-	char err[256];
 
 	file_open(path, x, &w, &enc);   /* the parent in at 200 */
 	/* the parent's first stint: PGE at X, interrupted there (it goes on
@@ -431,10 +437,7 @@ static void write_file_mtc(const char *path, uint64_t x, const struct code2 *c)
 	encode_run(enc, x, c->to_call, c->n_call, T0 + G + B_ON, T0 + G + B_OFF);
 	switch_rec(w, CHILD, true, G + B_OUT);
 	assert_int_equal(rc_ptenc_flush(enc), 0);
-	aux_out(w, enc);
-	assert_int_equal(rc_perf_finished_round(w), 0);
-	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
-	rc_ptenc_free(enc);
+	file_close(w, enc);
 }
 
 static void test_stint_after_the_mtc(void **state)
@@ -488,7 +491,6 @@ static void write_file_tsc_only(const char *path, uint64_t x, const struct rc_in
 {
 	struct rc_perf_writer *w;
 	struct rc_ptenc *enc;
-	char err[256];
 
 	file_open(path, x, &w, &enc);   /* the parent in at 200 */
 	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + T_OFF_P + 50);
@@ -497,10 +499,7 @@ static void write_file_tsc_only(const char *path, uint64_t x, const struct rc_in
 	encode_run(enc, x, code, n, T0 + T_ON_C, T0 + T_OFF_C);
 	switch_rec(w, CHILD, true, T_OFF_C + 100);
 	assert_int_equal(rc_ptenc_flush(enc), 0);
-	aux_out(w, enc);
-	assert_int_equal(rc_perf_finished_round(w), 0);
-	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
-	rc_ptenc_free(enc);
+	file_close(w, enc);
 }
 
 static void test_tsc_only_queue(void **state)
@@ -554,7 +553,6 @@ static void write_file_late_preempt(const char *path, uint64_t x, const struct r
 	struct rc_perf_writer *w;
 	struct rc_ptenc *enc;
 	struct dc_sample_id sid;
-	char err[256];
 
 	file_open(path, x, &w, &enc);   /* the parent in at 200 */
 	encode_run(enc, x, code, n, T0 + T_ON_P, T0 + 1100);
@@ -567,10 +565,7 @@ static void write_file_late_preempt(const char *path, uint64_t x, const struct r
 	encode_run(enc, x, code, n, T0 + R + 200, T0 + R + 300);
 	switch_rec(w, CHILD, true, R + 400);
 	assert_int_equal(rc_ptenc_flush(enc), 0);
-	aux_out(w, enc);
-	assert_int_equal(rc_perf_finished_round(w), 0);
-	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
-	rc_ptenc_free(enc);
+	file_close(w, enc);
 }
 
 static void test_interrupt_before_preempt(void **state)
@@ -618,7 +613,6 @@ static void write_file_blocked(const char *path, uint64_t x, const struct rc_ins
 	struct rc_perf_writer *w;
 	struct rc_ptenc *enc;
 	struct dc_sample_id sid;
-	char err[256];
 
 	file_open(path, x, &w, &enc);
 	assert_int_equal(rc_ptenc_enable(enc, T0 + BLK_ON, x), 0);
@@ -639,10 +633,7 @@ static void write_file_blocked(const char *path, uint64_t x, const struct rc_ins
 	assert_int_equal(rc_ptenc_flush(enc), 0);
 	sid = rc_emu_sid(0, false, PARENT, PARENT, T0 + BLK_END);
 	assert_int_equal(rc_perf_switch_cpu_wide(w, true, false, 0, 0, &sid), 0);
-	aux_out(w, enc);
-	assert_int_equal(rc_perf_finished_round(w), 0);
-	assert_int_equal(rc_perf_finish(w, err, sizeof(err)), 0);
-	rc_ptenc_free(enc);
+	file_close(w, enc);
 }
 
 static void test_blocked_in_syscall_not_interrupt(void **state)
