@@ -392,7 +392,15 @@ static int write_main(const struct report_args *a, const struct call_sinks *k,
 		return ret;
 	if (k->slowest) {
 		ret = fg_slowest_write(k->slowest, o.f, report_cct(r), a->tab.raw);
-		if (!fg_slowest_calls(k->slowest))
+		char best[128];
+
+		if (!fg_slowest_calls(k->slowest) &&
+		    !report_func_seen(report_machine(r), a->slowest, a->run.sr.show_plt, best,
+				      sizeof(best)))
+			fprintf(stderr, "ptflame report: note: %s: no function %s was traced%s%s%s\n",
+				a->run.input, a->slowest, best[0] ? " (did you mean '" : "", best,
+				best[0] ? "'?)" : "");
+		else if (!fg_slowest_calls(k->slowest))
 			fprintf(stderr, "ptflame report: note: %s: no complete call of %s%s\n",
 				a->run.input, a->slowest,
 				a->run.sr.root || a->run.sr.comm || a->run.sr.ntids ||

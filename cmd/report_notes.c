@@ -125,6 +125,16 @@ bool report_time_range(const struct sr_cct *cct, char *buf, size_t n)
 	return true;
 }
 
+bool report_func_seen(const struct sr_machine *m, const char *want, bool show_plt,
+		      char *best, size_t n)
+{
+	struct suggest g = { .want = want, .dist = SIZE_MAX, .no_plt = !show_plt };
+
+	sr_machine_func_names(m, suggest_name, &g);
+	snprintf(best, n, "%s", g.found ? "" : g.best);
+	return g.found;
+}
+
 void report_note_filters(const char *cmd, const struct report_opts *opt,
 			 const struct sr_cct *cct, const struct sr_machine *m)
 {

@@ -545,6 +545,11 @@ void report_run_free(struct report_run *r)
 	free(r);
 }
 
+const struct sr_machine *report_machine(const struct report_run *r)
+{
+	return r->machine;
+}
+
 const struct sr_cct *report_cct(const struct report_run *r)
 {
 	return r->cct;
@@ -826,10 +831,14 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 		sr->tids = *tids_owner;
 		return 1;
 	case REPORT_OPT_COMM:
-		sr->comm = arg;
-		return 1;
 	case REPORT_OPT_ROOT:
-		sr->root = arg;
+		if (!*arg)
+			return cmd_usage_error(cmd, "--%s wants a name, not ''",
+					       c == REPORT_OPT_COMM ? "comm" : "root"), CMD_OPT_ERR;
+		if (c == REPORT_OPT_COMM)
+			sr->comm = arg;
+		else
+			sr->root = arg;
 		return 1;
 	case REPORT_OPT_TIME:
 		if (report_parse_time(arg, &sr->time_start, &sr->time_end))

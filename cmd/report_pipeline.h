@@ -85,6 +85,7 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 		   struct report_run **out, char *err, size_t errlen);
 void report_run_free(struct report_run *r);
 const struct sr_cct *report_cct(const struct report_run *r);
+const struct sr_machine *report_machine(const struct report_run *r);
 const struct sr_symbolizer *report_symbolizer(const struct report_run *r);
 const struct report_summary *report_summary(const struct report_run *r);
 /* "threads 3, traced 12.3 ms, decoded 1.2 MB, lost 2 segments (0.5 % of time)" */
@@ -111,11 +112,16 @@ int report_out_close(struct report_out *o, int ret, char *err, size_t errlen);
  * two naming one file, and a file that cannot be created (a missing or
  * read-only directory: said now, not after the decoding). 0 when all is
  * well. */
-/* opt's argument dir is a directory (1 and one usage line if not). */
-int report_need_dir(const char *cmd, const char *opt, const char *dir);
 int report_check_outputs(const char *cmd, const char *input, const char *const *opt,
 			 const char *const *out, size_t n);
+/* opt's argument dir is a directory (1 and one usage line if not). */
+int report_need_dir(const char *cmd, const char *opt, const char *dir);
 
+/* (report_notes.c) Did the run see a function named want (its name, or
+ * up to its '(')? If not, the closest name in *best (empty: none close),
+ * PLT stubs left out unless show_plt. */
+bool report_func_seen(const struct sr_machine *m, const char *want, bool show_plt,
+		      char *best, size_t n);
 /* (report_notes.c) Each filter of opt that matched nothing in the run
  * (cct, made by m) is said on stderr, one line each: --tid N (no such
  * thread), --comm and --root with "did you mean" for a close name,

@@ -65,8 +65,12 @@ refused "--raw is an option of the table and of --slowest" -- --raw
 refused "--per-thread is not an option of the table" -- --table --per-thread
 refused "--min-ns is not an option of the table" -- --table --min-ns 1ms
 refused "--srcline is an option of the table: add --table" -- --srcline
+refused "--comm wants a name, not ''" -- --comm ""
+refused "--root wants a name, not ''" -- --root ""
 refused "--symfs /no/such/dir: No such file or directory" -- --symfs /no/such/dir
 refused "--symfs t.data: not a directory" -- --symfs t.data
+expect_rc 0 "--slowest of a function never traced" -- "$PTFLAME" report -q -i t.data --slowest 2 wroker
+expect_grep "no function wroker was traced \(did you mean 'worker'\?\)" "$T/err" "--slowest NAME: did you mean"
 expect_rc 0 "--oncpu twice" -- "$PTFLAME" report -q -i t.data --oncpu --oncpu
 expect_rc 0 "--raw with --slowest" -- "$PTFLAME" report -q -i t.data --slowest 2 worker --raw
 finish
