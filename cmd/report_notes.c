@@ -172,14 +172,13 @@ void report_note_filters(const char *cmd, const struct report_opts *opt,
 			    g.best, g.best[0] ? "'?)" : "");
 	}
 	if (o->root) {
-		struct suggest g = { .want = o->root, .dist = SIZE_MAX, .no_plt = !o->show_plt };
+		char best[128];
 		size_t len = strlen(o->root);
 
-		sr_machine_func_names(m, suggest_name, &g);
-		if (!g.found)
-			say(cmd, opt, &said, "--root %s%s%s%s%s", o->root, g.best[0] ? " (did you mean '" : "",
-			    g.best, g.best[0] ? "'?)" : "",
-			    g.no_plt && len > 4 && !strcmp(o->root + len - 4, "@plt") ?
+		if (!report_func_seen(m, o->root, o->show_plt, best, sizeof(best)))
+			say(cmd, opt, &said, "--root %s%s%s%s%s", o->root, best[0] ? " (did you mean '" : "",
+			    best, best[0] ? "'?)" : "",
+			    !o->show_plt && len > 4 && !strcmp(o->root + len - 4, "@plt") ?
 			    " (PLT stubs are folded into the function they call; --show-plt keeps them)" :
 			    "");
 	}
