@@ -49,5 +49,5 @@ expect_rc 2 "--slowest 0" -- "$PTFLAME" report -q -i k7.data --slowest 0 handle
 expect_rc 2 "--slowest x" -- "$PTFLAME" report -q -i k7.data --slowest x handle
 expect_rc 2 "--slowest with --table" -- "$PTFLAME" report -q -i k7.data --slowest 1 handle --table
 expect_rc 0 "--slowest of no such function" -- "$PTFLAME" report -q -i k7.data --slowest 1 no_such_fn
-expect_grep "no complete call of no_such_fn" "$T/err" "--slowest of no such function: said"
+expect_grep "no function no_such_fn was traced" "$T/err" "--slowest of no such function: said"
 finish
