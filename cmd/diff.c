@@ -325,6 +325,12 @@ int cmd_diff(int argc, char **argv)
 		goto done;
 	if (load(&a, argv[optind], &o) || load(&b, argv[optind + 1], &o))
 		goto done;
+	/* (folded stacks have no single calls: a p99 column would be empty) */
+	if (o.table && o.sort == FG_SORT_P99 && (!a.run || !b.run)) {
+		rc = cmd_usage_error("diff", "--sort p99 needs two traces (perf.data or perf "
+				     "script text): %s is folded stacks", !a.run ? a.path : b.path);
+		goto done;
+	}
 	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
 		goto done;
 	if (o.svg && write_svg(&o, &a, &b))

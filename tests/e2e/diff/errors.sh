@@ -34,6 +34,8 @@ one_line "hex --top" 2 "--top" -- "$PTFLAME" diff --table --top 0x10 "$T/a.folde
 printf 'a;b 18446744073709551609\na;b 10\n' >"$T/wrap.folded"
 one_line "values past 2^64" 1 "wrap.folded: line 2: the values add up past 2\\^64" -- \
 	"$PTFLAME" diff "$T/wrap.folded" "$T/a.folded"
+one_line "--sort p99 of folded stacks" 2 "--sort p99 needs two traces .*: .*a.folded is folded stacks" -- \
+	"$PTFLAME" diff --table --sort p99 "$T/a.folded" "$T/b.folded"
 expect_rc 0 "help" -- "$PTFLAME" diff --help
 expect_grep "usage: ptflame diff" "$T/out" "help text"
 # the plain case still works, and -o writes the file
