@@ -319,6 +319,10 @@ int cmd_record_emulate(int argc, char **argv)
 			(unsigned long long)st.insns, (unsigned long long)st.threads, st.seconds,
 			st.seconds > 0 ? (double)st.insns / st.seconds : 0.0,
 			(unsigned long long)st.aux_bytes, o.output);
+	if (!st.aux_bytes)
+		fprintf(stderr, "ptflame record: warning: no traced thread ran during the recording "
+			"(they were all blocked): %s has no trace, and report will have nothing to show\n",
+			o.output);
 	if (st.from_exec)
 		fprintf(stderr, "ptflame record: note: no 'main' in %s%s (stripped?): traced from "
 			"exec, the dynamic loader included; --start=SYMBOL starts elsewhere\n",

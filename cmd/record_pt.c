@@ -177,6 +177,9 @@ static void summary(const struct rc_pt_opts *o, const struct rc_pt_stats *st)
 			(unsigned long long)st->restarts, (unsigned long long)st->marked,
 			st->restarts ? ": trace lost there (use a larger -m/--aux-size, or "
 			"--data-size when sideband events were lost)" : "");
+	if (!o->sideband_only && !st->aux_bytes)
+		fprintf(stderr, "ptflame record: warning: no trace was written: no traced thread ran "
+			"in user space during the recording, and report will have nothing to show\n");
 	if (o->snapshot)
 		fprintf(stderr, "ptflame record: %llu snapshots\n", (unsigned long long)st->snapshots);
 	if (st->wakes)

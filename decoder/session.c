@@ -1047,9 +1047,14 @@ static int index_file(struct dc_session *s)
 	free(is.truncs);
 	if (err)
 		return err;
-	if (!is.have_info || !s->nq) {
-		set_err(s, "%s: no Intel PT data (no AUXTRACE_INFO/AUXTRACE records)",
-			dc_perf_path(s->pf));
+	if (!is.have_info) {
+		set_err(s, "%s: no Intel PT in this recording (no AUXTRACE_INFO record): record "
+			"with 'ptflame record' or 'perf record -e intel_pt//u'", dc_perf_path(s->pf));
+		return -EINVAL;
+	}
+	if (!s->nq) {
+		set_err(s, "%s: the recording holds no trace (no AUXTRACE data): no traced thread "
+			"ran in user space while it was recorded", dc_perf_path(s->pf));
 		return -EINVAL;
 	}
 	return 0;

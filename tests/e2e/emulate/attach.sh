@@ -66,4 +66,22 @@ if python3 "$SRCDIR/tests/e2e/report/truth_profile.py" compare att.truth att.out
 else
 	fail "report vs truth: $(head -c 600 att.cmp)"
 fi
+
+# a process that sleeps for the whole recording: nothing ran, so nothing is
+# traced; record says so, and report names why it has nothing to show
+sleep 30 &
+sleeper=$!
+trap 'kill -KILL "$victim" "$sleeper" 2>/dev/null; rm -rf "$T"' EXIT
+sleep 0.2
+timeout -s KILL 30 "$PTFLAME" record --emulate -p "$sleeper" -d 0.5 -o idle.data >idle.err 2>&1
+rc=$?
+kill -KILL "$sleeper" 2>/dev/null
+[ $rc -eq 0 ] && grep -q "warning: no traced thread ran during the recording" idle.err &&
+	pass "-p of a sleeping process: recorded, with a warning that nothing ran" ||
+	fail "-p of a sleeping process: exit $rc: $(head -c 300 idle.err)"
+"$PTFLAME" report -i idle.data >idle.out 2>idle.rep
+rc=$?
+[ $rc -ne 0 ] && grep -q "holds no trace.*no traced thread ran" idle.rep && [ ! -s idle.out ] &&
+	pass "report of it: $(head -c 200 idle.rep)" ||
+	fail "report of it: exit $rc: $(head -c 300 idle.rep)"
 finish

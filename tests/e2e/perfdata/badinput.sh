@@ -31,6 +31,13 @@ if ! command -v perf >/dev/null ||
 	finish
 fi
 expect_rc 0 "the untouched file dumps" -- "$PTFLAME" dump real.data
+# a good perf.data, but of no PT event: report says what it lacks
+"$PTFLAME" report -i real.data >rep.out 2>rep.err
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <rep.err)" -eq 1 ] &&
+	grep -q "no Intel PT in this recording (no AUXTRACE_INFO record).*intel_pt//u" rep.err &&
+	pass "report of a recording without PT: $(cat rep.err)" ||
+	fail "report of a recording without PT: exit $rc: $(head -c 300 rep.err)"
 size=$(stat -c %s real.data)
 data_off=$(perl -e 'open F, "<", $ARGV[0]; binmode F; read F, $b, 56; print unpack("Q<", substr($b, 40, 8))' real.data)
 
