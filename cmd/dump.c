@@ -433,6 +433,8 @@ static int dump_file(const char *path, bool header_only)
 		}
 		if (!ferror(stdout))
 			printf("# %" PRIu64 " records\n", n);
+		if (dc_perf_unfinished(f, err, sizeof(err)))
+			fprintf(stderr, "ptflame dump: warning: %s\n", err);
 	}
 	dc_perf_close(f);
 	ret = out_status(stdout, &gone);

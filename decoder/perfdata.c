@@ -50,6 +50,8 @@ struct dc_perf_file {
 
 	uint64_t data_start, data_end, pos;
 	bool pipe;                 /* a pipe-mode stream (perf record -o -) */
+	bool unfinished;           /* header data size 0: the writer never closed it */
+	uint64_t cut;              /* bytes of a last record cut by the file's end */
 	const uint8_t *tracing;    /* a pipe's tracing data (in the map)   */
 	uint64_t tracing_size;
 	char errmsg[512];
@@ -520,6 +522,28 @@ static int parse_event_desc(struct dc_perf_file *f, const struct pf_file_section
 	return 0;
 }
 
+/* Do the header's feature table and every section it names lie in the
+ * file? (Read nothing.) */
+static bool features_fit(const struct dc_perf_file *f)
+{
+	uint64_t table = f->hdr.data.offset + f->hdr.data.size;
+	size_t n = 0;
+
+	for (int bit = 0; bit < PF_FEAT_BITS; bit++) {
+		struct pf_file_section s;
+
+		if (!(f->hdr.adds_features[bit / 64] & (UINT64_C(1) << (bit % 64))))
+			continue;
+		if (!in_file(f, table + n * sizeof(s), sizeof(s)))
+			return false;
+		memcpy(&s, f->map + table + n * sizeof(s), sizeof(s));
+		if (!in_file(f, s.offset, s.size))
+			return false;
+		n++;
+	}
+	return true;
+}
+
 static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	uint64_t table = f->hdr.data.offset + f->hdr.data.size;
@@ -825,8 +849,17 @@ int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t 
 		goto fail;
 	f->data_start = f->pos = f->hdr.data.offset;
 	f->data_end = f->hdr.data.offset + f->hdr.data.size;
-	if ((ret = read_features(f, err, errlen)))
+	/* perf record killed before its close: the header (written at the
+	 * start) says data size 0 and the feature table was never written,
+	 * but the records are there up to the file's end; perf reads them
+	 * too, with a warning. (Data size 0 with a feature table that fits
+	 * is a finished, empty recording.) */
+	if (!f->hdr.data.size && f->size > f->hdr.data.offset && !features_fit(f)) {
+		f->unfinished = true;
+		f->data_end = f->size;
+	} else if ((ret = read_features(f, err, errlen))) {
 		goto fail;
+	}
 	*out = f;
 	return 0;
 fail:
@@ -862,6 +895,24 @@ void dc_perf_close(struct dc_perf_file *f)
 
 const char *dc_perf_errmsg(const struct dc_perf_file *f) { return f->errmsg; }
 const char *dc_perf_path(const struct dc_perf_file *f) { return f->path; }
+
+bool dc_perf_unfinished(const struct dc_perf_file *f, char *note, size_t len)
+{
+	char cut[96] = "";
+
+	if (!f->unfinished && !f->cut)
+		return false;
+	if (f->cut)
+		snprintf(cut, sizeof(cut), "; its last record, cut after %" PRIu64
+			 " bytes, is left out", f->cut);
+	if (f->unfinished)
+		snprintf(note, len, "%s: the recording was not finished (data size 0 in its "
+			 "header: perf record killed?): read to the file's end, without the "
+			 "header's features%s", f->path, cut);
+	else
+		snprintf(note, len, "%s: the stream was cut off%s", f->path, cut);
+	return true;
+}
 const struct pf_file_header *dc_perf_header(const struct dc_perf_file *f) { return &f->hdr; }
 uint64_t dc_perf_file_size(const struct dc_perf_file *f) { return f->size; }
 
@@ -1431,6 +1482,21 @@ static void map_id_index(struct dc_perf_file *f, const struct dc_perf_record *re
 	}
 }
 
+/* Does the record at p (avail bytes to the end of the data) run past the
+ * end? Only the last record of a stream that was cut off can. */
+static bool runs_past_end(const uint8_t *p, uint64_t avail)
+{
+	uint16_t size;
+
+	if (avail < sizeof(struct perf_event_header))
+		return true;
+	size = rd16(p + 6);
+	if (size > avail)
+		return true;
+	return rd32(p) == PERF_RECORD_AUXTRACE && size >= PF_AUXTRACE_HDR_SIZE &&
+	       rd64(p + 8) > avail - size;
+}
+
 int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec)
 {
 	char msg[256];
@@ -1438,6 +1504,12 @@ int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec)
 
 	if (f->pos >= f->data_end)
 		return 0;
+	/* a cut stream ends before its partial last record */
+	if ((f->unfinished || f->pipe) && runs_past_end(f->map + f->pos, f->data_end - f->pos)) {
+		f->cut = f->data_end - f->pos;
+		f->data_end = f->pos;
+		return 0;
+	}
 	ret = parse_at(f, f->map + f->pos, f->data_end - f->pos, f->pos, rec, msg, sizeof(msg));
 	if (ret) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s: record at offset 0x%" PRIx64 ": %s",

@@ -200,6 +200,13 @@ void dc_perf_close(struct dc_perf_file *f);
 const char *dc_perf_errmsg(const struct dc_perf_file *f);
 const char *dc_perf_path(const struct dc_perf_file *f);
 
+/* Was the file left unfinished by its writer: a perf.data whose header
+ * says data size 0 (perf record killed: read to the file's end, without
+ * the features), or a stream whose last record the file's end cuts (known
+ * once dc_perf_next has reached the end)? If so, a one-line note naming
+ * the file into note. */
+bool dc_perf_unfinished(const struct dc_perf_file *f, char *note, size_t len);
+
 const struct pf_file_header *dc_perf_header(const struct dc_perf_file *f);
 uint64_t dc_perf_file_size(const struct dc_perf_file *f);
 /* Memory: the file is mapped read-only and never written, so pages that

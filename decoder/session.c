@@ -1042,6 +1042,12 @@ static int index_file(struct dc_session *s)
 		set_err(s, "%s", dc_perf_errmsg(s->pf));
 		err = ret;
 	}
+	if (!err && s->opts.on_warning) {
+		char note[512];
+
+		if (dc_perf_unfinished(s->pf, note, sizeof(note)))
+			s->opts.on_warning(s->opts.ctx, note);
+	}
 	if (!err && is.have_info)
 		err = attach_truncs(s, is.truncs, is.ntruncs);
 	free(is.truncs);
