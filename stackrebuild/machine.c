@@ -1369,6 +1369,36 @@ static int on_call(struct sr_machine *m, struct thread *t, const struct dc_event
 
 /* Could a return to ip be the return from caller frame f's last call
  * seen? (An x86 instruction is at most 15 bytes; no call seen: maybe.) */
+/* Ended calls of function key in the tree under n, counting up to 2. */
+static uint64_t calls_in(const struct sr_node *n, uint64_t key)
+{
+	const struct sr_node *top = n;
+	uint64_t calls = 0;
+
+	while (n && calls < 2) {
+		if (n->kind == SR_NODE_FUNC && n->key == key)
+			calls += n->calls;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != top && !n->next_sibling)
+			n = n->parent;
+		n = n == top ? NULL : n->next_sibling;
+	}
+	return calls;
+}
+
+/* Has the thread entered function key more than once (the frame on its
+ * stack included)? Only asked when a root kept across a loss returns:
+ * a walk of its trees, not a count kept on every call. */
+static bool entered_again(const struct thread *t, uint64_t key)
+{
+	uint64_t n = occurrences(t, key) + calls_in(&t->seg->root, key);
+
+	return n > 1 || n + calls_in(t->work_node, key) > 1;
+}
+
 static bool ret_after_call(const struct frame *f, uint64_t ip)
 {
 	return !f->site || (ip > f->site && ip - f->site <= 15);
@@ -1407,6 +1437,20 @@ static int on_return(struct sr_machine *m, struct thread *t, const struct dc_eve
 	if (t->nframes == 1) {
 		if (key_flags(m, top_key(t)) & SR_FUNC_CONTEXT)
 			return reset_to(m, t, key, now, F_INFERRED);
+		/* Nor from a root a resync kept without proof, when its
+		 * function runs more than once: the loss may have taken its
+		 * return and another call of it, and what the segment saw
+		 * before the loss need not have run under the function
+		 * returned into now (bash's dispose_command tail-called free
+		 * from the root, a loss resumed in another free, called from
+		 * dispose_words, whose return put dispose_command under
+		 * dispose_words, a call no program made). The function
+		 * returned into starts a new segment. (A main entered once
+		 * is the same frame on both sides of a loss.) */
+		if (t->unproven && entered_again(t, top_key(t))) {
+			ret = pop_frame(m, t, now, true);
+			return ret ? ret : reset_to(m, t, key, now, F_INFERRED);
+		}
 		return underflow(m, t, key, now, false);
 	}
 	/* A function returning into itself while the frame below is another:

@@ -1504,6 +1504,38 @@ static void test_lost_in_unnamed_code(void **state)
 	sr_cct_free(cct);
 }
 
+/* A root kept across a loss returns into a function not on the stack: an
+ * inferred caller of what the segment saw, when that frame is the one the
+ * trace saw before the loss. A function entered more than once proves no
+ * such thing (the loss may have taken its return and another call of it):
+ * the function returned into starts a new segment. Before, bash's
+ * dispose_command tail-called free from the root, a loss resumed in
+ * another free, called from dispose_words, and its return put
+ * dispose_command under dispose_words, a call bash never makes (a stress
+ * recording with --drop-aux). */
+static void test_lost_root_entered_again(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, IP(F_A));
+	CALL(m, 1, 10, F_A, F_C);
+	RET(m, 1, 20, F_C, F_A);
+	JMP(m, 1, 30, F_A, ENTRY(F_C));        /* a tail call: the root is c */
+	CALL(m, 1, 40, F_C, F_D);
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_D));               /* kept: c;d, c unproven      */
+	RET(m, 1, 70, F_D, F_C);
+	RET(m, 1, 80, F_C, F_G);               /* which c returns?           */
+	END(m, 1, 90, F_G);
+	cct = finish(m, 0);
+	expect_stacks(cct, "a 20\na;c 10\nc 20\nc;d 20\nc;d;[lost] 10\ng 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Lost, and the trace resumes in the top frame's function: the frames
  * below it are kept, but nothing proves them. A return that contradicts
  * one (c's into f, where b is the caller frame) shows the stack wrong:
@@ -2513,6 +2545,7 @@ int main(void)
 		cmocka_unit_test(test_context_switch_from_root),
 		cmocka_unit_test(test_lost_in_unnamed_code),
 		cmocka_unit_test(test_lost_unproven_caller),
+		cmocka_unit_test(test_lost_root_entered_again),
 		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),
 		cmocka_unit_test(test_stop_at_end),
