@@ -327,6 +327,10 @@ int cmd_record_emulate(int argc, char **argv)
 		fprintf(stderr, "ptflame record: note: no 'main' in %s%s (stripped?): traced from "
 			"exec, the dynamic loader included; --start=SYMBOL starts elsewhere\n",
 			st.from_exec_path, st.from_exec > 1 ? " and other programs" : "");
+	if (st.forks_untraced)
+		fprintf(stderr, "ptflame record: warning: %llu process(es) forked: the children ran "
+			"untraced (--follow-fork traces them)\n",
+			(unsigned long long)st.forks_untraced);
 	if (st.execs_untraced)
 		fprintf(stderr, "ptflame record: warning: %llu process(es) called execve: qemu-user "
 			"runs the new program untraced (--emulate=ptrace follows exec)\n",

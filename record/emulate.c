@@ -1078,6 +1078,22 @@ static bool may_block(struct thr *t, const struct user_regs_struct *r)
 	return rc_emu_may_block((long)r->rax, r->rdi, r->rsi, flags);
 }
 
+/* Does the syscall at r make a process (not a thread)? */
+static bool makes_process(struct thr *t, const struct user_regs_struct *r)
+{
+	long nr = (long)r->rax;
+	uint64_t flags = 0;
+
+	if (nr == SYS_fork || nr == SYS_vfork)
+		return true;
+	if (nr == SYS_clone)
+		return !(r->rdi & CLONE_THREAD);
+	if (nr == SYS_clone3 && read_mem(t->tid, r->rdi, (uint8_t *)&flags, sizeof(flags)) ==
+	    sizeof(flags))
+		return !(flags & CLONE_THREAD);
+	return false;
+}
+
 static void count_insn(struct emu *e)
 {
 	e->insns++;
@@ -1131,6 +1147,8 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 		    (ca[0] & CLONE_CHILD_CLEARTID))
 			t->clone_ctid = ca[2];
 	}
+	if (!e->o->follow_fork && makes_process(t, r))
+		e->st->forks_untraced++;
 	if (may_block(t, r)) {
 		if (start_native(e, t, NK_SYSCALL, true, nr))
 			return e->fail;

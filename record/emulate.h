@@ -155,6 +155,9 @@ struct rc_emu_stats {
 	int exit_status;           /* of PROG (wait status), -1 if unknown */
 	uint64_t execs_untraced;   /* processes whose execve left the trace
 	                              (the qemu backend cannot follow one) */
+	uint64_t forks_untraced;   /* processes forked (fork, vfork, clone
+	                              without CLONE_THREAD) that ran untraced:
+	                              no --follow-fork */
 	uint64_t from_exec;        /* programs traced from exec because the
 	                              default start symbol, main, is not in
 	                              them (stripped); the first one's path: */

@@ -1293,6 +1293,9 @@ static int step(struct qemu *e, struct qthr *t)
 		t->sys_t = s.t_ns;
 		t->sys_thread = (s.nr == SYS_clone && (s.a1 & CLONE_THREAD)) ||
 				(s.nr == SYS_clone3 && (s.extra & CLONE_THREAD));
+		if (!e->o->follow_fork && !t->sys_thread &&
+		    (s.nr == SYS_clone || s.nr == SYS_clone3 || s.nr == SYS_fork || s.nr == SYS_vfork))
+			e->st->forks_untraced++;
 		t->v0 = v->now;
 		t->head += len;
 		if (s.nr == SYS_exit || s.nr == SYS_exit_group || s.nr == SYS_execve ||

@@ -124,4 +124,19 @@ stop_with TERM 1 wait "${E[@]}" -o wait.data --truth wait.truth --start spin_don
 # SIGINT while the workers of --start worker are stepped or waited for
 stop_with INT 0.3 int "${E[@]}" -o int.data --truth int.truth --start worker -- "$TH"
 [ "$rc" -eq 0 ] && pass "SIGINT with --start worker: exit 0" || fail "SIGINT with --start worker: exit $rc: $(head -c 300 int.err)"
+
+# without --follow-fork, a forked child runs untraced: record says so (in
+# both backends; qemu-user only where installed), and a run that makes
+# threads only does not
+for be in ptrace qemu; do
+	[ $be = qemu ] && ! command -v qemu-x86_64 >/dev/null && continue
+	"${GUARD[@]}" "$PTFLAME" record --emulate=$be -o nf-$be.data -- "$F" >nf-$be.err 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "warning: 1 process(es) forked: the children ran untraced (--follow-fork traces them)" nf-$be.err &&
+		pass "--emulate=$be without --follow-fork: the untraced child is said" ||
+		fail "--emulate=$be without --follow-fork: exit $rc: $(head -c 300 nf-$be.err)"
+	"${GUARD[@]}" "$PTFLAME" record --emulate=$be -o nt-$be.data -- "$TH" >nt-$be.err 2>&1
+	grep -q "forked" nt-$be.err && fail "--emulate=$be: threads taken for forks: $(cat nt-$be.err)" ||
+		pass "--emulate=$be: threads are no forks"
+done
 finish
