@@ -705,13 +705,11 @@ static int find_below(const struct thread *t, uint64_t key)
 }
 
 /* Throw the stack away and start a new segment at now. */
-static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
+/* A switch-out at the very end (the recorder stopped, the thread exited)
+ * is no wait: no "[off-cpu]:1(inferred)" of 0 ns. (A kernel entry there is
+ * kept: the thread did make that call.) */
+static void drop_final_switch(struct thread *t, uint64_t now)
 {
-	int ret = 0;
-
-	/* A switch-out at the very end (the recorder stopped) is no wait:
-	 * no "[off-cpu]:1(inferred)" of 0 ns. (A kernel entry there is kept:
-	 * the thread did make that call.) */
 	while (t->nps && t->ps[t->nps - 1].t0 == now &&
 	       (t->ps[t->nps - 1].node->kind == SR_NODE_OFFCPU ||
 		t->ps[t->nps - 1].node->kind == SR_NODE_PREEMPT)) {
@@ -722,6 +720,13 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 		if (!n->calls && !n->self_ns && !n->first_child)
 			sr_cct_detach(t->seg, n);
 	}
+}
+
+static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	int ret = 0;
+
+	drop_final_switch(t, now);
 	while (t->nps && !ret)
 		ret = pop_pseudo(m, t, now, false);
 
@@ -1574,6 +1579,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 	int ret = 0;
 
 	if (ev->reason == DC_OFF_END) {
+		drop_final_switch(t, now);
 		ret = pop_all_pseudo(m, t, now, false);
 		t->active = false;
 		t->sigreturn = false;

@@ -909,6 +909,16 @@ class Model:
             th.resume_at = t + SWITCH_NS // 2
 
     def ev_stop(self, th, t, args):
+        # a switch-out at this very instant (the thread exits, tracing
+        # stops) is no wait: report shows no [off-cpu] of 0 ns there
+        while th.stack and th.stack[-1].pseudo in ("offcpu", "preempt") and \
+                th.stack[-1].t0 == t:
+            fr = th.stack.pop()
+            n = fr.node
+            n.calls -= 1
+            n.entries -= 1
+            if not n.calls and not n.self_ns and not n.kids and n.parent:
+                del n.parent.kids[n.key]
         while th.stack:
             th.pop(complete=False)
         th.traced = False
