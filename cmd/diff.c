@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/report_pipeline.h"
+#include "decoder/dc_hash.h"
 #include "decoder/script_import.h"
 #include "flamegraph/flamegraph.h"
 #include "stackrebuild/stackrebuild.h"
@@ -126,8 +127,50 @@ static int load_folded(struct input *in)
 	return 0;
 }
 
+/* --per-thread: a line's root frame "comm-TID" of a thread of cct becomes
+ * "comm", so that two recordings' threads match by name (their tids never
+ * do); threads of one name are one. Returns the new text, or NULL. */
+static char *threads_by_comm(const struct sr_cct *cct, const char *buf, size_t len,
+			     size_t *outlen)
+{
+	struct dc_hash tids = { 0 };
+	char *out = malloc(len + 1);
+	size_t n = 0;
+
+	for (size_t i = 0; out && i < sr_cct_nthreads(cct); i++)
+		if (dc_hash_put(&tids, sr_cct_thread(cct, i)->tid, 1)) {
+			free(out);
+			out = NULL;
+		}
+	for (size_t i = 0; out && i < len;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - buf) + 1 : len, sp = end, fe = i, d;
+		uint64_t tid = 0, v;
+
+		while (sp > i && buf[sp - 1] != ' ')     /* the value's space */
+			sp--;
+		while (fe + 1 < sp && buf[fe] != ';')    /* the root frame's end */
+			fe++;
+		for (d = fe; d > i && fe - d < 10 && buf[d - 1] >= '0' && buf[d - 1] <= '9'; d--)
+			;
+		for (size_t k = d; k < fe; k++)
+			tid = tid * 10 + (uint64_t)(buf[k] - '0');
+		if (d < fe && d > i + 1 && buf[d - 1] == '-' && dc_hash_get(&tids, tid, &v)) {
+			memcpy(out + n, buf + i, d - 1 - i);
+			n += d - 1 - i;
+			i = fe;
+		}
+		memcpy(out + n, buf + i, end - i);
+		n += end - i;
+		i = end;
+	}
+	dc_hash_free(&tids);
+	*outlen = n;
+	return out;
+}
+
 /* A trace's CCT folded plain and read back: the diff works on stacks. */
-static int fold_cct(struct input *in)
+static int fold_cct(struct input *in, bool per_thread)
 {
 	struct fg_fold_options fo = { .style = FG_FOLD_PLAIN };
 	char *buf = NULL;
@@ -141,6 +184,13 @@ static int fold_cct(struct input *in)
 	if (fclose(mem) || rc) {
 		free(buf);
 		return cmd_error("diff", "%s: cannot fold its stacks", in->path);
+	}
+	if (per_thread && len) {
+		char *by = threads_by_comm(in->cct, buf, len, &len);
+
+		free(buf);
+		if (!(buf = by))
+			return cmd_error("diff", "out of memory");
 	}
 	if (!len)
 		buf[0] = '\n';         /* no stacks: one blank line */
@@ -179,7 +229,7 @@ static int load(struct input *in, const char *path, const struct diff_opts *o)
 	}
 	if (load_trace(in, o))
 		return 1;
-	return !o->table && fold_cct(in) ? 1 : 0;
+	return !o->table && fold_cct(in, o->sr.per_thread) ? 1 : 0;
 }
 
 static int stats_of(const struct input *in, const struct diff_opts *o, struct fg_stats **st)

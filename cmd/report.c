@@ -54,6 +54,7 @@ const char cmd_report_help[] =
 	"                      threads (the critical path). With --table: wait site\n"
 	"                      -> waker site rows (waits, total, avg, p50, p99)\n"
 	"      --table         a per-function latency table instead of folded stacks\n"
+	"                      (avg and max exact; p50/p90/p99 within 1 %)\n"
 	"      --by-stack      table rows per call path\n"
 	"      --sort KEY      table order: total (default), self, avg, p99, calls\n"
 	"      --top N         table: first N rows only\n"
@@ -293,12 +294,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 				       a->run.sr.per_thread ? "--per-thread" : "--min-ns");
 	if (a->table && a->slowest)
 		return cmd_usage_error("report", "--slowest and --table are two outputs: choose one");
+	if (a->slowest && a->run.sr.keep_time)
+		return cmd_usage_error("report", "--slowest ranks whole calls by wall-clock time: "
+				       "%s does not apply to it", a->run.sr.keep_time == SR_KEEP_ONCPU ?
+				       "--oncpu" : "--offcpu");
 	if (a->table && a->run.sr.wakers && a->by == FG_BY_STACK)
 		return cmd_usage_error("report", "--table --wakers has one row per wait site and "
 				       "waker site: --by-stack is for the function table");
 	if (a->table && a->run.sr.wakers && a->tab.srcline)
 		return cmd_usage_error("report", "--srcline is for the function table, not "
 				       "--table --wakers");
+	a->fold.part = a->run.sr.keep_time != 0;
 	return -1;
 }
 
@@ -413,7 +419,8 @@ static int write_main(const struct report_args *a, const struct call_sinks *k,
 		if (a->run.sr.wakers) {
 			ret = fg_wake_table_write(o.f, report_cct(r), &sym, &a->tab);
 		} else {
-			ret = fg_stats_from_cct(report_cct(r), &sym, a->by, &st);
+			ret = fg_stats_from_cct_part(report_cct(r), &sym, a->by,
+						     a->run.sr.keep_time != 0, &st);
 			if (!ret)
 				ret = fg_table_write(o.f, st, NULL, &a->tab);
 			fg_stats_free(st);

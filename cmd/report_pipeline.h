@@ -160,13 +160,16 @@ enum {
 	{ "show-plt", no_argument, NULL, REPORT_OPT_SHOW_PLT }, \
 	{ "no-inline", no_argument, NULL, REPORT_OPT_NO_INLINE }
 #define REPORT_FILTER_HELP \
-	"  --per-thread        a comm-tid root frame per thread\n" \
+	"  --per-thread        a comm-tid root frame per thread (diff: the comm,\n" \
+	"                      so that two runs' threads match by name)\n" \
 	"  --tid LIST          only these threads (comma separated)\n" \
 	"  --comm NAME         only threads that had this name\n" \
 	"  --root FUNC         only time under FUNC, re-rooted there\n" \
 	"  --time START,END    only this window of the perf clock (seconds as perf\n" \
 	"                      prints them, or with a unit: 1500ms, 20us, 7ns)\n" \
-	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time\n" \
+	"  --oncpu, --offcpu   keep only on-CPU (user+kernel) or off-CPU time (a\n" \
+	"                      table's avg is then that time per call, without\n" \
+	"                      the percentiles of whole calls)\n" \
 	"  --show-plt          PLT stubs as frames of their own (foo@plt); by\n" \
 	"                      default a stub's call shows as its target's\n" \
 	"  --no-inline         no frames for inlined functions; by default code\n" \

@@ -26,7 +26,8 @@ const char *fg_room_name(void);
  * each level sorted bytewise. Nodes that print as the same frame are one
  * frame: calls, latencies, time and callees added up (as the tables do).
  * Annotated output also has a "... 0" line for each leaf context that has
- * calls but no time (when min_ns is 0), so every counted call shows.
+ * calls but no time (when min_ns is 0 and all the time is kept), so every
+ * counted call shows.
  *
  * Annotated frames (FG_FOLD_ANNOTATED, the default, pt-flame compatible):
  *     frame    = name [ ":" calls ( "(inferred)" | ",avg:" avg ) ]
@@ -53,6 +54,9 @@ enum fg_fold_style {
 struct fg_fold_options {
 	enum fg_fold_style style;
 	uint64_t min_ns;          /* drop lines whose self time is below this */
+	bool part;                /* the CCT kept part of the time (--oncpu,
+	                             --offcpu): no "... 0" lines of calls with
+	                             none of that time */
 	/* Optional: called for every frame as it is folded (also one with no
 	 * line of its own), with its folded path as the lines show it (root
 	 * first, annotated per style) and the latency histogram of its

@@ -198,6 +198,7 @@ struct fold {
 	const struct sr_symbolizer *sym;
 	enum fg_fold_style style;
 	uint64_t min_ns;
+	bool part;
 	int (*on_frame)(void *ctx, const char *path, const struct sr_hist *lat);
 	void *frame_ctx;
 	FILE *out;
@@ -276,7 +277,7 @@ static int print_frame(struct fold *f, const struct level *L, const struct ent *
 	f->len += nlen + alen;
 	/* A leaf with calls but no time still gets a (0) line when
 	 * annotated, so that every counted call shows somewhere. */
-	if ((self || (f->style == FG_FOLD_ANNOTATED && !*has_children && calls)) &&
+	if ((self || (f->style == FG_FOLD_ANNOTATED && !*has_children && calls && !f->part)) &&
 	    self >= f->min_ns &&
 	    fprintf(f->out, "%s %" PRIu64 "\n", f->path, self) < 0)
 		return -EIO;
@@ -349,6 +350,7 @@ int fg_fold(FILE *out, const struct sr_cct *cct, const struct sr_symbolizer *sym
 		.sym = sym,
 		.style = opt ? opt->style : FG_FOLD_ANNOTATED,
 		.min_ns = opt ? opt->min_ns : 0,
+		.part = opt && opt->part,
 		.on_frame = opt ? opt->on_frame : NULL,
 		.frame_ctx = opt ? opt->frame_ctx : NULL,
 		.out = out,

@@ -116,13 +116,16 @@ static int is_func(struct fg_slowest *s, const struct sr_node *n, const char *na
 	uint64_t v;
 
 	*yes = false;
-	if (n->kind != SR_NODE_FUNC)
+	/* (a [truncated] frame, below --max-stack, is a call of its function
+	 * as well) */
+	if (n->kind != SR_NODE_FUNC && n->kind != SR_NODE_TRUNCATED)
 		return 0;
 	if (n->key != DC_HASH_EMPTY && dc_hash_get(&s->match, n->key, &v)) {
 		*yes = v == 1;
 		return 0;
 	}
-	*yes = name_is(name ? name : sr_cct_name(cct, n, NULL), s->func);
+	*yes = name_is(name && n->kind == SR_NODE_FUNC ? name : sr_cct_func_name(cct, n, NULL),
+		       s->func);
 	return n->key == DC_HASH_EMPTY ? 0 : dc_hash_put(&s->match, n->key, *yes ? 1 : 2);
 }
 

@@ -32,6 +32,9 @@ struct fg_stats {
 	size_t n, cap;
 	struct dc_hash map;         /* chain of a name's dc_strhash -> row */
 	bool from_cct;
+	bool part;                  /* the CCT kept on- or off-CPU time only */
+	bool unitless;              /* folded, no annotation: values of any
+	                               unit (samples, say), calls unknown   */
 };
 
 /* ------------------------------------------------------------- rows */
@@ -98,7 +101,14 @@ static void stats_finish(struct fg_stats *st)
 		struct srow *r = &st->rows[i];
 
 		r->r.name = r->name;
-		if (st->from_cct) {
+		r->r.no_calls = st->unitless;
+		if (st->part) {
+			/* the latencies are of whole calls, wall clock: not
+			 * of the part of the time kept */
+			r->r.has_avg = r->r.calls > 0;
+			if (r->r.has_avg)
+				r->r.avg_ns = (r->r.total_ns + r->r.calls / 2) / r->r.calls;
+		} else if (st->from_cct) {
 			r->r.has_hist = r->hist.count > 0;
 			r->r.hist = r->r.has_hist ? &r->hist : NULL;
 			r->r.has_avg = r->hist.count > 0;
@@ -172,7 +182,9 @@ static int path_append(struct walk *w, const char *name)
 static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_symbolizer *sym,
 		 enum fg_stats_key by, struct walk *w, const struct sr_node *n)
 {
-	const char *name = sr_cct_name(cct, n, sym);
+	/* by function, a [truncated] frame counts as the function it runs */
+	const char *name = by == FG_BY_FUNCTION && n->kind == SR_NODE_TRUNCATED ?
+			   sr_cct_func_name(cct, n, sym) : sr_cct_name(cct, n, sym);
 	size_t plen = w->pathlen, len = strlen(name), ri = SIZE_MAX;
 	uint64_t h = w->depth ? w->ph[w->depth - 1] : DC_FNV_BASIS;
 	struct srow *r;
@@ -186,7 +198,8 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 	}
 	/* (a node with no call, no time and nothing under it has no row: a
 	 * PLT stub folded into its target leaves one behind) */
-	if (n->kind != SR_NODE_THREAD && (n->calls || n->total_ns || n->first_child)) {
+	if (n->kind != SR_NODE_THREAD && (n->calls || n->total_ns || n->first_child) &&
+	    (!st->part || n->total_ns)) {
 		ri = by == FG_BY_STACK ? row_get_h(st, w->path, w->pathlen, dc_fnv_end(h))
 				       : row_get(st, name, len);
 		if (ri == SIZE_MAX)
@@ -223,6 +236,12 @@ static void leave(struct fg_stats *st, struct walk *w)
 int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 		      enum fg_stats_key by, struct fg_stats **out)
 {
+	return fg_stats_from_cct_part(cct, sym, by, false, out);
+}
+
+int fg_stats_from_cct_part(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			   enum fg_stats_key by, bool part, struct fg_stats **out)
+{
 	struct fg_stats *st = stats_new(true);
 	const struct sr_node *root = sr_cct_root(cct), *n;
 	struct walk w = { 0 };
@@ -231,6 +250,7 @@ int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 	*out = NULL;
 	if (!st)
 		return -ENOMEM;
+	st->part = part;
 	/* Iterative depth-first walk: deep recursion in the traced program
 	 * must not become deep recursion here. */
 	n = root->first_child;
@@ -376,6 +396,7 @@ int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 	*out = NULL;
 	if (!st)
 		return -ENOMEM;
+	st->unitless = !fg_folded_annotated(f);
 	for (size_t i = 0; i < f->raw.n && !err; i++)
 		err = add_folded_line(st, &seen, by, max_stack ? max_stack : SR_DEFAULT_MAX_STACK,
 				      f->raw.e[i].stack, f->raw.e[i].value, i, &path, &pathcap);
@@ -435,10 +456,10 @@ static bool metric_get(const struct fg_row *r, enum metric m, uint64_t *v)
 	switch (m) {
 	case M_CALLS:
 		*v = r ? r->calls : 0;
-		return true;
+		return !r || !r->no_calls;
 	case M_INFERRED:
 		*v = r ? r->inferred : 0;
-		return true;
+		return !r || !r->no_calls;
 	case M_TOTAL:
 		*v = r ? r->total_ns : 0;
 		return true;
@@ -697,10 +718,12 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 	enum metric sm;
 	struct trow *rows;
 	char (*cells)[CELL] = NULL;
-	bool nohist_a = false, nohist_b = false;
+	bool nohist_a = false, nohist_b = false, raw;
 
 	if (!opt)
 		opt = &defopt;
+	/* values of a folded file without annotations need not be ns */
+	raw = opt->raw || a->unitless || (b && b->unitless);
 	nohist_a = !a->from_cct;
 	nohist_b = b && !b->from_cct;
 	sm = sort_metric(opt->sort);
@@ -758,7 +781,7 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 			char *cell = cells[i * ncol + c];
 			size_t cw;
 
-			fmt_cell(cell, &rows[i], cols[c], opt->raw);
+			fmt_cell(cell, &rows[i], cols[c], raw);
 			cw = width(cell);
 			if (cw > w[c])
 				w[c] = cw;

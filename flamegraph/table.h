@@ -74,6 +74,11 @@ enum fg_stats_key {
 
 int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 		      enum fg_stats_key by, struct fg_stats **out);
+/* The same of a CCT that kept part of the time (--oncpu, --offcpu): rows
+ * of no such time are left out, avg is that time per call, and there are
+ * no percentiles (the histograms are of whole calls' wall latency). */
+int fg_stats_from_cct_part(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			   enum fg_stats_key by, bool part, struct fg_stats **out);
 int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
 			 struct fg_stats **out);
 /* The same; by stack, a line's frames deeper than max_stack (0:
@@ -96,6 +101,9 @@ struct fg_row {
 	const struct sr_hist *hist;  /* when has_hist                       */
 	const char *srcline;     /* "file:line" when the symbolizer gives one
 	                            (sr_symbolizer.srcline), else NULL      */
+	bool no_calls;           /* calls unknown: a folded file without
+	                            annotations (its values need not be ns:
+	                            the table prints them without a unit)  */
 };
 
 size_t fg_stats_count(const struct fg_stats *st);

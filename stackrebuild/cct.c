@@ -199,6 +199,18 @@ static int name_kernel(struct sr_cct *cct, uint64_t key)
 						   (unsigned long long)key));
 }
 
+const char *sr_cct_func_name(const struct sr_cct *cct, const struct sr_node *n,
+			     const struct sr_symbolizer *sym)
+{
+	const char *name;
+
+	if (n->kind != SR_NODE_FUNC && n->kind != SR_NODE_TRUNCATED)
+		return NULL;
+	sym = sym ? sym : cct->sym;
+	name = sym && sym->name ? sym->name(sym->ctx, n->key) : NULL;
+	return name ? name : "[unknown]";
+}
+
 const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
 			const struct sr_symbolizer *sym)
 {

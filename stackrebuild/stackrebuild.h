@@ -219,6 +219,12 @@ const struct sr_node *sr_cct_root(const struct sr_cct *cct);
  * folded format (see fg_frame_sanitize()). */
 const char *sr_cct_name(const struct sr_cct *cct, const struct sr_node *n,
 			const struct sr_symbolizer *sym);
+/* The function a node runs: a function's name as sr_cct_name gives it,
+ * also for a [truncated] frame (below --max-stack: it keeps its function's
+ * key), else NULL. For what counts calls of one function (the function
+ * table, --slowest), which a stack's depth must not change. */
+const char *sr_cct_func_name(const struct sr_cct *cct, const struct sr_node *n,
+			     const struct sr_symbolizer *sym);
 size_t sr_cct_node_count(const struct sr_cct *cct);
 /* Threads, in order of first appearance (only those passing --tid). */
 size_t sr_cct_nthreads(const struct sr_cct *cct);

@@ -27,4 +27,15 @@ expect_grep "58977 calls deeper than --max-stack 1024 shown as \[truncated\]" de
 # every nanosecond kept: 2 * 60000 + 1 branches 1 us apart
 awk '{ s += $NF } END { exit s != 120001000 }' deep.folded && pass "total time kept" ||
 	fail "total $(awk '{ s += $NF } END { print s }' deep.folded)"
+# the function table and --slowest count calls of a function, which the
+# stacks' cut at --max-stack must not change: f was called 60000 times
+"$PTFLAME" report -q -i deep.txt --table --format csv >deep.csv 2>deep.err
+awk -F, '$1 == "f" {print $2}' deep.csv | grep -qx 60000 &&
+	pass "--table: f called 60000 times, the calls below --max-stack included" ||
+	fail "--table: $(grep -E '^(f|\[truncated\]),' deep.csv) $(head -c 200 deep.err)"
+grep -q '^\[truncated\],' deep.csv && fail "--table has a [truncated] row" ||
+	pass "--table: no [truncated] row"
+"$PTFLAME" report -q -i deep.txt --slowest 1 f >slow.txt 2>slow.err
+grep -q "slowest of 60000 complete calls of f" slow.txt &&
+	pass "--slowest: of 60000 calls of f" || fail "--slowest: $(head -2 slow.txt) $(head -c 200 slow.err)"
 finish

@@ -152,7 +152,29 @@ if "$PTFLAME" report -i "$T/a.data" --plain >"$T/a.rep" 2>"$T/err"; then
 	"$PTFLAME" diff --table --raw --sort self --root main "$T/a.data" "$T/b.data" \
 		>"$T/abd.tab" 2>"$T/err" || fail "diff --table a.data b.data: $(cat "$T/err")"
 	check_extra "$T/abd.tab" "perf.data, --root main"
+	# --per-thread: two runs' threads never share a tid; they match by
+	# name (comm), so with one thread each the diff is the one without
+	# --per-thread under one root frame
+	"$PTFLAME" diff --per-thread "$T/a.data" "$T/b.data" >"$T/abt" 2>"$T/err" ||
+		fail "diff --per-thread: $(cat "$T/err")"
+	cut -d';' -f2- "$T/abt" | cmp -s - "$T/abd" &&
+		pass "--per-thread: the threads of the two runs matched by comm" ||
+		fail "--per-thread: $(cut -d';' -f2- "$T/abt" | diff - "$T/abd" | head -4)"
+	awk '{split($1, f, ";"); print f[1]}' "$T/abt" | sort -u | grep -qx extra_work &&
+		pass "--per-thread: the root frame is the comm" ||
+		fail "--per-thread roots: $(awk '{split($1, f, ";"); print f[1]}' "$T/abt" | sort -u | head -3)"
 else
 	fail "report -i a.data: $(head -c 300 "$T/err")"
 fi
+
+# folded files of any FlameGraph tool: values need not be ns, and without
+# annotations the calls are unknown
+printf 'main;foo 30\nmain;bar 10\n' >"$T/s1.folded"
+printf 'main;foo 60\nmain;bar 10\n' >"$T/s2.folded"
+"$PTFLAME" diff --table "$T/s1.folded" "$T/s2.folded" >"$T/ss.tab" 2>"$T/err" ||
+	fail "diff --table of plain folded: $(cat "$T/err")"
+awk '$NF == "foo" && $1 == 30 && $2 == 60 && $3 == "+30" {ok = 1} END {exit !ok}' "$T/ss.tab" &&
+	pass "plain folded table: values without a unit" || fail "plain folded table: $(cat "$T/ss.tab")"
+awk '$NF == "foo" {exit !($(NF - 1) == "-" && $(NF - 2) == "-")}' "$T/ss.tab" &&
+	pass "plain folded table: calls unknown ('-')" || fail "plain folded calls: $(grep foo "$T/ss.tab")"
 finish
