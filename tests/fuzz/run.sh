@@ -11,13 +11,15 @@
 # Seeds are made here, once per build directory ($FUZZ_DIR/seeds/), from
 # this build: emulated recordings of testdata programs (perfdata, report),
 # `ptflame report` of them (folded), `perf script` text of them and pieces
-# of ../shared/realtraces/*.perf when present (script). The corpus the
+# of ../shared/realtraces/*.perf (or $REALTRACES) when present (script). The corpus the
 # fuzzer grows stays in $FUZZ_DIR/corpus/NAME for the next run.
 set -u
 name=$1 exe=$2
 : "${PTFLAME:?}" "${TESTDATA:?}" "${SRCDIR:?}" "${FUZZ_DIR:?}"
 secs=${FUZZ_SECONDS:-45}
-real=$SRCDIR/../shared/realtraces
+# (REALTRACES: where they are when this is not a checkout beside shared/)
+real=${REALTRACES:-$SRCDIR/../shared/realtraces}
+[ -d "$real" ] || echo "run.sh: no real Intel PT recordings at $real (set REALTRACES): $name is fuzzed without them" >&2
 seeds=$FUZZ_DIR/seeds
 
 # seed_perf: emulated recordings (a few KB each) of varied programs:
