@@ -415,7 +415,8 @@ static int dump_file(const char *path, bool header_only)
 	bool gone = false;
 	int ret;
 
-	if (dc_perf_open(path, &f, err, sizeof(err)) < 0)
+	/* a file cut short: its records up to the cut, then the error */
+	if (dc_perf_open_cut(path, true, &f, err, sizeof(err)) < 0)
 		return cmd_error("dump", "%s", err);
 	dump_header(stdout, f);
 	if (!header_only) {
@@ -433,8 +434,17 @@ static int dump_file(const char *path, bool header_only)
 		}
 		if (!ferror(stdout))
 			printf("# %" PRIu64 " records\n", n);
-		if (dc_perf_unfinished(f, err, sizeof(err)))
+		if (!dc_perf_cut_end(f) && dc_perf_unfinished(f, err, sizeof(err)))
 			fprintf(stderr, "ptflame dump: warning: %s\n", err);
+	}
+	if (dc_perf_cut_end(f)) {
+		fflush(stdout);
+		ret = cmd_error("dump", "%s: truncated: data section ends at %" PRIu64 " but file "
+				"has %" PRIu64 " bytes%s", path, dc_perf_cut_end(f),
+				dc_perf_file_size(f), header_only ? "" :
+				" (the records before the cut are printed)");
+		dc_perf_close(f);
+		return ret;
 	}
 	dc_perf_close(f);
 	ret = out_status(stdout, &gone);

@@ -51,6 +51,8 @@ struct dc_perf_file {
 	uint64_t data_start, data_end, pos;
 	bool pipe;                 /* a pipe-mode stream (perf record -o -) */
 	bool unfinished;           /* header data size 0: the writer never closed it */
+	bool read_cut;             /* open: read a data section the file cuts */
+	uint64_t cut_end;          /* where that section should have ended   */
 	uint64_t cut;              /* bytes of a last record cut by the file's end */
 	const uint8_t *tracing;    /* a pipe's tracing data (in the map)   */
 	uint64_t tracing_size;
@@ -227,8 +229,17 @@ static int read_header(struct dc_perf_file *f, char *err, size_t errlen)
 			f->path, f->hdr.size);
 		return -EINVAL;
 	}
-	if (check_section(f, "attrs", &f->hdr.attrs, err, errlen) ||
-	    check_section(f, "data", &f->hdr.data, err, errlen))
+	if (check_section(f, "attrs", &f->hdr.attrs, err, errlen))
+		return -EINVAL;
+	/* (asked to, read what there is of a data section the file's end
+	 * cuts: dump shows the records before the cut) */
+	if (f->read_cut && f->hdr.data.offset <= f->size &&
+	    f->hdr.data.offset + f->hdr.data.size > f->size &&
+	    f->hdr.data.offset + f->hdr.data.size >= f->hdr.data.offset) {
+		f->cut_end = f->hdr.data.offset + f->hdr.data.size;
+		return 0;
+	}
+	if (check_section(f, "data", &f->hdr.data, err, errlen))
 		return -EINVAL;
 	return 0;
 }
@@ -801,6 +812,12 @@ static void *map_file(int fd, uint64_t size, size_t *len)
 
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen)
 {
+	return dc_perf_open_cut(path, false, out, err, errlen);
+}
+
+int dc_perf_open_cut(const char *path, bool read_cut, struct dc_perf_file **out, char *err,
+		     size_t errlen)
+{
 	struct dc_perf_file *f;
 	struct stat st;
 	int fd, ret;
@@ -812,6 +829,7 @@ int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t 
 		set_err(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
+	f->read_cut = read_cut;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		ret = -errno;
@@ -849,6 +867,11 @@ int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t 
 		goto fail;
 	f->data_start = f->pos = f->hdr.data.offset;
 	f->data_end = f->hdr.data.offset + f->hdr.data.size;
+	if (f->cut_end) {       /* the features lay past the cut */
+		f->data_end = f->size;
+		*out = f;
+		return 0;
+	}
 	/* perf record killed before its close: the header (written at the
 	 * start) says data size 0 and the feature table was never written,
 	 * but the records are there up to the file's end; perf reads them
@@ -895,6 +918,11 @@ void dc_perf_close(struct dc_perf_file *f)
 
 const char *dc_perf_errmsg(const struct dc_perf_file *f) { return f->errmsg; }
 const char *dc_perf_path(const struct dc_perf_file *f) { return f->path; }
+
+uint64_t dc_perf_cut_end(const struct dc_perf_file *f)
+{
+	return f->cut_end;
+}
 
 bool dc_perf_unfinished(const struct dc_perf_file *f, char *note, size_t len)
 {
@@ -1505,7 +1533,7 @@ int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec)
 	if (f->pos >= f->data_end)
 		return 0;
 	/* a cut stream ends before its partial last record */
-	if ((f->unfinished || f->pipe) && runs_past_end(f->map + f->pos, f->data_end - f->pos)) {
+	if ((f->unfinished || f->pipe || f->cut_end) && runs_past_end(f->map + f->pos, f->data_end - f->pos)) {
 		f->cut = f->data_end - f->pos;
 		f->data_end = f->pos;
 		return 0;

@@ -193,6 +193,13 @@ struct dc_perf_record {
  * records the build-id table, its data section is all records after the
  * 16-byte header (dc_perf_header: size 16). */
 int dc_perf_open(const char *path, struct dc_perf_file **out, char *err, size_t errlen);
+/* The same; read_cut: a data section that the file's end cuts is read up
+ * to the last whole record (without the features, which lay past it), and
+ * dc_perf_cut_end says where it should have ended (0: not cut). For dump,
+ * which shows what there is and then says the file is truncated. */
+int dc_perf_open_cut(const char *path, bool read_cut, struct dc_perf_file **out, char *err,
+		     size_t errlen);
+uint64_t dc_perf_cut_end(const struct dc_perf_file *f);
 void dc_perf_close(struct dc_perf_file *f);
 
 /* The last error of dc_perf_next/dc_perf_seek, one line naming the file
