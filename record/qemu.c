@@ -26,7 +26,7 @@
 #endif
 #define PLUGIN_NAME "libptflame_qemu.so"
 
-enum qresume { QR_NONE, QR_START, QR_SYSRET, QR_SIGRETURN };
+enum qresume { QR_NONE, QR_START, QR_SYSRET, QR_SIGRETURN, QR_IRET };
 
 struct qdef {
 	bool ok;
@@ -62,6 +62,7 @@ struct qstamp {
 	uint64_t uaddr;
 	uint64_t vtime;
 	bool set, traced;
+	bool exit;                 /* a thread's exit (kind 1) */
 	int kind;                  /* 1 wake, 2 clone */
 	pid_t pid, tid;
 	unsigned cpu;
@@ -101,6 +102,11 @@ struct qthr {
 				    * 0 once it returned */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
 	uint64_t ctid;             /* parse side: its clear-tid futex, 0 unknown */
+	size_t join_stamp;         /* it read 0 from the clear-tid word of the
+				    * thread whose exit this is (+1): it may not
+				    * go on before that exit (at its next block) */
+	size_t join_wait;          /* off its CPU until that exit (+1) */
+	uint64_t join_t0;          /* since then */
 	char comm[16];             /* its name if it set one (else e->comm) */
 };
 
@@ -723,14 +729,16 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			if (add_map(e, p, &mp, (const char *)(w + i), mp.pathlen))
 				return e->fail;
 			i += pw;
-		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH) {
+		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH || m == RC_QP_JOIN) {
 			if (!t && !(t = new_thr(e, h->tid, p)))
 				return e->fail;
 			_Static_assert(sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_ret) &&
-				       sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_birth),
+				       sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_birth) &&
+				       sizeof(struct rc_qp_sys) >= sizeof(struct rc_qp_join),
 				       "rec below holds any of them");
 			uint32_t words = m == RC_QP_SYS ? RC_QP_WORDS(struct rc_qp_sys) :
 					 m == RC_QP_RET ? RC_QP_WORDS(struct rc_qp_ret) :
+					 m == RC_QP_JOIN ? RC_QP_WORDS(struct rc_qp_join) :
 					 RC_QP_WORDS(struct rc_qp_birth);
 			if (i + words > nw)
 				break;
@@ -759,6 +767,8 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 							    s.nr == SYS_exit ? t->ctid : 0);
 				if (clone)
 					e->stamps[stamp - 1].ctid = s.ctid;
+				if (s.nr == SYS_exit)
+					e->stamps[stamp - 1].exit = true;
 				if (s.nr == SYS_set_tid_address)
 					t->ctid = s.a1;
 				t->sys_stamp = stamp;
@@ -785,6 +795,23 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 							break;
 						}
 					}
+					/* none: the wake may still have come before the
+					 * entry in the pipe, as the plugin writes a
+					 * syscall's entry before the kernel (qemu) does it:
+					 * a wait that was woken (0) or found the word
+					 * changed (EAGAIN) waited for the latest wake of
+					 * its futex before it, and any wait on a thread's
+					 * clear-tid word for that thread's exit (the word
+					 * stays 0: a join of a thread that was exiting) */
+					size_t lo = t->sys_stamp > 65536 ? t->sys_stamp - 65536 : 0;
+					for (size_t k = t->sys_stamp - 1; !stamp && ua && k > lo; k--) {
+						const struct qstamp *q = &e->stamps[k - 1];
+						if (q->kind == 1 && q->uaddr == ua) {
+							if (q->exit || r.ret == 0 || r.ret == -EAGAIN)
+								stamp = (uint32_t)k;
+							break;
+						}
+					}
 				}
 				/* a read of a pipe at the first write to or close
 				 * of it between its entry and return */
@@ -799,6 +826,17 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 						}
 					}
 				}
+			} else if (m == RC_QP_JOIN) {
+				struct rc_qp_join j;
+				memcpy(&j, w + i, sizeof(j));
+				/* the exit that zeroed the word: the latest one of a
+				 * thread with that word (its SYS came first) */
+				size_t lo = e->nstamps > 65536 ? e->nstamps - 65536 : 0;
+				for (size_t k = e->nstamps; j.addr && k > lo; k--)
+					if (e->stamps[k - 1].exit && e->stamps[k - 1].uaddr == j.addr) {
+						stamp = (uint32_t)k;
+						break;
+					}
 			} else {
 				struct rc_qp_birth b;
 				memcpy(&b, w + i, sizeof(b));
@@ -1004,6 +1042,8 @@ static uint64_t resume_after_signal(struct qemu *e, struct qthr *t, unsigned ski
 			if (sy.nr == SYS_rt_sigaction && sy.extra > 1 && sy.extra != ~0ull && nlater < 8)
 				later[nlater++] = sy.extra;
 			i += 2 + RC_QP_WORDS(struct rc_qp_sys);
+		} else if (m == RC_QP_JOIN) {
+			i += 2 + RC_QP_WORDS(struct rc_qp_join);
 		} else {
 			i += 2 + RC_QP_WORDS(struct rc_qp_birth);
 		}
@@ -1026,11 +1066,40 @@ static void count(struct qemu *e, uint64_t n)
 		e->stop = true;
 }
 
+/* T, on CPU c before its block at X, saw a thread's exit (read its
+ * clear-tid word as 0: a pthread_join that found the thread gone on the
+ * host and made no futex wait): it may not go on before that exit in
+ * virtual time. If the exit is later (or not replayed yet), T blocks here,
+ * in user mode, as in a fault that sleeps: "interrupt" (FUP + TIP.PGD),
+ * off its CPU until the exit's wake (step), "iret" at X. 2: it left its
+ * CPU; 0: it goes on. */
+static int join_wait(struct qemu *e, unsigned c, struct qthr *t, uint64_t x)
+{
+	struct rc_emu_cpu *v = &e->cpu[c];
+	const struct qstamp *q = &e->stamps[t->join_stamp - 1];
+	size_t stamp = t->join_stamp;
+
+	t->join_stamp = 0;
+	if (q->set && (!q->traced || q->vtime <= v->now))
+		return 0;
+	if (v->on) {
+		TRUTH(e, v->now, (int)c, t, "interrupt %#" PRIx64, x);
+		if (disable_async(e, c, x))
+			return e->fail;
+		t->rs = QR_IRET;
+	}
+	t->join_wait = stamp;
+	t->join_t0 = v->now;
+	t->s.state = RC_EMU_BLOCKED;
+	return cpu_leave(e, c, false) ? e->fail : 2;
+}
+
 /* One block of T on CPU c. 1 done, 2 T was preempted before it, 0 must
  * wait for more data. */
 static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qdef *d)
 {
 	struct rc_emu_cpu *v = &e->cpu[c];
+	int r;
 	uint64_t x = d->vaddr;
 	/* code mappings reported since: announced before their use, as made
 	 * by the last mmap-like syscall (see map_sys_ts), else now */
@@ -1138,6 +1207,8 @@ static int run_block(struct qemu *e, unsigned c, struct qthr *t, const struct qd
 			return e->fail;
 		}
 retired:
+		if (t->join_stamp && (r = join_wait(e, c, t, x)) != 0)
+			return r;
 		/* --inject-ovf N: an overflow every N packets, before X */
 		if (e->o->inject_ovf && rc_ptenc_packets(v->q.enc) >= v->ovf_mark) {
 			TRUTH(e, v->now, (int)c, t, "ovf %#" PRIx64, x);
@@ -1157,6 +1228,8 @@ retired:
 			return cpu_leave(e, c, true) ? e->fail : 2;
 		}
 	}
+	if (t->join_stamp && (r = join_wait(e, c, t, x)) != 0)
+		return r;
 	if (!v->on) {
 		/* trace (re)starts here */
 		switch (t->rs) {
@@ -1175,6 +1248,9 @@ retired:
 				TRUTH(e, v->now, (int)c, t, "sysret %ld %#" PRIx64, t->rs_nr, x);
 			if (t->rs_nr == SYS_mmap || t->rs_nr == SYS_mremap || t->rs_nr == SYS_mprotect)
 				t->p->map_sys_ts = v->now;
+			break;
+		case QR_IRET:
+			TRUTH(e, v->now, (int)c, t, "iret %#" PRIx64, x);
 			break;
 		case QR_NONE:
 			break;
@@ -1208,6 +1284,23 @@ static int step(struct qemu *e, struct qthr *t)
 {
 	if (t->head >= t->n)
 		return 0;
+	if (t->join_wait && t->s.state == RC_EMU_BLOCKED) {
+		/* off its CPU until the exit it saw (run_block) */
+		const struct qstamp *q = &e->stamps[t->join_wait - 1];
+		if (!q->set)
+			return 0;
+		t->join_wait = 0;
+		uint64_t when = t->join_t0;
+		if (q->traced && q->vtime > t->join_t0) {
+			when = q->vtime;
+			if (q->tid != t->tid && !e->o->no_wakers &&
+			    wcheck(e, rc_emu_wake(e->w, e->truth, q->cpu, q->pid, q->tid,
+						  q->vtime, t->tid, tcomm(e, t), -1)))
+				return e->fail;
+		}
+		make_ready(e, t, when + e->o->ns_per_insn);
+		return 1;
+	}
 	uint32_t m = t->w[t->head];
 	unsigned c = t->s.cpu >= 0 ? (unsigned)t->s.cpu : 0;
 	struct rc_emu_cpu *v = t->s.state == RC_EMU_ONCPU ? &e->cpu[c] : NULL;
@@ -1369,6 +1462,13 @@ static int step(struct qemu *e, struct qthr *t)
 		make_ready(e, t, t->v0 + d);
 		return 1;
 	}
+	if (m == RC_QP_JOIN) {
+		uint32_t stamp = rec[RC_QP_WORDS(struct rc_qp_join)];
+		if (t->traced && stamp && e->stamps[stamp - 1].tid != t->tid)
+			t->join_stamp = stamp;  /* (tid: 0 until set) */
+		t->head += 2 + RC_QP_WORDS(struct rc_qp_join);
+		return 1;
+	}
 	/* BIRTH */
 	struct rc_qp_birth b;
 	memcpy(&b, rec, sizeof(b));
@@ -1457,7 +1557,7 @@ static uint64_t stop_time(struct qemu *e)
 	for (size_t i = 0; i < e->nthr && e->stop_wall; i++) {
 		const struct qthr *t = e->thr[i];
 
-		if (t->traced && t->s.state == RC_EMU_BLOCKED && t->sys_t) {
+		if (t->traced && t->s.state == RC_EMU_BLOCKED && t->sys_t && !t->join_wait) {
 			uint64_t v = t->v0 + measured(e, t->sys_t, e->stop_wall);
 
 			end = v > end ? v : end;

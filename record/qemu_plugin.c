@@ -144,6 +144,73 @@ static struct tbuf *self(unsigned vcpu)
 	return b;
 }
 
+/* The clear-tid words that threads were given (clone's child_tid,
+ * set_tid_address; the kernel, here qemu, zeroes one at the thread's exit
+ * and wakes its futex). A 4-byte read of 0 from one is a thread's exit
+ * seen: pthread_join of a thread that is gone reads it and waits for no
+ * futex, and qemu.c must still not let the reader go on before that exit
+ * in virtual time. Insert-only, lock-free to read; when full, further
+ * words are not watched. */
+#define NCTIDS 4096u
+static _Atomic uint64_t ctids[NCTIDS];
+static _Atomic unsigned nctids;
+/* a thread was created: from then on new blocks report their loads (one
+ * thread alone reads no other thread's word; the callbacks cost time) */
+static _Atomic int threaded;
+
+static size_t ctid_slot(uint64_t a)
+{
+	return (size_t)(((a >> 2) * 0x9e3779b97f4a7c15ull) >> 52) & (NCTIDS - 1);
+}
+
+static void ctid_add(uint64_t a)
+{
+	if (!a || (a & 3))
+		return;
+	size_t i = ctid_slot(a);
+	for (unsigned k = 0; k < NCTIDS; k++, i = (i + 1) & (NCTIDS - 1)) {
+		uint64_t cur = atomic_load(&ctids[i]);
+		if (!cur && atomic_compare_exchange_strong(&ctids[i], &cur, a)) {
+			atomic_fetch_add(&nctids, 1);
+			return;
+		}
+		if (cur == a)
+			return;
+	}
+}
+
+static bool ctid_has(uint64_t a)
+{
+	size_t i = ctid_slot(a);
+	for (unsigned k = 0; k < NCTIDS; k++, i = (i + 1) & (NCTIDS - 1)) {
+		uint64_t cur = atomic_load_explicit(&ctids[i], memory_order_relaxed);
+		if (cur == a)
+			return true;
+		if (!cur)
+			return false;
+	}
+	return false;
+}
+
+/* after every guest load: a clear-tid word read as 0 (see ctids) */
+static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
+{
+	(void)ud;
+	if (!atomic_load_explicit(&nctids, memory_order_relaxed) || (vaddr & 3) ||
+	    qemu_plugin_mem_size_shift(info) != 2 || qemu_plugin_mem_is_store(info) ||
+	    !ctid_has(vaddr))
+		return;
+	uint32_t v;
+	memcpy(&v, (const void *)(uintptr_t)vaddr, sizeof(v));  /* guest_base 0 */
+	if (v)
+		return;
+	struct tbuf *b = self(vcpu);
+	if (!b)
+		return;
+	struct rc_qp_join j = { vaddr };
+	put_rec(b, RC_QP_JOIN, &j, RC_QP_WORDS(j));
+}
+
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu)
 {
 	(void)id;
@@ -290,6 +357,11 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	write_all(&c, sizeof(c.h) + c.h.size);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
 					     (void *)(uintptr_t)d.id);
+	/* (every access, loads picked in on_mem: QEMU 7.2 reports stores to
+	 * a callback registered for QEMU_PLUGIN_MEM_R) */
+	for (size_t i = 0; i < n && atomic_load_explicit(&threaded, memory_order_relaxed); i++)
+		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_mem,
+						 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
 }
 
 static uint64_t guest_u64(uint64_t addr)
@@ -326,6 +398,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		return;
 	if (num == SYS_clone || num == SYS_clone3)
 		atomic_store(&last_cloner, gettid_());
+	if ((num == SYS_clone && (a1 & CLONE_THREAD)) ||
+	    (num == SYS_clone3 && (guest_u64(a1) & CLONE_THREAD)))
+		atomic_store(&threaded, 1);
 	struct rc_qp_sys s = { 0 };
 	s.nr = num;
 	s.a1 = a1;
@@ -339,6 +414,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		s.ctid = a4;
 	else if (num == SYS_clone3 && (s.extra & CLONE_CHILD_CLEARTID))
 		s.ctid = guest_u64(a1 + 16);  /* struct clone_args: child_tid */
+	else if (num == SYS_set_tid_address)
+		ctid_add(a1);
 	else if (num == SYS_read || num == SYS_readv || num == SYS_write || num == SYS_writev ||
 		 num == SYS_close)
 		s.extra = fd_pipe_key(a1);  /* before a close makes it go */
@@ -350,6 +427,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
 			memset(s.name, 0, sizeof(s.name));
 	}
+	ctid_add(s.ctid);
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
 	flush(b);

@@ -21,6 +21,10 @@
  *   RC_QP_RET + struct rc_qp_ret         syscall exit (flushed at once)
  *   RC_QP_BIRTH + struct rc_qp_birth     first words of a new thread or of
  *                         a forked process's thread
+ *   RC_QP_JOIN + struct rc_qp_join       the block before read 0 from a
+ *                         thread's clear-tid word: it saw a thread's exit
+ *                         (a pthread_join that found it gone needs no
+ *                         futex wait; its exit's SYS came first)
  * 64-bit fields are stored as two words, low first (memcpy on x86-64). */
 #ifndef PTFLAME_RECORD_QEMU_PROTO_H
 #define PTFLAME_RECORD_QEMU_PROTO_H
@@ -29,7 +33,7 @@
 
 /* The stream's version: ptflame passes it to the plugin (proto=N), which
  * refuses another (a plugin left from an older install). */
-#define RC_QP_PROTO 2
+#define RC_QP_PROTO 3
 #define RC_QP_CHUNK_MAX 4096u
 #define RC_QP_MARK 0xffffff00u
 #define RC_QP_DEF (RC_QP_MARK + 1)
@@ -37,6 +41,7 @@
 #define RC_QP_SYS (RC_QP_MARK + 3)
 #define RC_QP_RET (RC_QP_MARK + 4)
 #define RC_QP_BIRTH (RC_QP_MARK + 5)
+#define RC_QP_JOIN (RC_QP_MARK + 6)
 
 struct rc_qp_chunk {
 	uint32_t size;   /* payload bytes (a multiple of 4) */
@@ -88,6 +93,11 @@ struct rc_qp_birth {
 	int32_t ppid;         /* its process */
 	uint32_t fork;        /* 1: a new process (fork), 0: a thread */
 	uint32_t pad;
+};
+
+struct rc_qp_join {
+	uint64_t addr;        /* the clear-tid word (clone's child_tid or
+			       * set_tid_address) read as 0 */
 };
 
 #define RC_QP_WORDS(type) ((uint32_t)((sizeof(type) + 3) / 4))

@@ -12,7 +12,9 @@ match  the file's sched:sched_waking records, as Debian's perf prints them
        too, with --any.
 waits  every wake line is written during a wait of its wakee (after the
        wakee's syscall line, before its sysret line: the emulators write
-       it when they end that wait); at most one wake per wait; the
+       it when they end that wait; or between its interrupt and iret lines:
+       qemu's join of a thread gone on the host, record/qemu.c join_wait);
+       at most one wake per wait; the
        wakee's sysret comes one instruction plus half a context switch
        after the wake at the earliest. The wake's time may be before the
        wait began: it is the waker's clock, and two virtual CPUs' clocks
@@ -80,9 +82,9 @@ def cmd_waits(truth, expects):
         order.setdefault(tid, "T%d" % len(order))
         if ev == "comm":
             comm[tid] = " ".join(a)
-        elif ev == "syscall":
+        elif ev in ("syscall", "interrupt"):
             waits[tid].append([t, None, 0, None])
-        elif ev in ("sysret", "sigreturn", "exit", "stop") and waits[tid] and \
+        elif ev in ("sysret", "sigreturn", "iret", "exit", "stop") and waits[tid] and \
                 waits[tid][-1][1] is None:
             w = waits[tid][-1]
             w[1] = t

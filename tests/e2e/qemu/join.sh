@@ -1,0 +1,67 @@
+#!/bin/bash
+# Joins of threads that exited on the host first (record/qemu.c join_wait,
+# the plugin's RC_QP_JOIN). qemu runs the guest's threads in parallel for
+# real, but each on a virtual clock: testdata/wake_join's main sleeps until
+# both workers are gone on the host, then joins them, and each
+# pthread_join finds the clear-tid word 0 and makes no futex wait; at 300
+# ns an instruction the workers' spins end long after that in virtual
+# time. Before the fix the joins took a few instructions and the workers
+# exited after main's exit_group. Now, three times: each worker's exit
+# comes before main's exit_group, wakes main (a truth "wake" line at the
+# exit, within a wait of main: wakes.py waits) and has its
+# sched:sched_waking record (wakes.py match, with Debian's perf); report
+# (plain and --wakers) matches the truth model, main's join wait an
+# [off-cpu] on a [kernel] (a user-mode block, as a fault that sleeps).
+command -v qemu-x86_64 >/dev/null ||
+	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
+. "$E2E_LIB"
+W=(python3 "$EMU_DIR/wakes.py")
+TP=(python3 "$REPORT_DIR/truth_profile.py")
+for i in 1 2 3; do
+	n=join$i
+	if ! "$PTFLAME" record --emulate=qemu -q --cpus 4 --ns-per-insn 300 -o "$n.data" \
+		--truth "$n.truth" -- "$TESTDATA/wake_join" >"$n.out" 2>&1; then
+		fail "$n: record failed: $(head -c 400 "$n.out")"
+		continue
+	fi
+	expect_grep '^joined$' "$n.out" "$n: the program ran"
+	# workers: the threads other than the first; their exits, wakes of main
+	if msg=$(awk 'NR > 1 && !m { m = $4 }
+		$5 == "exit" && $4 != m { ex[$4] = $1; nx++ }
+		$5 == "syscall" && $6 == 231 && $4 == m { eg = $1 }
+		$5 == "wake" && $6 == m { wk[$4] = $1 }
+		END {
+			if (nx != 2 || !eg) { print "want 2 worker exits and main exit_group, got " nx; exit 1 }
+			for (w in ex) {
+				if (ex[w] > eg) { printf "worker %s exits %d ns after main exit_group\n", w, ex[w] - eg; exit 1 }
+				if (!(w in wk) || wk[w] != ex[w]) { print "worker " w " exit woke no main"; exit 1 }
+			}
+			print "2 worker exits before main exit_group, each waking main"
+		}' "$n.truth"); then
+		pass "$n: $msg"
+	else
+		fail "$n: $msg"
+	fi
+	if "${W[@]}" waits "$n.truth" --expect "T0<-*:2" >"$n.waits" 2>&1; then
+		pass "$n: $(tail -1 "$n.waits")"
+	else
+		fail "$n: $(head -c 600 "$n.waits")"
+	fi
+	if command -v perf >/dev/null; then
+		perf script --ns -F trace:tid,cpu,time,event,trace -i "$n.data" >"$n.wk" 2>"$n.wkerr"
+		if "${W[@]}" match "$n.truth" "$n.wk" >"$n.match" 2>&1; then
+			pass "$n: $(tail -1 "$n.match")"
+		else
+			fail "$n: $(head -c 600 "$n.match")"
+		fi
+	fi
+	for v in "" --wakers; do
+		if "$PTFLAME" report -q -i "$n.data" --per-thread $v >"$n.rep$v" 2>"$n.rep$v.err" &&
+			"${TP[@]}" compare "$n.truth" "$n.rep$v" --per-thread $v >"$n.cmp$v" 2>&1; then
+			pass "$n report $v: $(tail -1 "$n.cmp$v")"
+		else
+			fail "$n report $v: $(head -c 400 "$n.rep$v.err") $(head -c 800 "$n.cmp$v")"
+		fi
+	done
+done
+finish
