@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "cmd/cmd.h"
+#include "cmd/report_pipeline.h"
 
 /* 'ptflame help record' shows this with the hardware recorder's options
  * (record_pt.c prints those first). */
@@ -45,14 +46,13 @@ int cmd_record(int argc, char **argv)
  * error said (exit 2). */
 int cmd_record_parse_duration(const char *s, uint64_t *ms)
 {
-	char *end;
-	double v;
+	uint64_t ns;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
-		return cmd_usage_error("record", "-d: '%s' is not a duration in seconds (> 0)", s);
-	*ms = (uint64_t)(v * 1000 + 0.5);
+	/* (report's durations: decimal seconds, or with a unit: 500ms) */
+	if (report_parse_duration(s, &ns) || !ns || ns > UINT64_C(10000000) * 1000000000)
+		return cmd_usage_error("record", "-d: '%s' is not a duration (> 0): seconds, "
+				       "or with a unit (500ms, 2s)", s);
+	*ms = (ns + 500000) / 1000000;
 	if (!*ms)
 		*ms = 1;
 	return 0;

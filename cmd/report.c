@@ -305,6 +305,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 		return cmd_usage_error("report", "--srcline is for the function table, not "
 				       "--table --wakers");
 	a->fold.part = a->run.sr.keep_time != 0;
+	/* The function tables count calls at every depth: stacks are not
+	 * cut for them (by stack, each row is a path: those are cut, or a
+	 * deep line would make rows quadratic in its depth; --slowest keeps
+	 * the cut too, its subtrees are of paths) */
+	if (a->table && a->by == FG_BY_FUNCTION) {
+		if (a->run.sr.max_stack)
+			return cmd_usage_error("report", "--max-stack cuts stacks: the table counts "
+					       "the calls at every depth (drop it%s)",
+					       a->run.sr.wakers ? "" : ", or add --by-stack");
+		a->run.sr.max_stack = SR_MAX_DEPTH;
+	}
 	return -1;
 }
 

@@ -1,6 +1,7 @@
 /* ptflame - report pipeline: wiring an input to the stack machine.
  * Logic lives in the rooms; this file only connects them and turns their
  * error codes into one message. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -777,7 +778,7 @@ int report_parse_duration(const char *s, uint64_t *ns)
 	double v;
 
 	/* decimal only: strtod would read hex ("0x10") too */
-	if (!*s || *s == '-' || *s == '+' || strpbrk(s, "xX"))
+	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s) || strpbrk(s, "xX"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

@@ -108,6 +108,17 @@ static bool name_is(const char *name, const char *want)
 	return !strncmp(name, want, n) && (name[n] == '\0' || name[n] == '(');
 }
 
+/* Bytes of s beyond its characters (UTF-8 continuation bytes): what a
+ * printf width must add to pad it to a width in characters. */
+static int utf8_extra(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) == 0x80;
+	return n;
+}
+
 /* Is node a call of FUNC? Cached per function key (name NULL: asked of
  * cct when not cached). */
 static int is_func(struct fg_slowest *s, const struct sr_node *n, const char *name,
@@ -246,7 +257,9 @@ static int make_subtree(struct sl_call *k, const struct sr_call *c, const struct
 				heads = order[i] + 1;
 			}
 		}
-		ret = add_line(k, &cap, c->name, 0, 0, c->end_ns - c->start_ns, 1);
+		ret = add_line(k, &cap, c->node->kind == SR_NODE_TRUNCATED ?
+				   sr_cct_func_name(c->cct, c->node, NULL) : c->name,
+			       0, 0, c->end_ns - c->start_ns, 1);
 		/* depth first; stack holds the next sibling to visit per level */
 		if (heads)
 			stack[nst++] = heads;
@@ -297,9 +310,12 @@ static size_t rank_of(const struct fg_slowest *s, uint64_t d, uint64_t start, ui
 	return i;
 }
 
+/* (a [truncated] frame, below --max-stack, by the function it runs) */
 static const char *tree_name(const struct sr_node *n, void *ctx)
 {
-	return sr_cct_name(ctx, n, NULL);
+	const char *f = n->kind == SR_NODE_TRUNCATED ? sr_cct_func_name(ctx, n, NULL) : NULL;
+
+	return f ? f : sr_cct_name(ctx, n, NULL);
 }
 
 /* A call of FUNC ended: the records at the end of t's list (those inside
@@ -450,8 +466,9 @@ int fg_slowest_write(const struct fg_slowest *s, FILE *out, const struct sr_cct 
 
 			fmt(a, sizeof(a), l->offset, raw);
 			fmt(b, sizeof(b), l->total, raw);
-			fprintf(out, "   +%-12s %12s %7" PRIu64 "  %*s%s\n", a, b, l->calls,
-				(int)(2 * l->depth), "", l->name);
+			/* (columns of characters: "µs" is 3 bytes wide in UTF-8) */
+			fprintf(out, "   +%-*s %*s %7" PRIu64 "  %*s%s\n", 12 + utf8_extra(a), a,
+				12 + utf8_extra(b), b, l->calls, (int)(2 * l->depth), "", l->name);
 		}
 		if (k->cut)
 			fprintf(out, "   (cut: more calls inside than kept)\n");

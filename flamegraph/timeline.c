@@ -259,7 +259,10 @@ static int add_call(struct fg_timeline *tl, const struct sr_call *c)
 	if (!ret)
 		ret = put_us(t, c->end_ns - c->start_ns);
 	if (!ret)
-		ret = c->woken ? put_wake(t, c) : puts_(t, c->complete ? "}" : ",\"args\":{\"inferred\":1}}");
+		/* (a span cut by --time before its wake came has no arrow: it
+		 * would point back in time, from outside the window) */
+		ret = c->woken && c->wake_ns <= c->end_ns ? put_wake(t, c) :
+		      puts_(t, c->complete ? "}" : ",\"args\":{\"inferred\":1}}");
 	if (!ret && t->len >= FG_TIMELINE_BUF)
 		ret = spill(tl, t);
 	if (!ret)

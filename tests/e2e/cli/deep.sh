@@ -36,6 +36,14 @@ awk -F, '$1 == "f" {print $2}' deep.csv | grep -qx 60000 &&
 grep -q '^\[truncated\],' deep.csv && fail "--table has a [truncated] row" ||
 	pass "--table: no [truncated] row"
 "$PTFLAME" report -q -i deep.txt --slowest 1 f >slow.txt 2>slow.err
+# an explicit --max-stack does not go with them: they count every depth
+expect_rc 2 "--table --max-stack is refused" -- "$PTFLAME" report -i deep.txt --table --max-stack 5
+expect_grep "max-stack cuts stacks: the table counts the calls at every depth" "$T/err" "... saying why"
+"$PTFLAME" report -q -i deep.txt --table --by-stack --max-stack 5 --format csv >bystack.csv &&
+	grep -q '^"\{0,1\}main;f;f;f;f;\[truncated\]' bystack.csv &&
+	pass "--table --by-stack --max-stack 5: paths cut at 5" ||
+	fail "--by-stack --max-stack 5: $(head -5 bystack.csv)"
+"$PTFLAME" report -q -i deep.txt --slowest 1 f >slow.txt 2>slow.err
 grep -q "slowest of 60000 complete calls of f" slow.txt &&
 	pass "--slowest: of 60000 calls of f" || fail "--slowest: $(head -2 slow.txt) $(head -c 200 slow.err)"
 finish

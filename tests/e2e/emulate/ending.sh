@@ -57,15 +57,16 @@ for b in qemu ptrace; do
 		>"stop-$b.cmp" 2>&1 && pass "stopped in a sleep ($b): matches the truth" ||
 		fail "stopped in a sleep ($b): $(tail -3 "stop-$b.cmp")"
 done
-# -d: the same stop, from record's own timer
+# -d: the same stop, from record's own timer (a duration with a unit, as
+# report's options take them)
 start=$(date +%s%N)
-timeout -s KILL 30 "$PTFLAME" record --emulate=qemu -q -d 0.8 -o dur.data --truth dur.truth \
+timeout -s KILL 30 "$PTFLAME" record --emulate=qemu -q -d 800ms -o dur.data --truth dur.truth \
 	-- "$PROG" sleep 5 >/dev/null 2>dur.err
 rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
-[ "$rc" -eq 0 ] && [ "$ms" -lt 4000 ] && pass "-d 0.8: stopped (exit 0, after $ms ms)" ||
-	fail "-d 0.8: exit $rc after $ms ms: $(head -c 300 dur.err)"
+[ "$rc" -eq 0 ] && [ "$ms" -lt 4000 ] && pass "-d 800ms: stopped (exit 0, after $ms ms)" ||
+	fail "-d 800ms: exit $rc after $ms ms: $(head -c 300 dur.err)"
 "$PTFLAME" report -q -i dur.data >dur.out 2>/dev/null &&
 	awk '/\[off-cpu\]:1\(inferred\) [0-9]+$/ && $NF > 4e8 {ok = 1} END {exit !ok}' dur.out &&
-	pass "-d 0.8: the wait until then" || fail "-d 0.8: $(grep off-cpu dur.out | head -c 300)"
+	pass "-d 800ms: the wait until then" || fail "-d 800ms: $(grep off-cpu dur.out | head -c 300)"
 finish

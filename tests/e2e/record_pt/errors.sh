@@ -64,6 +64,9 @@ expect_fail 2 "unknown option" "unknown option '--frob'" -- $R --frob -- "$PROG"
 expect_fail 2 "-d junk" "-d: 'abc' is not a duration" -- $R -d abc -- "$PROG"
 expect_fail 2 "-d 0" "-d: '0' is not a duration" -- $R -d 0 -- "$PROG"
 expect_fail 2 "-d negative" "-d: '-1' is not a duration" -- $R -d -1 -- "$PROG"
+expect_fail 2 "-d hex" "-d: '0x10' is not a duration" -- $R -d 0x10 -- "$PROG"
+expect_fail 2 "-d with a space" "-d: ' 5' is not a duration" -- $R -d ' 5' -- "$PROG"
+expect_fail 2 "-d of an unknown unit" "-d: '5min' is not a duration" -- $R -d 5min -- "$PROG"
 expect_fail 2 "-p junk" "-p: 'abc' is not a process/thread id" -- $R -p abc
 expect_fail 2 "-p 0" "-p: '0' is not a process/thread id" -- $R -p 1,0
 expect_fail 2 "no target" "nothing to record" -- $R -o x.data

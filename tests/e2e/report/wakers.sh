@@ -106,6 +106,41 @@ expect_same j1.folded j4.folded "--wakers=3: -j 1 and -j 4 the same"
 expect_rc 0 "--wakers --svg" -- "$PTFLAME" report -q -i thr.data --wakers --svg w.svg
 expect_rc 0 "--wakers --timeline" -- "$PTFLAME" report -q -i thr.data --wakers --timeline w.json
 expect_rc 0 "--wakers timeline is JSON" -- python3 -c 'import json, sys; json.load(open(sys.argv[1]))' w.json
+# every wake arrow goes forward in time, also under a --time window that
+# ends inside a wait, before its wake: that span has no arrow
+arrows_forward() {
+	python3 - "$1" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+s = {e["id"]: e["ts"] for e in ev if e.get("ph") == "s"}
+f = {e["id"]: e["ts"] for e in ev if e.get("ph") == "f"}
+bad = [i for i in f if i not in s or s[i] > f[i]]
+print("%d arrows, %d backwards or unpaired" % (len(f), len(bad)))
+sys.exit(1 if bad or set(s) != set(f) else 0)
+PY
+}
+arrows_forward w.json >arr.txt && pass "--wakers timeline: $(cat arr.txt)" || fail "--wakers timeline: $(cat arr.txt)"
+win=$(python3 - w.json <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+t0 = min(e["ts"] for e in ev if "ts" in e)
+for e in ev:
+    a = e.get("args", {})
+    if e.get("ph") == "X" and "wake ts" in a and a["wake ts"] - e["ts"] > 2:
+        end = (e["ts"] + a["wake ts"]) / 2
+        print("%.9f,%.9f" % (t0 / 1e6, end / 1e6))
+        break
+PY
+)
+if [ -n "$win" ]; then
+	"$PTFLAME" report -q -i thr.data --wakers --time "$win" --timeline wt.json 2>wt.err &&
+		arrows_forward wt.json >arrt.txt && pass "--wakers --time $win timeline: $(cat arrt.txt)" ||
+		fail "--wakers --time $win timeline: $(cat arrt.txt wt.err)"
+else
+	fail "no woken wait in w.json to cut with --time"
+fi
 
 # diff: the new frames are frames (folded inputs), and --wakers of trace inputs
 if "$PTFLAME" diff w1.folded w3.folded >d13.txt 2>d13.err; then
