@@ -110,6 +110,28 @@ struct qthr {
 	char comm[16];             /* its name if it set one (else e->comm) */
 };
 
+/* Parse side: a pipe's bytes in flight, to tell which traced write (or
+ * close) a read consumed. The plugin writes a write's entry before qemu
+ * writes its data and a read's return after qemu read it, so in pipe order
+ * the writes whose data a read took are all before its return; the host
+ * may have run the write first (the read then did not block), while in
+ * virtual time the read may start earlier: it must not end before the
+ * write of its last byte. */
+struct qpwrite {
+	size_t stamp;              /* the write's (SYS) */
+	uint64_t len, used;        /* bytes: written (write's count, its
+				    * return once known), read since */
+	bool known;                /* len known (writev: at its return) */
+};
+
+struct qpipe {
+	uint64_t key;              /* rc_qp_pipe_key */
+	struct qpwrite *w;         /* w[head..n): not yet read whole */
+	size_t head, n, cap;
+	size_t close_stamp;        /* its latest close (either end) */
+	pid_t close_tid;
+};
+
 struct qemu {
 	const struct rc_emu_opts *o;
 	char *err;
@@ -135,6 +157,8 @@ struct qemu {
 	size_t nproc;
 	struct qstamp *stamps;
 	size_t nstamps, cstamps;
+	struct qpipe *pipes;       /* parse side: the pipes written to */
+	size_t npipes, cpipes;
 	uint64_t vstart, insns, slice;
 	char exe[PATH_MAX];        /* the binary qemu runs first            */
 	char script[PATH_MAX];     /* a "#!" script it runs (exe: its
@@ -413,6 +437,83 @@ static size_t new_stamp(struct qemu *e, int kind, uint64_t uaddr)
 	s->kind = kind;
 	s->uaddr = uaddr;
 	return ++e->nstamps;  /* 1-based: 0 is none */
+}
+
+/* The pipe of KEY; a new one if CREATE (NULL: none, or out of memory:
+ * e->fail). Newest first: a pipe is mostly used soon after it is made. */
+static struct qpipe *pipe_of(struct qemu *e, uint64_t key, bool create)
+{
+	for (size_t i = e->npipes; i > 0; i--)
+		if (e->pipes[i - 1].key == key)
+			return &e->pipes[i - 1];
+	if (!create)
+		return NULL;
+	if (DC_VEC_PUSH_ROOM(e->pipes, e->npipes, e->cpipes, 16)) {
+		qfail(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	struct qpipe *pp = &e->pipes[e->npipes++];
+	memset(pp, 0, sizeof(*pp));
+	pp->key = key;
+	return pp;
+}
+
+/* A write of LEN bytes (known: write's count; writev: at its return) to
+ * pipe PP, its entry STAMP. */
+static int pipe_write(struct qemu *e, struct qpipe *pp, size_t stamp, uint64_t len, bool known)
+{
+	if (pp->head && pp->head == pp->n)
+		pp->head = pp->n = 0;
+	if (pp->n - pp->head >= 65536)
+		pp->head++;  /* no reader seen (not followed): the oldest go */
+	if (pp->head > 4096 && pp->head * 2 > pp->n) {
+		memmove(pp->w, pp->w + pp->head, (pp->n - pp->head) * sizeof(*pp->w));
+		pp->n -= pp->head;
+		pp->head = 0;
+	}
+	if (DC_VEC_PUSH_ROOM(pp->w, pp->n, pp->cap, 64))
+		return qfail(e, -ENOMEM, "out of memory");
+	pp->w[pp->n++] = (struct qpwrite){ .stamp = stamp, .len = len, .known = known };
+	return 0;
+}
+
+/* The write whose entry was STAMP returned RET: its true length. */
+static void pipe_write_ret(struct qpipe *pp, size_t stamp, int64_t ret)
+{
+	for (size_t k = pp->n; k > pp->head; k--)
+		if (pp->w[k - 1].stamp == stamp) {
+			pp->w[k - 1].len = ret > 0 ? (uint64_t)ret : 0;
+			pp->w[k - 1].known = true;
+			return;
+		}
+}
+
+/* A read took N bytes of pipe PP: the entry stamp of the write of its
+ * last byte (bytes from writes not seen: the last one seen), 0 none. */
+static size_t pipe_read(struct qpipe *pp, uint64_t n)
+{
+	size_t stamp = 0;
+	while (n && pp->head < pp->n) {
+		struct qpwrite *w = &pp->w[pp->head];
+		if (!w->known) {
+			stamp = w->stamp;
+			w->used += n;  /* its length comes at its return */
+			break;
+		}
+		uint64_t avail = w->len > w->used ? w->len - w->used : 0;
+		pp->head += !avail;
+		if (!avail)
+			continue;  /* (a failed or empty write, or read whole) */
+		stamp = w->stamp;
+		if (n < avail) {
+			w->used += n;
+			break;
+		}
+		n -= avail;
+		w->used = w->len;
+		pp->head++;
+	}
+	return stamp;
 }
 
 static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
@@ -771,6 +872,18 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 					e->stamps[stamp - 1].exit = true;
 				if (s.nr == SYS_set_tid_address)
 					t->ctid = s.a1;
+				if (pipe && s.nr != SYS_read && s.nr != SYS_readv) {
+					struct qpipe *pp = pipe_of(e, s.extra, true);
+					if (!pp)
+						return e->fail;
+					if (s.nr == SYS_close) {
+						pp->close_stamp = stamp;
+						pp->close_tid = h->tid;
+					} else if (pipe_write(e, pp, stamp, s.nr == SYS_write ? s.a3 : 0,
+							      s.nr == SYS_write)) {
+						return e->fail;
+					}
+				}
 				t->sys_stamp = stamp;
 				if (clone)
 					t->clone_stamp = stamp;
@@ -813,18 +926,36 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 						}
 					}
 				}
-				/* a read of a pipe at the first write to or close
-				 * of it between its entry and return */
+				if ((r.nr == SYS_write || r.nr == SYS_writev) && t->sys_stamp &&
+				    e->stamps[t->sys_stamp - 1].uaddr) {
+					struct qpipe *pp = pipe_of(e, e->stamps[t->sys_stamp - 1].uaddr, false);
+					if (pp)
+						pipe_write_ret(pp, t->sys_stamp, r.ret);
+				}
+				/* a read of a pipe that took bytes at the write of
+				 * its last byte, before its entry in the pipe or
+				 * after (the host may have run the write first: the
+				 * read then did not block, but in virtual time it
+				 * may have begun before the write); else (EOF, an
+				 * error, bytes of writes not seen) at the first
+				 * write to or close of it between its entry and
+				 * return, else (EOF) at its latest close by
+				 * another thread before */
 				if ((r.nr == SYS_read || r.nr == SYS_readv) && t->sys_stamp &&
 				    e->stamps[t->sys_stamp - 1].uaddr) {
 					uint64_t key = e->stamps[t->sys_stamp - 1].uaddr;
-					for (size_t k = t->sys_stamp + 1; k <= e->nstamps; k++) {
+					struct qpipe *pp = pipe_of(e, key, false);
+					if (pp && r.ret > 0)
+						stamp = (uint32_t)pipe_read(pp, (uint64_t)r.ret);
+					for (size_t k = t->sys_stamp + 1; !stamp && k <= e->nstamps; k++) {
 						const struct qstamp *q = &e->stamps[k - 1];
 						if (q->kind == 1 && q->uaddr == key) {
 							stamp = (uint32_t)k;
 							break;
 						}
 					}
+					if (!stamp && r.ret == 0 && pp && pp->close_tid != h->tid)
+						stamp = (uint32_t)pp->close_stamp;
 				}
 			} else if (m == RC_QP_JOIN) {
 				struct rc_qp_join j;
@@ -1806,6 +1937,9 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	free(e->defs);
 	free(e->lens);
 	free(e->stamps);
+	for (size_t i = 0; i < e->npipes; i++)
+		free(e->pipes[i].w);
+	free(e->pipes);
 	rc_emu_sched_free(&e->s);
 	rc_emu_syms_free(e->syms);
 	if (e->cs)
