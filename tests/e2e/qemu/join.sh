@@ -3,9 +3,11 @@
 # the plugin's RC_QP_JOIN). qemu runs the guest's threads in parallel for
 # real, but each on a virtual clock: testdata/wake_join's main sleeps until
 # both workers are gone on the host, then joins them, and each
-# pthread_join finds the clear-tid word 0 and makes no futex wait; at 300
-# ns an instruction the workers' spins end long after that in virtual
-# time. Before the fix the joins took a few instructions and the workers
+# pthread_join finds the clear-tid word 0 and makes no futex wait; at 10
+# us an instruction the workers' spins end long after that in virtual
+# time (12 and 24 s: main's sleeps count the host's time, which under a
+# loaded machine passed 300 ns an instruction's 0.36 s, and a join that
+# rightly waited for nothing then failed the test). Before the fix the joins took a few instructions and the workers
 # exited after main's exit_group. Now, three times: each worker's exit
 # comes before main's exit_group, wakes main (a truth "wake" line at the
 # exit, within a wait of main: wakes.py waits) and has its
@@ -19,7 +21,7 @@ W=(python3 "$EMU_DIR/wakes.py")
 TP=(python3 "$REPORT_DIR/truth_profile.py")
 for i in 1 2 3; do
 	n=join$i
-	if ! "$PTFLAME" record --emulate=qemu -q --cpus 4 --ns-per-insn 300 -o "$n.data" \
+	if ! "$PTFLAME" record --emulate=qemu -q --cpus 4 --ns-per-insn 10000 -o "$n.data" \
 		--truth "$n.truth" -- "$TESTDATA/wake_join" >"$n.out" 2>&1; then
 		fail "$n: record failed: $(head -c 400 "$n.out")"
 		continue

@@ -4,7 +4,7 @@
 # threads and processes in parallel for real, but each on a virtual clock:
 # testdata/wake_pipe_early's reader sleeps until the host says both of
 # main's bytes are in the pipe, then reads them one at a time, and neither
-# read blocks on the host; at 300 ns an instruction main's spins put each
+# read blocks on the host; at 10 us an instruction main's spins put each
 # write long after the reads began in virtual time. Before the fix both
 # reads took their host duration (the write's entry came before the
 # read's in the pipe: no wake was looked for) and returned hundreds of ms
@@ -20,7 +20,7 @@ command -v qemu-x86_64 >/dev/null ||
 . "$E2E_LIB"
 W=(python3 "$EMU_DIR/wakes.py")
 TP=(python3 "$REPORT_DIR/truth_profile.py")
-NS=300
+NS=10000
 for mode in thread fork; do
 	for i in 1 2; do
 		n=$mode$i
