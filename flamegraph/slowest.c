@@ -108,15 +108,10 @@ static bool name_is(const char *name, const char *want)
 	return !strncmp(name, want, n) && (name[n] == '\0' || name[n] == '(');
 }
 
-/* Bytes of s beyond its characters (UTF-8 continuation bytes): what a
- * printf width must add to pad it to a width in characters. */
+/* What a printf width must add to pad s to a width in characters. */
 static int utf8_extra(const char *s)
 {
-	int n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) == 0x80;
-	return n;
+	return (int)(strlen(s) - fg_text_width(s));
 }
 
 /* Is node a call of FUNC? Cached per function key (name NULL: asked of

@@ -557,7 +557,7 @@ static void fmt_pct(char *buf, size_t n, bool ka, uint64_t a, bool kb, uint64_t 
 }
 
 /* Display width of UTF-8 text (µ is two bytes, one column). */
-static size_t width(const char *s)
+size_t fg_text_width(const char *s)
 {
 	size_t w = 0;
 
@@ -782,7 +782,7 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 			size_t cw;
 
 			fmt_cell(cell, &rows[i], cols[c], raw);
-			cw = width(cell);
+			cw = fg_text_width(cell);
 			if (cw > w[c])
 				w[c] = cw;
 		}
@@ -823,7 +823,7 @@ int fg_table_write(FILE *out, const struct fg_stats *a, const struct fg_stats *b
 			const char *cell = cells[i * ncol + c];
 
 			fputs(!b || c == 0 || cols[c].m != cols[c - 1].m ? "  " : " ", out);
-			pad(out, w[c] - width(cell));
+			pad(out, w[c] - fg_text_width(cell));
 			fputs(cell, out);
 		}
 		if (opt->srcline && !b && rows[i].a && rows[i].a->srcline)
@@ -948,8 +948,8 @@ int fg_wake_table_write(FILE *out, const struct sr_cct *cct, const struct sr_sym
 		fmt_value(cells[i * 5 + 3], CELL, true, sr_hist_percentile(&n->lat, 50), true, opt->raw);
 		fmt_value(cells[i * 5 + 4], CELL, true, sr_hist_percentile(&n->lat, 99), true, opt->raw);
 		for (int c = 0; c < 5; c++)
-			if (width(cells[i * 5 + c]) > w[c])
-				w[c] = width(cells[i * 5 + c]);
+			if (fg_text_width(cells[i * 5 + c]) > w[c])
+				w[c] = fg_text_width(cells[i * 5 + c]);
 	}
 	for (int c = 0; c < 5; c++) {
 		fputs("  ", out);
@@ -966,7 +966,7 @@ int fg_wake_table_write(FILE *out, const struct sr_cct *cct, const struct sr_sym
 	for (size_t i = 0; i < nr; i++) {
 		for (int c = 0; c < 5; c++) {
 			fputs("  ", out);
-			pad(out, w[c] - width(cells[i * 5 + c]));
+			pad(out, w[c] - fg_text_width(cells[i * 5 + c]));
 			fputs(cells[i * 5 + c], out);
 		}
 		fprintf(out, "  %s -> %s\n", rows[i].wait, rows[i].waker);

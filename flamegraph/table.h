@@ -173,6 +173,9 @@ int fg_wake_table_write(FILE *out, const struct sr_cct *cct, const struct sr_sym
 /* "1.234 ms" style: 3 significant decimals, unit ns, µs, ms or s. Returns
  * the length like snprintf. */
 int fg_format_ns(char *buf, size_t n, uint64_t ns);
+/* Columns s takes on a terminal: its UTF-8 characters ("µs" is 2, in 3
+ * bytes), for padding what fg_format_ns wrote. */
+size_t fg_text_width(const char *s);
 
 /* Parse a --sort argument; false when unknown. */
 bool fg_sort_parse(const char *s, enum fg_sort *out);
