@@ -18,8 +18,7 @@
 command -v qemu-x86_64 >/dev/null ||
 	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
 . "$E2E_LIB"
-W=(python3 "$EMU_DIR/wakes.py")
-TP=(python3 "$REPORT_DIR/truth_profile.py")
+. "$SRCDIR/tests/e2e/qemu/wake_checks.sh"
 NS=10000
 for mode in thread fork; do
 	for i in 1 2; do
@@ -53,27 +52,7 @@ for mode in thread fork; do
 		else
 			fail "$n: $msg"
 		fi
-		if "${W[@]}" waits "$n.truth" --expect "T1<-T0:2" >"$n.waits" 2>&1; then
-			pass "$n: $(tail -1 "$n.waits")"
-		else
-			fail "$n: $(head -c 600 "$n.waits")"
-		fi
-		if command -v perf >/dev/null; then
-			perf script --ns -F trace:tid,cpu,time,event,trace -i "$n.data" >"$n.wk" 2>"$n.wkerr"
-			if "${W[@]}" match "$n.truth" "$n.wk" >"$n.match" 2>&1; then
-				pass "$n: $(tail -1 "$n.match")"
-			else
-				fail "$n: $(head -c 600 "$n.match")"
-			fi
-		fi
-		for v in "" --wakers; do
-			if "$PTFLAME" report -q -i "$n.data" --per-thread $v >"$n.rep$v" 2>"$n.rep$v.err" &&
-				"${TP[@]}" compare "$n.truth" "$n.rep$v" --per-thread $v >"$n.cmp$v" 2>&1; then
-				pass "$n report $v: $(tail -1 "$n.cmp$v")"
-			else
-				fail "$n report $v: $(head -c 400 "$n.rep$v.err") $(head -c 800 "$n.cmp$v")"
-			fi
-		done
+		wake_checks "$n" "T1<-T0:2"
 	done
 done
 finish
