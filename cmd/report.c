@@ -301,6 +301,9 @@ static int parse(int argc, char **argv, struct report_args *a)
 	if (a->table && a->run.sr.wakers && a->by == FG_BY_STACK)
 		return cmd_usage_error("report", "--table --wakers has one row per wait site and "
 				       "waker site: --by-stack is for the function table");
+	if (a->table && a->run.sr.wakers && a->tab.sort == FG_SORT_SELF)
+		return cmd_usage_error("report", "--table --wakers rows are waits, which have no self "
+				       "time: sort by total, avg, p99 or calls (the waits)");
 	if (a->table && a->run.sr.wakers && a->tab.srcline)
 		return cmd_usage_error("report", "--srcline is for the function table, not "
 				       "--table --wakers");

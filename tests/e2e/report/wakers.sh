@@ -158,7 +158,7 @@ expect_eq "$(awk '{s += $NF} END {print s + 0}' dd.txt)" "$(sum_col w1.folded)" 
 
 # bad uses: one line, exit 2
 for bad in "--wakers=0" "--wakers=65" "--wakers=x" "--wakers= " "--table --wakers --by-stack" \
-	"--table --wakers --srcline"; do
+	"--table --wakers --srcline" "--table --wakers --sort self"; do
 	# shellcheck disable=SC2086
 	expect_rc 2 "$bad refused" -- "$PTFLAME" report -q -i thr.data $bad
 	expect_lines 1 "$T/err" "$bad: one line"
