@@ -249,6 +249,14 @@ uint64_t rc_emu_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A thread in sched_yield stays runnable: the kernel marks its switch-out
+ * as a preemption (perf's PREEMPT bit: the task is still on the run queue),
+ * so its time away shows as [preempted], not as a wait with no wake. */
+bool rc_emu_yields(long nr)
+{
+	return nr == SYS_sched_yield;
+}
+
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags)
 {
 	switch (nr) {

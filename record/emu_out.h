@@ -70,6 +70,7 @@ uint64_t rc_emu_mono_ns(void);
 /* May syscall NR (arguments A1, A2; CLONE3_FLAGS: clone3's flags) block
  * (the thread leaves its CPU while the kernel runs it)? */
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags);
+bool rc_emu_yields(long nr);
 /* Is futex op OP (FUTEX_CMD_MASK applied by the callee) a wake? */
 bool rc_emu_futex_wakes(int op);
 

@@ -1154,7 +1154,7 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 			return e->fail;
 		t->s.cpu = -1;
 		v->cur = &t->s;  /* cpu_leave reads it */
-		return cpu_leave(e, c, false);
+		return cpu_leave(e, c, rc_emu_yields(nr));
 	}
 	if (start_native(e, t, NK_SYSCALL, false, nr))
 		return e->fail;

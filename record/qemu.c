@@ -1534,7 +1534,7 @@ static int step(struct qemu *e, struct qthr *t)
 		}
 		if (rc_emu_may_block((long)s.nr, s.a1, s.a2, s.extra)) {
 			t->s.state = RC_EMU_BLOCKED;
-			return cpu_leave(e, c, false) ? e->fail : 1;
+			return cpu_leave(e, c, rc_emu_yields((long)s.nr)) ? e->fail : 1;
 		}
 		return 1;  /* stays on its CPU until the return */
 	}

@@ -122,11 +122,35 @@ model() {
 	fi
 }
 
+# yields NAME: sched_yield leaves the thread runnable, so the kernel marks
+# its switch-out a preemption (the wake_* programs' flag_wait yields): in
+# the truth each switch-out in syscall 24 is "preempt", and `report --table
+# --wakers` lists no sched_yield wait
+yields() {
+	local name=$1 p b
+	[ "$OK" = 1 ] || return
+	read -r p b < <(awk '$5 == "syscall" { s[$4] = $6 } $5 == "switch-out" && s[$4] == 24 {
+		n[$6]++ } $5 != "syscall" { s[$4] = "" } END { print n["preempt"] + 0, n["block"] + 0 }' \
+		"$name.truth")
+	if [ "$p" -ge 1 ] && [ "$b" -eq 0 ]; then
+		pass "$name: $p switch-outs in sched_yield, all preemptions"
+	else
+		fail "$name: switch-outs in sched_yield: $p preempt, $b block (want all preempt, some)"
+	fi
+	if "$PTFLAME" report -q -i "$name.data" --table --wakers >"$name.wt" 2>&1 &&
+		! grep -q 'sched_yield' "$name.wt" && grep -q ' -> ' "$name.wt"; then
+		pass "$name: no sched_yield row in --table --wakers"
+	else
+		fail "$name: --table --wakers: $(grep -m2 'sched_yield\|ptflame' "$name.wt")"
+	fi
+}
+
 # the wake_* programs: the waits each must have (wakee<-waker; T0 is main,
 # T1, T2 the threads it makes, in order)
 rec mutex -- "$TESTDATA/wake_mutex"
 waits mutex "T1<-T0:1" "T0<-T1:1"
 model mutex
+yields mutex
 rec cond -- "$TESTDATA/wake_cond"
 waits cond "T1<-T0:3"
 model cond
