@@ -161,9 +161,12 @@ enum {
 	{ "no-inline", no_argument, NULL, REPORT_OPT_NO_INLINE }
 #define REPORT_FILTER_HELP \
 	"  --per-thread        a comm-tid root frame per thread (diff: the comm,\n" \
-	"                      so that two runs' threads match by name)\n" \
+	"                      so that two runs' threads match by name); an exec\n" \
+	"                      splits a thread: each part gets its own, named by\n" \
+	"                      the comm it had (a rename does not split)\n" \
 	"  --tid LIST          only these threads (comma separated)\n" \
-	"  --comm NAME         only threads that had this name\n" \
+	"  --comm NAME         only the parts of threads (split at exec) that had\n" \
+	"                      this name (a part renamed: any of its names)\n" \
 	"  --root FUNC         only time under FUNC, re-rooted there\n" \
 	"  --time START,END    only this window of the perf clock (seconds as perf\n" \
 	"                      prints them, or with a unit: 1500ms, 20us, 7ns)\n" \

@@ -104,9 +104,12 @@ const struct sr_thread_stats *sr_cct_thread(const struct sr_cct *cct, size_t i)
 
 /* ---- names of pseudo and thread frames ---- */
 
+/* The kind in the top byte: a THREAD key holds a part number above its
+ * tid (machine.c: the parts of a thread's life split at its execs). */
+#define NAME_KIND_SHIFT 56
 static uint64_t name_key(unsigned kind, uint64_t key)
 {
-	return (uint64_t)kind << 32 | (uint32_t)key;
+	return (uint64_t)kind << NAME_KIND_SHIFT | (key & ((UINT64_C(1) << NAME_KIND_SHIFT) - 1));
 }
 
 static const char *name_get(const struct name_map *m, uint64_t k)
@@ -152,12 +155,12 @@ static char *str_printf(const char *fmt, ...)
 	return ret < 0 ? NULL : out;
 }
 
-int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm)
+int sr_cct_name_thread(struct sr_cct *cct, uint64_t key, const char *comm)
 {
 	const char *c = comm && *comm ? comm : "unknown";
 
-	return name_put(&cct->names, name_key(SR_NODE_THREAD, tid),
-			str_printf("%s-%u", c, tid));
+	return name_put(&cct->names, name_key(SR_NODE_THREAD, key),
+			str_printf("%s-%u", c, (uint32_t)key));
 }
 
 int sr_cct_name_waker(struct sr_cct *cct, uint64_t key, const char *name)
@@ -174,7 +177,7 @@ int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src)
 {
 	for (size_t i = 0; i < src->names.n; i++) {
 		uint64_t k = src->names.keys[i];
-		unsigned kind = (unsigned)(k >> 32);
+		unsigned kind = (unsigned)(k >> NAME_KIND_SHIFT);
 
 		if ((kind != SR_NODE_WAKER && kind != SR_NODE_THREAD) ||
 		    name_get(&dst->names, k))
@@ -502,7 +505,10 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 	if (DC_VEC_PUSH_ROOM(cct->threads, cct->nthreads, cct->threads_cap, 8))
 		return -ENOMEM;
 	comm = strdup(st->comm ? st->comm : "");
-	if (!comm || sr_cct_name_thread(cct, st->tid, comm)) {
+	/* (the machine names the frames of a thread split at its execs, one
+	 * per part, before: a name there stays) */
+	if (!comm || (!sr_cct_has_name(cct, SR_NODE_THREAD, st->tid) &&
+		      sr_cct_name_thread(cct, st->tid, comm))) {
 		free(comm);
 		return -ENOMEM;
 	}

@@ -50,8 +50,9 @@ size_t sr_cct_mem_bytes(const struct sr_cct *cct);
 int sr_cct_copy_names(struct sr_cct *dst, const struct sr_cct *src);
 /* Is a name registered for (kind, key)? */
 bool sr_cct_has_name(const struct sr_cct *cct, unsigned kind, uint64_t key);
-/* Thread frame names: registers "comm-tid" for a THREAD node key. */
-int sr_cct_name_thread(struct sr_cct *cct, uint32_t tid, const char *comm);
+/* Thread frame names: registers "comm-tid" for a THREAD node key (the tid
+ * in its low 32 bits; a part of its life after an exec above them). */
+int sr_cct_name_thread(struct sr_cct *cct, uint64_t key, const char *comm);
 
 /* The node after n in a preorder walk of top's subtree (top excluded):
  * n's first child when descend, else the next sibling of n or of its

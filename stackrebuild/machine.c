@@ -81,13 +81,31 @@ struct pseudo {
 	uint8_t time_kind;         /* enum sr_time_kind                      */
 };
 
+/* A part of a thread's life that an exec ended: the stacks it had (its
+ * own THREAD node in m->work), its name then and its wake edges. */
+struct tpart {
+	struct sr_node *work_node;
+	char *comm;                /* its last comm ("" / NULL: none known)  */
+	bool comm_matched;         /* had opt.comm at some time in it        */
+	struct sr_cct *edges;      /* its wake edges (opt.wakers), or NULL   */
+};
+
 struct thread {
 	struct sr_thread_stats st; /* st.comm is not used until finish       */
 	bool unwanted;             /* not in --tid: followed only as a waker
 	                              (opt.wakers), never output            */
+	/* The current part of its life (since its last exec): the name, and
+	 * whether it had opt.comm. While exec_pending, the stack is still the
+	 * old program's and these still the old part's: the comms from the
+	 * exec on go to next_*, which become these at the split. */
 	char *comm;
 	uint64_t comm_time;
-	bool comm_matched;         /* had opt.comm at some time              */
+	bool comm_matched;         /* had opt.comm at some time in this part */
+	char *next_comm;
+	uint64_t next_comm_time;
+	bool next_matched;
+	struct tpart *parts;       /* the parts that execs ended, in order   */
+	uint32_t nparts, pcap;
 	bool started;              /* has had an activating event            */
 	bool active;               /* traced now: time is being accounted    */
 	bool fresh;                /* current event (re)started tracing      */
@@ -170,9 +188,11 @@ static void twake_free(struct twake *w);
 static void wake_begin(struct sr_machine *m, struct thread *t);
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
 		    uint64_t now, bool end_seen, struct sr_call *wake);
-static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t);
+static int wake_output(struct sr_machine *m, struct sr_cct *out, const struct sr_cct *edges);
 static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key);
 static void wake_new_segment(struct thread *t);
+static struct sr_cct *wake_take_edges(struct thread *t);
+static struct sr_cct *wake_edges(const struct thread *t);
 static int wake_finish(struct sr_machine *m, struct sr_cct *out);
 
 /* ---- setup ---- */
@@ -228,7 +248,13 @@ fail:
 
 static void thread_free(struct thread *t)
 {
+	for (uint32_t i = 0; i < t->nparts; i++) {
+		free(t->parts[i].comm);
+		sr_cct_free(t->parts[i].edges);
+	}
+	free(t->parts);
 	free(t->comm);
+	free(t->next_comm);
 	free(t->frames);
 	free(t->inl);
 	free(t->kf);
@@ -302,6 +328,20 @@ static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t ti
 	return t;
 }
 
+/* A name from time_ns on into *comm (unless an older one than *when). */
+static int set_comm(char **comm, uint64_t *when, bool *matched, const struct sr_machine *m,
+		    const char *name, uint64_t time_ns)
+{
+	if (m->opt.comm && !strcmp(name, m->opt.comm))
+		*matched = true;
+	if (*comm && time_ns < *when)
+		return 0;
+	free(*comm);
+	*comm = strdup(name);
+	*when = time_ns;
+	return *comm ? 0 : -ENOMEM;
+}
+
 int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 		    const char *comm, uint64_t time_ns)
 {
@@ -312,14 +352,18 @@ int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
-	if (m->opt.comm && !strcmp(comm, m->opt.comm))
-		t->comm_matched = true;
-	if (t->comm && time_ns < t->comm_time)
-		return 0;
-	free(t->comm);
-	t->comm = strdup(comm);
-	t->comm_time = time_ns;
-	return t->comm ? 0 : -ENOMEM;
+	/* (after an exec: the new program's name, for the part that its
+	 * first event starts) */
+	if (t->exec_pending)
+		return set_comm(&t->next_comm, &t->next_comm_time, &t->next_matched, m, comm,
+				time_ns);
+	return set_comm(&t->comm, &t->comm_time, &t->comm_matched, m, comm, time_ns);
+}
+
+/* The name the thread has now: the new program's after an exec. */
+static const char *comm_now(const struct thread *t)
+{
+	return t->exec_pending && t->next_comm ? t->next_comm : t->comm;
 }
 
 int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns)
@@ -332,7 +376,56 @@ int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t t
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
+	/* a new part of its life begins, named by the comms from here on (an
+	 * exec again before the first event: the part between had no event) */
+	free(t->next_comm);
+	t->next_comm = NULL;
+	t->next_comm_time = 0;
+	t->next_matched = false;
 	t->exec_pending = true;
+	return 0;
+}
+
+/* At the first event after an exec, the stack of which the old program's
+ * frames have just ended (end_segment): the part of the thread's life
+ * before the exec is done, when it holds anything; a new one begins, named
+ * by the comms since the exec. A thread with nothing traced before the
+ * exec (a program traced from its start) stays one part. */
+static int split_at_exec(struct sr_machine *m, struct thread *t)
+{
+	char *name = t->next_comm;
+
+	if (t->work_node->first_child) {
+		struct tpart p = { .work_node = t->work_node, .comm = t->comm,
+				   .comm_matched = t->comm_matched };
+		uint64_t key = (uint64_t)(t->nparts + 1) << 32 | t->st.tid;
+		struct sr_node *n;
+
+		/* (no comm since the exec: the old name goes on) */
+		if (!name && t->comm && !(name = strdup(t->comm)))
+			return -ENOMEM;
+		if (DC_VEC_PUSH_ROOM32(t->parts, t->nparts, t->pcap, 4) ||
+		    !(n = sr_cct_child(m->work, NULL, SR_NODE_THREAD, key))) {
+			if (name != t->next_comm)
+				free(name);
+			return -ENOMEM;
+		}
+		p.edges = wake_take_edges(t);
+		t->parts[t->nparts++] = p;
+		t->work_node = n;
+		t->comm = name;
+	} else if (name) {
+		free(t->comm);
+		t->comm = name;
+	}
+	if (t->next_comm) {
+		t->comm_time = t->next_comm_time;
+		t->comm_matched = t->next_matched;
+	} else {
+		t->comm_matched = t->comm && m->opt.comm && !strcmp(t->comm, m->opt.comm);
+	}
+	t->next_comm = NULL;
+	t->next_matched = false;
 	return 0;
 }
 
@@ -1825,11 +1918,15 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		/* The new program starts with no stack: the old one's frames
 		 * end here, even where a function of the same name and binary
 		 * is on it (a program that execs itself, traced from main). */
-		t->exec_pending = false;
 		t->fresh = true;
 		t->since_loss = false;
-		if ((t->nframes || t->nps) && (ret = end_segment(m, t, now)))
+		if ((t->nframes || t->nps || t->seg->root.first_child) &&
+		    (ret = end_segment(m, t, now)))
 			return ret;
+		/* (after the old frames ended: their calls were the old part's) */
+		if ((ret = split_at_exec(m, t)))
+			return ret;
+		t->exec_pending = false;
 	}
 	if (ev->kind <= DC_EV_JUMP && (ev->reason & DC_BR_JUMPS_SEEN))
 		t->jumps_seen = true;
@@ -1925,26 +2022,62 @@ static int finish_thread(struct sr_machine *m, struct thread *t, uint64_t end_ns
 	return ret ? ret : end_segment(m, t, t->last_ns);
 }
 
+/* One part of a thread's life (key: its THREAD node's) into out. */
+static int output_part(struct sr_machine *m, struct sr_cct *out, uint64_t key,
+		       const struct sr_node *work_node, const struct sr_cct *edges, uint64_t *kept)
+{
+	struct sr_node *dst = &out->root;
+	int ret;
+
+	if (m->opt.per_thread)
+		dst = sr_cct_child(out, NULL, SR_NODE_THREAD, key);
+	if (!dst)
+		return -ENOMEM;
+	if (m->opt.root)
+		ret = extract_root(m, out, dst, work_node, kept);
+	else
+		ret = sr_cct_merge_subtree(out, dst, work_node, false, kept);
+	if (!ret && edges)
+		ret = wake_output(m, out, edges);
+	return ret;
+}
+
+/* A thread into out: each part of its life (split at its execs) that
+ * --comm keeps, under its own "comm-tid" root frame with --per-thread,
+ * named by its last comm; parts of one name share one (a program that
+ * execs itself). The thread's stats: its last comm, selected when any
+ * part was. */
 static int output_thread(struct sr_machine *m, struct sr_cct *out, struct thread *t)
 {
 	struct sr_thread_stats st = t->st;
-	struct sr_node *dst = &out->root;
+	uint32_t n = t->nparts + 1;
 	int ret = 0;
 
-	st.comm = t->comm ? t->comm : "";
-	st.selected = !m->opt.comm || t->comm_matched;
+	st.comm = comm_now(t) ? comm_now(t) : "";
+	st.selected = false;
 	st.kept_ns = 0;
-	if (st.selected) {
-		if (m->opt.per_thread)
-			dst = sr_cct_child(out, NULL, SR_NODE_THREAD, st.tid);
-		if (!dst)
-			return -ENOMEM;
-		if (m->opt.root)
-			ret = extract_root(m, out, dst, t->work_node, &st.kept_ns);
-		else
-			ret = sr_cct_merge_subtree(out, dst, t->work_node, false, &st.kept_ns);
-		if (!ret && m->wk)
-			ret = wake_output(m, out, t);
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		const struct tpart cur = { .work_node = t->work_node, .comm = t->comm,
+					   .comm_matched = t->comm_matched,
+					   .edges = wake_edges(t) };
+		const struct tpart *p = i < t->nparts ? &t->parts[i] : &cur;
+		const char *name = p->comm ? p->comm : "";
+		uint64_t key = i ? (uint64_t)i << 32 | t->st.tid : t->st.tid;
+
+		if (m->opt.comm && !p->comm_matched)
+			continue;
+		/* (the part an exec started and nothing traced: no frame) */
+		if (i && i == t->nparts && !p->work_node->first_child)
+			continue;
+		st.selected = true;
+		for (uint32_t k = 0; k < i; k++)
+			if (!strcmp(t->parts[k].comm ? t->parts[k].comm : "", name)) {
+				key = k ? (uint64_t)k << 32 | t->st.tid : t->st.tid;
+				break;
+			}
+		ret = sr_cct_name_thread(out, key, name);
+		if (!ret)
+			ret = output_part(m, out, key, p->work_node, p->edges, &st.kept_ns);
 	}
 	return ret ? ret : sr_cct_set_thread(out, &st);
 }
@@ -2238,6 +2371,22 @@ static int wake_underflow(struct sr_machine *m, struct thread *t, uint64_t key)
 	return 0;
 }
 
+/* The thread's wake edges so far (for the part of its life an exec
+ * ended), which it no longer holds. */
+static struct sr_cct *wake_take_edges(struct thread *t)
+{
+	struct sr_cct *e = t->wk ? t->wk->edges : NULL;
+
+	if (e)
+		t->wk->edges = NULL;
+	return e;
+}
+
+static struct sr_cct *wake_edges(const struct thread *t)
+{
+	return t->wk ? t->wk->edges : NULL;
+}
+
 static void wake_new_segment(struct thread *t)
 {
 	if (t->wk)
@@ -2387,7 +2536,7 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 		return 0;
 	w = thread_find(m, waker_tid);
 	if (!waker_comm && w)
-		waker_comm = w->comm;
+		waker_comm = comm_now(w);
 	key = waker_ctx(m, waker_comm, waker_tid, w);
 	if (key == UINT32_MAX || !twake_get(t))
 		return -ENOMEM;
@@ -2527,12 +2676,10 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 	return 0;
 }
 
-/* A selected thread's edges into the output's. */
-static int wake_output(struct sr_machine *m, struct sr_cct *out, struct thread *t)
+/* A selected part's edges into the output's. */
+static int wake_output(struct sr_machine *m, struct sr_cct *out, const struct sr_cct *edges)
 {
-	if (!t->wk || !t->wk->edges)
-		return 0;
 	if (!out->edges && !(out->edges = sr_cct_new(m->sym)))
 		return -ENOMEM;
-	return sr_cct_merge(out->edges, t->wk->edges);
+	return sr_cct_merge(out->edges, edges);
 }

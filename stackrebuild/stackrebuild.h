@@ -100,7 +100,9 @@ uint64_t sr_hist_bucket_hi(uint32_t idx);  /* largest value in bucket    */
 enum sr_node_kind {
 	SR_NODE_ROOT = 0,   /* the invisible root of the tree                  */
 	SR_NODE_FUNC,       /* key: symbolizer function key                    */
-	SR_NODE_THREAD,     /* key: tid; name "comm-tid" ("unknown-tid")        */
+	SR_NODE_THREAD,     /* key: tid (| part << 32 for the part of its life
+	                       after its part-th exec, when it ran before
+	                       that); name "comm-tid" ("unknown-tid")       */
 	SR_NODE_KERNEL,     /* key: syscall number, or SR_KEY_NONE for a fault,
 	                       interrupt or unknown syscall. Name "[kernel]" or
 	                       "[kernel] NAME" (e.g. "[kernel] futex"), or
@@ -188,7 +190,9 @@ static inline uint64_t sr_node_lost_ns(const struct sr_node *n)
 /* What the machine knows of each thread it saw (after the tid filter). */
 struct sr_thread_stats {
 	uint32_t pid, tid;
-	const char *comm;          /* last comm by time; "" when none known   */
+	const char *comm;          /* last comm by time; "" when none known
+	                              (its frames: each part's own, see
+	                              sr_options.per_thread)                 */
 	uint64_t first_ns;         /* time of its first event                 */
 	uint64_t last_ns;          /* time of its last event (or finish end)  */
 	uint64_t traced_ns;        /* traced wall time: last - first minus the
@@ -204,7 +208,8 @@ struct sr_thread_stats {
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
 	uint64_t repairs;          /* top frame fixed from a branch source
 	                              (unseen returns or jumps)                */
-	bool selected;             /* passed --comm (and --tid) filters        */
+	bool selected;             /* passed --comm (and --tid) filters: a
+	                              part of its life did                   */
 };
 
 struct sr_cct;
@@ -401,7 +406,9 @@ struct sr_call {
 	                              of the whole call, not clipped          */
 	bool complete;             /* start and end seen (inside the window)  */
 	bool in_root;              /* no --root, or under (or at) a ROOT call */
-	bool selected;             /* no --comm, or the thread had it so far  */
+	bool selected;             /* no --comm, or the thread had it so far
+	                              in this part of its life (since its
+	                              last exec)                             */
 	/* An [off-cpu] call that a wake ended (sr_options.wakers: the wake its
 	 * time went under): woken, the waker and the wake's time. */
 	bool woken;
@@ -410,12 +417,17 @@ struct sr_call {
 };
 
 struct sr_options {
-	/* Keep a "comm-tid" root frame per thread. */
+	/* Keep a "comm-tid" root frame per thread; per part of its life: an
+	 * exec (sr_machine_exec) ends a part that ran, and the next one gets
+	 * a frame of its own, each named by its last comm (a rename inside a
+	 * part, prctl PR_SET_NAME, does not split it: the stack lives on);
+	 * parts of one name share one frame. */
 	bool per_thread;
 	/* Only these threads (NULL / 0: all). Copied. */
 	const uint32_t *tids;
 	size_t ntids;
-	/* Only threads that had this comm at some time (NULL: all). Copied. */
+	/* Only the parts of threads' lives (split at execs, see per_thread)
+	 * that had this comm at some time (NULL: all). Copied. */
 	const char *comm;
 	/* Only time under this function, re-rooted there: every outermost node
 	 * named ROOT becomes a top-level frame (under the thread frame with
@@ -523,12 +535,15 @@ void sr_machine_free(struct sr_machine *m);
 /* Events arrive in time order PER THREAD; threads interleave freely.
  * Returns 0, or -ENOMEM. Events of unknown kind are counted and ignored. */
 int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev);
-/* A thread's name from time_ns on (COMM records, exec). 0 or -ENOMEM. */
+/* A thread's name from time_ns on (COMM records, exec). After
+ * sr_machine_exec (the COMM exec record: exec first), the name of the
+ * part of its life the exec starts. 0 or -ENOMEM. */
 int sr_machine_comm(struct sr_machine *m, uint32_t pid, uint32_t tid,
 		    const char *comm, uint64_t time_ns);
 /* The thread exec'ed (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC):
  * its next event with an ip starts a new stack, even in a function that
- * was on the old one (a program that execs itself). Needed when the exec
+ * was on the old one (a program that execs itself), and a new part of its
+ * life (sr_options.per_thread, comm), named by the comms from here on. Needed when the exec
  * syscall's number is unknown (sysno UINT32_MAX); with sysno 59/322 on the
  * TRACE_OFF the machine sees it by itself, and there an ip that proves
  * the stack keeps it (a failed exec returns where it was made).

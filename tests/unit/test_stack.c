@@ -1937,6 +1937,128 @@ static void test_filter_comm(void **state)
 	sr_cct_free(cct);
 }
 
+/* ---- a thread's life split at exec (--per-thread, --comm) ---- */
+
+/* sh (tid 1) runs main;a and execs (the COMM exec record at 15: "ls"); the
+ * new program starts in _start at 20 and renames itself at 25 ("ls2",
+ * prctl: no split). Before the exec: 20 ns, after: 10. */
+static void feed_exec(struct sr_machine *m)
+{
+	assert_int_equal(sr_machine_comm(m, 100, 1, "sh", 0), 0);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);
+	assert_int_equal(sr_machine_exec(m, 100, 1, 15), 0);
+	assert_int_equal(sr_machine_comm(m, 100, 1, "ls", 15), 0);
+	SWOUT(m, 1, 16);
+	SWIN(m, 1, 18);
+	RESUME(m, 1, 20, ENTRY(F_START));
+	assert_int_equal(sr_machine_comm(m, 100, 1, "ls2", 25), 0);
+	END(m, 1, 30, F_START);
+}
+
+/* Each part of the thread's life has its root frame, named by its own
+ * last comm: the code before the exec is not the new program's. */
+static void test_exec_splits_thread(void **state)
+{
+	struct sr_options opt = { .per_thread = true };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_exec(m);
+	cct = finish(m, 0);
+	expect_stacks(cct, "ls2-1;_start 10\nsh-1;main;a 10\nsh-1;main;a;[kernel] 8\n"
+			   "sh-1;main;a;[kernel];[off-cpu] 2\n");
+	assert_int_equal(node_at(cct, "sh-1")->total_ns, 20);
+	assert_int_equal(node_at(cct, "ls2-1")->total_ns, 10);
+	/* one thread: its stats name it by its last comm */
+	assert_int_equal(sr_cct_nthreads(cct), 1);
+	assert_string_equal(sr_cct_thread(cct, 0)->comm, "ls2");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
+/* sr_call.selected: the comm of the call's part of the thread's life. */
+static int exec_call_cb(void *ctx, const struct sr_call *c)
+{
+	char *seen = ctx;
+	size_t n = strlen(seen);
+
+	snprintf(seen + n, 256 - n, "%s%s:%d", n ? " " : "", c->name, c->selected);
+	return 0;
+}
+
+/* --comm keeps exactly the parts that had the name (a rename inside a
+ * part: any of its names); the thread is selected when a part is. */
+static void test_exec_filter_comm(void **state)
+{
+	static const struct {
+		const char *comm, *stacks, *calls;
+		uint64_t kept;
+	} c[] = {
+		{ "sh", "sh-1;main;a 10\nsh-1;main;a;[kernel] 8\nsh-1;main;a;[kernel];[off-cpu] 2\n",
+		  "[off-cpu]:1 [kernel]:1 a:1 main:1 _start:0", 20 },
+		{ "ls", "ls2-1;_start 10\n", "[off-cpu]:0 [kernel]:0 a:0 main:0 _start:1", 10 },
+		{ "ls2", "ls2-1;_start 10\n", "[off-cpu]:0 [kernel]:0 a:0 main:0 _start:1", 10 },
+		{ "nosuch", "", "[off-cpu]:0 [kernel]:0 a:0 main:0 _start:0", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char seen[256] = "";
+		struct sr_options opt = { .per_thread = true, .comm = c[i].comm,
+					  .on_call = exec_call_cb, .call_ctx = seen };
+		struct sr_machine *m = new_machine(&opt);
+		struct sr_cct *cct;
+
+		feed_exec(m);
+		cct = finish(m, 0);
+		expect_stacks(cct, c[i].stacks);
+		assert_string_equal(seen, c[i].calls);
+		assert_int_equal(sr_cct_nthreads(cct), 1);
+		assert_int_equal(sr_cct_thread(cct, 0)->selected, c[i].kept != 0);
+		assert_int_equal(sr_cct_thread(cct, 0)->kept_ns, c[i].kept);
+		sr_cct_free(cct);
+	}
+}
+
+/* A program that execs itself: the parts of one name share one frame; an
+ * exec before the thread ran (a program traced from its start) leaves one
+ * part, which --comm with the name it had before does not keep. */
+static void test_exec_same_name_and_first(void **state)
+{
+	struct sr_options opt = { .per_thread = true };
+	struct sr_options opt_sh = { .per_thread = true, .comm = "sh" };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	sr_machine_comm(m, 100, 1, "app", 0);
+	CALL(m, 1, 0, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, UINT32_MAX);
+	sr_machine_exec(m, 100, 1, 15);
+	sr_machine_comm(m, 100, 1, "app", 15);
+	RESUME(m, 1, 20, ENTRY(F_START));
+	END(m, 1, 30, F_START);
+	cct = finish(m, 0);
+	expect_stacks(cct, "app-1;_start 10\napp-1;main;a 10\napp-1;main;a;[kernel] 10\n");
+	assert_int_equal(sr_cct_root(cct)->first_child->next_sibling, NULL);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	for (int k = 0; k < 2; k++) {
+		m = new_machine(k ? &opt_sh : &opt);
+		sr_machine_comm(m, 100, 1, "sh", 0);
+		sr_machine_exec(m, 100, 1, 5);
+		sr_machine_comm(m, 100, 1, "ls", 5);
+		CALL(m, 1, 10, F_MAIN, F_A);
+		END(m, 1, 30, F_A);
+		cct = finish(m, 0);
+		expect_stacks(cct, k ? "" : "ls-1;main;a 20\n");
+		sr_cct_free(cct);
+	}
+}
+
 static void test_filter_root(void **state)
 {
 	struct sr_options opt = { .root = "a" };
@@ -2560,6 +2682,9 @@ int main(void)
 		cmocka_unit_test(test_threads_per_thread),
 		cmocka_unit_test(test_filter_tid),
 		cmocka_unit_test(test_filter_comm),
+		cmocka_unit_test(test_exec_splits_thread),
+		cmocka_unit_test(test_exec_filter_comm),
+		cmocka_unit_test(test_exec_same_name_and_first),
 		cmocka_unit_test(test_filter_root),
 		cmocka_unit_test(test_filter_root_outermost_and_cxx),
 		cmocka_unit_test(test_filter_time_window),

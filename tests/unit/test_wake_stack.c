@@ -169,6 +169,47 @@ static void test_mutex_handoff(void **state)
 	sr_cct_free(cct);
 }
 
+/* A waker's frame names it by its comm at the wake: thread 2 ("sh") wakes
+ * thread 1 at 20, execs at 50 (COMM exec "ls") and wakes it again at 60.
+ * Its own stacks split there too: "sh-2" and "ls-2". */
+static void test_waker_named_at_wake(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "waiter");
+	comm(m, 2, "sh");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_MAIN));
+	CALL(m, 2, 5, F_MAIN, F_B);
+	SYSCALL(m, 1, 10, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 11);
+	wake(m, 20, 2, 1);
+	SWIN(m, 1, 30);
+	RESUME(m, 1, 31, IP(F_MAIN));
+	SYSCALL(m, 1, 40, F_MAIN, NR_FUTEX);
+	SWOUT(m, 1, 41);
+	SYSCALL(m, 2, 45, F_B, UINT32_MAX);
+	assert_int_equal(sr_machine_exec(m, 100, 2, 50), 0);
+	assert_int_equal(sr_machine_comm(m, 100, 2, "ls", 50), 0);
+	RESUME(m, 2, 55, ENTRY(F_START));
+	wake(m, 60, 2, 1);
+	SWIN(m, 1, 70);
+	RESUME(m, 1, 71, IP(F_MAIN));
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "ls-2;_start 45\n"
+		      "sh-2;main 5\n"
+		      "sh-2;main;b 40\n"
+		      "sh-2;main;b;[kernel] 10\n"
+		      "waiter-1;main 48\n"
+		      "waiter-1;main;[kernel] futex 4\n"
+		      "waiter-1;main;[kernel] futex;[off-cpu];[woken by ls-2];_start 29\n"
+		      "waiter-1;main;[kernel] futex;[off-cpu];[woken by sh-2];main;b 19\n");
+	sr_cct_free(cct);
+}
+
 /* Without wakers the same stream is plain [off-cpu], wakes ignored. */
 static void test_off(void **state)
 {
@@ -704,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_oncpu),
 		cmocka_unit_test(test_swapper),
 		cmocka_unit_test(test_chain_history),
+		cmocka_unit_test(test_waker_named_at_wake),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

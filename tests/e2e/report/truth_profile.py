@@ -501,6 +501,11 @@ class Thread:
     def __init__(self, pid, tid):
         self.pid, self.tid = pid, tid
         self.segs = []
+        self.seg_parts = []     # each seg's part of the thread's life
+        self.part = 0           # the current one (execs split them)
+        self.part_names = []    # the names of the parts execs ended
+        self.comms_from = 0     # the current part's comms: comms[comms_from:]
+        self.split_at = None    # an exec's comms_from for the next part
         self.stack = []
         self.first = self.last = None
         self.last_node = None
@@ -594,7 +599,31 @@ class Thread:
         while self.stack:
             self.pop(complete=False)
         self.segs.append(Node(None, None, None))
+        self.seg_parts.append(self.part)
         self.seg_t0 = self.last
+
+    def part_name(self, lo, hi=None):
+        """the last comm of comms[lo:hi], else the one before it"""
+        names = [c for _, c in self.comms[lo:hi]] or [c for _, c in self.comms[:lo]]
+        return names[-1] if names else self.comm
+
+    def split(self):
+        """the first event after an exec: the part of the thread's life
+        before it ends (report --per-thread: a root frame each, named by
+        its last comm; --comm: the parts that had it), when it ran"""
+        if self.split_at is None:
+            return
+        if any(seg.kids for seg, p in zip(self.segs, self.seg_parts) if p == self.part):
+            self.part_names.append(self.part_name(self.comms_from, self.split_at))
+            self.part += 1
+            if self.segs:
+                self.seg_parts[-1] = self.part
+        self.comms_from, self.split_at = self.split_at, None
+
+    def names_of_parts(self):
+        """each part's name, the current one's last"""
+        cur = self.part_name(self.comms_from, self.split_at)
+        return self.part_names + [cur]
 
     def find(self, key, below_top=True):
         """index of the nearest frame holding key (below the top)."""
@@ -669,6 +698,7 @@ class Model:
         if ev == "exec":
             self.sym.exec(pid)
             th.exec_pending = True
+            th.split_at = len(th.comms)
             return
         if ev == "switch-in":
             th.switched_in = (t, int(fl[1]))
@@ -682,6 +712,7 @@ class Model:
             ip = int(args[0], 16)
             key, start, names = self.f(pid, ip)
             th.new_segment()
+            th.split()
             th.push(key, names, started=(start == ip))
             return
         if ev == "fork":
@@ -841,6 +872,7 @@ class Model:
             th.exec_pending = False
             key, start, names = self.f(th.pid, int(args[1], 16))
             th.new_segment()
+            th.split()
             th.push(key, names, started=False)
             return
         self.to_ip(th, int(args[1], 16))
@@ -988,11 +1020,13 @@ class Model:
             if th.first is None:
                 continue
             parent = root
-            if per_thread:
-                comm = th.comm or self.threads.get(th.pid, th).comm or "unknown"
-                parent = root.child(("thread", th.tid),
-                                    frozenset(["%s-%d" % (comm, th.tid)]))
-            for seg in th.segs:
+            names = th.names_of_parts()
+            for seg, part in zip(th.segs, th.seg_parts):
+                if per_thread:
+                    # parts of one name share one frame
+                    comm = names[part] or self.threads.get(th.pid, th).comm or "unknown"
+                    parent = root.child(("thread", th.tid, comm),
+                                        frozenset(["%s-%d" % (comm, th.tid)]))
                 parent.merge_from(seg)
         return root
 
@@ -1189,7 +1223,8 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
                 m_thr = re.fullmatch(r"(.*)-([0-9]+)", name)
                 if depth == 0 and per_thread and not nxt and m_thr:
                     # the thread frame: match by tid, then check its comm
-                    nxt = [k for k in root.kids.values() if k.key == ("thread", int(m_thr.group(2)))]
+                    nxt = [k for k in root.kids.values()
+                           if k.key[:2] == ("thread", int(m_thr.group(2)))][:1]
                     if nxt and check_comm:
                         errs.append("line %d: thread frame %r, truth %r"
                                     % (ln, name, pick(nxt[0].names)))
