@@ -455,7 +455,12 @@ static int thr_gone(struct emu *e, struct thr *t)
 		c = (unsigned)t->s.cpu;
 		now = e->cpu[c].now;
 	} else if (t->s.state == RC_EMU_NATIVE) {
-		now = t->v0 + elapsed_ns(&t->t0);
+		/* an exit ends the thread at its entry, as on qemu (thr_exit):
+		 * the host's teardown under ptrace (milliseconds) is no wait of
+		 * the program's */
+		bool exits = t->nk == NK_SYSCALL && (t->sys_nr == SYS_exit ||
+						     t->sys_nr == SYS_exit_group);
+		now = t->v0 + (exits ? e->o->ns_per_insn : elapsed_ns(&t->t0));
 		if (now < latest_now(e))
 			now = latest_now(e);
 	} else {
