@@ -78,9 +78,12 @@ bool rc_emu_futex_wakes(int op);
  * Threads wait ready, run on virtual CPUs, leave them (block, preempt,
  * exit). The rules (emulate.h, "Scheduling"): an idle CPU takes the thread
  * ready earliest (FIFO among equals), a whole switch after it became ready;
- * a CPU whose thread leaves takes a thread ready by its own clock at once,
- * RC_EMU_SWITCH_NS later, else idles; switch records are stamped half a
- * switch before the new thread runs. A backend embeds struct rc_emu_sthr
+ * of several idle CPUs the one that starts it soonest (its clock the
+ * earliest, none before the thread's ready time); a CPU whose thread leaves
+ * takes a thread ready by its own clock at once, RC_EMU_SWITCH_NS later,
+ * unless an idle CPU would have started that thread earlier (that one
+ * takes it: no ready thread waits while a CPU idles), else idles; switch
+ * records are stamped half a switch before the new thread runs. A backend embeds struct rc_emu_sthr
  * as the first member of its thread and keeps its CPUs in sched.cpu. */
 enum rc_emu_tstate {
 	RC_EMU_NEW,        /* not seen running yet (stepper) */
@@ -119,6 +122,12 @@ struct rc_emu_sched {
 	size_t nthr, cthr;
 	uint64_t seq;
 	const bool *stop;          /* when *stop, a leaving thread's CPU idles */
+	/* Busy CPUs whose clock is behind (a backend that does not step the
+	 * smallest clock first: qemu) may yet idle before a ready thread's
+	 * start elsewhere: no CPU takes a ready thread before they caught up
+	 * (rc_emu_assign_idle waits, a leaving CPU idles, a preemption waits),
+	 * unless nowait (the backend cannot make them go on: no more data). */
+	bool nowait;
 	struct rc_perf_writer *w;
 	struct rc_emu_auxsink *sink;
 	FILE *truth;
@@ -158,8 +167,10 @@ struct rc_emu_sthr *rc_emu_pick_ready(const struct rc_emu_sched *s, bool limit, 
 int rc_emu_switch_in(struct rc_emu_sched *s, unsigned c, struct rc_emu_sthr *t, pid_t prev_pid,
 		     pid_t prev_tid);
 /* The thread on CPU c leaves it (its trace already disabled; PREEMPT: it
- * stays ready): switch-out, and the next thread ready by the CPU's clock
- * switches in a switch later; else the CPU idles. */
+ * stays ready): first the ready threads an idle CPU starts before c's
+ * clock go there (rc_emu_assign_idle's choice); then switch-out, and the
+ * next thread ready by the CPU's clock switches in a switch later; else
+ * the CPU idles. */
 int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt);
 /* CPU c's encoded bytes as an AUX chunk (rc_emu_drain), stamped with the
  * thread on it and its clock. */
@@ -169,8 +180,14 @@ int rc_emu_cpu_drain(struct rc_emu_sched *s, unsigned c, bool final);
  * kernel's is when tracing is disabled, so that a reader knows until when
  * the threads still waiting waited. */
 int rc_emu_stop_at(struct rc_emu_sched *s, uint64_t end);
-/* Idle CPUs take the earliest ready threads (their clocks jump forward). */
+/* Idle CPUs take the earliest ready threads (their clocks jump forward),
+ * each the idle CPU that starts it soonest: max(clock, ready time) the
+ * smallest, the lowest index among equals. */
 int rc_emu_assign_idle(struct rc_emu_sched *s);
+/* Is a preemption of the thread on CPU c due (its time slice is used)?
+ * First the ready threads an idle CPU starts before c's clock go there;
+ * then 1 when a thread ready by c's clock remains, else 0; <0: error. */
+int rc_emu_preempt_due(struct rc_emu_sched *s, unsigned c);
 /* --inject-interrupts RATE: asynchronous exits (a timer or device interrupt,
  * a page fault) of the thread on a CPU, as a user-only trace shows them:
  * FUP at the next instruction + TIP.PGD (IP suppressed), the kernel runs

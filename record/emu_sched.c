@@ -123,18 +123,94 @@ int rc_emu_switch_in(struct rc_emu_sched *s, unsigned c, struct rc_emu_sthr *t, 
 	return s->switched_in ? s->switched_in(s->ctx, c, t, rt) : 0;
 }
 
+/* The idle CPU that would start a thread ready at READY soonest: the
+ * smallest max(clock, READY), the lowest index among equals; -1: none. */
+static int best_idle(const struct rc_emu_sched *s, uint64_t ready)
+{
+	int best = -1;
+	uint64_t best_at = 0;
+	for (unsigned c = 0; c < s->ncpu; c++) {
+		const struct rc_emu_cpu *v = &s->cpu[c];
+		if (v->cur)
+			continue;
+		uint64_t at = v->now > ready ? v->now : ready;
+		if (best < 0 || at < best_at) {
+			best = (int)c;
+			best_at = at;
+		}
+	}
+	return best;
+}
+
+/* Idle CPUs take the ready threads (earliest ready first, FIFO among
+ * equals), each the idle CPU that starts it soonest, as long as that CPU
+ * is idle before BEFORE: wake-up and idle balancing. A busy CPU whose
+ * clock is at BEFORE then takes only a thread no idle CPU could have
+ * started earlier. */
+static int place_ready(struct rc_emu_sched *s, uint64_t before)
+{
+	for (;;) {
+		struct rc_emu_sthr *t = rc_emu_pick_ready(s, false, 0);
+		if (!t)
+			return 0;
+		int c = best_idle(s, t->ready_ns);
+		if (c < 0)
+			return 0;
+		struct rc_emu_cpu *v = &s->cpu[c];
+		uint64_t at = v->now > t->ready_ns ? v->now : t->ready_ns;
+		if (at >= before)
+			return 0;  /* (so for every later-ready thread too) */
+		/* a busy CPU not that far yet may leave (or preempt) before
+		 * AT and take it sooner: not yet (the backends step the CPU
+		 * behind first) */
+		for (unsigned b = 0; b < s->ncpu && !s->nowait; b++)
+			if (s->cpu[b].cur && s->cpu[b].now < at)
+				return 0;
+		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
+		v->idle_out_pending = true;
+		int rc = rc_emu_switch_in(s, (unsigned)c, t, 0, 0);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* Is a busy CPU other than c behind c's clock (it may idle before it)? */
+static bool lagging(const struct rc_emu_sched *s, unsigned c)
+{
+	for (unsigned b = 0; b < s->ncpu && !s->nowait; b++)
+		if (b != c && s->cpu[b].cur && s->cpu[b].now < s->cpu[c].now)
+			return true;
+	return false;
+}
+
+int rc_emu_preempt_due(struct rc_emu_sched *s, unsigned c)
+{
+	struct rc_emu_cpu *v = &s->cpu[c];
+	int rc = place_ready(s, v->now);
+	if (rc < 0)
+		return rc;
+	return !lagging(s, c) && rc_emu_pick_ready(s, true, v->now) != NULL;
+}
+
 int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt)
 {
 	struct rc_emu_cpu *v = &s->cpu[c];
 	struct rc_emu_sthr *t = v->cur;
+	bool stop = s->stop && *s->stop;
+	/* (still busy here: the threads an idle CPU starts sooner go there) */
+	int rc = stop ? 0 : place_ready(s, v->now);
+	if (rc < 0)
+		return rc;
 	v->cur = NULL;
 	v->on = false;
-	struct rc_emu_sthr *next = s->stop && *s->stop ? NULL : rc_emu_pick_ready(s, true, v->now);
+	/* (with a busy CPU behind, c idles: the ready threads go where they
+	 * start soonest once it caught up) */
+	struct rc_emu_sthr *next = stop || lagging(s, c) ? NULL : rc_emu_pick_ready(s, true, v->now);
 	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "switch-out %s",
 		     preempt ? "preempt" : "block");
 	struct dc_sample_id sid = rc_emu_sid(c, false, t->pid, t->tid, v->now);
-	int rc = rc_perf_switch_cpu_wide(s->w, true, preempt, next ? (uint32_t)next->pid : 0,
-					 next ? (uint32_t)next->tid : 0, &sid);
+	rc = rc_perf_switch_cpu_wide(s->w, true, preempt, next ? (uint32_t)next->pid : 0,
+				     next ? (uint32_t)next->tid : 0, &sid);
 	if (rc < 0)
 		return rc;
 	if (!next) {
@@ -166,20 +242,7 @@ int rc_emu_stop_at(struct rc_emu_sched *s, uint64_t end)
 
 int rc_emu_assign_idle(struct rc_emu_sched *s)
 {
-	for (unsigned c = 0; c < s->ncpu; c++) {
-		struct rc_emu_cpu *v = &s->cpu[c];
-		if (v->cur)
-			continue;
-		struct rc_emu_sthr *t = rc_emu_pick_ready(s, false, 0);
-		if (!t)
-			return 0;
-		v->now = rc_emu_idle_switch_in(v->now, t->ready_ns);
-		v->idle_out_pending = true;
-		int rc = rc_emu_switch_in(s, c, t, 0, 0);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	return place_ready(s, UINT64_MAX);
 }
 
 uint64_t rc_emu_latest_now(const struct rc_emu_sched *s)

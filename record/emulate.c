@@ -294,12 +294,6 @@ static int sfail(struct emu *e, int rc)
 	return wfail(e, rc);
 }
 
-static struct thr *pick_ready(struct emu *e, bool limit, uint64_t now)
-{
-	struct rc_emu_sthr *t = rc_emu_pick_ready(&e->s, limit, now);
-	return t ? thr_of(t) : NULL;
-}
-
 static void make_ready(struct emu *e, struct thr *t, uint64_t when)
 {
 	rc_emu_make_ready(&e->s, &t->s, when);
@@ -1361,8 +1355,11 @@ static int maybe_preempt(struct emu *e, unsigned c)
 {
 	struct rc_emu_cpu *v = &e->cpu[c];
 	struct thr *t = v->cur ? thr_of(v->cur) : NULL;
-	if (t->s.slice_used < e->slice || !pick_ready(e, true, v->now))
+	if (t->s.slice_used < e->slice)
 		return 0;
+	int due = rc_emu_preempt_due(&e->s, c);
+	if (due <= 0)
+		return sfail(e, due);
 	if (disable_async(e, c, t->ip))
 		return e->fail;
 	make_ready(e, t, v->now);

@@ -26,7 +26,12 @@
  *    measured duration less the average cost of a ptrace step;
  *  - a thread that used its time slice is preempted (switch-out with the
  *    PREEMPT bit) when another thread is ready;
- *  - an idle CPU takes the ready thread with the earliest ready time;
+ *  - an idle CPU takes the ready thread with the earliest ready time; of
+ *    several idle CPUs, the one that starts it soonest (wake-up balancing),
+ *    and a CPU whose thread leaves (or whose thread's slice is over) takes
+ *    no thread that an idle CPU would have started earlier (idle
+ *    balancing): no ready thread waits while a CPU idles, beyond the
+ *    switch;
  *  - a context switch costs RC_EMU_SWITCH_NS of virtual time; a switch-out
  *    (or EXIT) after an asynchronous TIP.PGD (preemption, fatal signal,
  *    stop) is stamped 1 ns after it, never at the same time (perf handles

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -651,12 +652,6 @@ static void make_ready(struct qemu *e, struct qthr *t, uint64_t when)
 {
 	rc_emu_make_ready(&e->s, &t->s, when);
 	t->s.cpu = -1;
-}
-
-static struct qthr *pick_ready(struct qemu *e, bool limit, uint64_t now)
-{
-	struct rc_emu_sthr *t = rc_emu_pick_ready(&e->s, limit, now);
-	return t ? thr_of(t) : NULL;
 }
 
 /* T is on CPU c (the PGE comes with T's next block). */
@@ -1352,7 +1347,10 @@ retired:
 		if (ir < 0)
 			return sfail(e, ir);
 		/* time slice used and another thread ready: preempted before X */
-		if (t->s.slice_used >= e->slice && pick_ready(e, true, v->now)) {
+		int due = t->s.slice_used >= e->slice ? rc_emu_preempt_due(&e->s, c) : 0;
+		if (due < 0)
+			return sfail(e, due);
+		if (due) {
 			if (disable_async(e, c, x))
 				return e->fail;
 			make_ready(e, t, v->now);
@@ -1631,15 +1629,54 @@ static int step(struct qemu *e, struct qthr *t)
 	return 1;
 }
 
+static bool any_ready(const struct qemu *e)
+{
+	for (size_t i = 0; i < e->nthr; i++)
+		if (e->thr[i]->s.state == RC_EMU_READY)
+			return true;
+	return false;
+}
+
+static bool any_idle(const struct qemu *e)
+{
+	for (unsigned c = 0; c < e->ncpu; c++)
+		if (!e->cpu[c].cur)
+			return true;
+	return false;
+}
+
+/* Should T, on a CPU, wait for another CPU to catch up? qemu hands the
+ * threads' blocks over as the host runs them, not in virtual-time order:
+ * a CPU whose thread has not got as far (its clock more than a switch
+ * behind T's) may yet idle before T's clock, and a ready thread that T's
+ * CPU took (a preemption, a leave) would have waited while it idled. So
+ * while a thread is ready, T steps only while no busy CPU lags it (the
+ * stepper's order: the smallest clock first), and with FORCE anyway. */
+static bool hold(const struct qemu *e, const struct qthr *t, bool force)
+{
+	if (force || t->s.state != RC_EMU_ONCPU || t->s.cpu < 0)
+		return false;
+	uint64_t now = e->cpu[t->s.cpu].now;
+	bool lag = false;
+	for (unsigned c = 0; c < e->ncpu && !lag; c++)
+		lag = e->cpu[c].cur && (int)c != t->s.cpu && e->cpu[c].now + RC_EMU_SWITCH_NS < now;
+	return lag && any_ready(e);
+}
+
 static int run(struct qemu *e)
 {
+	/* rounds without progress while a thread was held (hold): after
+	 * 100 (a lagging CPU's thread sends nothing for a while) one round
+	 * goes on without holding (e->s.nowait) */
+	unsigned held_rounds = 0;
 	while (!e->fail && !e->stop) {
 		if (e->o->interrupted && *e->o->interrupted) {
 			e->stop = true;
 			e->stop_wall = rc_emu_mono_ns();
 			break;
 		}
-		bool progress = false;
+		bool progress = false, held = false, force = held_rounds >= 100;
+		e->s.nowait = force;
 		if (assign_idle(e))
 			break;
 		for (size_t i = 0; i < e->nthr && !e->fail && !e->stop; i++) {
@@ -1647,6 +1684,10 @@ static int run(struct qemu *e)
 			if (t->s.state == RC_EMU_GONE || t->s.state == RC_EMU_READY)
 				continue;
 			for (int k = 0; k < 4096 && !e->stop; k++) {
+				if (hold(e, t, force)) {
+					held = true;
+					break;
+				}
 				int r = step(e, t);
 				if (r <= 0)
 					break;
@@ -1658,18 +1699,30 @@ static int run(struct qemu *e)
 		if (e->fail || e->stop)
 			break;
 		if (progress) {
+			held_rounds = 0;
 			read_pipe(e, false);
 			continue;
 		}
-		bool ready = false;
-		for (size_t i = 0; i < e->nthr; i++)
-			ready |= e->thr[i]->s.state == RC_EMU_READY;
-		if (ready && assign_idle(e) == 0) {
-			bool idle = false;
-			for (unsigned c = 0; c < e->ncpu; c++)
-				idle |= !e->cpu[c].cur;
-			if (idle)
+		if (any_ready(e)) {
+			if (assign_idle(e))
+				break;
+			if (any_idle(e) && !any_ready(e))
 				continue;
+		}
+		/* waiting for a CPU behind (held, or a ready thread beside an
+		 * idle CPU): for its data, 10 ms at most a round; at the end,
+		 * or after 100 rounds, the next round goes on without (never
+		 * a hang when that thread waits on the host for a held one) */
+		if (held || (any_ready(e) && any_idle(e))) {
+			if (e->eof || ++held_rounds >= 100) {
+				held_rounds = 100;
+				continue;
+			}
+			struct pollfd pfd = { .fd = e->fd, .events = POLLIN };
+			poll(&pfd, 1, 10);
+			if (read_pipe(e, false))
+				break;
+			continue;
 		}
 		if (e->eof)
 			break;
