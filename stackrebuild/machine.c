@@ -386,16 +386,29 @@ int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t t
 	return 0;
 }
 
+/* Was any code of the program traced in this part (a function frame at
+ * its root, not only [kernel], [off-cpu] and the like)? */
+static bool part_ran_code(const struct sr_node *work_node)
+{
+	for (const struct sr_node *c = work_node->first_child; c; c = c->next_sibling)
+		if (c->kind == SR_NODE_FUNC)
+			return true;
+	return false;
+}
+
 /* At the first event after an exec, the stack of which the old program's
  * frames have just ended (end_segment): the part of the thread's life
- * before the exec is done, when it holds anything; a new one begins, named
- * by the comms since the exec. A thread with nothing traced before the
- * exec (a program traced from its start) stays one part. */
+ * before the exec is done, when code of the old program ran in it; a new
+ * one begins, named by the comms since the exec. A thread with none of its
+ * code traced before the exec stays one part: a program traced from its
+ * start, or from its exec with the kernel (perf record -- CMD: the exec's
+ * kernel time, most of it after the new name, is the new program's, as
+ * perf names it). */
 static int split_at_exec(struct sr_machine *m, struct thread *t)
 {
 	char *name = t->next_comm;
 
-	if (t->work_node->first_child) {
+	if (part_ran_code(t->work_node)) {
 		struct tpart p = { .work_node = t->work_node, .comm = t->comm,
 				   .comm_matched = t->comm_matched };
 		uint64_t key = (uint64_t)(t->nparts + 1) << 32 | t->st.tid;

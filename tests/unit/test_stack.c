@@ -1978,6 +1978,35 @@ static void test_exec_splits_thread(void **state)
 	sr_cct_free(cct);
 }
 
+/* A program traced from its exec with the kernel (perf record -- CMD):
+ * before the new program's first user event only the exec's kernel code
+ * ran, none of the old program's: no part of its own, the time is the new
+ * program's (as perf names it after the exec's COMM). */
+static void test_exec_kernel_only_before(void **state)
+{
+	struct sr_options opt = { .per_thread = true };
+	struct sr_machine *m = new_machine(&opt);
+	struct sr_cct *cct;
+
+	(void)state;
+	/* (as the Skylake recording of echo has it: kernel code without an
+	 * image, the exec's COMM, a switch, then the new program) */
+	assert_int_equal(sr_machine_comm(m, 100, 1, "perf", 0), 0);
+	feed_ev(m, 1, 0, DC_EV_TRACE_OFF, DC_OFF_KERNEL, 0, 0, 0, 0);
+	assert_int_equal(sr_machine_exec(m, 100, 1, 5), 0);
+	assert_int_equal(sr_machine_comm(m, 100, 1, "echo", 5), 0);
+	SWOUT(m, 1, 10);
+	SWIN(m, 1, 12);
+	RESUME(m, 1, 20, ENTRY(F_START));
+	END(m, 1, 30, F_START);
+	cct = finish(m, 0);
+	assert_null(node_at(cct, "perf-1"));
+	assert_non_null(node_at(cct, "echo-1;_start"));
+	assert_int_equal(node_at(cct, "echo-1")->total_ns, 30);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* sr_call.selected: the comm of the call's part of the thread's life. */
 static int exec_call_cb(void *ctx, const struct sr_call *c)
 {
@@ -2683,6 +2712,7 @@ int main(void)
 		cmocka_unit_test(test_filter_tid),
 		cmocka_unit_test(test_filter_comm),
 		cmocka_unit_test(test_exec_splits_thread),
+		cmocka_unit_test(test_exec_kernel_only_before),
 		cmocka_unit_test(test_exec_filter_comm),
 		cmocka_unit_test(test_exec_same_name_and_first),
 		cmocka_unit_test(test_filter_root),

@@ -156,7 +156,8 @@ static inline char *stacks(const struct sr_cct *cct)
 
 	text_add(&t, "");
 	walk_lines(cct, sr_cct_root(cct), "", &l);
-	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
+	if (l.n)  /* (qsort of NULL, even of 0 items, is undefined) */
+		qsort(l.v, l.n, sizeof(*l.v), cmp_str);
 	for (size_t i = 0; i < l.n; i++) {
 		text_add(&t, l.v[i]);
 		free(l.v[i]);

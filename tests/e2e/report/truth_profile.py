@@ -610,10 +610,13 @@ class Thread:
     def split(self):
         """the first event after an exec: the part of the thread's life
         before it ends (report --per-thread: a root frame each, named by
-        its last comm; --comm: the parts that had it), when it ran"""
+        its last comm; --comm: the parts that had it), when code of the
+        old program ran in it (a function frame at a root, not only
+        [kernel], [off-cpu] and the like)"""
         if self.split_at is None:
             return
-        if any(seg.kids for seg, p in zip(self.segs, self.seg_parts) if p == self.part):
+        if any(any(not n.startswith("[") for k in seg.kids.values() for n in k.names)
+               for seg, p in zip(self.segs, self.seg_parts) if p == self.part):
             self.part_names.append(self.part_name(self.comms_from, self.split_at))
             self.part += 1
             if self.segs:
