@@ -451,11 +451,13 @@ static int thr_gone(struct emu *e, struct thr *t)
 	} else if (t->s.state == RC_EMU_NATIVE) {
 		/* an exit ends the thread at its entry, as on qemu (thr_exit):
 		 * the host's teardown under ptrace (milliseconds) is no wait of
-		 * the program's */
+		 * the program's, nor is the time the other CPUs were stepped
+		 * meanwhile (the record's place in the file does not matter:
+		 * readers sort sideband by time, as they do the wakes) */
 		bool exits = t->nk == NK_SYSCALL && (t->sys_nr == SYS_exit ||
 						     t->sys_nr == SYS_exit_group);
 		now = t->v0 + (exits ? e->o->ns_per_insn : elapsed_ns(&t->t0));
-		if (now < latest_now(e))
+		if (!exits && now < latest_now(e))
 			now = latest_now(e);
 	} else {
 		now = t->s.state == RC_EMU_READY && t->s.ready_ns > latest_now(e) ? t->s.ready_ns : latest_now(e);
