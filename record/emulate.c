@@ -35,7 +35,8 @@
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
 #include "record/ptenc.h"
-#include "record/qemu_proto.h"  /* rc_qp_pipe_key */
+#include "record/qemu_proto.h"  /* RC_QP_KEY_* */
+#include "record/wake_keys.h"  /* wk_fd_key, wk_wait_keys */
 
 
 enum resume { RS_NONE, RS_START, RS_SYSRET, RS_SIGNAL, RS_SIGRETURN };
@@ -76,7 +77,10 @@ struct thr {
 	 * (pthread_join waits there); 0: unknown */
 	uint64_t ctid;
 	uint64_t clone_ctid;      /* that of the thread its clone is making */
-	uint64_t pipe_key;        /* read of a pipe: pipe_key() of it, else 0 */
+	/* the wake keys its wait waits on (wake_keys.h): a read's pipe, socket
+	 * or eventfd, a poll's, select's or epoll_wait's fds, a signal wait's
+	 * thread and process; n 0: none */
+	struct rc_qp_keys wk;
 	/* created by a thread still running natively to the start symbol: it
 	 * runs natively to the start symbol too */
 	bool to_start;
@@ -1003,21 +1007,6 @@ static int collect(struct emu *e, bool block)
 
 /* ---- stepping ----------------------------------------------------------------- */
 
-/* The wake key of fd FD of thread TID when it is a pipe (rc_qp_pipe_key),
- * else 0. */
-static uint64_t pipe_key(pid_t tid, uint64_t fd)
-{
-	char fn[64], l[64];
-	if (fd > INT_MAX)
-		return 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/fd/%d", (int)tid, (int)fd);
-	ssize_t n = readlink(fn, l, sizeof(l) - 1);
-	if (n <= 0)
-		return 0;
-	l[n] = 0;
-	return rc_qp_pipe_key(l);
-}
-
 static void note_wake(struct emu *e, const struct thr *t, unsigned c, uint64_t uaddr,
 		      uint64_t vtime)
 {
@@ -1040,25 +1029,29 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * so a futex wait that another traced thread ended would last as long as
  * the emulator took to step the waker there. Instead it ends at the
  * waker's virtual time: the latest wake of the same futex (or a thread
- * exit) issued after the wait began; a read of a pipe at the first write
- * to or close of that pipe by a traced thread after the read began (the
- * one that gave it data or its end); *WAKER is set to it. Otherwise
+ * exit) issued after the wait began; a read of a pipe, socket or eventfd,
+ * a poll, select or epoll_wait, a sigwait, sigsuspend or pause at the
+ * first wake of one of its keys (t->wk, record/wake_keys.h: a write to
+ * or close of that pipe, the socket's peer, that eventfd, a signal to
+ * the thread or its process) by a traced thread after the wait began
+ * (the one that gave it data or its end); *WAKER is set to it. Otherwise
  * (sleeps, timeouts, I/O): the measured time, less the ptrace cost of one
  * step. */
 static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
 				 const struct wake **waker)
 {
 	*waker = NULL;
-	if (t->nk == NK_SYSCALL && (t->futex_wait || t->pipe_key)) {
+	if (t->nk == NK_SYSCALL && (t->futex_wait || t->wk.n)) {
 		const struct wake *best = NULL;
 		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
 		for (unsigned i = 0; i < n; i++) {
 			const struct wake *w = &e->wakes[i];
-			bool match = t->pipe_key ? w->uaddr == t->pipe_key
-						 : w->uaddr == t->futex_addr || w->uaddr == 0;
+			bool match = !t->wk.n && (w->uaddr == t->futex_addr || w->uaddr == 0);
+			for (uint32_t k = 0; k < t->wk.n && k < RC_QP_NKEYS && !match; k++)
+				match = w->uaddr == t->wk.key[k];
 			if (match && !ts_before(&w->real, &t->t0) &&
-			    (!best || (t->pipe_key ? ts_before(&w->real, &best->real)
-						   : ts_before(&best->real, &w->real))))
+			    (!best || (t->wk.n ? ts_before(&w->real, &best->real)
+					       : ts_before(&best->real, &w->real))))
 				best = w;
 		}
 		*waker = best;
@@ -1122,13 +1115,29 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
 	t->futex_wait = false;
-	t->pipe_key = 0;
-	if (nr == SYS_read || nr == SYS_readv) {
-		t->pipe_key = pipe_key(t->tid, r->rdi);
-	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_close) {
-		uint64_t k = pipe_key(t->tid, r->rdi);
+	t->wk.n = 0;
+	if (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg) {
+		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_READ);
+		if (k)
+			t->wk.key[t->wk.n++] = k;
+	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
+		   nr == SYS_close || nr == SYS_shutdown) {
+		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_WRITE);
 		if (k)
 			note_wake(e, t, c, k, v->now);
+	} else if (nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6 ||
+		   nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2) {
+		wk_wait_keys(t->tid, nr, r->rdi, r->rsi, &t->wk);
+	} else if (nr == SYS_tgkill || nr == SYS_rt_tgsigqueueinfo || nr == SYS_tkill) {
+		uint64_t to = nr == SYS_tkill ? r->rdi : r->rsi;
+		if ((int64_t)to > 0)
+			note_wake(e, t, c, RC_QP_KEY_SIG | RC_QP_KEY_ID(to), v->now);
+	} else if (nr == SYS_kill || nr == SYS_rt_sigqueueinfo) {
+		if ((int)r->rdi > 0)
+			note_wake(e, t, c, RC_QP_KEY_SIGP | RC_QP_KEY_ID(r->rdi), v->now);
+	} else if (nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend || nr == SYS_pause) {
+		t->wk.key[t->wk.n++] = RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid);
+		t->wk.key[t->wk.n++] = RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid);
 	} else if (nr == SYS_futex) {
 		if (rc_emu_futex_wakes((int)r->rsi))
 			note_wake(e, t, c, r->rdi, v->now);

@@ -56,8 +56,9 @@ struct qproc {
 };
 
 /* A time stamp of one syscall entry, set when the scheduler replays it:
- * wakes and creations refer to it. uaddr: a futex's address, a pipe's
- * rc_qp_pipe_key, 0 for an exit (it wakes a join: any futex). The thread
+ * wakes and creations refer to it. uaddr: a futex's address, the wake
+ * key of an fd write, close or connect or of a signal's target
+ * (qemu_proto.h, RC_QP_KEY_*), 0 for an exit (it wakes a join: any futex). The thread
  * that issued it and its CPU then (a wake's waker) come with vtime. */
 struct qstamp {
 	uint64_t uaddr;
@@ -69,6 +70,8 @@ struct qstamp {
 	unsigned cpu;
 	pid_t child;               /* clone: the tid it returned (parse side) */
 	uint64_t ctid;             /* clone: the new thread's clear-tid futex */
+	int sig;                   /* a signal send: the signal */
+	bool used;                 /* parse side: a signal send that ended a wait */
 };
 
 struct qthr {
@@ -103,6 +106,8 @@ struct qthr {
 				    * 0 once it returned */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
 	uint64_t ctid;             /* parse side: its clear-tid futex, 0 unknown */
+	struct rc_qp_keys wk;      /* parse side: the keys its last poll, select or
+				    * epoll_wait watches (RC_QP_KEYS) */
 	size_t join_stamp;         /* it read 0 from the clear-tid word of the
 				    * thread whose exit this is (+1): it may not
 				    * go on before that exit (at its next block) */
@@ -126,7 +131,8 @@ struct qpwrite {
 };
 
 struct qpipe {
-	uint64_t key;              /* rc_qp_pipe_key */
+	uint64_t key;              /* the wake key of a reader's queue: a pipe,
+				    * a receiving socket, an eventfd */
 	struct qpwrite *w;         /* w[head..n): not yet read whole */
 	size_t head, n, cap;
 	size_t close_stamp;        /* its latest close (either end) */
@@ -517,6 +523,15 @@ static size_t pipe_read(struct qpipe *pp, uint64_t n)
 	return stamp;
 }
 
+/* The entry stamp of the oldest write to PP not read whole, 0 none */
+static size_t pipe_pending(const struct qpipe *pp)
+{
+	for (size_t k = pp->head; k < pp->n; k++)
+		if (!pp->w[k].known || pp->w[k].len > pp->w[k].used)
+			return pp->w[k].stamp;
+	return 0;
+}
+
 static int push(struct qemu *e, struct qthr *t, const uint32_t *w, size_t n)
 {
 	if (t->head && t->head == t->n) {
@@ -717,11 +732,88 @@ static bool page_crossing(struct qemu *e, const struct rc_qp_def *d)
 	return ((d->last_ip + full.len - 1) & ~(uint64_t)4095) != page;
 }
 
-/* A syscall whose fd may be a pipe (the plugin's extra: its key). */
-static bool is_pipe_io(int64_t nr)
+enum { IO_NONE, IO_READ, IO_WRITE, IO_CLOSE, IO_CONNECT, IO_SIGNAL };
+
+/* What a syscall with a wake key (rc_qp_sys.extra) does with it */
+static int io_kind(int64_t nr)
 {
-	return nr == SYS_read || nr == SYS_readv || nr == SYS_write || nr == SYS_writev ||
-	       nr == SYS_close;
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
+		return IO_READ;
+	case SYS_write: case SYS_writev: case SYS_sendto: case SYS_sendmsg:
+		return IO_WRITE;
+	case SYS_close: case SYS_shutdown:
+		return IO_CLOSE;
+	case SYS_connect:
+		return IO_CONNECT;
+	case SYS_tgkill: case SYS_tkill: case SYS_kill: case SYS_rt_sigqueueinfo:
+	case SYS_rt_tgsigqueueinfo:
+		return IO_SIGNAL;
+	default:
+		return IO_NONE;
+	}
+}
+
+static bool is_poll(int64_t nr)
+{
+	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6 ||
+	       nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+}
+
+/* The signal send (its stamp) that ended the wait of thread T (process
+ * PID) whose entry was stamp ENTRY, 0 none: the first not yet taken after
+ * the entry (in pipe order, so before the return) to T or its process, of
+ * signal SIG (0: any); else, for an explicit signal wait (EXPLICIT:
+ * sigwait, sigsuspend, pause, whose signal may have been sent before the
+ * entry: pending), the latest one not taken before it. */
+static size_t signal_wake(struct qemu *e, pid_t tid, pid_t pid, size_t entry, int sig,
+			  bool explicit)
+{
+	uint64_t k1 = RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)tid),
+		 k2 = RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)pid);
+	for (size_t k = entry + 1; k <= e->nstamps; k++) {
+		struct qstamp *q = &e->stamps[k - 1];
+		if (q->kind == 1 && !q->used && (q->uaddr == k1 || q->uaddr == k2) &&
+		    (!sig || q->sig == sig)) {
+			q->used = true;
+			return k;
+		}
+	}
+	size_t lo = entry > 65536 ? entry - 65536 : 0;
+	for (size_t k = entry - 1; explicit && k > lo; k--) {
+		struct qstamp *q = &e->stamps[k - 1];
+		if (q->kind == 1 && !q->used && (q->uaddr == k1 || q->uaddr == k2) &&
+		    (!sig || q->sig == sig)) {
+			q->used = true;
+			return k;
+		}
+	}
+	return 0;
+}
+
+/* A poll, select or epoll_wait of thread T that returned ready: the write
+ * whose data it found (the oldest not read on any key it watches, the
+ * host may have run it before the wait's entry), else the first write
+ * to or close of one of them after its entry; 0 none (a timer, a fd of
+ * no key, a writer not traced) */
+static size_t poll_wake(struct qemu *e, const struct qthr *t)
+{
+	size_t best = 0;
+	for (uint32_t i = 0; i < t->wk.n && i < RC_QP_NKEYS; i++) {
+		struct qpipe *pp = pipe_of(e, t->wk.key[i], false);
+		size_t st = pp ? pipe_pending(pp) : 0;
+		if (st && (!best || st < best))
+			best = st;
+	}
+	for (size_t k = t->sys_stamp + 1; !best && k <= e->nstamps; k++) {
+		const struct qstamp *q = &e->stamps[k - 1];
+		for (uint32_t i = 0; q->kind == 1 && i < t->wk.n && i < RC_QP_NKEYS; i++)
+			if (q->uaddr == t->wk.key[i]) {
+				best = k;
+				break;
+			}
+	}
+	return best;
 }
 
 /* Parse one chunk: words go to their thread's queue; maps, definitions,
@@ -825,6 +917,14 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 			if (add_map(e, p, &mp, (const char *)(w + i), mp.pathlen))
 				return e->fail;
 			i += pw;
+		} else if (m == RC_QP_KEYS) {
+			/* parse side only: the keys of the wait whose SYS follows */
+			if (i + RC_QP_WORDS(struct rc_qp_keys) > nw)
+				break;
+			if (!t && !(t = new_thr(e, h->tid, p)))
+				return e->fail;
+			memcpy(&t->wk, w + i, sizeof(t->wk));
+			i += RC_QP_WORDS(struct rc_qp_keys);
 		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH || m == RC_QP_JOIN) {
 			if (!t && !(t = new_thr(e, h->tid, p)))
 				return e->fail;
@@ -849,10 +949,12 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				struct rc_qp_sys s;
 				memcpy(&s, w + i, sizeof(s));
 				t->in_exec = s.nr == SYS_execve || s.nr == SYS_execveat;
-				bool pipe = is_pipe_io(s.nr) && s.extra;
+				int io = s.extra ? io_kind(s.nr) : IO_NONE;
+				bool pipe = io != IO_NONE;  /* (an fd's or a signal's key) */
 				bool wake = (s.nr == SYS_futex && rc_emu_futex_wakes((int)s.a2)) ||
-					    s.nr == SYS_exit ||
-					    (pipe && s.nr != SYS_read && s.nr != SYS_readv);
+					    s.nr == SYS_exit || (pipe && io != IO_READ);
+				if (!is_poll(s.nr))
+					t->wk.n = 0;
 				bool clone = s.nr == SYS_clone || s.nr == SYS_clone3 ||
 					     s.nr == SYS_fork || s.nr == SYS_vfork;
 				/* an exit wakes its clear-tid futex (a join);
@@ -865,17 +967,20 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 					e->stamps[stamp - 1].ctid = s.ctid;
 				if (s.nr == SYS_exit)
 					e->stamps[stamp - 1].exit = true;
+				if (io == IO_SIGNAL)
+					e->stamps[stamp - 1].sig = (int)(s.nr == SYS_tgkill ||
+									 s.nr == SYS_rt_tgsigqueueinfo ? s.a3 : s.a2);
 				if (s.nr == SYS_set_tid_address)
 					t->ctid = s.a1;
-				if (pipe && s.nr != SYS_read && s.nr != SYS_readv) {
+				if (io == IO_WRITE || io == IO_CLOSE) {
 					struct qpipe *pp = pipe_of(e, s.extra, true);
 					if (!pp)
 						return e->fail;
-					if (s.nr == SYS_close) {
+					bool known = s.nr == SYS_write || s.nr == SYS_sendto;
+					if (io == IO_CLOSE) {
 						pp->close_stamp = stamp;
 						pp->close_tid = h->tid;
-					} else if (pipe_write(e, pp, stamp, s.nr == SYS_write ? s.a3 : 0,
-							      s.nr == SYS_write)) {
+					} else if (pipe_write(e, pp, stamp, known ? s.a3 : 0, known)) {
 						return e->fail;
 					}
 				}
@@ -921,7 +1026,7 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 						}
 					}
 				}
-				if ((r.nr == SYS_write || r.nr == SYS_writev) && t->sys_stamp &&
+				if (io_kind(r.nr) == IO_WRITE && t->sys_stamp &&
 				    e->stamps[t->sys_stamp - 1].uaddr) {
 					struct qpipe *pp = pipe_of(e, e->stamps[t->sys_stamp - 1].uaddr, false);
 					if (pp)
@@ -935,14 +1040,18 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				 * error, bytes of writes not seen) at the first
 				 * write to or close of it between its entry and
 				 * return, else (EOF) at its latest close by
-				 * another thread before */
-				if ((r.nr == SYS_read || r.nr == SYS_readv) && t->sys_stamp &&
+				 * another thread before; an error (EAGAIN) took
+				 * no write. The same for a socket (the queue of
+				 * the socket read: its peer's writes) and an
+				 * eventfd (a read takes all its writes so far) */
+				if (io_kind(r.nr) == IO_READ && t->sys_stamp &&
 				    e->stamps[t->sys_stamp - 1].uaddr) {
 					uint64_t key = e->stamps[t->sys_stamp - 1].uaddr;
 					struct qpipe *pp = pipe_of(e, key, false);
 					if (pp && r.ret > 0)
-						stamp = (uint32_t)pipe_read(pp, (uint64_t)r.ret);
-					for (size_t k = t->sys_stamp + 1; !stamp && k <= e->nstamps; k++) {
+						stamp = (uint32_t)pipe_read(pp, key & RC_QP_KEY_EVFD ? UINT64_MAX
+										   : (uint64_t)r.ret);
+					for (size_t k = t->sys_stamp + 1; !stamp && r.ret >= 0 && k <= e->nstamps; k++) {
 						const struct qstamp *q = &e->stamps[k - 1];
 						if (q->kind == 1 && q->uaddr == key) {
 							stamp = (uint32_t)k;
@@ -952,6 +1061,29 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 					if (!stamp && r.ret == 0 && pp && pp->close_tid != h->tid)
 						stamp = (uint32_t)pp->close_stamp;
 				}
+				/* a poll, select, epoll_wait that found a fd ready */
+				if (!stamp && is_poll(r.nr) && r.ret > 0 && t->sys_stamp)
+					stamp = (uint32_t)poll_wake(e, t);
+				if (is_poll(r.nr))
+					t->wk.n = 0;  /* (the next may send none) */
+				/* accept: at the connect of the socket it took */
+				if (!stamp && (r.nr == SYS_accept || r.nr == SYS_accept4) && r.extra) {
+					size_t lo = e->nstamps > 65536 ? e->nstamps - 65536 : 0;
+					for (size_t k = e->nstamps; k > lo; k--)
+						if (e->stamps[k - 1].kind == 1 &&
+						    e->stamps[k - 1].uaddr == r.extra) {
+							stamp = (uint32_t)k;
+							break;
+						}
+				}
+				/* a signal from a traced thread ended a signal
+				 * wait, or interrupted a blocking syscall */
+				bool sigw = r.nr == SYS_rt_sigtimedwait && r.ret > 0;
+				bool explicit = sigw || r.nr == SYS_rt_sigsuspend || r.nr == SYS_pause;
+				if (!stamp && t->sys_stamp && r.nr != SYS_futex &&
+				    (explicit || r.ret == -EINTR))
+					stamp = (uint32_t)signal_wake(e, h->tid, h->pid, t->sys_stamp,
+								      sigw ? (int)r.ret : 0, explicit);
 			} else if (m == RC_QP_JOIN) {
 				struct rc_qp_join j;
 				memcpy(&j, w + i, sizeof(j));
@@ -1550,8 +1682,7 @@ static int step(struct qemu *e, struct qthr *t)
 		 * later; measured from no entry it came back a whole host
 		 * clock after it, twice the time of the recording) */
 		uint64_t d = t->sys_t ? measured(e, t->sys_t, r.t_ns) : e->o->ns_per_insn;
-		if (stamp && (t->sys_nr == SYS_futex || t->sys_nr == SYS_read ||
-			      t->sys_nr == SYS_readv)) {
+		if (stamp) {  /* the traced action that ended this wait (parse_chunk) */
 			const struct qstamp *q = &e->stamps[stamp - 1];
 			if (!q->set)
 				return 0;  /* the waker has not got there yet */

@@ -44,8 +44,11 @@
  *    a new thread or process is ready at its creator's clone/fork time, a
  *    futex wait that a traced wake (or thread exit) ended is ready at that
  *    wake's virtual time (the latest wake of the same futex that entered the
- *    pipe between the wait's entry and its return), any other blocking
- *    syscall lasts its measured duration; syscalls that do not block stay
+ *    pipe between the wait's entry and its return), a read of a pipe,
+ *    socket or eventfd, a poll/select/epoll_wait, an accept, a signal
+ *    wait or a syscall a signal interrupted at the traced write, close,
+ *    connect or signal that ended it (DESIGN.md section 6), any other
+ *    blocking syscall lasts its measured duration; syscalls that do not block stay
  *    on the CPU for their measured duration;
  *  - threads run natively (their blocks are dropped) until their first
  *    arrival at the start symbol; threads created by a traced thread are

@@ -31,6 +31,7 @@
 #include "decoder/dc_vec.h"
 #include "record/qemu_plugin_api.h"
 #include "record/qemu_proto.h"
+#include "record/wake_keys.h"
 
 QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
 
@@ -374,19 +375,6 @@ static uint64_t guest_u64(uint64_t addr)
 	return v;
 }
 
-/* rc_qp_pipe_key of host fd FD (qemu-user passes guest fds through) */
-static uint64_t fd_pipe_key(uint64_t fd)
-{
-	char fn[64], l[64];
-	if (fd > 1u << 30)
-		return 0;
-	snprintf(fn, sizeof(fn), "/proc/self/fd/%d", (int)fd);
-	ssize_t n = readlink(fn, l, sizeof(l) - 1);
-	if (n <= 0)
-		return 0;
-	l[n] = 0;
-	return rc_qp_pipe_key(l);
-}
 
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1,
 		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
@@ -416,9 +404,25 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		s.ctid = guest_u64(a1 + 16);  /* struct clone_args: child_tid */
 	else if (num == SYS_set_tid_address)
 		ctid_add(a1);
-	else if (num == SYS_read || num == SYS_readv || num == SYS_write || num == SYS_writev ||
-		 num == SYS_close)
-		s.extra = fd_pipe_key(a1);  /* before a close makes it go */
+	else if (num == SYS_read || num == SYS_readv || num == SYS_recvfrom || num == SYS_recvmsg)
+		s.extra = wk_fd_key(0, a1, WK_READ);
+	else if (num == SYS_write || num == SYS_writev || num == SYS_sendto ||
+		 num == SYS_sendmsg || num == SYS_close || num == SYS_shutdown)
+		s.extra = wk_fd_key(0, a1, WK_WRITE);  /* (a close: before it makes it go) */
+	else if (num == SYS_connect)
+		s.extra = wk_fd_key(0, a1, WK_CONN);
+	else if (num == SYS_tgkill || num == SYS_rt_tgsigqueueinfo)
+		s.extra = (int64_t)a2 > 0 ? RC_QP_KEY_SIG | RC_QP_KEY_ID(a2) : 0;
+	else if (num == SYS_tkill)
+		s.extra = (int64_t)a1 > 0 ? RC_QP_KEY_SIG | RC_QP_KEY_ID(a1) : 0;
+	else if (num == SYS_kill || num == SYS_rt_sigqueueinfo)
+		s.extra = (int)a1 > 0 ? RC_QP_KEY_SIGP | RC_QP_KEY_ID(a1) : 0;
+	else if (num == SYS_poll || num == SYS_ppoll || num == SYS_select || num == SYS_pselect6 ||
+		 num == SYS_epoll_wait || num == SYS_epoll_pwait || num == SYS_epoll_pwait2) {
+		struct rc_qp_keys k;
+		if (wk_wait_keys(0, num, a1, a2, &k))
+			put_rec(b, RC_QP_KEYS, &k, RC_QP_WORDS(k));
+	}
 	else if (num == SYS_prctl && a1 == PR_SET_NAME) {
 		/* a thread's new name (pthread_setname_np on itself): read
 		 * with process_vm_readv, which fails on a bad pointer where a
@@ -427,6 +431,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
 			memset(s.name, 0, sizeof(s.name));
 	}
+	if (num == SYS_close || num == SYS_dup2 || num == SYS_dup3 || num == SYS_close_range)
+		wk_evfd_forget(num, a1, a2);  /* (a close's key is taken above) */
 	ctid_add(s.ctid);
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
@@ -439,7 +445,14 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	struct tbuf *b = self(vcpu);
 	if (!b)
 		return;
-	struct rc_qp_ret r = { num, ret, now_ns() };
+	struct rc_qp_ret r = { num, ret, now_ns(), 0 };
+	if ((num == SYS_accept || num == SYS_accept4) && ret >= 0) {
+		/* the new socket's peer: the socket whose connect it took */
+		char l[64];
+		wk_fd_link(0, (uint64_t)ret, l, sizeof(l));
+		uint64_t ino = rc_qp_link_ino(l, "socket:["), peer = ino ? wk_sock_peer(ino) : 0;
+		r.extra = peer ? RC_QP_KEY_CONN | RC_QP_KEY_ID(peer) : 0;
+	}
 	put_rec(b, RC_QP_RET, &r, RC_QP_WORDS(r));
 	flush(b);
 	if (num == SYS_mmap || num == SYS_munmap || num == SYS_mprotect || num == SYS_mremap) {

@@ -33,7 +33,7 @@
 
 /* The stream's version: ptflame passes it to the plugin (proto=N), which
  * refuses another (a plugin left from an older install). */
-#define RC_QP_PROTO 3
+#define RC_QP_PROTO 4
 #define RC_QP_CHUNK_MAX 4096u
 #define RC_QP_MARK 0xffffff00u
 #define RC_QP_DEF (RC_QP_MARK + 1)
@@ -42,6 +42,7 @@
 #define RC_QP_RET (RC_QP_MARK + 4)
 #define RC_QP_BIRTH (RC_QP_MARK + 5)
 #define RC_QP_JOIN (RC_QP_MARK + 6)
+#define RC_QP_KEYS (RC_QP_MARK + 7)
 
 struct rc_qp_chunk {
 	uint32_t size;   /* payload bytes (a multiple of 4) */
@@ -73,8 +74,9 @@ struct rc_qp_sys {
 	int64_t nr;
 	uint64_t a1, a2, a3;
 	uint64_t extra;       /* rt_sigaction: the new handler (~0: none);
-			       * clone3: the flags; read, readv, write,
-			       * writev, close: rc_qp_pipe_key of the fd */
+			       * clone3: the flags; fd reads, writes,
+			       * close, shutdown, connect; signal sends:
+			       * the wake key (rc_qp_key_*, 0: none) */
 	uint64_t t_ns;        /* CLOCK_MONOTONIC at entry */
 	uint64_t ctid;        /* clone, clone3 with CLONE_CHILD_CLEARTID: the
 			       * new thread's clear-tid address (the futex
@@ -86,6 +88,15 @@ struct rc_qp_sys {
 struct rc_qp_ret {
 	int64_t nr, ret;
 	uint64_t t_ns;        /* CLOCK_MONOTONIC at exit */
+	uint64_t extra;       /* accept, accept4: RC_QP_KEY_CONN | the inode of
+			       * the new socket's peer (the connecting
+			       * socket), 0 unknown; else 0 */
+};
+
+#define RC_QP_NKEYS 30
+struct rc_qp_keys {
+	uint32_t n, pad;      /* keys used (more fds: the first RC_QP_NKEYS) */
+	uint64_t key[RC_QP_NKEYS];
 };
 
 struct rc_qp_birth {
@@ -102,15 +113,33 @@ struct rc_qp_join {
 
 #define RC_QP_WORDS(type) ((uint32_t)((sizeof(type) + 3) / 4))
 
-/* The wake key of a pipe, from the target of a /proc/PID/fd/N link
- * ("pipe:[INODE]"): 1 << 62 | INODE (both ends of a pipe have one inode;
- * futex addresses, the other wake keys, are user addresses far below); 0
- * for anything else. Sockets are left out: the two ends of a socket pair
- * have different inodes, and /proc does not tell the peer. Both emulators
- * use it (the ptrace stepper too). */
-static inline uint64_t rc_qp_pipe_key(const char *link)
+/* Wake keys of kernel objects a wait can wait on, beside futex addresses
+ * (user addresses, far below): the kind in the high bits, an identity
+ * below 1 << 48.
+ *   PIPE | inode   a pipe (both ends have one inode): a read, write, close
+ *   SOCK | inode   the receiving socket: a read of a socket has its own
+ *                  inode, a write, close or shutdown its peer's (unix
+ *                  sockets: NETLINK_SOCK_DIAG UNIX_DIAG_PEER; TCP: the
+ *                  /proc/net/tcp{,6} line whose local address is its
+ *                  remote one)
+ *   EVFD | id      an eventfd: its fdinfo eventfd-id (an open file's; the
+ *                  anon inode is one for all)
+ *   CONN | inode   a connect of that socket (the peer of what accept got)
+ *   SIG | tid      a signal sent to thread tid (tgkill, tkill,
+ *                  rt_tgsigqueueinfo)
+ *   SIGP | pid     a signal sent to process pid (kill, rt_sigqueueinfo) */
+#define RC_QP_KEY_PIPE (UINT64_C(1) << 62)
+#define RC_QP_KEY_SOCK (UINT64_C(1) << 61)
+#define RC_QP_KEY_EVFD (UINT64_C(1) << 60)
+#define RC_QP_KEY_CONN (UINT64_C(1) << 59)
+#define RC_QP_KEY_SIG (UINT64_C(1) << 58)
+#define RC_QP_KEY_SIGP (UINT64_C(1) << 57)
+#define RC_QP_KEY_KIND (UINT64_C(0x7f) << 56)
+#define RC_QP_KEY_ID(k) ((k) & ((UINT64_C(1) << 48) - 1))
+
+/* The number in a /proc/PID/fd/N link target "PRE[NUMBER]" (0: another) */
+static inline uint64_t rc_qp_link_ino(const char *link, const char *pre)
 {
-	static const char pre[] = "pipe:[";
 	uint64_t ino = 0;
 	const char *p = link;
 	for (const char *q = pre; *q; q++, p++)
@@ -118,11 +147,20 @@ static inline uint64_t rc_qp_pipe_key(const char *link)
 			return 0;
 	if (*p < '0' || *p > '9')
 		return 0;
-	while (*p >= '0' && *p <= '9' && ino < (UINT64_C(1) << 58))
+	while (*p >= '0' && *p <= '9' && ino < (UINT64_C(1) << 44))
 		ino = ino * 10 + (uint64_t)(*p++ - '0');
 	if (*p != ']' || p[1])
 		return 0;
-	return UINT64_C(1) << 62 | ino;
+	return ino;
+}
+
+/* The wake key of a pipe, from the target of a /proc/PID/fd/N link
+ * ("pipe:[INODE]"): RC_QP_KEY_PIPE | INODE; 0 for anything else. Both
+ * emulators use it (the ptrace stepper too). */
+static inline uint64_t rc_qp_pipe_key(const char *link)
+{
+	uint64_t ino = rc_qp_link_ino(link, "pipe:[");
+	return ino ? RC_QP_KEY_PIPE | ino : 0;
 }
 
 #endif

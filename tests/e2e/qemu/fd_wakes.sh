@@ -1,0 +1,67 @@
+#!/bin/bash
+# Waits on sockets, an eventfd, epoll/poll/select and signals that a traced
+# thread ends (record/qemu.c: parse_chunk's wake keys, qemu_proto.h
+# RC_QP_KEY_*; the plugin's fd_key, wait_keys). testdata/wake_fd's waiter
+# blocks in 12 waits in turn (recv, EOF, eventfd read, epoll_wait, poll,
+# select, unix and TCP accept, TCP recv, sigwait, sigsuspend, a read
+# interrupted by a signal); main waits until the kernel says it sleeps, spins
+# (at 10 us an instruction: seconds of virtual time, milliseconds on the
+# host) and does what ends the wait (send, shutdown, eventfd write, pipe
+# write, connect, pthread_kill). Before the fix each wait took its host
+# duration: it ended seconds of virtual time before its cause, with no wake.
+# Now each ends no earlier than its cause, which wakes it (a truth "wake" of
+# the waiter by main at the action), with its sched:sched_waking record
+# (wakes.py match, with Debian's perf); report (plain and --wakers) matches
+# the truth model. The ptrace stepper (record/emulate.c, the same keys:
+# record/wake_keys.h) as well, at fewer spins (it steps each instruction),
+# but for the accepts and the read a signal interrupted, which it does not
+# match (they only must not end before their cause).
+command -v qemu-x86_64 >/dev/null ||
+	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
+. "$E2E_LIB"
+. "$SRCDIR/tests/e2e/qemu/wake_checks.sh"
+NS=10000
+for n in fd1 fd2 fdp; do
+	be=qemu spins=100000 nowake= want=12
+	[ $n = fdp ] && be=ptrace spins=2000 nowake="7 8 12" want=9
+	if ! "$PTFLAME" record --emulate=$be -q --cpus 4 --ns-per-insn $NS -o "$n.data" \
+		--truth "$n.truth" -- "$TESTDATA/wake_fd" $spins >"$n.out" 2>&1; then
+		fail "$n: record failed: $(head -c 400 "$n.out")"
+		continue
+	fi
+	expect_grep '^fd waits 12$' "$n.out" "$n: the program ran"
+	if msg=$(awk -v ns=$NS -v nowake="$nowake" '
+		BEGIN {
+			nw = split("45 0 0 232 7 270 43 43 45 128 130 0", W)
+			split("44 48 1 1 1 44 42 42 44 234 234 234", A)
+			split("recv/send shutdown/EOF eventfd-read/write epoll/write poll/write select/send unix-accept/connect tcp-accept/connect tcp-recv/send sigwait/tgkill sigsuspend/tgkill EINTR/tgkill", N)
+			wi = ai = 1
+			split(nowake, x)
+			for (k in x) nw_ok[x[k]] = 1
+		}
+		$1 !~ /^[0-9]+$/ { next }
+		!m { m = $4 }
+		$5 == "comm" && $6 == "fd-waiter" { wt = $4 }
+		!wt { next }
+		$4 == m && $5 == "syscall" && ai <= nw && $6 == A[ai] { a[ai++] = $1 }
+		$4 == wt && $5 == "syscall" && wi <= nw && $6 == W[wi] && !open { s[wi] = $1; open = 1 }
+		$4 == wt && open && ($5 == "sysret" || $5 == "signal") { r[wi++] = $1; open = 0 }
+		$5 == "wake" && $4 == m && $6 == wt { wk[$1] = 1 }
+		END {
+			if (wi <= nw || ai <= nw) { printf "want %d waits and actions, got %d, %d\n", nw, wi - 1, ai - 1; exit 1 }
+			bad = 0
+			for (k = 1; k <= nw; k++) {
+				if (r[k] < a[k]) { printf "%d %s: the wait ends %.0f ns before its action\n", k, N[k], a[k] - r[k]; bad = 1 }
+				if (!(k in nw_ok) && !(sprintf("%.0f", a[k] + ns) in wk)) { printf "%d %s: the action woke no waiter\n", k, N[k]; bad = 1 }
+			}
+			if (bad) exit 1
+			print "each of the 12 waits ends no earlier than its action, which wakes the waiter" (nowake ? " (but " nowake ")" : "")
+		}
+		' "$n.truth"); then
+		pass "$n: $msg"
+	else
+		fail "$n: $msg"
+	fi
+	wake_checks "$n" "T1<-T0:$want"
+done
+finish
