@@ -69,6 +69,11 @@ struct thr {
 	bool async;
 	struct timespec t0;
 	uint64_t v0;
+	/* a syscall run while the thread keeps its CPU: its CPU time and
+	 * voluntary switches at the start (thr_usage; usage0: read) */
+	bool usage0;
+	uint64_t cpu0;
+	long vcsw0;
 	long sys_nr;
 	uint64_t futex_addr;      /* futex wait: the address */
 	uint64_t sys_arg0;        /* rdi of the pending syscall */
@@ -145,6 +150,29 @@ static int wfail(struct emu *e, int rc)
 	if (rc >= 0)
 		return 0;
 	return efail(e, rc, "%s", rc_perf_errmsg(e->w));
+}
+
+/* Thread TID's CPU time (/proc/TID/schedstat: on-CPU ns) and voluntary
+ * context switches (/proc/TID/status); false if either cannot be read. */
+static bool thr_usage(pid_t tid, uint64_t *cpu, long *vcsw)
+{
+	char fn[64], buf[4096];
+	unsigned long long ns;
+	snprintf(fn, sizeof(fn), "/proc/%d/schedstat", (int)tid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return false;
+	bool ok = fscanf(f, "%llu", &ns) == 1;
+	fclose(f);
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)tid);
+	if (!ok || !(f = fopen(fn, "re")))
+		return false;
+	ok = false;
+	while (!ok && fgets(buf, sizeof(buf), f))
+		ok = sscanf(buf, "voluntary_ctxt_switches: %ld", vcsw) == 1;
+	fclose(f);
+	*cpu = ns;
+	return ok;
 }
 
 static uint64_t elapsed_ns(const struct timespec *t0)
@@ -548,6 +576,7 @@ static int start_native(struct emu *e, struct thr *t, enum nkind nk, bool async,
 	t->nk = nk;
 	t->async = async;
 	t->sys_nr = nr;
+	t->usage0 = nk == NK_SYSCALL && !async && thr_usage(t->tid, &t->cpu0, &t->vcsw0);
 	clock_gettime(CLOCK_MONOTONIC, &t->t0);
 	int rc = resume(t->tid, nk == NK_TO_START ? PTRACE_CONT : PTRACE_SINGLESTEP, 0);
 	if (rc < 0 && rc != -ESRCH)
@@ -885,6 +914,15 @@ static int native_done(struct emu *e, struct thr *t)
 {
 	const struct wake *wk;
 	uint64_t d = virtual_duration(e, t, elapsed_ns(&t->t0), &wk);
+	uint64_t cpu1;
+	long vcsw1;
+	/* a syscall on its CPU that did not sleep (one voluntary switch: the
+	 * single-step trap's stop) lasts its CPU time, not its wall time (the
+	 * host's run queue); DESIGN.md section 6 */
+	if (t->usage0 && !t->async && t->nk == NK_SYSCALL && thr_usage(t->tid, &cpu1, &vcsw1) &&
+	    vcsw1 - t->vcsw0 <= 1 && cpu1 >= t->cpu0)
+		d = cpu1 - t->cpu0 > e->o->ns_per_insn ? cpu1 - t->cpu0 : e->o->ns_per_insn;
+	t->usage0 = false;
 	if (wk && wk->tid != t->tid && !e->o->no_wakers) {
 		/* a traced thread ended this wait: its wake record */
 		char comm[64];

@@ -100,6 +100,9 @@ struct qthr {
 	bool in_exec;              /* its last syscall record is an execve's
 	                              entry, with no return (yet)          */
 	uint64_t sys_t, v0;
+	bool held;                 /* in a syscall that may block, still on its
+				    * CPU: its return tells whether it slept
+				    * (the RC_QP_RET case of step) */
 	bool sys_thread;           /* the syscall makes a thread (clone) */
 	size_t sys_stamp;          /* parse side: stamp of the last syscall entry */
 	size_t clone_stamp;        /* parse side: of the clone/fork it is in (+1),
@@ -1538,6 +1541,50 @@ static uint64_t measured(struct qemu *e, uint64_t t0, uint64_t t1)
 	return d > e->o->ns_per_insn ? d : e->o->ns_per_insn;
 }
 
+/* Whether the host thread slept in the syscall that R ends (entered by T):
+ * a voluntary context switch between its entry and return. Unknown counts
+ * as slept (its wall time, as before stream version 4). */
+static bool slept(const struct qthr *t, const struct rc_qp_ret *r)
+{
+	return !t->sys_t || r->vcsw != 0;
+}
+
+/* A clone that makes a thread, in virtual time: about what the kernel's
+ * clone(CLONE_VM|CLONE_THREAD|...) takes natively (a task and its kernel
+ * stack; the stack's mmap is a syscall of its own). On the host that
+ * clone is mostly qemu's work (a CPU state, a host thread it waits for,
+ * on the first one a flush of all translated code): 117-188 us of CPU
+ * time measured on pool.c, wall time up to 5 ms on a loaded host. */
+#define QEMU_CLONE_THREAD_NS 10000u
+
+/* How long the syscall that R ends lasts when it did not sleep: its kernel
+ * work, the host thread's CPU time in it. Not its wall time: on a loaded
+ * host that is mostly the time qemu's thread spent waiting for a CPU. A
+ * clone of a thread sleeps in qemu itself (it waits for the new host
+ * thread to start) and is mostly qemu's work: QEMU_CLONE_THREAD_NS. One
+ * that slept on the host (or where the plugin could not tell) lasts its
+ * wall time. */
+static uint64_t sys_duration(struct qemu *e, const struct qthr *t, const struct rc_qp_ret *r)
+{
+	if (t->sys_thread && r->ret > 0 && t->sys_t)
+		return QEMU_CLONE_THREAD_NS;
+	if (!t->sys_t || r->vcsw == RC_QP_VCSW_UNKNOWN || slept(t, r))
+		return t->sys_t ? measured(e, t->sys_t, r->t_ns) : e->o->ns_per_insn;
+	return r->cpu_ns > e->o->ns_per_insn ? r->cpu_ns : e->o->ns_per_insn;
+}
+
+/* Whether a syscall NR that may block keeps its CPU until its return
+ * (step): the ones that often do not sleep (a futex wait that finds its
+ * word changed, a read or poll of data already there). Sleeps, waits for
+ * children and signals nearly always sleep: they leave at the entry, as
+ * a held CPU would only stand idle. */
+static bool holds(int64_t nr)
+{
+	return nr != SYS_nanosleep && nr != SYS_clock_nanosleep && nr != SYS_pause &&
+	       nr != SYS_rt_sigsuspend && nr != SYS_wait4 && nr != SYS_waitid &&
+	       nr != SYS_vfork && nr != SYS_clone && nr != SYS_clone3;
+}
+
 /* The next event of thread T (not necessarily on a CPU). 1 consumed, 0
  * waiting (for data or for another thread). */
 static int step(struct qemu *e, struct qthr *t);
@@ -1662,9 +1709,19 @@ static int step(struct qemu *e, struct qthr *t)
 				thr_exit(e, t, t->v0);
 			return 1;
 		}
-		if (rc_emu_may_block((long)s.nr, s.a1, s.a2, s.extra)) {
+		if (rc_emu_yields((long)s.nr)) {
 			t->s.state = RC_EMU_BLOCKED;
-			return cpu_leave(e, c, rc_emu_yields((long)s.nr)) ? e->fail : 1;
+			return cpu_leave(e, c, true) ? e->fail : 1;
+		}
+		/* one that may block keeps its CPU (its clock stands still) until
+		 * its return says whether it slept: only then does it leave, at
+		 * its entry's time (the RET below) */
+		if (rc_emu_may_block((long)s.nr, s.a1, s.a2, s.extra)) {
+			if (!holds(s.nr)) {
+				t->s.state = RC_EMU_BLOCKED;
+				return cpu_leave(e, c, false) ? e->fail : 1;
+			}
+			t->held = true;
 		}
 		return 1;  /* stays on its CPU until the return */
 	}
@@ -1681,8 +1738,33 @@ static int step(struct qemu *e, struct qthr *t)
 		 * did not enter: it goes on at its birth, one instruction
 		 * later; measured from no entry it came back a whole host
 		 * clock after it, twice the time of the recording) */
-		uint64_t d = t->sys_t ? measured(e, t->sys_t, r.t_ns) : e->o->ns_per_insn;
-		if (stamp) {  /* the traced action that ended this wait (parse_chunk) */
+		uint64_t d = sys_duration(e, t, &r);
+		/* the traced action that ended this wait (parse_chunk) */
+		bool waits = stamp != 0;
+		if (t->held) {
+			/* a syscall that may block, its thread still on its CPU
+			 * (clock at the entry): it sleeps, leaving the CPU from
+			 * its entry, when a traced thread ended its wait later
+			 * in virtual time, or when one did not get there yet
+			 * (the wait holds no CPU then: the waker may need it),
+			 * or when no traced thread's earlier wake made its wait
+			 * none and it slept on the host. Else it did not sleep:
+			 * it takes its kernel work on its CPU, as one that
+			 * cannot block does. */
+			const struct qstamp *q = waits ? &e->stamps[stamp - 1] : NULL;
+			bool woken_before = q && q->set && q->traced && q->vtime <= t->v0;
+			if ((q && (!q->set || (q->traced && q->vtime > t->v0))) ||
+			    (!woken_before && slept(t, &r))) {
+				t->held = false;
+				t->s.state = RC_EMU_BLOCKED;
+				return cpu_leave(e, c, false) ? e->fail : 1;  /* then this RET */
+			}
+			t->held = false;
+			waits = false;
+			if (woken_before && slept(t, &r))
+				d = r.cpu_ns > e->o->ns_per_insn ? r.cpu_ns : e->o->ns_per_insn;
+		}
+		if (waits) {
 			const struct qstamp *q = &e->stamps[stamp - 1];
 			if (!q->set)
 				return 0;  /* the waker has not got there yet */
@@ -1826,6 +1908,13 @@ static int run(struct qemu *e)
 				if (t->s.state != RC_EMU_ONCPU && t->s.state != RC_EMU_NATIVE)
 					break;
 			}
+			/* ready now (its wait ended): an idle CPU takes it at its
+			 * ready time before the threads after it run on, or one of
+			 * them whose slice ends would take it at its own clock,
+			 * maybe far later (a spinning thread's runs ahead of a
+			 * thread whose syscalls last their work) */
+			if (t->s.state == RC_EMU_READY && assign_idle(e))
+				break;
 		}
 		if (e->fail || e->stop)
 			break;
@@ -1872,7 +1961,8 @@ static uint64_t stop_time(struct qemu *e)
 	for (size_t i = 0; i < e->nthr && e->stop_wall; i++) {
 		const struct qthr *t = e->thr[i];
 
-		if (t->traced && t->s.state == RC_EMU_BLOCKED && t->sys_t && !t->join_wait) {
+		if (t->traced && (t->s.state == RC_EMU_BLOCKED || t->held) && t->sys_t &&
+		    !t->join_wait) {
 			uint64_t v = t->v0 + measured(e, t->sys_t, e->stop_wall);
 
 			end = v > end ? v : end;
@@ -1897,6 +1987,14 @@ static void finish(struct qemu *e)
 				disable_async(e, c, ip);
 			}
 			bool gone = t->p->dying || e->eof;
+			if (t->held && !gone) {
+				/* in a syscall with no return yet: it sleeps
+				 * there (from its entry) until the stop */
+				t->held = false;
+				t->s.state = RC_EMU_BLOCKED;
+				cpu_leave(e, c, false);
+				continue;
+			}
 			if (!gone)
 				TRUTH(e, v->now, (int)c, t, "stop");
 			cpu_leave(e, c, false);

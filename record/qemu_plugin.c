@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -45,6 +46,9 @@ struct tbuf {
 	int32_t ptid;     /* the thread that created this vCPU */
 	unsigned gen;     /* fork generation of tid */
 	int born;
+	int in_sys;       /* in a syscall: cpu0, vcsw0 are its start */
+	uint64_t cpu0;
+	long vcsw0;
 };
 
 static int out_fd = -1;
@@ -66,6 +70,27 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling host thread's CPU time and voluntary context switches so
+ * far (-1: unknown): how much of a syscall's time was work, and whether it
+ * slept (rc_qp_ret). Two cheap syscalls of the host. */
+static void thread_usage(bool entry, uint64_t *cpu, long *vcsw)
+{
+	struct timespec ts;
+	struct rusage ru;
+	/* the CPU clock read nearest the syscall: the other read's own time
+	 * is not the syscall's */
+	bool ok = entry ? getrusage(RUSAGE_THREAD, &ru) == 0 &&
+			  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+			: clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 &&
+			  getrusage(RUSAGE_THREAD, &ru) == 0;
+	if (!ok) {
+		*vcsw = -1;
+		return;
+	}
+	*cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	*vcsw = ru.ru_nvcsw;
 }
 
 static pid_t gettid_(void)
@@ -129,6 +154,7 @@ static struct tbuf *self(unsigned vcpu)
 		br.ppid = b->h.pid;
 		br.fork = 1;
 		b->n = 0;     /* the parent's words, the parent writes them */
+		b->in_sys = 0;  /* the parent's fork: not this thread's times */
 	} else {
 		br.ptid = b->ptid;
 		br.ppid = my_pid;
@@ -224,6 +250,7 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu)
 		return;
 	b->n = 0;
 	b->born = 0;
+	b->in_sys = 0;
 	b->ptid = gettid_();  /* runs in the creating thread */
 }
 
@@ -437,6 +464,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
 	flush(b);
+	/* after the flush: writing the stream is not the syscall's work */
+	thread_usage(true, &b->cpu0, &b->vcsw0);
+	b->in_sys = b->vcsw0 >= 0;
 }
 
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
@@ -445,7 +475,18 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	struct tbuf *b = self(vcpu);
 	if (!b)
 		return;
-	struct rc_qp_ret r = { num, ret, now_ns(), 0 };
+	/* first: what follows (the accept's peer) is not the syscall's work */
+	uint64_t cpu1 = 0;
+	long vcsw1 = -1;
+	if (b->in_sys)
+		thread_usage(false, &cpu1, &vcsw1);
+	struct rc_qp_ret r = { num, ret, now_ns(), 0, 0, RC_QP_VCSW_UNKNOWN, 0 };
+	if (b->in_sys && vcsw1 >= b->vcsw0 && cpu1 >= b->cpu0) {
+		r.cpu_ns = cpu1 - b->cpu0;
+		r.vcsw = vcsw1 - b->vcsw0 < RC_QP_VCSW_UNKNOWN ? (uint32_t)(vcsw1 - b->vcsw0)
+							  : RC_QP_VCSW_UNKNOWN - 1;
+	}
+	b->in_sys = 0;
 	if ((num == SYS_accept || num == SYS_accept4) && ret >= 0) {
 		/* the new socket's peer: the socket whose connect it took */
 		char l[64];

@@ -33,7 +33,7 @@
 
 /* The stream's version: ptflame passes it to the plugin (proto=N), which
  * refuses another (a plugin left from an older install). */
-#define RC_QP_PROTO 4
+#define RC_QP_PROTO 5
 #define RC_QP_CHUNK_MAX 4096u
 #define RC_QP_MARK 0xffffff00u
 #define RC_QP_DEF (RC_QP_MARK + 1)
@@ -91,6 +91,15 @@ struct rc_qp_ret {
 	uint64_t extra;       /* accept, accept4: RC_QP_KEY_CONN | the inode of
 			       * the new socket's peer (the connecting
 			       * socket), 0 unknown; else 0 */
+	/* The host thread in the syscall, from just after its entry was
+	 * reported to its exit: its CPU time (CLOCK_THREAD_CPUTIME_ID) and
+	 * its voluntary context switches (getrusage RUSAGE_THREAD ru_nvcsw;
+	 * 0: it never slept there, so its wall time beyond cpu_ns is the
+	 * host's run queue or qemu's, not the program's). vcsw is
+	 * RC_QP_VCSW_UNKNOWN where they were not read (a forked child's
+	 * first return, a failed read). */
+	uint64_t cpu_ns;
+	uint32_t vcsw, pad;
 };
 
 #define RC_QP_NKEYS 30
@@ -98,6 +107,7 @@ struct rc_qp_keys {
 	uint32_t n, pad;      /* keys used (more fds: the first RC_QP_NKEYS) */
 	uint64_t key[RC_QP_NKEYS];
 };
+#define RC_QP_VCSW_UNKNOWN 0xffffffffu
 
 struct rc_qp_birth {
 	int32_t ptid;         /* the creating thread */
