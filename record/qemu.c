@@ -1876,6 +1876,33 @@ static bool hold(const struct qemu *e, const struct qthr *t, bool force)
 	return lag && any_ready(e);
 }
 
+/* A syscall held on its CPU (t->held: its return will say whether it
+ * slept) whose host thread has been in it this long has slept: it leaves
+ * its CPU from its entry now, as a wait did before it was held. Else its
+ * CPU, its clock frozen at the entry, would lag the others for as long as
+ * the host blocks, and hold() would stall the replay behind it (a read of
+ * a pipe that another process writes 2 s later: 30 % more recording time,
+ * the other threads' streams piling up in memory). */
+#define QEMU_HELD_MAX_NS 10000000ull
+
+static int release_held(struct qemu *e)
+{
+	uint64_t now = rc_emu_mono_ns();
+
+	for (size_t i = 0; i < e->nthr; i++) {
+		struct qthr *t = e->thr[i];
+
+		if (!t->held || t->s.state != RC_EMU_ONCPU || t->s.cpu < 0 || !t->sys_t ||
+		    now < t->sys_t + QEMU_HELD_MAX_NS)
+			continue;
+		t->held = false;
+		t->s.state = RC_EMU_BLOCKED;
+		if (cpu_leave(e, (unsigned)t->s.cpu, false))
+			return e->fail;
+	}
+	return 0;
+}
+
 static int run(struct qemu *e)
 {
 	/* rounds without progress while a thread was held (hold): after
@@ -1890,7 +1917,7 @@ static int run(struct qemu *e)
 		}
 		bool progress = false, held = false, force = held_rounds >= 100;
 		e->s.nowait = force;
-		if (assign_idle(e))
+		if (release_held(e) || assign_idle(e))
 			break;
 		for (size_t i = 0; i < e->nthr && !e->fail && !e->stop; i++) {
 			struct qthr *t = e->thr[i];
