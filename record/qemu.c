@@ -1885,6 +1885,22 @@ static bool hold(const struct qemu *e, const struct qthr *t, bool force)
  * the other threads' streams piling up in memory). */
 #define QEMU_HELD_MAX_NS 10000000ull
 
+/* Is host thread TID asleep (S or D in /proc/TID/stat), not running or
+ * waiting for a host CPU (R)? */
+static bool host_asleep(pid_t tid)
+{
+	char fn[64], buf[256];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)tid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');  /* (the comm may hold anything) */
+	return p && (p[1] == ' ') && (p[2] == 'S' || p[2] == 'D');
+}
+
 static int release_held(struct qemu *e)
 {
 	uint64_t now = rc_emu_mono_ns();
@@ -1892,8 +1908,10 @@ static int release_held(struct qemu *e)
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct qthr *t = e->thr[i];
 
+		/* (a host thread kept from a CPU that long on a loaded host
+		 * did not sleep: only one asleep in the syscall goes) */
 		if (!t->held || t->s.state != RC_EMU_ONCPU || t->s.cpu < 0 || !t->sys_t ||
-		    now < t->sys_t + QEMU_HELD_MAX_NS)
+		    now < t->sys_t + QEMU_HELD_MAX_NS || !host_asleep(t->tid))
 			continue;
 		t->held = false;
 		t->s.state = RC_EMU_BLOCKED;
