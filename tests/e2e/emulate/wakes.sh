@@ -128,13 +128,13 @@ model() {
 # switch-out in syscall 24 is "preempt", and there is one at least; `report
 # --table --wakers` lists no sched_yield wait
 yields() {
-	local name p b tp=0 tb=0
+	local name p b y tp=0 tb=0 ny=0
 	for name in "$@"; do
 		[ -f "$name.truth" ] || continue
-		read -r p b < <(awk '$5 == "syscall" { s[$4] = $6 } $5 == "switch-out" && s[$4] == 24 {
-			n[$6]++ } $5 != "syscall" { s[$4] = "" } END { print n["preempt"] + 0, n["block"] + 0 }' \
-			"$name.truth")
-		tp=$((tp + p)) tb=$((tb + b))
+		read -r p b y < <(awk '$5 == "syscall" { s[$4] = $6; y += $6 == 24 }
+			$5 == "switch-out" && s[$4] == 24 { n[$6]++ } $5 != "syscall" { s[$4] = "" }
+			END { print n["preempt"] + 0, n["block"] + 0, y + 0 }' "$name.truth")
+		tp=$((tp + p)) tb=$((tb + b)) ny=$((ny + y))
 		if "$PTFLAME" report -q -i "$name.data" --table --wakers >"$name.wt" 2>&1 &&
 			! grep -q 'sched_yield' "$name.wt" && grep -q ' -> ' "$name.wt"; then
 			pass "$name: no sched_yield row in --table --wakers"
@@ -142,8 +142,6 @@ yields() {
 			fail "$name: --table --wakers: $(grep -m2 'sched_yield\|ptflame' "$name.wt")"
 		fi
 	done
-	local ny
-	ny=$(for name in "$@"; do cat "$name.truth" 2>/dev/null; done | awk '$5 == "syscall" && $6 == 24' | wc -l)
 	if [ "$ny" -eq 0 ]; then
 		# (the host ran the other threads first: no flag_wait yielded)
 		pass "$*: no sched_yield made this time (nothing to check)"
