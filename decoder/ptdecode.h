@@ -302,6 +302,8 @@ struct dc_session_stats {
 	uint64_t missing_binaries;
 	uint64_t syncs;            /* sync points (PSB) found in the PT data  */
 	uint64_t sideband_records;
+	uint64_t early_maps;       /* mappings applied at a coarse PGE before
+	                              their time (session.c early_maps)     */
 	uint64_t mtc_period_ns;    /* time between MTC packets (0: no MTC):
 	                              the precision of times without CYC  */
 	bool per_cpu;

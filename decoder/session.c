@@ -70,6 +70,7 @@ struct sbrec {                     /* a sideband record of the current round */
 	const void *raw;
 	uint64_t size;
 	uint64_t seq;
+	bool early;                /* applied already (early_maps)          */
 };
 
 /* Queues a worker thread decodes ahead for, at most (report -j). */
@@ -651,14 +652,71 @@ static int note_resume(struct dc_session *s, const struct dc_event *ev)
 			   ev->reason == DC_OFF_SYSCALL ? ev->from_ip + 2 : ev->from_ip);
 }
 
+static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec, uint64_t t,
+			  int (*cb)(const struct dc_event *, void *), void *ctx);
+
+/* Does [lo, hi) overlap a mapping process p has now? */
+static bool maps_overlap(const struct dc_sb_proc *p, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].t_end == UINT64_MAX && p->maps[i].start < hi && lo < p->maps[i].end)
+			return true;
+	return false;
+}
+
+/* A TIP.PGE on a coarse clock (no CYC) is placed at a lower bound of its
+ * time, up to a period early (end: the bound above). The code after it
+ * may have run after a mapping that the kernel stamped within that period
+ * (the mmap whose return the PGE is): a library's code, called before the
+ * next timing packet, would not be in the image, and its trace lost up to
+ * the next PSB. So a mapping of the process stamped before end that adds
+ * code where it had none is applied now, for the image and the symbols;
+ * nothing ran there before it (a time placed before the record is the
+ * clock's coarseness). One that overlaps a mapping replaces code that may
+ * still have run: it and what follows wait for their time, as does
+ * everything after an exec of the process. 0 or a negative errno code. */
+static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
+{
+	struct dc_sb_proc *p = dc_sb_proc(s->sb, pid);
+
+	for (size_t i = s->rpos; p && i < s->rn && s->round[i].time < end; i++) {
+		struct sbrec *r = &s->round[i];
+		struct dc_perf_record rec;
+		char err[64];
+		int ret;
+
+		if (r->early || dc_perf_parse(s->pf, r->raw, r->size, &rec, err, sizeof(err)) < 0)
+			continue;
+		if (rec.type == PERF_RECORD_COMM && rec.comm.exec && rec.comm.pid == pid)
+			return 0;
+		if ((rec.type != PERF_RECORD_MMAP && rec.type != PERF_RECORD_MMAP2) ||
+		    !rec.parsed || rec.mmap.pid != pid || !dc_sb_user_code_map(&rec.mmap))
+			continue;
+		if (maps_overlap(p, rec.mmap.start, rec.mmap.start + rec.mmap.len))
+			return 0;
+		if ((ret = apply_sideband(s, &rec, r->time, NULL, NULL)) < 0)
+			return ret;
+		r->early = true;
+		if (r->raw == s->next_raw)
+			s->next_raw = NULL;
+		s->st.early_maps++;
+	}
+	return 0;
+}
+
 static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
 		     uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since)
 {
 	struct dc_session *s = ctx;
 	struct sq *sq = dc_ptq_user(q);
-	uint64_t v;
+	uint64_t v, per, after;
+	bool async, sys;
+	int ret;
 
 	*since = 0;
+	/* (the PGE's bound above, before pge_thread raises its time) */
+	if (!dc_ptq_ctx_enable(q, &per, &after, &async, &sys))
+		per = 0;
 	if (sq->cpu != UINT32_MAX) {
 		if (dc_sb_cpu_tid_since(s->sb, sq->cpu, time_ns, pid, tid, since))
 			*pid = *tid = UINT32_MAX;
@@ -681,6 +739,8 @@ static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pi
 			*pid = sq->tid;
 	}
 	*first = !dc_hash_get(&s->seen, *tid, &v);
+	if (per && *pid != UINT32_MAX && (ret = early_maps(s, *pid, time_ns + per)))
+		return ret;
 	return image_for(s, *pid, image);
 }
 
@@ -1349,6 +1409,7 @@ static int load_round(struct dc_session *s)
 		s->round[s->rn].raw = rec.raw;
 		s->round[s->rn].size = rec.total_size;
 		s->round[s->rn].seq = s->rseq++;
+		s->round[s->rn].early = false;
 		if (s->round[s->rn].time > round_max)
 			round_max = s->round[s->rn].time;
 		s->rn++;
@@ -1379,7 +1440,11 @@ static int sb_next(struct dc_session *s, const struct sbrec **out,
 {
 	int ret;
 
-	while (s->rpos >= s->rdue) {
+	for (;;) {
+		while (s->rpos < s->rdue && s->round[s->rpos].early)
+			s->rpos++;
+		if (s->rpos < s->rdue)
+			break;
 		if (s->sb_eof && s->rpos >= s->rn)
 			return 0;
 		if ((ret = load_round(s)))

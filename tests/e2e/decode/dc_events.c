@@ -152,10 +152,11 @@ int main(int argc, char **argv)
 		printf("# digest events %" PRIu64 " hash %016" PRIx64 "\n", o.n, o.hash);
 	printf("# stats queues %" PRIu64 " threads %" PRIu64 " events %" PRIu64 " blocks %" PRIu64
 	       " bytes %" PRIu64 " of %" PRIu64 " lost_ovf %" PRIu64 " lost_truncated %" PRIu64
-	       " lost_decode %" PRIu64 " missing %" PRIu64 " mtc_period_ns %" PRIu64 "\n",
+	       " lost_decode %" PRIu64 " missing %" PRIu64 " mtc_period_ns %" PRIu64
+	       " early_maps %" PRIu64 "\n",
 	       st.queues, st.threads, st.events, st.blocks, st.bytes_decoded, st.bytes_total,
 	       st.lost_ovf, st.lost_truncated, st.lost_decode, st.missing_binaries,
-	       st.mtc_period_ns);
+	       st.mtc_period_ns, st.early_maps);
 	if (opts.jobs > 1) {
 		printf("# ahead windows %" PRIu64 " deviations %" PRIu64 "\n# ahead prebuilt %" PRIu64
 		       "\n# ahead queues %" PRIu64 "\n", st.ahead_windows, st.ahead_deviations,

@@ -127,4 +127,22 @@ for g in "1 9" "7 9" "1 15"; do
 	nocyc "$1" "$2" T emu_threads --cpus 2 --time-slice 300
 	tag=-cpus3 nocyc "$1" "$2" T emu_threads --cpus 3 --time-slice 200
 done
+# A library mapped within the period of the syscall's return after it: the
+# TIP.PGE's time is read up to a period before the MMAP record's, and the
+# library's code ran before the next MTC. The mapping is applied at the
+# PGE (session.c early_maps); before, its code was not in the image there
+# and the trace was lost up to the next PSB (a 1 ms period: always). (Not
+# compared here: report's stacks, where a 1 ms period leaves a short wait's
+# syscall among several in the period.)
+n=nocyc-dlopen-mtc15 per=$(( (64 << 15) / 2 ))
+if "$PTFLAME" record --emulate -q -o $n.data --truth $n.truth --no-cyc --ns-per-insn 1 \
+	--mtc-period 15 -- "$TESTDATA/emu_dlopen" "$TESTDATA/libemu_plugin.so" >$n.rec 2>&1; then
+	"$DC_EVENTS" $n.data >$n.ev 2>$n.derr
+	if grep -q '^# stats .* lost_decode 0 .* early_maps [1-9]' $n.ev &&
+		python3 "$TRUTHCMP" --tol-ns="$per" $n.truth $n.ev >$n.tp 2>&1
+	then pass "$n: the library's code decoded: $(tail -1 $n.tp | cut -c1-120)"
+	else fail "$n: $(grep '^# stats' $n.ev) $(tail -2 $n.tp)"; keep $n; fi
+else
+	fail "record $n: $(head -c 300 $n.rec)"
+fi
 finish
