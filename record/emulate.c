@@ -884,6 +884,17 @@ static int native_event(struct emu *e, struct thr *t, int status)
 			resume(t->tid, req, 0);
 			return 0;
 		}
+		if ((t->sys_nr == SYS_accept || t->sys_nr == SYS_accept4) && (long)r.rax >= 0 &&
+		    t->nk == NK_SYSCALL) {
+			/* the socket it took: ended by its peer's connect (the
+			 * key step_syscall noted there), as on qemu */
+			char l[64];
+			wk_fd_link(t->tid, r.rax, l, sizeof(l));
+			uint64_t ino = rc_qp_link_ino(l, "socket:["), peer = ino ? wk_sock_peer(ino) : 0;
+			t->wk.n = 0;
+			if (peer)
+				t->wk.key[t->wk.n++] = RC_QP_KEY_CONN | RC_QP_KEY_ID(peer);
+		}
 		t->ip = r.rip;
 		/* attached inside a syscall: its first traced instruction */
 		if (t->rs != RS_START)
@@ -1071,7 +1082,8 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * a poll, select or epoll_wait, a sigwait, sigsuspend or pause at the
  * first wake of one of its keys (t->wk, record/wake_keys.h: a write to
  * or close of that pipe, the socket's peer, that eventfd, a signal to
- * the thread or its process) by a traced thread after the wait began
+ * the thread or its process; an accept's: the connect of the socket it
+ * took) by a traced thread after the wait began
  * (the one that gave it data or its end); *WAKER is set to it. Otherwise
  * (sleeps, timeouts, I/O): the measured time, less the ptrace cost of one
  * step. */
@@ -1161,6 +1173,11 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
 		   nr == SYS_close || nr == SYS_shutdown) {
 		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_WRITE);
+		if (k)
+			note_wake(e, t, c, k, v->now);
+	} else if (nr == SYS_connect) {
+		/* it ends the accept that takes this socket (native_event) */
+		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_CONN);
 		if (k)
 			note_wake(e, t, c, k, v->now);
 	} else if (nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6 ||

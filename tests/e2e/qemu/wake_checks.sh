@@ -20,8 +20,7 @@ wake_checks() {
 			fail "$n: $(head -c 600 "$n.match")"
 		fi
 	fi
-	for v in "" ${WAKE_CHECKS_NO_WAKERS:+-} --wakers; do
-		[ "$v" = - ] && break
+	for v in "" --wakers; do
 		if "$PTFLAME" report -q -i "$n.data" --per-thread $v >"$n.rep$v" 2>"$n.rep$v.err" &&
 			"${TP[@]}" compare "$n.truth" "$n.rep$v" --per-thread $v >"$n.cmp$v" 2>&1; then
 			pass "$n report $v: $(tail -1 "$n.cmp$v")"
