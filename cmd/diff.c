@@ -23,7 +23,14 @@ const char cmd_diff_help[] =
 	"\n"
 	"Compare two runs. A and B are folded files (ptflame's annotated or --plain\n"
 	"output, or any FlameGraph folded file), 'perf script' text of a PT\n"
-	"recording, or perf.data files.\n"
+	"recording, or perf.data files. An empty file is an empty profile (a note\n"
+	"says so). Options may come before or after A and B ('--' ends them).\n"
+	"\n"
+	"A frame 'X (inlined)' is X: a function is the same whether the compiler\n"
+	"inlined it or not, so stacks and table rows match across that change and\n"
+	"show it as X (its time and calls summed; the inlining is no change of its\n"
+	"own). A note on stderr says when A and B share no function or ran\n"
+	"different programs (no comm in common): likely not the diff meant.\n"
 	"\n"
 	"Default output: FlameGraph's difffolded form, one line per stack of either\n"
 	"run, 'stack VALUE_A VALUE_B' with plain names and 0 where a stack is\n"
@@ -52,6 +59,8 @@ const char cmd_diff_help[] =
 	"      --wakers[=N]    trace inputs: each [off-cpu] frame's time under\n"
 	"                      '[woken by COMM-TID]' and the waker's stack, through\n"
 	"                      up to N threads (as 'ptflame report --wakers')\n"
+	"  -j, --jobs N        decode perf.data inputs with N threads (default: the\n"
+	"                      online CPUs), as 'ptflame report -j'\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"filters, applied to both runs (trace inputs only, as in 'ptflame report'):\n"
@@ -75,6 +84,7 @@ struct diff_opts {
 	const char *svg;
 	struct sr_options sr;
 	uint32_t *tids;
+	unsigned jobs;
 };
 
 /* One loaded run. */
@@ -84,12 +94,18 @@ struct input {
 	struct report_run *run;        /* trace input: owns the CCT and names  */
 	const struct sr_cct *cct;
 	struct report_src src;         /* a folded input, read once          */
+	bool empty;                    /* a file or stream with no byte      */
+	char **comms;                  /* trace input: its threads' comms    */
+	size_t ncomms;
 };
 
 static void input_free(struct input *in)
 {
 	fg_folded_free(in->folded);
 	report_run_free(in->run);
+	for (size_t i = 0; i < in->ncomms; i++)
+		free(in->comms[i]);
+	free(in->comms);
 	if (in->path)
 		report_src_close(&in->src);
 	memset(in, 0, sizeof(*in));
@@ -100,7 +116,7 @@ static int load_trace(struct input *in, const struct diff_opts *o)
 {
 	struct report_opts ro = {
 		.input = in->path, .format = REPORT_INPUT_AUTO, .symfs = o->symfs,
-		.sr = o->sr, .quiet = true, .cmd = "diff",
+		.sr = o->sr, .quiet = true, .cmd = "diff", .jobs = o->jobs,
 	};
 	char err[512] = "";
 
@@ -116,6 +132,10 @@ static int load_folded(struct input *in)
 	FILE *f = report_src_file(&in->src);
 	int rc = f ? fg_folded_read(f, &in->folded, &bad) : -ENOMEM;
 
+	if (rc == -EBADMSG && bad == 1)
+		return cmd_error("diff", "%s: neither a perf.data file, the text of 'perf script "
+				 "--itrace=cr', nor folded stacks ('frame;frame VALUE'): line 1 "
+				 "is none of them", in->path);
 	if (rc == -EBADMSG)
 		return cmd_error("diff", "%s: line %zu is not a folded stack ('frame;frame VALUE')",
 				 in->path, bad);
@@ -212,33 +232,194 @@ static int fold_cct(struct input *in, bool per_thread)
 	return 0;
 }
 
+/* An empty input (no byte at all): a folded profile of no stack. */
+static int load_empty(struct input *in)
+{
+	FILE *mem = fmemopen((char[]){ "\n" }, 1, "r");
+	int rc = mem ? fg_folded_read(mem, &in->folded, NULL) : -ENOMEM;
+
+	if (mem)
+		fclose(mem);
+	in->empty = true;
+	return rc ? cmd_error("diff", "out of memory") : 0;
+}
+
+/* The comms of the threads a trace kept time of, each once. */
+static int keep_comms(struct input *in)
+{
+	for (size_t i = 0; i < sr_cct_nthreads(in->cct); i++) {
+		const struct sr_thread_stats *t = sr_cct_thread(in->cct, i);
+		size_t j = 0;
+		char **p;
+
+		if (!t->kept_ns || !t->comm || !t->comm[0])
+			continue;
+		while (j < in->ncomms && strcmp(in->comms[j], t->comm))
+			j++;
+		if (j < in->ncomms)
+			continue;
+		p = realloc(in->comms, (in->ncomms + 1) * sizeof(*p));
+		if (!p)
+			return cmd_error("diff", "out of memory");
+		in->comms = p;
+		if (!(in->comms[in->ncomms] = strdup(t->comm)))
+			return cmd_error("diff", "out of memory");
+		in->ncomms++;
+	}
+	return 0;
+}
+
 static int load(struct input *in, const char *path, const struct diff_opts *o)
 {
 	char err[512];
+	int rc;
 
 	in->path = path;
-	if (report_src_open(&in->src, path, err, sizeof(err))) {
+	rc = report_src_open(&in->src, path, err, sizeof(err));
+	if (rc == -ENODATA && !o->filtered)
+		return load_empty(in);
+	if (rc) {
 		in->path = NULL;       /* nothing to close */
+		if (rc == -ENODATA)
+			return cmd_error("diff", "%s: is empty: the filters need trace inputs", path);
 		return cmd_error("diff", "%s", err);
 	}
 	if (in->src.kind == REPORT_INPUT_AUTO) {
 		if (o->filtered)
 			return cmd_error("diff", "%s: a folded file has no threads or time kinds; the "
 					 "filters need trace inputs", path);
-		return load_folded(in) ? 1 : 0;
+		if (load_folded(in))
+			return 1;
+	} else {
+		if (load_trace(in, o) || keep_comms(in))
+			return 1;
+		if (o->table)
+			return 0;
+		if (fold_cct(in, o->sr.per_thread))
+			return 1;
 	}
-	if (load_trace(in, o))
-		return 1;
-	return !o->table && fold_cct(in, o->sr.per_thread) ? 1 : 0;
+	/* X and X (inlined) are one function to the diff */
+	return fg_folded_merge_inlined(in->folded) ? cmd_error("diff", "out of memory") : 0;
 }
 
 static int stats_of(const struct input *in, const struct diff_opts *o, struct fg_stats **st)
 {
 	enum fg_stats_key by = o->by_stack ? FG_BY_STACK : FG_BY_FUNCTION;
-	int rc = in->cct ? fg_stats_from_cct(in->cct, NULL, by, st)
-			 : fg_stats_from_folded_max(in->folded, by, o->sr.max_stack, st);
+	unsigned fl = FG_STATS_INLINED_AS_FUNC;
+	int rc = in->cct ? fg_stats_from_cct_flags(in->cct, NULL, by, fl, st)
+			 : fg_stats_from_folded_flags(in->folded, by, o->sr.max_stack, fl, st);
 
 	return rc ? cmd_error("diff", "out of memory") : 0;
+}
+
+/* ---- notes: an empty side, two runs that have nothing in common ---- */
+
+static uint64_t name_key(const char *s, size_t len)
+{
+	uint64_t k = dc_strhash(s, len);
+
+	return k == UINT64_MAX ? k - 1 : k;     /* (UINT64_MAX: dc_hash's own) */
+}
+
+/* Each frame of stack s (';' separated) that names a function (not a
+ * [pseudo] frame) into set, or, with check, whether one is in set. */
+static bool each_func(struct dc_hash *set, const char *s, bool check)
+{
+	uint64_t v;
+
+	while (*s) {
+		const char *e = strchr(s, ';');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		if (len && s[0] != '[') {
+			if (check && dc_hash_get(set, name_key(s, len), &v))
+				return true;
+			if (!check && dc_hash_put(set, name_key(s, len), 1))
+				return false;
+		}
+		s += len + (e ? 1 : 0);
+	}
+	return false;
+}
+
+/* The stacks (or table rows) of an input, one at a time; NULL at the end. */
+static const char *stack_at(const struct input *in, const struct fg_stats *st, size_t i)
+{
+	if (st) {
+		const struct fg_row *r = fg_stats_row(st, i);
+
+		return r ? r->name : NULL;
+	}
+	return fg_folded_stack(in->folded, i, NULL);
+}
+
+static bool shares_function(const struct input *a, const struct fg_stats *sa,
+			    const struct input *b, const struct fg_stats *sb, bool *a_has)
+{
+	struct dc_hash set = { 0 };
+	const char *s;
+	bool found = false;
+
+	for (size_t i = 0; (s = stack_at(a, sa, i)); i++)
+		each_func(&set, s, false);
+	*a_has = set.used > 0;
+	for (size_t i = 0; !found && (s = stack_at(b, sb, i)); i++)
+		found = each_func(&set, s, true);
+	dc_hash_free(&set);
+	return found;
+}
+
+static bool no_stacks(const struct input *in, const struct fg_stats *st)
+{
+	return st ? !fg_stats_count(st) : !fg_folded_count(in->folded);
+}
+
+/* "'a', 'b'" of up to 3 comms. */
+static void comm_list(const struct input *in, char *buf, size_t n)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < in->ncomms && i < 3 && at < n; i++)
+		at += (size_t)snprintf(buf + at, n - at, "%s'%s'", i ? ", " : "", in->comms[i]);
+	if (in->ncomms > 3 && at < n)
+		snprintf(buf + at, n - at, " ...");
+}
+
+static void note_inputs(const struct diff_opts *o, const struct input *a, const struct fg_stats *sa,
+			const struct input *b, const struct fg_stats *sb)
+{
+	const struct input *in[2] = { a, b };
+	const struct fg_stats *st[2] = { sa, sb };
+	bool empty[2], a_has = false;
+
+	for (int k = 0; k < 2; k++) {
+		empty[k] = no_stacks(in[k], st[k]);
+		/* (filters that left nothing: report_note_filters said so) */
+		if (empty[k] && !o->filtered)
+			fprintf(stderr, "ptflame diff: note: %s (%s) %s: an empty profile\n",
+				k ? "B" : "A", in[k]->path, in[k]->empty ? "is empty" : "has no stacks");
+	}
+	if (empty[0] || empty[1])
+		return;
+	if (a->ncomms && b->ncomms) {
+		bool common = false;
+
+		for (size_t i = 0; i < a->ncomms && !common; i++)
+			for (size_t j = 0; j < b->ncomms && !common; j++)
+				common = !strcmp(a->comms[i], b->comms[j]);
+		if (!common) {
+			char ca[128], cb[128];
+
+			comm_list(a, ca, sizeof(ca));
+			comm_list(b, cb, sizeof(cb));
+			fprintf(stderr, "ptflame diff: note: A ran %s and B ran %s (comm): different "
+				"programs, is this the diff meant?\n", ca, cb);
+		}
+	}
+	if (!shares_function(a, sa, b, sb, &a_has) && a_has)
+		fprintf(stderr, "ptflame diff: note: A (%s) and B (%s) share no function: are "
+			"they runs of the same program?\n", a->path, b->path);
 }
 
 static int write_svg(const struct diff_opts *o, const struct input *a, const struct input *b)
@@ -272,6 +453,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "wakers", optional_argument, NULL, OPT_WAKERS },
+		{ "jobs", required_argument, NULL, 'j' },
 		REPORT_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -279,7 +461,9 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 	int c, r;
 
 	optind = 1;
-	while ((c = cmd_getopt("diff", argc, argv, "+hno:", opts)) != -1) {
+	/* options anywhere, before or after A and B, as report takes them
+	 * ('--' ends them) */
+	while ((c = cmd_getopt("diff", argc, argv, "hno:j:", opts)) != -1) {
 		r = c >= 0 ? report_filter_option("diff", c, optarg, &o->sr, &o->tids) : 0;
 		if (r == CMD_OPT_ERR)
 			return 2;
@@ -297,6 +481,12 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case 'j':
+			if (cmd_parse_u64(optarg, &v) || !v || v > REPORT_MAX_JOBS)
+				return cmd_usage_error("diff", "--jobs wants a count from 1 to %d, not '%s'",
+						       REPORT_MAX_JOBS, optarg);
+			o->jobs = (unsigned)v;
 			break;
 		case OPT_TABLE:
 			o->table = true;
@@ -383,6 +573,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (o.table && (stats_of(&a, &o, &sa) || stats_of(&b, &o, &sb)))
 		goto done;
+	note_inputs(&o, &a, sa, &b, sb);
 	if (o.svg && write_svg(&o, &a, &b))
 		goto done;
 	if (o.svg && !o.output) {

@@ -80,6 +80,7 @@ int report_src_open(struct report_src *s, const char *path, char *err, size_t er
 
 		if (st.st_size == 0 || at >= st.st_size) {
 			snprintf(err, errlen, "%s: is empty: %s", path, needs);
+			ret = -ENODATA;
 			goto fail;
 		}
 		n = pread(s->fd, s->head, sizeof(s->head), at < 0 ? 0 : at);
@@ -107,6 +108,7 @@ int report_src_open(struct report_src *s, const char *path, char *err, size_t er
 		}
 		if (!s->nhead) {
 			snprintf(err, errlen, "%s: is empty (nothing could be read from it): %s", path, needs);
+			ret = -ENODATA;
 			goto fail;
 		}
 	}

@@ -67,7 +67,9 @@ struct report_src {
 	char fdpath[32];
 };
 /* Open and sniff. A directory, an empty file, or a stream that gives no
- * byte is an error. 0 or a negative errno with one line in err. */
+ * byte is an error. 0 or a negative errno with one line in err; -ENODATA
+ * for an empty input (diff reads it as an empty folded profile; err says
+ * what report needs). */
 int report_src_open(struct report_src *s, const char *path, char *err, size_t errlen);
 /* The whole input as a FILE, from its first byte (NULL: out of memory). */
 FILE *report_src_file(struct report_src *s);

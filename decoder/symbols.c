@@ -918,26 +918,26 @@ static void link_cold(struct img *d, const struct alias *al, size_t nal)
 
 /* Look for separate debuginfo with a .symtab: by build-id, then by
  * .gnu_debuglink next to the binary, in .debug/ and under debug_dir. */
-static char *find_debuginfo(const struct dc_symbols *s, const struct dso *d, Elf *code)
+static char *debuginfo_in(const char *debug_dir, const char *buildid_dir, const char *file,
+			  const uint8_t *bid, size_t bid_size, Elf *code)
 {
 	char path[4096], hex[41];
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 
-	if (d->bid_size) {
-		bid_hex(d->bid, d->bid_size, hex);
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_dir, hex,
+	if (bid_size) {
+		bid_hex(bid, bid_size, hex);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dir, hex,
 			 hex + 2);
-		if (file_matches(path, d->bid, d->bid_size))
+		if (file_matches(path, bid, bid_size))
 			return strdup(path);
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/debug", s->buildid_dir, hex,
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/debug", buildid_dir, hex,
 			 hex + 2);
-		if (file_matches(path, d->bid, d->bid_size))
+		if (file_matches(path, bid, bid_size))
 			return strdup(path);
 	}
 	if (code && (scn = find_section(code, ".gnu_debuglink", &shdr))) {
 		Elf_Data *data = elf_getdata(scn, NULL);
-		const char *file = d->code_file ? d->code_file : d->path;
 		const char *slash = strrchr(file, '/');
 		int dirlen = slash ? (int)(slash - file) : 1;
 		const char *dir = slash ? file : ".";
@@ -948,16 +948,33 @@ static char *find_debuginfo(const struct dc_symbols *s, const struct dso *d, Elf
 			return NULL;
 		name = data->d_buf;
 		snprintf(path, sizeof(path), "%.*s/%s", dirlen, dir, name);
-		if (strcmp(path, file) && file_matches(path, d->bid, d->bid_size))
+		if (strcmp(path, file) && file_matches(path, bid, bid_size))
 			return strdup(path);
 		snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, dir, name);
-		if (file_matches(path, d->bid, d->bid_size))
+		if (file_matches(path, bid, bid_size))
 			return strdup(path);
-		snprintf(path, sizeof(path), "%s%.*s/%s", s->debug_dir, dirlen, dir, name);
-		if (file_matches(path, d->bid, d->bid_size))
+		snprintf(path, sizeof(path), "%s%.*s/%s", debug_dir, dirlen, dir, name);
+		if (file_matches(path, bid, bid_size))
 			return strdup(path);
 	}
 	return NULL;
+}
+
+static char *find_debuginfo(const struct dc_symbols *s, const struct dso *d, Elf *code)
+{
+	return debuginfo_in(s->debug_dir, s->buildid_dir, d->code_file ? d->code_file : d->path,
+			    d->bid, d->bid_size, code);
+}
+
+char *dc_sym_debuginfo_path(const char *file, Elf *code)
+{
+	const char *home = getenv("HOME");
+	char bdir[4096];
+	uint8_t bid[20];
+	size_t n = code ? elf_build_id(code, bid) : 0;
+
+	snprintf(bdir, sizeof(bdir), "%s/.debug", home ? home : "/root");
+	return debuginfo_in("/usr/lib/debug", bdir, file, bid, n, code);
 }
 
 /* --symfs comes first: a trace decoded away from the machine that recorded

@@ -150,6 +150,16 @@ const char *dc_sym_missing(const struct dc_symbols *s, size_t i);
  * name is not mangled. */
 char *dc_sym_demangle(const char *name);
 
+/* The separate debug file of the ELF file `file` (open as code), as the
+ * symbolizer finds it with the default directories: by build-id under
+ * /usr/lib/debug/.build-id/ and $HOME/.debug/.build-id/, then by its
+ * .gnu_debuglink next to it, in its .debug/ and under /usr/lib/debug; the
+ * file must carry code's build-id when code has one. malloc'ed path, or
+ * NULL. (record --emulate's symbol lookup, record/emulate_sym.c, uses it:
+ * --start and the check for main find what report finds.) */
+typedef struct Elf Elf;
+char *dc_sym_debuginfo_path(const char *file, Elf *code);
+
 /* The functions of an ELF file's .eh_frame (decoder/fde.c): each FDE's
  * [start, end) as ELF vaddrs, sorted by start (*out: free()). 0, or
  * -ENOMEM. A file without .eh_frame gives none. */

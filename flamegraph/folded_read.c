@@ -229,3 +229,75 @@ bool fg_folded_annotated(const struct fg_folded *f)
 {
 	return f->annotated;
 }
+
+static const char inlined_suffix[] = " (inlined)";
+
+size_t fg_frame_uninlined_len(const char *name, size_t len)
+{
+	size_t k = sizeof(inlined_suffix) - 1;
+
+	return len > k && !memcmp(name + len - k, inlined_suffix, k) ? len - k : len;
+}
+
+/* stack with each frame's " (inlined)" left out, into dst (as long as
+ * stack at least); its length. */
+static size_t uninlined_stack(const char *s, size_t len, char *dst)
+{
+	size_t out = 0, i = 0;
+
+	while (i <= len) {
+		size_t j = i, n;
+
+		while (j < len && s[j] != ';')
+			j++;
+		n = fg_frame_uninlined_len(s + i, j - i);
+		if (i)
+			dst[out++] = ';';
+		memcpy(dst + out, s + i, n);
+		out += n;
+		i = j + 1;
+	}
+	return out;
+}
+
+int fg_folded_merge_inlined(struct fg_folded *f)
+{
+	struct fg_folded_list l = { 0 };
+	struct dc_hash m = { 0 };
+	char *buf = NULL;
+	size_t cap = 0, i;
+	int err = 0;
+
+	for (i = 0; i < f->plain.n; i++)
+		if (strstr(f->plain.e[i].stack, inlined_suffix))
+			break;
+	if (i == f->plain.n)
+		return 0;              /* nothing inlined: as it is */
+	for (i = 0; i < f->plain.n && !err; i++) {
+		const char *s = f->plain.e[i].stack;
+		size_t len = strlen(s);
+
+		if (len + 1 > cap) {
+			char *p = realloc(buf, len + 1);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = p;
+			cap = len + 1;
+		}
+		err = add_entry(&l, &m, buf, uninlined_stack(s, len, buf), f->plain.e[i].value);
+	}
+	free(buf);
+	dc_hash_free(&m);
+	if (err) {
+		list_free(&l);
+		return err;
+	}
+	list_free(&f->plain);
+	f->plain = l;
+	if (f->plain.n)
+		qsort(f->plain.e, f->plain.n, sizeof(f->plain.e[0]), cmp_entry);
+	return 0;
+}

@@ -33,6 +33,7 @@ struct fg_stats {
 	struct dc_hash map;         /* chain of a name's dc_strhash -> row */
 	bool from_cct;
 	bool part;                  /* the CCT kept on- or off-CPU time only */
+	bool uninline;              /* FG_STATS_INLINED_AS_FUNC             */
 	bool unitless;              /* folded, no annotation: values of any
 	                               unit (samples, say), calls unknown   */
 };
@@ -165,9 +166,9 @@ static int walk_reserve(struct walk *w)
 	return 0;
 }
 
-static int path_append(struct walk *w, const char *name)
+static int path_append(struct walk *w, const char *name, size_t len)
 {
-	size_t len = strlen(name), need = w->pathlen + len + 2;
+	size_t need = w->pathlen + len + 2;
 
 	if (dc_vec_reserve((void **)&w->path, &w->pathcap, need, 1, 256))
 		return -ENOMEM;
@@ -189,10 +190,12 @@ static int enter(struct fg_stats *st, const struct sr_cct *cct, const struct sr_
 	uint64_t h = w->depth ? w->ph[w->depth - 1] : DC_FNV_BASIS;
 	struct srow *r;
 
+	if (st->uninline && n->kind != SR_NODE_THREAD)
+		len = fg_frame_uninlined_len(name, len);
 	if (walk_reserve(w))
 		return -ENOMEM;
 	if (by == FG_BY_STACK) {
-		if (path_append(w, name))
+		if (path_append(w, name, len))
 			return -ENOMEM;
 		h = dc_fnv(plen ? dc_fnv(h, ";", 1) : h, name, len);
 	}
@@ -236,11 +239,17 @@ static void leave(struct fg_stats *st, struct walk *w)
 int fg_stats_from_cct(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 		      enum fg_stats_key by, struct fg_stats **out)
 {
-	return fg_stats_from_cct_part(cct, sym, by, false, out);
+	return fg_stats_from_cct_flags(cct, sym, by, 0, out);
 }
 
 int fg_stats_from_cct_part(const struct sr_cct *cct, const struct sr_symbolizer *sym,
 			   enum fg_stats_key by, bool part, struct fg_stats **out)
+{
+	return fg_stats_from_cct_flags(cct, sym, by, part ? FG_STATS_PART : 0, out);
+}
+
+int fg_stats_from_cct_flags(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			    enum fg_stats_key by, unsigned flags, struct fg_stats **out)
 {
 	struct fg_stats *st = stats_new(true);
 	const struct sr_node *root = sr_cct_root(cct), *n;
@@ -250,7 +259,8 @@ int fg_stats_from_cct_part(const struct sr_cct *cct, const struct sr_symbolizer 
 	*out = NULL;
 	if (!st)
 		return -ENOMEM;
-	st->part = part;
+	st->part = flags & FG_STATS_PART;
+	st->uninline = flags & FG_STATS_INLINED_AS_FUNC;
 	/* Iterative depth-first walk: deep recursion in the traced program
 	 * must not become deep recursion here. */
 	n = root->first_child;
@@ -337,6 +347,8 @@ static int add_folded_line(struct fg_stats *st, struct dc_hash *seen, enum fg_st
 		ann = fg_frame_split(s + i, j - i, &name_len, &calls, &has_avg, &avg);
 		if (!ann)
 			name_len = j - i;
+		if (st->uninline)
+			name_len = fg_frame_uninlined_len(s + i, name_len);
 		if (pathlen) {
 			(*pathbuf)[pathlen++] = ';';
 			ph = dc_fnv(ph, ";", 1);
@@ -387,6 +399,12 @@ int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
 int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 			     uint32_t max_stack, struct fg_stats **out)
 {
+	return fg_stats_from_folded_flags(f, by, max_stack, 0, out);
+}
+
+int fg_stats_from_folded_flags(const struct fg_folded *f, enum fg_stats_key by,
+			       uint32_t max_stack, unsigned flags, struct fg_stats **out)
+{
 	struct fg_stats *st = stats_new(false);
 	struct dc_hash seen = { 0 };
 	char *path = NULL;
@@ -397,6 +415,7 @@ int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 	if (!st)
 		return -ENOMEM;
 	st->unitless = !fg_folded_annotated(f);
+	st->uninline = flags & FG_STATS_INLINED_AS_FUNC;
 	for (size_t i = 0; i < f->raw.n && !err; i++)
 		err = add_folded_line(st, &seen, by, max_stack ? max_stack : SR_DEFAULT_MAX_STACK,
 				      f->raw.e[i].stack, f->raw.e[i].value, i, &path, &pathcap);

@@ -35,6 +35,15 @@ uint64_t fg_folded_total(const struct fg_folded *f);
 /* True when at least one frame carried a pt-flame annotation. */
 bool fg_folded_annotated(const struct fg_folded *f);
 
+/* A frame name's length without a trailing " (inlined)" (the symbolizer's
+ * mark of code the compiler inlined): the function it is. */
+size_t fg_frame_uninlined_len(const char *name, size_t len);
+/* The plain stacks (fg_folded_stack, the diff and the differential SVG)
+ * with every frame "X (inlined)" read as X: stacks that differ only in
+ * what was inlined become one, their values summed, sorted again. The
+ * annotated lines (the tables') are left as read. 0 or -ENOMEM. */
+int fg_folded_merge_inlined(struct fg_folded *f);
+
 /* ------------------------------------------------------------------------
  * Diff: FlameGraph's difffolded form, one line per stack of the union of
  * both inputs, sorted bytewise:  "stack VALUE_A VALUE_B"  (0 for a stack
@@ -88,6 +97,19 @@ int fg_stats_from_folded(const struct fg_folded *f, enum fg_stats_key by,
  * max_stack frames whatever the depth of a line. */
 int fg_stats_from_folded_max(const struct fg_folded *f, enum fg_stats_key by,
 			     uint32_t max_stack, struct fg_stats **out);
+/* Flags of the _flags forms. */
+enum {
+	FG_STATS_PART = 1,            /* fg_stats_from_cct_part's part (CCT only) */
+	FG_STATS_INLINED_AS_FUNC = 2, /* a frame "X (inlined)" counts as X: one
+	                                 row for a function inlined or not (by
+	                                 stack: in the path too), as diff
+	                                 matches them; calls, times and
+	                                 latencies of both summed */
+};
+int fg_stats_from_cct_flags(const struct sr_cct *cct, const struct sr_symbolizer *sym,
+			    enum fg_stats_key by, unsigned flags, struct fg_stats **out);
+int fg_stats_from_folded_flags(const struct fg_folded *f, enum fg_stats_key by,
+			       uint32_t max_stack, unsigned flags, struct fg_stats **out);
 void fg_stats_free(struct fg_stats *st);
 
 struct fg_row {

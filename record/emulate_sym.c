@@ -7,7 +7,6 @@
  * "Unnamed code"). */
 #include <errno.h>
 #include <fcntl.h>
-#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +16,7 @@
 #include <unistd.h>
 
 #include "decoder/dc_vec.h"
-#include "decoder/symbols.h"   /* dc_sym_demangle */
+#include "decoder/symbols.h"   /* dc_sym_demangle, dc_sym_debuginfo_path */
 #include "record/emulate.h"
 
 /* ---- ELF function ranges ------------------------------------------------- */
@@ -179,27 +178,22 @@ static int load_funcs(Elf *elf, size_t shstrndx, struct efile *f, size_t *fcap,
 	return 0;
 }
 
-/* The .symtab of the separate debug file (/usr/lib/debug/.build-id/xx/
- * rest.debug) of a stripped library: without it, static functions such as
- * libc's __nptl_free_tcb or ld.so's mempcpy have no symbol and a jump from
- * one into the next would go unseen, while every decoder (ours, perf) that
- * finds the debug file sees two functions. Same vaddrs as the main file. */
-static int load_debug_file(Elf *elf, struct efile *f, size_t *fcap, size_t *ncap)
+/* The .symtab of the separate debug file of a stripped binary or library,
+ * found as report's symbolizer finds it (dc_sym_debuginfo_path: by
+ * build-id under /usr/lib/debug/.build-id/ and ~/.debug, then by
+ * .gnu_debuglink): without it, static functions such as libc's
+ * __nptl_free_tcb or ld.so's mempcpy have no symbol and a jump from one
+ * into the next would go unseen, while every decoder (ours, perf) that
+ * finds the debug file sees two functions; and a stripped program's main
+ * (--start, the default start) is found as report names it. Same vaddrs
+ * as the main file. */
+static int load_debug_file(Elf *elf, const char *path, struct efile *f, size_t *fcap,
+			   size_t *ncap)
 {
-	const void *bid;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
-	if (n < 2)
-		return 0;
-	char path[64 + 2 * 64] = "/usr/lib/debug/.build-id/";
-	size_t len = strlen(path);
-	for (ssize_t i = 0; i < n && i < 64; i++) {
-		len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x",
-					((const unsigned char *)bid)[i]);
-		if (i == 0)
-			path[len++] = '/';
-	}
-	snprintf(path + len, sizeof(path) - len, ".debug");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *dpath = dc_sym_debuginfo_path(path, elf);
+	int fd = dpath ? open(dpath, O_RDONLY | O_CLOEXEC) : -1;
+
+	free(dpath);
 	if (fd < 0)
 		return 0;
 	Elf *dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -232,7 +226,7 @@ static void load_elf(struct efile *f)
 		}
 	}
 	if (load_funcs(elf, shstrndx, f, &fcap, &ncap) ||
-	    load_debug_file(elf, f, &fcap, &ncap))
+	    load_debug_file(elf, f->path, f, &fcap, &ncap))
 		goto out;
 	if (f->nfuncs)
 		qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);

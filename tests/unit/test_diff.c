@@ -285,6 +285,31 @@ static void test_read_sum_overflow(void **state)
 	assert_int_equal(read_err("a 18446744073709551616\n", &bad), -EBADMSG);
 }
 
+/* diff: a frame "X (inlined)" is X; stacks that become one are summed. */
+static void test_merge_inlined(void **state)
+{
+	struct fg_folded *a = read_str("main;helper 10\nmain 1\n");
+	struct fg_folded *b = read_str("main;helper (inlined) 7\nmain;helper 2\n"
+				       "main;g (inlined);helper (inlined):3,avg:1 4\n"
+				       "main; (inlined) 1\n");
+	char *out;
+	(void)state;
+
+	assert_int_equal(fg_folded_merge_inlined(a), 0);
+	assert_int_equal(fg_folded_merge_inlined(b), 0);
+	assert_int_equal(fg_folded_count(b), 3);
+	assert_int_equal(fg_folded_total(b), 14);
+	out = diff_str(a, b, false);
+	assert_string_equal(out, "main 1 0\nmain; (inlined) 0 1\nmain;g;helper 0 4\n"
+			    "main;helper 10 9\n");
+	free(out);
+	assert_int_equal(fg_frame_uninlined_len("f (inlined)", 11), 1);
+	assert_int_equal(fg_frame_uninlined_len(" (inlined)", 10), 10);
+	assert_int_equal(fg_frame_uninlined_len("f(inlined)", 10), 10);
+	fg_folded_free(a);
+	fg_folded_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_diff_random_union),
 		cmocka_unit_test(test_read_mangled),
 		cmocka_unit_test(test_read_sum_overflow),
+		cmocka_unit_test(test_merge_inlined),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -654,6 +654,43 @@ static void test_sort_parse(void **state)
 	assert_false(fg_sort_parse("p98", &s));
 }
 
+/* FG_STATS_INLINED_AS_FUNC: "X (inlined)" is a row X; two contexts that
+ * differ only in inlining each count their calls. */
+static void test_stats_inlined_as_func(void **state)
+{
+	struct fg_folded *f = read_str(
+		"main:1(inferred);helper:3,avg:100 300\n"
+		"main:1(inferred);helper (inlined):3,avg:100 300\n"
+		"main:1(inferred);caller:1,avg:50;helper (inlined):2,avg:10 20\n");
+	struct fg_stats *st;
+	const struct fg_row *r;
+	(void)state;
+
+	assert_int_equal(fg_stats_from_folded_flags(f, FG_BY_FUNCTION, 0, FG_STATS_INLINED_AS_FUNC,
+						    &st), 0);
+	assert_null(fg_stats_find(st, "helper (inlined)"));
+	r = fg_stats_find(st, "helper");
+	assert_non_null(r);
+	assert_int_equal(r->calls, 8);
+	assert_int_equal(r->total_ns, 620);
+	assert_int_equal(r->self_ns, 620);
+	fg_stats_free(st);
+	assert_int_equal(fg_stats_from_folded_flags(f, FG_BY_STACK, 0, FG_STATS_INLINED_AS_FUNC,
+						    &st), 0);
+	r = fg_stats_find(st, "main;helper");
+	assert_non_null(r);
+	assert_int_equal(r->calls, 6);
+	assert_int_equal(r->total_ns, 600);
+	assert_non_null(fg_stats_find(st, "main;caller;helper"));
+	fg_stats_free(st);
+	/* without the flag: two rows */
+	assert_int_equal(fg_stats_from_folded(f, FG_BY_FUNCTION, &st), 0);
+	assert_non_null(fg_stats_find(st, "helper (inlined)"));
+	assert_int_equal(fg_stats_find(st, "helper")->calls, 3);
+	fg_stats_free(st);
+	fg_folded_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_stats_thread_and_pseudo),
 		cmocka_unit_test(test_sort_parse),
 		cmocka_unit_test(test_stats_from_folded_deep),
+		cmocka_unit_test(test_stats_inlined_as_func),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

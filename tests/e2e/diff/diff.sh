@@ -25,7 +25,7 @@ rec() { # NAME EXTRA
 }
 rec a "0 a"
 rec b "$EXTRA b"
-# a profile with no stacks (a 0-byte file is refused as empty, as report does)
+# a profile with no stacks (a 0-byte file is one too: tests/e2e/diff/cli.sh)
 echo "# no stacks" >"$T/empty.folded"
 
 # 3-column lines: "stack A B", the stack valid folded (check_folded.py).
