@@ -380,6 +380,36 @@ static void on_wake(void *ctx, const struct dc_wake *w, const char *waker_comm)
 		r->err = -ENOMEM;
 }
 
+/* A thread created during the recording, and its first switch-in: its
+ * life from its creation (runnable until that switch-in). */
+static void on_fork(void *ctx, uint32_t ppid, uint32_t ptid, const char *parent_comm,
+		    uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct report_run *r = ctx;
+
+	if (r->machine && !r->err &&
+	    sr_machine_fork(r->machine, ppid, ptid, parent_comm, pid, tid, time_ns))
+		r->err = -ENOMEM;
+}
+
+static void on_first_in(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct report_run *r = ctx;
+
+	(void)pid;
+	if (r->machine && !r->err && sr_machine_first_in(r->machine, tid, time_ns))
+		r->err = -ENOMEM;
+}
+
+static void on_first_out(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct report_run *r = ctx;
+
+	(void)pid;
+	if (r->machine && !r->err && sr_machine_first_out(r->machine, tid, time_ns))
+		r->err = -ENOMEM;
+}
+
 static int on_event(const struct dc_event *ev, void *ctx)
 {
 	struct report_run *r = ctx;
@@ -405,6 +435,9 @@ static int run_perf(struct report_run *r, const struct report_opts *opt,
 		.jobs = opt->jobs,
 		.libipt_only = opt->libipt_only,
 		.on_wake = opt->sr.wakers ? on_wake : NULL,
+		.on_fork = on_fork,
+		.on_first_in = on_first_in,
+		.on_first_out = on_first_out,
 	};
 	struct dc_session_stats st;
 	struct dc_symbols *syms;

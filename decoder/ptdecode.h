@@ -284,6 +284,21 @@ struct dc_session_opts {
 	 * record that cannot be read is counted (stats.wakes_bad) and said
 	 * once through on_warning. */
 	void (*on_wake)(void *ctx, const struct dc_wake *w, const char *waker_comm);
+	/* Optional: a thread or process created during the recording (a FORK
+	 * record stamped with a time: the creator ptid of process ppid made
+	 * tid of process pid at time_ns; parent_comm its name then, NULL: none
+	 * known), in time order with the events, before the new thread's
+	 * inherited name (on_comm). */
+	void (*on_fork)(void *ctx, uint32_t ppid, uint32_t ptid, const char *parent_comm,
+			uint32_t pid, uint32_t tid, uint64_t time_ns);
+	/* Optional, with on_fork: that new thread's first switch-in (a SWITCH
+	 * record), when it comes before any event of the thread (events are
+	 * not made of it: the thread is not seen yet). */
+	void (*on_first_in)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns);
+	/* Optional, with on_first_in: that new thread's first switch-out, when
+	 * it too comes before any event of the thread: it ran and none of its
+	 * trace came (the data was lost, or the file cut). */
+	void (*on_first_out)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns);
 };
 
 struct dc_session_stats {

@@ -107,6 +107,9 @@ struct dc_session {
 				    * on after its last TRACE_OFF           */
 	struct dc_hash resume_t;   /* ... and that TRACE_OFF's time         */
 	struct dc_hash last_in;    /* ... tid -> its last switch-in applied  */
+	struct dc_hash born;       /* on_fork: tids a FORK made that have had
+	                              no event yet: 1 no switch-in yet, 2
+	                              switched in (on_first_in), 0 done     */
 	bool seen_any;             /* seen_last is in seen (never removed)  */
 	uint32_t seen_last;
 	/* A per-task recording (perf record -- CMD: AUXTRACE records name
@@ -1318,6 +1321,7 @@ void dc_session_close(struct dc_session *s)
 	dc_hash_free(&s->resume);
 	dc_hash_free(&s->resume_t);
 	dc_hash_free(&s->last_in);
+	dc_hash_free(&s->born);
 	dc_hash_free(&s->traced);
 	free(s->round);
 	free(s->heap);
@@ -1463,6 +1467,35 @@ static int sb_next(struct dc_session *s, const struct sbrec **out,
 	return 1;
 }
 
+/* The first event of a thread a FORK made, before its first switch-in
+ * was applied: without CYC a TIP.PGE's time is raised to the switch-in
+ * that the sideband has ahead (pge_thread), so that record, of the same
+ * time or older, is still pending: it is the thread's first run. */
+static int first_in_ahead(struct dc_session *s, const struct dc_event *ev)
+{
+	uint64_t v;
+
+	if (!s->opts.on_first_in || !dc_hash_get(&s->born, ev->tid, &v) || !v)
+		return 0;
+	if (dc_hash_put(&s->born, ev->tid, 0))
+		return -ENOMEM;
+	if (v != 1)
+		return 0;   /* (its switch-in was applied) */
+	for (size_t i = s->rpos; i < s->rn && s->round[i].time <= ev->time_ns; i++) {
+		struct dc_perf_record rec;
+		char err[64];
+
+		if (dc_perf_parse(s->pf, s->round[i].raw, s->round[i].size, &rec, err,
+				  sizeof(err)) < 0 ||
+		    (rec.type != PERF_RECORD_SWITCH && rec.type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+		    !rec.sid.valid || rec.sw.out || rec.sid.tid != ev->tid)
+			continue;
+		s->opts.on_first_in(s->opts.ctx, rec.sid.pid, ev->tid, s->round[i].time);
+		break;
+	}
+	return 0;
+}
+
 static int deliver(struct dc_session *s, const struct dc_event *ev,
 		   int (*cb)(const struct dc_event *, void *), void *ctx)
 {
@@ -1470,7 +1503,7 @@ static int deliver(struct dc_session *s, const struct dc_event *ev,
 	int ret;
 
 	if ((!s->seen_any || ev->tid != s->seen_last) && !dc_hash_get(&s->seen, ev->tid, &v)) {
-		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)))
+		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)) || (ret = first_in_ahead(s, ev)))
 			return ret;
 		s->st.threads++;
 	}
@@ -1527,6 +1560,16 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 	case DC_SB_FORK: {
 		const char *comm = dc_sb_thread_comm(s->sb, rec->task.tid);
 
+		/* (perf's synthesized FORKs of threads that existed before the
+		 * recording have no time: no life began then) */
+		if (s->opts.on_fork && t && rec->task.tid && rec->task.tid != rec->task.ptid &&
+		    !dc_hash_get(&s->seen, rec->task.tid, &v)) {
+			if (dc_hash_put(&s->born, rec->task.tid, 1))
+				return -ENOMEM;
+			s->opts.on_fork(s->opts.ctx, rec->task.ppid, rec->task.ptid,
+					dc_sb_thread_comm(s->sb, rec->task.ptid), rec->task.pid,
+					rec->task.tid, t);
+		}
 		if (comm && s->opts.on_comm)
 			s->opts.on_comm(s->opts.ctx, rec->task.pid, rec->task.tid, comm, t);
 		return 0;
@@ -1534,6 +1577,17 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 	case DC_SB_SWITCH_IN:
 		if (s->no_cyc && rec->sid.valid && ev.tid && dc_hash_put(&s->last_in, ev.tid, t))
 			return -ENOMEM;
+		/* a new thread's first run (before its first event: also when
+		 * that event is the loss below) */
+		if (rec->sid.valid && ev.tid && s->opts.on_first_in &&
+		    dc_hash_get(&s->born, ev.tid, &v) && v == 1) {
+			bool seen = dc_hash_get(&s->seen, ev.tid, &v);
+
+			if (dc_hash_put(&s->born, ev.tid, seen ? 0 : 2))
+				return -ENOMEM;
+			if (!seen)
+				s->opts.on_first_in(s->opts.ctx, ev.pid, ev.tid, t);
+		}
 		/* switched in on a CPU whose trace is lost right now (per-
 		 * thread mode: its own trace): its time from here is lost too
 		 * (it may never show up in the trace) */
@@ -1554,6 +1608,15 @@ static int apply_sideband(struct dc_session *s, const struct dc_perf_record *rec
 		}
 		/* fall through */
 	case DC_SB_SWITCH_OUT:
+		/* a new thread that ran and left its CPU before its first event:
+		 * none of its trace came */
+		if (eff == DC_SB_SWITCH_OUT && rec->sid.valid && ev.tid && s->opts.on_first_out &&
+		    dc_hash_get(&s->born, ev.tid, &v) && v == 2) {
+			if (dc_hash_put(&s->born, ev.tid, 0))
+				return -ENOMEM;
+			if (!dc_hash_get(&s->seen, ev.tid, &v))
+				s->opts.on_first_out(s->opts.ctx, ev.pid, ev.tid, t);
+		}
 		if (!rec->sid.valid || !ev.tid || !dc_hash_get(&s->seen, ev.tid, &v))
 			return 0;
 		if (eff == DC_SB_SWITCH_OUT) {

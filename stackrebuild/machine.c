@@ -79,6 +79,9 @@ struct pseudo {
 	                              time at t0 (what the wait added to it) */
 	uint64_t by0[SR_TIME_NKINDS];
 	uint8_t time_kind;         /* enum sr_time_kind                      */
+	bool born;                 /* [preempted] of a new thread before its
+	                              first run: its creator woke it (with
+	                              wakers: self0 as for [off-cpu])        */
 };
 
 /* A part of a thread's life that an exec ended: the stacks it had (its
@@ -147,6 +150,11 @@ struct thread {
 	uint64_t last_ns;
 	struct sr_node *work_node; /* THREAD node in m->work                  */
 	struct twake *wk;          /* wakes (opt.wakers), NULL until one      */
+	/* Made during the recording (sr_machine_fork) and not started yet:
+	 * its life begins at born_ns when its first event comes; born_in is
+	 * its first switch-in (0: none seen), born_out the switch-out after
+	 * it, also before its first event (0: none). */
+	uint64_t born_ns, born_in, born_out;
 };
 
 struct sr_machine {
@@ -186,6 +194,8 @@ static struct mwake *wake_new(void);
 static void wake_free(struct mwake *w);
 static void twake_free(struct twake *w);
 static void wake_begin(struct sr_machine *m, struct thread *t);
+static int wake_snap(struct sr_machine *m, struct thread *t, uint64_t time_ns,
+		     uint32_t waker_pid, uint32_t waker_tid, const char *waker_comm);
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
 		    uint64_t now, bool end_seen, struct sr_call *wake);
 static int wake_output(struct sr_machine *m, struct sr_cct *out, const struct sr_cct *edges);
@@ -610,7 +620,7 @@ static int pop_pseudo(struct sr_machine *m, struct thread *t, uint64_t now, bool
 	if (ret)
 		return ret;
 	p = &t->ps[--t->nps];
-	if (m->wk && p->node->kind == SR_NODE_OFFCPU &&
+	if (m->wk && (p->node->kind == SR_NODE_OFFCPU || p->born) &&
 	    (ret = wake_end(m, t, p, now, end_seen, &wake)))
 		return ret;
 	return end_call_woken(m, t, p->node, p->t0, p->by0,
@@ -1855,6 +1865,89 @@ static int on_inline(struct sr_machine *m, struct thread *t, const struct dc_eve
 	return set_inline(m, t, ev->pid, ev->to_ip, ev->inl, now);
 }
 
+/* The first event (at now) of a thread made during the recording: its
+ * life began at its creation (sr_machine_fork), in the kernel, runnable
+ * until its first switch-in: [kernel] from then to now, and on it
+ * [preempted] up to that switch-in (ended by the creator: wakers). */
+static int begin_born(struct sr_machine *m, struct thread *t, uint64_t now)
+{
+	uint64_t t0 = t->born_ns, t1 = t->born_in;
+	bool ran = t->born_out && t1 && t->born_out <= now;
+	int ret;
+
+	t->born_ns = t->born_in = t->born_out = 0;
+	if (t0 >= now)
+		return 0;   /* (nothing before its first event, or a clock skew) */
+	if (t1 > now)
+		t1 = 0;
+	t->st.first_ns = t->seg_t0 = t->last_ns = t0;
+	t->active = true;
+	t->last_sysno = UINT32_MAX;
+	t->sigreturn = false;
+	ret = push_pseudo(t, SR_NODE_KERNEL, SR_KEY_NONE, SR_TIME_KERNEL, t0);
+	if (!ret && t1 > t0) {
+		ret = push_pseudo(t, SR_NODE_PREEMPT, 0, SR_TIME_PREEMPT, t0);
+		if (!ret && t->nps > 1) {
+			struct pseudo *p = &t->ps[t->nps - 1];
+
+			p->born = true;
+			p->self0 = p->node->self_by[SR_TIME_PREEMPT];
+			ret = charge(m, t, t1);
+			t->last_ns = t1;
+			if (!ret)
+				ret = pop_pseudo(m, t, t1, true);
+		}
+	}
+	/* (it ran from t1 and left its CPU with no event: its trace is
+	 * missing from there) */
+	if (!ret && ran && t1 > t0)
+		ret = on_lost(m, t, t1);
+	if (!ret)
+		ret = charge(m, t, now);
+	t->last_ns = now;
+	return ret;
+}
+
+int sr_machine_fork(struct sr_machine *m, uint32_t ppid, uint32_t ptid, const char *parent_comm,
+		    uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	struct thread *t;
+
+	if (m->finished || !time_ns || tid == ptid || (!m->wk && !tid_wanted(m, tid)))
+		return 0;
+	t = thread_get(m, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	if (t->started)
+		return 0;
+	t->born_ns = time_ns;
+	t->born_in = 0;
+	/* (the creator's stack now: at its clone) */
+	if (m->wk && (m->opt.wakers >= 2 || tid_wanted(m, tid)))
+		return wake_snap(m, t, time_ns, ppid, ptid, parent_comm);
+	return 0;
+}
+
+int sr_machine_first_in(struct sr_machine *m, uint32_t tid, uint64_t time_ns)
+{
+	struct thread *t = thread_find(m, tid);
+
+	if (!m->finished && t && !t->started && t->born_ns && !t->born_in &&
+	    time_ns >= t->born_ns)
+		t->born_in = time_ns;
+	return 0;
+}
+
+int sr_machine_first_out(struct sr_machine *m, uint32_t tid, uint64_t time_ns)
+{
+	struct thread *t = thread_find(m, tid);
+
+	if (!m->finished && t && !t->started && t->born_in && !t->born_out &&
+	    time_ns >= t->born_in)
+		t->born_out = time_ns;
+	return 0;
+}
+
 /* Sideband alone (no ip) does not start the accounting of a thread that
  * is not traced: an exited or filtered-out thread keeps being switched. */
 static bool activates(const struct dc_event *ev)
@@ -1914,6 +2007,8 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 			t->st.pid = ev->pid;
 			t->seg_t0 = now;
 			memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
+			if (t->born_ns && (ret = begin_born(m, t, now)))
+				return ret;
 		}
 		t->active = true;
 		t->fresh = true;
@@ -2529,25 +2624,16 @@ static int chain(struct sr_machine *m, struct wsnap *s, uint32_t prefix, uint32_
 	return 0;
 }
 
-int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
-		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid)
+/* t's last wake: by waker_tid at time_ns (its stack now). */
+static int wake_snap(struct sr_machine *m, struct thread *t, uint64_t time_ns,
+		     uint32_t waker_pid, uint32_t waker_tid, const char *waker_comm)
 {
-	struct thread *t, *w;
+	struct thread *w = thread_find(m, waker_tid);
 	struct wsnap *s;
 	uint32_t key;
 	struct wleg base = { 0 };
 	int ret;
 
-	if (!m->wk || m->finished)
-		return 0;
-	m->st.wakes++;
-	/* (a thread outside --tid needs its waits only for chains) */
-	if (waker_tid == wakee_tid || (m->opt.wakers < 2 && !tid_wanted(m, wakee_tid)))
-		return 0;
-	t = thread_find(m, wakee_tid);
-	if (!t || !t->started)
-		return 0;
-	w = thread_find(m, waker_tid);
 	if (!waker_comm && w)
 		waker_comm = comm_now(w);
 	key = waker_ctx(m, waker_comm, waker_tid, w);
@@ -2566,8 +2652,28 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	if ((ret = push_stack(s, w)))
 		return ret;
 	base.len = s->nkeys;
-	if ((ret = leg_push(s, &base)))
+	return leg_push(s, &base);
+}
+
+int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
+		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid)
+{
+	struct thread *t;
+	struct wsnap *s;
+	int ret;
+
+	if (!m->wk || m->finished)
+		return 0;
+	m->st.wakes++;
+	/* (a thread outside --tid needs its waits only for chains) */
+	if (waker_tid == wakee_tid || (m->opt.wakers < 2 && !tid_wanted(m, wakee_tid)))
+		return 0;
+	t = thread_find(m, wakee_tid);
+	if (!t || !t->started)
+		return 0;
+	if ((ret = wake_snap(m, t, time_ns, waker_pid, waker_tid, waker_comm)))
 		return ret;
+	s = &t->wk->snap;
 	/* what the thread waited on W for, since it blocked: W's own blocks */
 	if (m->opt.wakers >= 2 && t->active && t->nps &&
 	    t->ps[t->nps - 1].node->kind == SR_NODE_OFFCPU && (m->keep & SR_KEEP(SR_TIME_OFFCPU))) {
@@ -2619,10 +2725,13 @@ static int hist_push(struct twake *tw, uint64_t t0, uint64_t t1, const struct ws
 static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo *p,
 		    uint64_t now, bool end_seen, struct sr_call *wake)
 {
-	uint64_t charged = p->node->self_by[SR_TIME_OFFCPU] - p->self0;
+	/* ([preempted] of a new thread's first run: its own kind of time) */
+	enum sr_time_kind kind = (enum sr_time_kind)p->time_kind;
+	uint64_t charged = p->node->self_by[kind] - p->self0;
 	struct twake *tw = twake_get(t);
 	struct wsnap *s;
-	const struct sr_node *site = top_node(t);
+	/* (a new thread has no stack yet: its wait site is the wait itself) */
+	const struct sr_node *site = p->born ? p->node : top_node(t);
 	struct sr_node *e, *leaf0 = NULL;
 	bool complete, woken;
 
@@ -2631,7 +2740,7 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 	s = &tw->snap;
 	woken = s->set && s->time >= p->t0 && s->time <= now;
 	s->set = false;
-	if (!(m->keep & SR_KEEP(SR_TIME_OFFCPU)))
+	if (!(m->keep & SR_KEEP(kind)))
 		return 0;   /* (--oncpu: no blocked time to place) */
 	/* (as end_call counts the [off-cpu] call itself) */
 	if (p->t0 >= m->win_hi || (now <= m->win_lo && !(p->t0 == now && now == m->win_lo)))
@@ -2659,17 +2768,18 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 					return -ENOMEM;
 			}
 			if (i)
-				n->self_by[SR_TIME_OFFCPU] += l->self;
+				n->self_by[kind] += l->self;
 			else
 				leaf0 = n;
 		}
-		leaf0->self_by[SR_TIME_OFFCPU] += charged - (s->chain_ns < charged ? s->chain_ns : charged);
-		p->node->self_by[SR_TIME_OFFCPU] -= charged;
-		m->st.waits_woken += !t->unwanted;
-		if (m->opt.wakers >= 2 && hist_push(tw, p->t0, now, s))
+		leaf0->self_by[kind] += charged - (s->chain_ns < charged ? s->chain_ns : charged);
+		p->node->self_by[kind] -= charged;
+		m->st.waits_woken += !t->unwanted && !p->born;
+		/* (chains follow blocks: a new thread's wait to run is none) */
+		if (m->opt.wakers >= 2 && !p->born && hist_push(tw, p->t0, now, s))
 			return -ENOMEM;
 	} else {
-		m->st.waits_plain += !t->unwanted;
+		m->st.waits_plain += !t->unwanted && !p->born;
 	}
 	/* the edge: wait site -> waker site */
 	if (!tw->edges && !(tw->edges = sr_cct_new(m->sym)))
@@ -2685,7 +2795,7 @@ static int wake_end(struct sr_machine *m, struct thread *t, const struct pseudo 
 	}
 	if (!e || sr_node_add_call(e, true, charged))
 		return -ENOMEM;
-	sr_node_add_time(e, SR_TIME_OFFCPU, charged);
+	sr_node_add_time(e, kind, charged);
 	return 0;
 }
 

@@ -577,6 +577,30 @@ int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t t
  * -ENOMEM. */
 int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 		    uint32_t waker_tid, const char *waker_comm, uint32_t wakee_tid);
+/* A thread created during the recording (a FORK record): at time_ns
+ * thread ptid (of process ppid; its name then parent_comm, NULL: the one
+ * the machine knows) made tid (of process pid). The new task is on a run
+ * queue from then on (the kernel's wake_up_new_task) until its first
+ * switch-in (sr_machine_first_in), and in the kernel until its first
+ * event. So when that first event comes, the thread's life starts at
+ * time_ns, not at the event: a [kernel] frame at its root from time_ns
+ * to the first event, and on it a [preempted] frame (a runnable wait)
+ * from time_ns to the first switch-in, when one was given; with
+ * sr_options.wakers that wait was ended by its creator: under
+ * [preempted] "[woken by COMM-PTID]" and the creator's user stack at the
+ * fork (its clone), as for a wake record (sr_machine_wake). A thread that
+ * had an event already, or never has one, is not changed. In time order
+ * with the events. 0 or -ENOMEM. */
+int sr_machine_fork(struct sr_machine *m, uint32_t ppid, uint32_t ptid, const char *parent_comm,
+		    uint32_t pid, uint32_t tid, uint64_t time_ns);
+/* The first switch-in of a thread that sr_machine_fork made, before its
+ * first event (later ones are ignored). 0 or -ENOMEM. */
+int sr_machine_first_in(struct sr_machine *m, uint32_t tid, uint64_t time_ns);
+/* ... and its first switch-out after that, also before its first event:
+ * it ran, and none of its trace came (lost, or the file cut): from its
+ * first switch-in to its first event it is [lost], not [kernel]. 0 or
+ * -ENOMEM. */
+int sr_machine_first_out(struct sr_machine *m, uint32_t tid, uint64_t time_ns);
 void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st);
 /* End of the trace. Threads still traced (no TRACE_OFF(END) last) are
  * accounted up to end_ns when end_ns is later than their last event (pass 0

@@ -729,6 +729,254 @@ static void test_chain_history(void **state)
 	sr_cct_free(cct);
 }
 
+
+/* ---- a thread created during the recording (sr_machine_fork) ---- */
+
+#define NR_CLONE 56
+
+static void fork_thread(struct sr_machine *m, uint64_t t, uint32_t ptid, uint32_t tid)
+{
+	assert_int_equal(sr_machine_fork(m, 100, ptid, NULL, 100, tid, t), 0);
+	comm(m, tid, "main");   /* (its inherited name, as the FORK gives it) */
+}
+
+/* Thread 1 (main, from the recording's start) calls a, which clones
+ * thread 2 at 11 (in the clone syscall from 10); thread 2 first runs at
+ * 30 (its switch-in), its trace starts at 40 in b (the clone's return)
+ * and it exits at 60. Thread 2's life is [11, 60): runnable until 30,
+ * in the kernel until 40. switch_in 0: no switch records. */
+static void birth(struct sr_machine *m, uint64_t switch_in)
+{
+	comm(m, 1, "main");
+	START(m, 1, 0, IP(F_MAIN));
+	CALL(m, 1, 5, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, NR_CLONE);
+	fork_thread(m, 11, 1, 2);
+	RESUME(m, 1, 20, IP(F_A));
+	if (switch_in)
+		assert_int_equal(sr_machine_first_in(m, 2, switch_in), 0);
+	RESUME(m, 2, 40, IP(F_B));
+	END(m, 2, 60, F_B);
+	END(m, 1, 70, F_A);
+}
+
+struct born_calls {
+	int n;
+	struct sr_call preempted;
+};
+
+static int on_born_call(void *ctx, const struct sr_call *c)
+{
+	struct born_calls *b = ctx;
+
+	if (c->tid == 2 && c->node->kind == SR_NODE_PREEMPT) {
+		b->n++;
+		b->preempted = *c;
+	}
+	return 0;
+}
+
+/* Its wait to run is [preempted] (runnable: on a run queue), on a [kernel]
+ * that lasts to its first event, both at its root and complete calls; its
+ * stacks add up to its life from its creation. */
+static void test_new_thread(void **state)
+{
+	struct born_calls calls = { 0 };
+	struct sr_options o = { .per_thread = true, .on_call = on_born_call,
+				.call_ctx = &calls };
+	struct sr_machine *m = sr_machine_new(&fake_sym, &o);
+	struct sr_cct *cct;
+	const struct sr_node *n;
+
+	(void)state;
+	assert_non_null(m);
+	birth(m, 30);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "main-1;main 5\n"
+		      "main-1;main;a 55\n"
+		      "main-1;main;a;[kernel] clone 10\n"
+		      "main-2;[kernel] 10\n"
+		      "main-2;[kernel];[preempted] 19\n"
+		      "main-2;b 20\n");
+	n = node_at(cct, "main-2;[kernel]");
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->calls_inferred, 0);
+	assert_int_equal(n->total_ns, 29);
+	n = node_at(cct, "main-2;[kernel];[preempted]");
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->calls_inferred, 0);
+	assert_int_equal(n->total_ns, 19);
+	/* (the timeline's span: no waker without wakers) */
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(calls.preempted.start_ns, 11);
+	assert_int_equal(calls.preempted.end_ns, 30);
+	assert_false(calls.preempted.woken);
+	for (size_t i = 0; i < sr_cct_nthreads(cct); i++) {
+		const struct sr_thread_stats *st = sr_cct_thread(cct, i);
+
+		if (st->tid == 2) {
+			assert_int_equal(st->first_ns, 11);
+			assert_int_equal(st->traced_ns, 49);
+			assert_int_equal(st->traced_by[SR_TIME_PREEMPT], 19);
+			assert_int_equal(st->traced_by[SR_TIME_KERNEL], 10);
+		}
+	}
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
+/* With wakers its creator ended that wait: [woken by main-1] and the
+ * creator's stack at its clone; the edge's wait site is the wait itself;
+ * the span names the waker. Not a wait a wake record ended (stats), and
+ * no chain goes through it: thread 3, woken by thread 2 later, gets thread
+ * 2's stack and no more. */
+static void test_new_thread_wakers(void **state)
+{
+	struct born_calls calls = { 0 };
+	struct sr_options o = { .per_thread = true, .wakers = 3, .on_call = on_born_call,
+				.call_ctx = &calls };
+	struct sr_machine *m = sr_machine_new(&fake_sym, &o);
+	struct sr_machine_stats st;
+	struct sr_cct *cct;
+	const struct sr_node *n;
+
+	(void)state;
+	assert_non_null(m);
+	comm(m, 3, "other");
+	START(m, 3, 0, IP(F_MAIN));
+	SYSCALL(m, 3, 1, F_MAIN, NR_FUTEX);
+	SWOUT(m, 3, 2);
+	comm(m, 1, "main");
+	START(m, 1, 0, IP(F_MAIN));
+	CALL(m, 1, 5, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, NR_CLONE);
+	fork_thread(m, 11, 1, 2);
+	RESUME(m, 1, 20, IP(F_A));
+	assert_int_equal(sr_machine_first_in(m, 2, 30), 0);
+	assert_int_equal(sr_machine_first_in(m, 2, 35), 0);   /* (ignored) */
+	RESUME(m, 2, 40, IP(F_B));
+	SYSCALL(m, 2, 50, F_B, NR_FUTEX);
+	wake(m, 50, 2, 3);
+	END(m, 2, 60, F_B);
+	SWIN(m, 3, 55);
+	RESUME(m, 3, 56, IP(F_MAIN));
+	END(m, 3, 65, F_MAIN);
+	END(m, 1, 70, F_A);
+	sr_machine_stats(m, &st);
+	assert_int_equal(st.waits_woken, 1);
+	assert_int_equal(st.waits_plain, 0);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "main-1;main 5\n"
+		      "main-1;main;a 55\n"
+		      "main-1;main;a;[kernel] clone 10\n"
+		      "main-2;[kernel] 10\n"
+		      "main-2;[kernel];[preempted];[woken by main-1];main;a 19\n"
+		      "main-2;b 10\n"
+		      "main-2;b;[kernel] futex 10\n"
+		      "other-3;main 10\n"
+		      "other-3;main;[kernel] futex 2\n"
+		      "other-3;main;[kernel] futex;[off-cpu];[woken by main-2];b 53\n");
+	n = node_at(cct, "main-2;[kernel];[preempted];[woken by main-1];main;a");
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->calls_inferred, 0);
+	expect_edges(cct,
+		     "[preempted] -> a 1 19 p50 19\n"
+		     "main -> b 1 53 p50 53\n");
+	assert_int_equal(calls.n, 1);
+	assert_true(calls.preempted.woken);
+	assert_int_equal(calls.preempted.waker_tid, 1);
+	assert_int_equal(calls.preempted.wake_ns, 11);
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
+/* Without switch records (no first switch-in): the kernel from its
+ * creation to its first event, no wait. */
+static void test_new_thread_no_switch(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+
+	(void)state;
+	birth(m, 0);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "main-1;main 5\n"
+		      "main-1;main;a 55\n"
+		      "main-1;main;a;[kernel] clone 10\n"
+		      "main-2;[kernel] 29\n"
+		      "main-2;b 20\n");
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
+/* It ran (switched in at 30, out at 35) before its first event at 40:
+ * its trace from the switch-in is missing (lost, or a file cut short),
+ * so that is [lost], not [kernel]. */
+static void test_new_thread_ran_untraced(void **state)
+{
+	struct sr_machine *m = new_m(0);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "main");
+	START(m, 1, 0, IP(F_MAIN));
+	CALL(m, 1, 5, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, NR_CLONE);
+	fork_thread(m, 11, 1, 2);
+	RESUME(m, 1, 20, IP(F_A));
+	assert_int_equal(sr_machine_first_in(m, 2, 30), 0);
+	assert_int_equal(sr_machine_first_out(m, 2, 35), 0);
+	RESUME(m, 2, 40, IP(F_B));
+	END(m, 2, 60, F_B);
+	END(m, 1, 70, F_A);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "main-1;main 5\n"
+		      "main-1;main;a 55\n"
+		      "main-1;main;a;[kernel] clone 10\n"
+		      "main-2;[kernel];[preempted] 19\n"
+		      "main-2;[lost] 10\n"
+		      "main-2;b 20\n");
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
+/* What a FORK does not change: a thread that had events already (a tid
+ * used again, a FORK out of order), one that never has an event, a FORK
+ * with no time (perf's synthesized records), and the first thread, which
+ * no FORK made: each starts at its first event, as before. */
+static void test_new_thread_not(void **state)
+{
+	struct sr_machine *m = new_m(0);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "main");
+	comm(m, 4, "main");
+	START(m, 1, 10, IP(F_MAIN));
+	assert_int_equal(sr_machine_fork(m, 100, 4, NULL, 100, 1, 15), 0);
+	fork_thread(m, 20, 1, 2);          /* never runs */
+	assert_int_equal(sr_machine_fork(m, 100, 1, NULL, 100, 3, 0), 0);
+	comm(m, 3, "main");
+	assert_int_equal(sr_machine_first_in(m, 3, 25), 0);
+	START(m, 3, 30, IP(F_B));
+	fork_thread(m, 40, 1, 4);
+	START(m, 4, 35, IP(F_C));         /* (its first event before the FORK) */
+	END(m, 1, 50, F_MAIN);
+	END(m, 3, 50, F_B);
+	END(m, 4, 50, F_C);
+	cct = finish(m, 100);
+	expect_stacks(cct,
+		      "main-1;main 40\n"
+		      "main-3;b 20\n"
+		      "main-4;c 15\n");
+	assert_int_equal(sr_cct_nthreads(cct), 3);
+	sr_cct_free(cct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,6 +994,11 @@ int main(void)
 		cmocka_unit_test(test_swapper),
 		cmocka_unit_test(test_chain_history),
 		cmocka_unit_test(test_waker_named_at_wake),
+		cmocka_unit_test(test_new_thread),
+		cmocka_unit_test(test_new_thread_wakers),
+		cmocka_unit_test(test_new_thread_no_switch),
+		cmocka_unit_test(test_new_thread_ran_untraced),
+		cmocka_unit_test(test_new_thread_not),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,8 +73,10 @@ waits() {
 rec threads --any -- "$TESTDATA/emu_threads"
 
 # model NAME: the truth model with and without --wakers (per thread): the
-# same total per thread, [woken by] frames under [off-cpu] only, each wake
-# line's wait attributed; plain report == truth; report --wakers == model
+# same total per thread, [woken by] frames under [off-cpu] only (and under
+# a new thread's first [preempted], at its root: its creator, one per clone
+# line), each wake line's wait attributed; plain report == truth; report
+# --wakers == model
 model() {
 	local name=$1 v
 	[ "$OK" = 1 ] || return
@@ -87,13 +89,15 @@ model() {
 	else
 		fail "$name: per-thread totals differ with --wakers: $(diff "$name.tot" "$name.totw" | head -5)"
 	fi
-	local bad nw nl
+	local bad nw nl nb nc
 	bad=$(grep -c '\[woken by' "$name.expw" | tr -d ' ')
 	nw=$(grep -E '\[off-cpu\][^;]*;\[woken by [^]]+-[0-9]+\][^;]*;' "$name.expw" | wc -l)
+	nb=$(grep -E '^[^;]*;\[kernel\][^;]*;\[preempted\][^;]*;\[woken by [^]]+-[0-9]+\][^;]*;' "$name.expw" | wc -l)
 	nl=$(awk '$5 == "wake"' "$name.truth" | wc -l)
-	[ "$bad" -eq "$nw" ] && [ "$nw" -ge 1 ] && [ "$nw" -le "$nl" ] &&
-		pass "$name: $nw [woken by] stacks, each under [off-cpu] with the waker's stack ($nl wake lines)" ||
-		fail "$name: $bad [woken by] lines, $nw under [off-cpu] with a stack, $nl wake lines"
+	nc=$(awk '$5 == "clone"' "$name.truth" | wc -l)
+	[ "$bad" -eq $((nw + nb)) ] && [ "$nw" -ge 1 ] && [ "$nw" -le "$nl" ] && [ "$nb" -eq "$nc" ] &&
+		pass "$name: $nw [woken by] stacks, each under [off-cpu] with the waker's stack ($nl wake lines), and $nb under a new thread's first [preempted] ($nc clone lines)" ||
+		fail "$name: $bad [woken by] lines, $nw under [off-cpu] with a stack, $nb under a first [preempted], $nl wake lines, $nc clone lines"
 	for v in "" --per-thread; do
 		if "$PTFLAME" report -q -i "$name.data" $v >"$name.rep$v" 2>"$name.rep$v.err" &&
 			"${TP[@]}" compare "$name.truth" "$name.rep$v" $v >"$name.cmp$v" 2>&1; then

@@ -29,7 +29,8 @@ same     checks that two reports of one recording (decoded directly and
          via perf script text) have the same stacks and call counts, and
          self times within the floor below.
 walltime prints "TID NS" per thread: its traced wall time (first event with
-         an ip to its last event; from its switch-in when the AUX data
+         an ip to its last event; from its clone/fork line when it has one,
+         else from its switch-in when the AUX data
          holding its first packet was dropped: needs --perf-data, whose
          AUX records perf reads).
 wakes    checks `report --wakers --timeline` JSON: its [off-cpu] spans that
@@ -81,7 +82,13 @@ Pseudo-frames (how truth events map to ptflame's):
 A thread's trace starts at its "start" line, or, for a child of
 --follow-fork that has none (the qemu backend), at the sysret of the fork in
 it; after an exec, at the new program's first sysret or start line, with a
-new stack whatever functions the old one held.
+new stack whatever functions the old one held. A thread with a "clone" or
+"fork" line (made during the recording) lives from that line: at its root a
+[kernel] from there to its trace's start, and on it a [preempted] from there
+to its first switch-in (its wait on a run queue for its first run; with
+--wakers ended by its creator, the line's parent tid: [woken by COMM-TID]
+and the creator's stack at its clone, as for a wake line, in no chain);
+without a switch-in before its start, the [kernel] alone (Model.birth).
 A ret to a frame further down pops to it (longjmp, unwinding); a ret from
 the root frame to a function not on the stack creates an inferred caller
 above everything seen so far (the trace started mid-stack). A jump into
@@ -522,6 +529,11 @@ class Thread:
         self.comms = []         # (time, name) from its comm lines
         self.sys_stacks = []    # (time, top user frame's node) per syscall
         self.waits = []         # (offcpu node, blocked ns, wake) when --wakers
+        # (preempted node, ns, (its creation, the creator), t0) of its
+        # wait for its first run (--wakers; no chains go through it)
+        self.births = []
+        self.born = None        # (time, creator tid) of its clone/fork line
+        self.born_in = None     # its first switch-in after that, untraced
         self.pending_wakes = []  # (time, waker tid) not yet given to a wait
 
     # accounting
@@ -705,6 +717,11 @@ class Model:
             return
         if ev == "switch-in":
             th.switched_in = (t, int(fl[1]))
+            if not th.traced and th.born is not None and th.born_in is None:
+                th.born_in = t
+        if ev == "clone":
+            th.born = (t, int(args[0]))
+            return
         if ev == "start":
             th.account(t)
             if not th.traced:
@@ -712,6 +729,8 @@ class Model:
                 th.first = th.last = t
                 th.start_cpu = int(fl[1])
                 th.first_switch_in = getattr(th, "switched_in", None)
+                if self.birth(th, t):
+                    th.pop()    # its [kernel] ends where its trace starts
             ip = int(args[0], 16)
             key, start, names = self.f(pid, ip)
             th.new_segment()
@@ -720,6 +739,7 @@ class Model:
             return
         if ev == "fork":
             th.forked = True
+            th.born = (t, int(args[1]))
             return
         if not th.traced:
             if not (ev == "sysret" and getattr(th, "forked", False)):
@@ -731,6 +751,7 @@ class Model:
             th.first = th.last = t
             th.start_cpu = int(fl[1])
             th.first_switch_in = getattr(th, "switched_in", None)
+            self.birth(th, t)
         if th.stack and th.stack[-1].pseudo == "irq" and th.resume_at is not None \
                 and t >= th.resume_at:
             # preempted in user mode: its trace resumed (PGE) 500 ns after
@@ -753,6 +774,33 @@ class Model:
 
     def ev_other(self, th, t, args):
         pass
+
+    def birth(self, th, t):
+        """The thread's first traced event at t, made by a clone or fork
+        line (born) during the recording: its life began there. From then
+        to its first switch-in it waited on a run queue for its first run
+        (wake_up_new_task): [preempted], its creator the waker (--wakers);
+        in the kernel all along until t: both under a [kernel] at its root
+        (the first thread of the recording, exec'd from nothing of ours,
+        has no such line: it starts at its first event). True when it
+        made that [kernel] (open, for the caller to end)."""
+        b, th.born = th.born, None
+        if b is None or b[0] >= t:
+            return False
+        t0, creator = b
+        th.first = th.last = th.born_at = t0
+        th.new_segment()
+        th.push("[kernel]", frozenset(["[kernel]"]), pseudo="kernel")
+        t1 = th.born_in
+        if t1 is not None and t0 < t1 <= t:
+            th.push("preempt", frozenset([PSEUDO["preempt"]]), pseudo="preempt")
+            fr = th.stack[-1]
+            th.account(t1)
+            if self.wakers:
+                th.births.append((fr.node, t1 - t0, (t0, creator), t0))
+            th.pop()
+        th.account(t)
+        return True
 
     def repair(self, th, src):
         """A branch from src: src's function must be the top frame. The truth
@@ -968,6 +1016,8 @@ class Model:
             for node, ns, (wt, waker), t0 in th.waits:
                 leaf = self.attribute(node, ns, wt, waker)
                 self.chain(leaf, t0, wt, waker, self.wakers - 1)
+            for node, ns, (wt, waker), t0 in th.births:
+                self.attribute(node, ns, wt, waker)
 
     def chain(self, leaf, lo, hi, waker, depth):
         """--wakers=N: the part of a wait [LO, the wake at HI) during which
@@ -1359,7 +1409,8 @@ def cmd_walltime(truth, perf_data=None):
             comm = th.comm or m.threads.get(th.pid, th).comm or "unknown"
             first = th.first
             sw = getattr(th, "first_switch_in", None)
-            if sw and sw[1] == th.start_cpu and start_lost(th, recs):
+            if sw and sw[1] == th.start_cpu and getattr(th, "born_at", None) is None \
+                    and start_lost(th, recs):
                 first = sw[0]
             print("%d %d %s" % (th.tid, th.last - first, comm))
 
@@ -1442,10 +1493,14 @@ def canon_folded(path, cm):
     [off-cpu]/[preempted] folded into the context above them (perf script
     text has no switch events), ",avg:" dropped (latencies differ). A
     [kernel] open at the end (inferred) is left out: perf script text ends
-    at the thread's last branch, the perf.data at its EXIT record."""
+    at the thread's last branch, the perf.data at its EXIT record. A
+    [kernel] at the root is left out: a new thread's time from its FORK
+    record (which text does not have) to its first packet."""
     out = {}
     seen = set()
     for ln, frames, val, line in parse_folded(path):
+        if frames and norm(split_frame(frames[0])[0]) == "[kernel]":
+            continue
         key = ""
         for i, fr in enumerate(frames):
             name, calls, inferred = split_frame(fr)
@@ -1522,10 +1577,13 @@ def cmd_same(truth, a, b, slack_ns, jump_only_ok=False):
 def cmd_wakes(truth, timeline_path):
     """The timeline's woken waits and their arrows against the model's."""
     m = load(truth, 1)
-    want = set()
+    want, births = set(), set()
     for th in m.threads.values():
         for _node, ns, (wt, waker), t0 in th.waits:
             want.add((th.tid, t0, t0 + ns, waker, wt))
+        for _node, ns, (wt, waker), t0 in th.births:
+            want.add((th.tid, t0, t0 + ns, waker, wt))
+            births.add((th.tid, t0, t0 + ns, waker, wt))
     d = json.load(open(timeline_path))
     ev = d["traceEvents"] if isinstance(d, dict) else d
     us = lambda x: round(x * 1000)
@@ -1539,7 +1597,9 @@ def cmd_wakes(truth, timeline_path):
         a = e["args"]
         t0, t1 = us(e["ts"]), us(e["ts"]) + us(e["dur"])
         got.add((e["tid"], t0, t1, a["woken by tid"], us(a["wake ts"])))
-        if e.get("cat") != "off-cpu":
+        # (a new thread's wait for its first run is [preempted])
+        if e.get("cat") != ("preempted" if got and (e["tid"], t0, t1, a["woken by tid"],
+                                                   us(a["wake ts"])) in births else "off-cpu"):
             errs.append("a %s span has a waker: %s" % (e.get("cat"), e))
     used = set()
     for e in spans:

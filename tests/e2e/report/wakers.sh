@@ -1,11 +1,14 @@
 #!/bin/bash
 # issue 16 (reading): report --wakers[=N] on a real recording (emu_threads:
 # two workers contend for a mutex on 1 CPU). Whatever the file holds:
-#  - the blocked time only moves below [off-cpu]: cutting every line at its
+#  - the blocked time only moves below [off-cpu] (and a new thread's wait
+#    for its first run below its [preempted]): cutting every line at its
 #    "[woken by ...]" frame gives the plain report exactly (same stacks,
 #    same times, per thread), for N = 1 and 3;
 #  - --table --wakers: its waits and blocked time are all the [off-cpu]
-#    calls and time of the plain report;
+#    calls and time of the plain report, and the new threads' first waits
+#    (a [preempted] on a [kernel] at a thread's root) are its [preempted]
+#    rows;
 #  - the same output at -j 1 and -j 4;
 #  - a file without wake records says so once and shows plain [off-cpu];
 #    one with them shows [woken by COMM-TID] frames;
@@ -24,7 +27,7 @@ for line in open(sys.argv[1]):
     stack, val = line.rstrip("\n").rsplit(" ", 1)
     frames = stack.split(";")
     for i, f in enumerate(frames):
-        if f.startswith("[woken by ") and i and frames[i - 1] == "[off-cpu]":
+        if f.startswith("[woken by ") and i and frames[i - 1] in ("[off-cpu]", "[preempted]"):
             frames = frames[:i]
             break
     key = ";".join(frames)
@@ -85,12 +88,19 @@ expect_nogrep 'wake' nw.err "without --wakers: nothing said of wakes"
 report ann.folded -i thr.data
 "$PTFLAME" report -q -i thr.data --table --wakers --format csv >t.csv 2>t.err ||
 	fail "--table --wakers --format csv: $(head -c 300 t.err)"
-waits=$(awk -F, 'NR > 1 {s += $(NF - 4)} END {print s + 0}' t.csv)
-total=$(awk -F, 'NR > 1 {s += $(NF - 3)} END {print s + 0}' t.csv)
+waits=$(awk -F, 'NR > 1 && $1 != "[preempted]" {s += $(NF - 4)} END {print s + 0}' t.csv)
+total=$(awk -F, 'NR > 1 && $1 != "[preempted]" {s += $(NF - 3)} END {print s + 0}' t.csv)
 off_calls=$(awk '{l = $0; sub(/ [0-9]+$/, "", l); n = split(l, f, ";"); if (f[n] ~ /^\[off-cpu\]:/) {c = f[n]; sub(/^\[off-cpu\]:/, "", c); sub(/[(,].*/, "", c); s += c}} END {print s + 0}' ann.folded)
 off_ns=$(grep '\[off-cpu\]' plain.folded | awk '{s += $NF} END {print s + 0}')
 expect_eq "$waits" "$off_calls" "--table --wakers: the waits are the [off-cpu] calls"
 expect_eq "$total" "$off_ns" "--table --wakers: the blocked time is the [off-cpu] time"
+# (the new threads' first waits: [preempted] on a [kernel] at the root)
+bwaits=$(awk -F, 'NR > 1 && $1 == "[preempted]" {s += $(NF - 4)} END {print s + 0}' t.csv)
+btotal=$(awk -F, 'NR > 1 && $1 == "[preempted]" {s += $(NF - 3)} END {print s + 0}' t.csv)
+born_calls=$(awk '{l = $0; sub(/ [0-9]+$/, "", l); n = split(l, f, ";"); if (n == 2 && f[1] ~ /^\[kernel\]:/ && f[2] ~ /^\[preempted\]:/) {c = f[2]; sub(/^\[preempted\]:/, "", c); sub(/[(,].*/, "", c); s += c}} END {print s + 0}' ann.folded)
+born_ns=$(grep -E '^[^;]+;\[kernel\];\[preempted\] ' plain.folded | awk '{s += $NF} END {print s + 0}')
+expect_eq "$bwaits $btotal" "$born_calls $born_ns" "--table --wakers: its [preempted] rows are the new threads' first waits"
+expect_eq "$(grep -c ' clone ' thr.truth)" "$born_calls" "one first wait per thread the recording made"
 expect_eq "$(head -1 t.csv)" "wait_site,waker_site,waits,total_ns,avg_ns,p50_ns,p99_ns" "csv header"
 "$PTFLAME" report -q -i thr.data --table --wakers >t.txt 2>&1
 expect_grep '^ +waits +total +avg +p50 +p99  Wait site -> waker site$' t.txt "text table header"
