@@ -59,6 +59,7 @@ struct thr {
 	struct proc *proc;
 	uint64_t ip;              /* next instruction to execute */
 	bool started;
+	bool let_go;              /* detached (or found gone) at the end */
 	/* why the thread resumes user mode next (truth + nothing else) */
 	enum resume rs;
 	long rs_nr;
@@ -126,6 +127,7 @@ struct emu {
 	int child_status;
 	bool child_reaped;
 	bool stop;                /* max-insns reached, or told to stop */
+	bool let_go;              /* let_go ran */
 	struct timespec stop_wall; /* when told to stop (0: not so) */
 	int fail;                 /* first error (negative errno) */
 	struct rc_emu_stats *st;
@@ -1404,17 +1406,12 @@ stepped:
 		       sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 	if (ignored)
 		return 0;
-	/* fatal: the process dies natively */
-	if (disable_async(e, c, t->ip))
-		return e->fail;
-	t->v0 = v->now;
-	t->sys_nr = -1;
-	t->s.state = RC_EMU_NATIVE;
-	t->async = true;
-	t->nk = NK_SYSCALL;
-	clock_gettime(CLOCK_MONOTONIC, &t->t0);
+	/* fatal: the process dies natively, and T with it right here, on its
+	 * CPU (an EXIT, then the switch-out, as the kernel writes for a task
+	 * killed running), not when the host reports its end (an [off-cpu]
+	 * until then, to the recording's end when it stopped first) */
 	resume(t->tid, PTRACE_CONT, sig);
-	return cpu_leave(e, c, false);
+	return thr_gone(e, t);
 }
 
 static int maybe_preempt(struct emu *e, unsigned c)
@@ -1658,10 +1655,24 @@ static uint64_t stop_time(struct emu *e)
 	return end;
 }
 
-/* End: the threads on a CPU stop; stopped before the program ended, the
- * ones waiting (in a syscall, or for a CPU) stop when the recording does,
- * and the file says when that was. */
-static void finish(struct emu *e)
+/* T of our own program, killed when the recording stopped: it exits at NOW
+ * (CPU c, -1: off every CPU), as the kernel writes a killed task's end. */
+static void killed_exit(struct emu *e, struct thr *t, int c, uint64_t now)
+{
+	truth(e, now, c, t, "exit");
+	struct dc_sample_id s = rc_emu_sid(c < 0 ? 0 : (unsigned)c, false, t->proc->pid, t->tid, now);
+	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
+			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
+}
+
+/* End: the threads on a CPU leave it and stop; stopped before the program
+ * ended, the ones waiting (in a syscall, or for a CPU) stop when the
+ * recording does, and the file says when that was. KILLED: stopped by
+ * SIGINT/SIGTERM/-d and our program then died of a signal (the one that
+ * stopped the recording, or wait_child's SIGTERM): its threads exit there
+ * instead (a switch-out and an EXIT, as the kernel writes for a killed
+ * task), so report ends them there too, not at the recording's end. */
+static void end_threads(struct emu *e, bool killed)
 {
 	uint64_t end = e->stop && !e->fail ? stop_time(e) : 0;
 
@@ -1671,7 +1682,11 @@ static void finish(struct emu *e)
 
 		for (unsigned c = 0; c < e->ncpu; c++)
 			on_cpu |= e->cpu[c].cur == &t->s;
-		if (!on_cpu && (in_syscall(t) || (t->started && t->s.state == RC_EMU_READY)))
+		if (on_cpu || !(in_syscall(t) || (t->started && t->s.state == RC_EMU_READY)))
+			continue;
+		if (killed && t->proc->pid == e->child)
+			killed_exit(e, t, -1, end);
+		else
 			truth(e, end, -1, t, "stop");
 	}
 	for (unsigned c = 0; c < e->ncpu; c++) {
@@ -1680,7 +1695,11 @@ static void finish(struct emu *e)
 		if (t) {
 			if (v->on && !e->fail)
 				disable_async(e, c, t->ip);
-			truth(e, v->now, (int)c, t, "stop");
+			/* (the exit before the switch-out, as thr_gone) */
+			if (killed && t->proc->pid == e->child)
+				killed_exit(e, t, (int)c, v->now);
+			else
+				truth(e, v->now, (int)c, t, "stop");
 			make_ready(e, t, v->now);
 			if (!e->fail)
 				cpu_leave(e, c, false);
@@ -1692,22 +1711,31 @@ static void finish(struct emu *e)
 	}
 	if (end && !e->fail)
 		wfail(e, rc_emu_stop_at(&e->s, end));
+}
+
+/* The threads go: a failed launch's program is killed, the others are
+ * detached (stopped threads directly, native ones after a SIGSTOP). Once;
+ * the scheduling states stay as they were, for end_threads. */
+static void let_go(struct emu *e)
+{
+	if (e->let_go)
+		return;
+	e->let_go = true;
 	/* a failed launch: the program goes (EXITKILL would do it too) */
 	if (e->fail && e->child && !e->child_reaped) {
 		kill(e->child, SIGKILL);
 		return;
 	}
-	/* detach: stopped threads directly, native ones after a SIGSTOP */
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct thr *t = e->thr[i];
-		if (t->s.state == RC_EMU_GONE || t->proc->detached)
+		if (t->s.state == RC_EMU_GONE || t->proc->detached || t->let_go)
 			continue;
+		t->let_go = true;
 		if (t->s.state == RC_EMU_NATIVE || t->s.state == RC_EMU_NEW) {
 			syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP);
 			int status;
 			if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
 				note_child_exit(e, t->tid, status);
-				t->s.state = RC_EMU_GONE;
 				continue;
 			}
 			if (t->proc->bp) {
@@ -1721,7 +1749,6 @@ static void finish(struct emu *e)
 		if (t->proc->bp)
 			clear_breakpoint(t);
 		ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		t->s.state = RC_EMU_GONE;
 	}
 	for (size_t i = 0; i < e->nproc; i++)
 		kill(e->proc[i]->pid, SIGCONT);
@@ -1828,7 +1855,18 @@ int rc_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char 
 		t0 = rc_emu_mono_ns();
 		run(&e);
 	}
-	finish(&e);
+	/* stopped by SIGINT/SIGTERM/-d: our program gets SIGTERM (wait_child,
+	 * as from perf record) before its threads' end is written: killed
+	 * (by that signal or the one that stopped us), they exit at the stop */
+	bool killed = false;
+	if (!e.fail && e.child && e.stop_wall.tv_sec) {
+		let_go(&e);
+		if (!e.child_reaped)
+			wait_child(&e);
+		killed = e.child_reaped && WIFSIGNALED(e.child_status);
+	}
+	end_threads(&e, killed);
+	let_go(&e);
 	e.st->seconds = t0 ? (double)(rc_emu_mono_ns() - t0) / 1e9 : 0;
 	e.st->insns = e.insns;
 	e.st->aux_bytes = e.sink.bytes;

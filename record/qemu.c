@@ -178,13 +178,13 @@ struct qemu {
 	char comm[16];
 	int fd;
 	bool eof, stop;
+	bool drained;              /* drain_pipe read the pipe's end */
 	bool from_exec;            /* the default start, main, is not in exe:
 	                              traced from exec */
 	uint64_t stop_wall;        /* when record was told to stop (monotonic;
 	                              0: not so, or at --max-insns) */
 	pid_t child;
-	int child_status;
-	bool child_reaped;
+	bool child_reaped;         /* reap waited for it */
 	uint8_t rbuf[1 << 16];
 	size_t rlen;
 };
@@ -2016,13 +2016,20 @@ static uint64_t stop_time(struct qemu *e)
 	return end;
 }
 
-/* End: every thread still on a CPU stops (or exits, when its process did);
- * stopped before the program ended, the ones waiting (for an event or a
- * CPU) stop when the recording does, and the file says when that was. */
-static void finish(struct qemu *e)
+/* End: every thread still on a CPU leaves it (a switch-out) and stops, or
+ * exits when its process did; no thread is switched in any more (e->stop:
+ * one would be left on its CPU, with no switch-out, to the file's end).
+ * Stopped before the program ended, the ones waiting (for an event or a
+ * CPU) stop when the recording does, and the file says when that was.
+ * KILLED: stopped by SIGINT/SIGTERM/-d, and the program then died of a
+ * signal (the one that stopped the recording, or record's SIGTERM): its
+ * threads exit where they would have stopped (a switch-out and an EXIT, as
+ * the kernel writes for a killed task), so report ends them there too. */
+static void finish(struct qemu *e, bool killed)
 {
 	uint64_t end = e->eof ? 0 : stop_time(e);
 
+	e->stop = true;
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct qthr *t = v->cur ? thr_of(v->cur) : NULL;
@@ -2032,6 +2039,10 @@ static void finish(struct qemu *e)
 				disable_async(e, c, ip);
 			}
 			bool gone = t->p->dying || e->eof;
+			/* (a held syscall of a killed thread: it sleeps there
+			 * until the kill, at the stop, as a blocked one) */
+			if (!t->held && killed && t->p->pid == e->child)
+				gone = true;
 			if (t->held && !gone) {
 				/* in a syscall with no return yet: it sleeps
 				 * there (from its entry) until the stop */
@@ -2040,11 +2051,15 @@ static void finish(struct qemu *e)
 				cpu_leave(e, c, false);
 				continue;
 			}
-			if (!gone)
-				TRUTH(e, v->now, (int)c, t, "stop");
-			cpu_leave(e, c, false);
+			/* (the exit before the switch-out, as a stop: the
+			 * kernel entry of a thread killed in user mode is the
+			 * asynchronous PGD just written; the stepper's thr_gone
+			 * writes it so) */
 			if (gone)
 				thr_exit(e, t, v->now);
+			else
+				TRUTH(e, v->now, (int)c, t, "stop");
+			cpu_leave(e, c, false);
 		}
 	}
 	for (size_t i = 0; i < e->nthr && !e->fail; i++) {
@@ -2052,8 +2067,12 @@ static void finish(struct qemu *e)
 		if (t->s.state != RC_EMU_GONE && t->traced && e->eof)
 			thr_exit(e, t, latest_now(e));
 		else if (end && t->traced && (t->s.state == RC_EMU_BLOCKED ||
-					      t->s.state == RC_EMU_READY))
-			TRUTH(e, end, -1, t, "stop");
+					      t->s.state == RC_EMU_READY)) {
+			if (killed && t->p->pid == e->child)
+				thr_exit(e, t, end);
+			else
+				TRUTH(e, end, -1, t, "stop");
+		}
 	}
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		rc_ptenc_flush(e->cpu[c].q.enc);
@@ -2165,6 +2184,7 @@ static int setup(struct qemu *e)
 		e->fail = rc;
 		return rc;
 	}
+	e->s.stop = &e->stop;   /* (stopped: no more switch-ins) */
 	e->s.switched_in = switched_in;
 	e->s.ctx = e;
 	return wcheck(e, rc_emu_header(e->w, &e->ecfg, e->ncpu, o->cmdline, o->cmdline_argc,
@@ -2179,6 +2199,44 @@ static uint64_t execs_untraced(const struct qemu *e)
 	for (size_t i = 0; i < e->nthr; i++)
 		n += e->thr[i]->in_exec;
 	return n;
+}
+
+/* Tracing stopped (--max-insns, SIGINT): the program runs on untraced;
+ * its reports are read and dropped (a closed pipe would give the guest
+ * SIGPIPE), to the pipe's end (every writer gone). */
+static void drain_pipe(struct qemu *e)
+{
+	const volatile int *intr = e->o->interrupted;
+
+	while (e->fd >= 0 && !e->eof && !e->drained) {
+		int fl = fcntl(e->fd, F_GETFL);
+		fcntl(e->fd, F_SETFL, fl & ~O_NONBLOCK);
+		ssize_t k = read(e->fd, e->rbuf, sizeof(e->rbuf));
+		if (k == 0 || (k < 0 && errno != EINTR)) {
+			e->drained = true;
+			break;
+		}
+		if (k < 0 && intr && *intr)
+			kill(e->child, SIGTERM);
+	}
+}
+
+/* Wait for the program (qemu) once: its status in e->st->exit_status. */
+static void reap(struct qemu *e)
+{
+	const volatile int *intr = e->o->interrupted;
+	int status = 0;
+
+	if (!e->child || e->child_reaped)
+		return;
+	while (waitpid(e->child, &status, 0) < 0) {
+		if (errno != EINTR)
+			return;
+		if (intr && *intr)
+			kill(e->child, SIGTERM);
+	}
+	e->child_reaped = true;
+	e->st->exit_status = status;
 }
 
 int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, char *err,
@@ -2210,23 +2268,23 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 		run(e);
 	/* (before finish, which ends every thread left) */
 	e->st->execs_untraced = execs_untraced(e);
-	if (!e->fail)
-		finish(e);
 	free(qemu);
+	/* stopped by SIGINT/SIGTERM/-d: the program gets SIGTERM, as from
+	 * perf record, and its end decides how finish ends its threads:
+	 * killed (by that signal or the one that stopped us), they exit at
+	 * the stop */
+	bool killed = false;
+	if (!e->fail && e->child && e->stop_wall) {
+		kill(e->child, SIGTERM);
+		drain_pipe(e);
+		reap(e);
+		killed = e->st->exit_status != -1 && WIFSIGNALED(e->st->exit_status);
+	}
+	if (!e->fail)
+		finish(e, killed);
 	if (e->child && (e->fail || (opts->interrupted && *opts->interrupted)))
 		kill(e->child, e->fail ? SIGKILL : SIGTERM);
-	/* tracing stopped (--max-insns, SIGINT): the program runs on untraced;
-	 * its reports are read and dropped (a closed pipe would give the guest
-	 * SIGPIPE) */
-	while (e->fd >= 0 && !e->eof) {
-		int fl = fcntl(e->fd, F_GETFL);
-		fcntl(e->fd, F_SETFL, fl & ~O_NONBLOCK);
-		ssize_t k = read(e->fd, e->rbuf, sizeof(e->rbuf));
-		if (k == 0 || (k < 0 && errno != EINTR))
-			break;
-		if (k < 0 && opts->interrupted && *opts->interrupted)
-			kill(e->child, SIGTERM);
-	}
+	drain_pipe(e);
 	if (e->fd >= 0)
 		close(e->fd);
 	e->st->seconds = (double)(rc_emu_mono_ns() - t0) / 1e9;
@@ -2243,14 +2301,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 		rc = -EIO;
 		snprintf(err, errlen, "cannot write %s", opts->truth_path);
 	}
-	if (e->child) {
-		int status = 0;
-		while (waitpid(e->child, &status, 0) < 0 && errno == EINTR) {
-			if (opts->interrupted && *opts->interrupted)
-				kill(e->child, SIGTERM);
-		}
-		e->st->exit_status = status;
-	}
+	reap(e);
 	for (size_t i = 0; i < e->nthr; i++) {
 		free(e->thr[i]->w);
 		free(e->thr[i]);

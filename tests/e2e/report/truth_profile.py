@@ -753,9 +753,11 @@ class Model:
             th.first_switch_in = getattr(th, "switched_in", None)
             self.birth(th, t)
         if th.stack and th.stack[-1].pseudo == "irq" and th.resume_at is not None \
-                and t >= th.resume_at:
+                and (t > th.resume_at or (t == th.resume_at and ev not in ("stop", "exit"))):
             # preempted in user mode: its trace resumed (PGE) 500 ns after
-            # the switch-in (tests/TRUTH.md), back in user mode from there
+            # the switch-in (tests/TRUTH.md), back in user mode from there;
+            # not when it stops or is killed at that very time: the PGE
+            # comes with its next instruction, and there is none
             th.account(th.resume_at)
             th.pop()
         th.resume_at = None

@@ -1,0 +1,76 @@
+/* kill_spin MODE [N] [MARK]: three threads spin calling small functions
+ * while main waits in pthread_join; the program never ends by itself but
+ * by a signal (tests/e2e/qemu/kill.sh):
+ *   spin  : until killed from outside (SIGINT of the recording); once
+ *           every thread made N rounds, MARK (a file) is created, so that
+ *           the test knows they all run
+ *   self  : thread 1 raise(SIGKILL)s after N rounds
+ *   abort : thread 1 abort()s after N rounds */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NTHR 3
+
+static volatile unsigned long sink;
+static volatile unsigned long rounds[NTHR];
+static const char *mode = "spin";
+static unsigned long n = 1000;
+
+/* (a loop, so that a round is some 1,500 instructions and few calls: a
+ * short truth log) */
+__attribute__((noinline)) static unsigned long leaf(unsigned long x)
+{
+	for (int i = 0; i < 200; i++)
+		x = x * 3 + 1;
+	return x;
+}
+
+__attribute__((noinline)) static unsigned long step(unsigned long x)
+{
+	return leaf(x) ^ (x >> 1);
+}
+
+static void *spin(void *arg)
+{
+	long id = (long)arg;
+	unsigned long x = (unsigned long)id;
+
+	for (unsigned long i = 1;; i++) {
+		x = step(x);
+		sink = x;
+		rounds[id] = i;
+		if (id == 1 && i == n) {
+			if (!strcmp(mode, "self"))
+				raise(SIGKILL);
+			if (!strcmp(mode, "abort"))
+				abort();
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[NTHR];
+
+	if (argc > 1)
+		mode = argv[1];
+	if (argc > 2)
+		n = strtoul(argv[2], NULL, 0);
+	for (long i = 0; i < NTHR; i++)
+		pthread_create(&t[i], NULL, spin, (void *)i);
+	if (argc > 3) {
+		/* (polls slowly: a sleep is a wait, no spin of main's) */
+		for (int i = 0; i < NTHR; i++)
+			while (rounds[i] < n)
+				usleep(1000);
+		close(open(argv[3], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	}
+	for (int i = 0; i < NTHR; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
