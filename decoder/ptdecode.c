@@ -78,6 +78,8 @@ struct piece {
 	double prior, prior_w;     /* the best rate known and its spread    */
 	unsigned stale;            /* pieces since prior was set            */
 	uint64_t cap;              /* times at most (a PGD's), or 0         */
+	bool late;                 /* it ends at a PGD the sideband's switch-out
+				    * bounds: spread up to it (piece_event) */
 	bool pend;                 /* a branch's bound, until its tick      */
 	uint64_t pend_x, pend_L, pend_U;
 };
@@ -632,7 +634,10 @@ static int poly_clip(const double *pT, const double *pc, int nv, double *T, doub
 			T[m] = pT[i];
 			c[m++] = pc[i];
 		}
-		if ((fi >= 0) != (fj >= 0) && m <= PIECE_MAXV) {
+		/* (strictly across: a vertex on the line is kept as it is,
+		 * not doubled, or bounds at one time for many instructions
+		 * add a vertex each, and the piece ends at PIECE_MAXV) */
+		if (((fi > 0 && fj < 0) || (fi < 0 && fj > 0)) && m <= PIECE_MAXV) {
 			double u = fi / (fi - fj);
 
 			T[m] = pT[i] + u * (pT[j] - pT[i]);
@@ -678,6 +683,11 @@ static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 		want = p->prior;
 	else if (*cw <= *cmid / 100)
 		want = *cmid;
+	else if (p->late)
+		/* ended by a switch-out (piece_event): the rate known, else
+		 * the gap spread over the instructions, none of it left after
+		 * the PGD */
+		want = p->prior > 0 ? p->prior : cmax;
 	else if (p->x_last > q->a_i && p->L_last > q->a_t)
 		/* nothing pins the rate: as the decoder did before, from the
 		 * last anchor to the last time read */
@@ -763,6 +773,7 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 	p->n = 0;
 	p->nv = 0;
 	p->cap = 0;
+	p->late = false;
 }
 
 /* Instruction x retired in [L, U) (U 0: no upper bound). The polygon is
@@ -855,20 +866,84 @@ static void piece_commit(struct dc_ptq *q)
 	piece_add(q, q->pc.pend_x, q->pc.pend_L, q->pc.pend_U);
 }
 
+/* A TIP.PGD read at t, its thread's time on the CPU ending before hi:
+ * the sideband's switch-out of the thread, sw, if it is the CPU's next
+ * switch record in [t, hi) and no TIP.PGE can come before it (none in
+ * the packets after the PGD up to the second MTC, a TSC at sw or later,
+ * or the end of the queue's data); else 0. */
+static bool have_thread(const struct dc_ptq *q);
+static int d_offset(struct dc_ptq *q, uint64_t *off);
+
+static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
+{
+	struct pt_config pc = q->cfg.pt;
+	struct pt_packet_decoder *pd;
+	struct pt_packet pkt;
+	uint64_t sw, off;
+	unsigned mtcs = 0;
+	bool ok = false;
+	int r;
+
+	if (!q->ops.switch_out || !have_thread(q) || !q->wopen ||
+	    (q->status & pts_event_pending) || d_offset(q, &off) < 0 || off > q->win_len)
+		return 0;
+	sw = q->ops.switch_out(q->ctx, q, q->tid, t, hi);
+	if (sw <= t + 1)
+		return 0;
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)q->win;
+	pc.end = (uint8_t *)q->win + q->win_len;
+	pd = pt_pkt_alloc_decoder(&pc);
+	if (!pd)
+		return 0;
+	if ((r = pt_pkt_sync_set(pd, off)) >= 0) {
+		while ((r = pt_pkt_next(pd, &pkt, sizeof(pkt))) >= 0) {
+			if (pkt.type == ppt_tip_pge || pkt.type == ppt_ovf || pkt.type == ppt_fup)
+				break;
+			if (pkt.type == ppt_mtc && ++mtcs == 2) {
+				ok = true;
+				break;
+			}
+			if (pkt.type == ppt_tsc) {
+				ok = dc_pt_tsc_to_ns(&q->cfg.conv, pkt.payload.tsc.tsc) >= sw;
+				break;
+			}
+		}
+		if (r == -pte_eos && !q->stop_off && q->next_chunk >= q->nchunks && !q->carry_len)
+			ok = true;
+	}
+	pt_pkt_free_decoder(pd);
+	return ok ? sw : 0;
+}
+
 /* Instruction x retired at a time read as t, and tracing stopped there (a
  * PGD, a FUP): bound it and return the earliest time the piece's bounds
- * allow it, which no event of the piece passes. (Not later than it was:
+ * allow it, which no event of the piece passes; or, where the thread's
+ * switch-out follows (pgd_switch_out), the time of the piece's line at
+ * the rate known, else spread up to that switch-out. (Not later than it was:
  * the sideband's switch-out often follows within the MTC period, and a
  * PGD after it would leave the thread's stack on the next one.) */
 static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 {
 	struct piece *p = &q->pc;
 	double lo = 0, xi;
-	uint64_t at;
+	uint64_t at, per = mtc_period_ns(q), sw = per ? pgd_switch_out(q, t, t + per) : 0;
 
 	piece_later(q, t);
 	piece_commit(q);
-	piece_add(q, x, t, mtc_period_ns(q) ? t + mtc_period_ns(q) : 0);
+	if (sw) {
+		/* the thread's switch-out follows and nothing ran on the CPU
+		 * in between: the PGD came before it, and the code up to
+		 * the PGD gets its times at the rate known (else spread up
+		 * to it), within its bounds */
+		piece_add(q, x, t, sw);
+		p->late = true;
+		at = piece_time(q, x);
+		at = at < t ? t : at > sw - 1 ? sw - 1 : at;
+		p->cap = at;
+		return at;
+	}
+	piece_add(q, x, t, per ? t + per : 0);
 	xi = (double)x - (double)p->x0;
 	for (int i = 0; i < p->nv; i++) {
 		double v = p->T[i] + xi * p->c[i];

@@ -86,6 +86,10 @@ struct dc_ptq_ops {
 	/* The code of image for our walker (decoder/ptwalk.h), kept as the
 	 * image changes; NULL (or no op): libipt decodes with that image. */
 	struct dc_wcode *(*image_code)(void *ctx, struct pt_image *image);
+	/* Optional (coarse clocks): the time of the first switch record of
+	 * q's CPU in [lo, hi) when it is thread tid's switch-out, else 0. */
+	uint64_t (*switch_out)(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
+			       uint64_t hi);
 };
 
 struct dc_ptq_config {

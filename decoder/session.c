@@ -707,6 +707,44 @@ static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
 	return 0;
 }
 
+/* The time of the first switch record of q's CPU in [lo, hi) (read ahead
+ * in the sorted sideband, not applied) when it is thread tid's switch-out
+ * (after its switch-in, if that is in there too); else 0. (lo: at least
+ * the switch-in of the stint the last TIP.PGE went to, pge_thread.) (ptdecode.c, piece_event: a TIP.PGD's bound above). */
+static uint64_t q_switch_out(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
+			     uint64_t hi)
+{
+	struct dc_session *s = ctx;
+	struct sq *sq = dc_ptq_user(q);
+
+	if (sq->cpu == UINT32_MAX)
+		return 0;
+	/* (not before the stint the last TIP.PGE went to: the time read may
+	 * be older than it, and the thread's switch-out before it ended an
+	 * earlier stint) */
+	if (sq->pge_tid == tid && sq->pge_since > lo)
+		lo = sq->pge_since;
+	for (size_t i = s->rpos; i < s->rn && s->round[i].time < hi; i++) {
+		struct dc_perf_record rec;
+		char err[64];
+
+		if (s->round[i].time < lo ||
+		    dc_perf_parse(s->pf, s->round[i].raw, s->round[i].size, &rec, err,
+				  sizeof(err)) < 0 ||
+		    (rec.type != PERF_RECORD_SWITCH && rec.type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+		    !rec.sid.valid || !(rec.sid.sample_type & PERF_SAMPLE_CPU) ||
+		    rec.sid.cpu != sq->cpu)
+			continue;
+		/* (its own switch-in, and the switch-out before it that
+		 * names it, may come after the time read at the PGD) */
+		if (rec.sw.out ? rec.sw.cpu_wide && rec.sw.next_prev_tid == tid && rec.sid.tid != tid
+			       : rec.sid.tid == tid)
+			continue;
+		return rec.sw.out && rec.sid.tid == tid ? s->round[i].time : 0;
+	}
+	return 0;
+}
+
 static int q_context(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
 		     uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since)
 {
@@ -890,7 +928,7 @@ static int queue_decoder(struct dc_session *s, struct sq *q)
 		.kernel_code = s->kern ? q_kernel_code : NULL,
 		.inline_at = s->opts.inline_frames ? q_inline_at : NULL,
 		.image_snapshot = q_image_snapshot, .image_version = q_image_version,
-		.image_code = q_image_code,
+		.image_code = q_image_code, .switch_out = q_switch_out,
 	};
 
 	cfg.idx = q->idx;

@@ -145,4 +145,23 @@ if "$PTFLAME" record --emulate -q -o $n.data --truth $n.truth --no-cyc --ns-per-
 else
 	fail "record $n: $(head -c 300 $n.rec)"
 fi
+# A short run with no MTC in it (period 15, 1 ms; emu_nested runs 2.3 us
+# at 1 ns per instruction, 234 us at 100): every bound of its code is the
+# same period, and the exit's TIP.PGD got the earliest time they allow, the
+# TIP.PGE's: all of main's time went after it, to _exit;[kernel]. The
+# sideband's switch-out at the exit bounds the PGD from above (nothing ran
+# on the CPU in between), and the code is spread up to it
+# (ptdecode.c, piece_event): every stack within 100 ns.
+for ns in 1 100; do
+	n=nocyc-nested-ns$ns-mtc15 per=$(( (64 << 15) / 2 ))
+	if ! "$PTFLAME" record --emulate -q -o $n.data --truth $n.truth --no-cyc --ns-per-insn $ns \
+		--mtc-period 15 -- "$TESTDATA/emu_nested" >$n.rec 2>&1; then
+		fail "record $n: $(head -c 300 $n.rec)"; continue
+	fi
+	"$PTFLAME" report -q -i $n.data >$n.out 2>$n.err || { fail "report $n: $(cat $n.err)"; continue; }
+	k=$(awk '/;_exit[^;]*;\[kernel\][^;]* [0-9]+$/ { s += $NF } END { print s + 0 }' $n.out)
+	if [ "$k" -le 1000 ] && $TP compare $n.truth $n.out --slack-ns 100 >$n.cmp 2>&1
+	then pass "$n: _exit;[kernel] $k ns; $(tail -1 $n.cmp | cut -c1-120)"
+	else fail "$n: _exit;[kernel] $k ns; $(tail -4 $n.cmp)"; keep $n; fi
+done
 finish
