@@ -479,6 +479,12 @@ static int thr_gone(struct emu *e, struct thr *t)
 	uint64_t now;
 	unsigned c = 0;
 	bool oncpu = t->s.state == RC_EMU_ONCPU;
+	/* in a syscall that keeps its CPU (tgkill of its own SIGKILL): it
+	 * dies there, and the CPU is free (left as its current thread, the
+	 * next step found it gone again, and again: a recording that never
+	 * ended) */
+	bool held = t->s.state == RC_EMU_NATIVE && t->s.cpu >= 0 &&
+		    e->cpu[t->s.cpu].cur == &t->s;
 	if (oncpu) {
 		c = (unsigned)t->s.cpu;
 		now = e->cpu[c].now;
@@ -493,6 +499,12 @@ static int thr_gone(struct emu *e, struct thr *t)
 		now = t->v0 + (exits ? e->o->ns_per_insn : elapsed_ns(&t->t0));
 		if (!exits && now < latest_now(e))
 			now = latest_now(e);
+		if (held) {
+			c = (unsigned)t->s.cpu;
+			if (now < e->cpu[c].now)
+				now = e->cpu[c].now;
+			e->cpu[c].now = now;
+		}
 	} else {
 		now = t->s.state == RC_EMU_READY && t->s.ready_ns > latest_now(e) ? t->s.ready_ns : latest_now(e);
 	}
@@ -500,11 +512,11 @@ static int thr_gone(struct emu *e, struct thr *t)
 		disable_async(e, c, t->ip);
 		now = e->cpu[c].now;
 	}
-	truth(e, now, oncpu ? (int)c : -1, t, "exit");
+	truth(e, now, oncpu || held ? (int)c : -1, t, "exit");
 	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, now);
 	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
 			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
-	if (oncpu)
+	if (oncpu || held)
 		cpu_leave(e, c, false);
 	t->s.state = RC_EMU_GONE;
 	return e->fail;
