@@ -299,7 +299,11 @@ static int load(struct input *in, const char *path, const struct diff_opts *o)
 			return 1;
 	}
 	/* X and X (inlined) are one function to the diff */
-	return fg_folded_merge_inlined(in->folded) ? cmd_error("diff", "out of memory") : 0;
+	rc = fg_folded_merge_inlined(in->folded);
+	if (rc == -EOVERFLOW)
+		return cmd_error("diff", "%s: a count overflows when X (inlined) and X are merged",
+				 in->path);
+	return rc ? cmd_error("diff", "out of memory") : 0;
 }
 
 static int stats_of(const struct input *in, const struct diff_opts *o, struct fg_stats **st)

@@ -787,6 +787,10 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 	if (U && U <= L)
 		U = L + 1;
 	if (!p->n) {
+		/* (a new piece: a cap or late rule set on an empty one, cut by
+		 * piece_add itself, was not this piece's) */
+		p->cap = 0;
+		p->late = false;
 		p->x0 = p->x_last = x;
 		p->b = p->L_last = L;
 		p->nv = 4;
@@ -874,9 +878,19 @@ static void piece_commit(struct dc_ptq *q)
 static bool have_thread(const struct dc_ptq *q);
 static int d_offset(struct dc_ptq *q, uint64_t *off);
 
-static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
+/* A packet decoder over the window's first len bytes (NULL: no memory). */
+static struct pt_packet_decoder *win_packets(const struct dc_ptq *q, size_t len)
 {
 	struct pt_config pc = q->cfg.pt;
+
+	pc.size = sizeof(pc);
+	pc.begin = (uint8_t *)q->win;
+	pc.end = (uint8_t *)q->win + len;
+	return pt_pkt_alloc_decoder(&pc);
+}
+
+static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
+{
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
 	uint64_t sw, off;
@@ -890,10 +904,7 @@ static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
 	sw = q->ops.switch_out(q->ctx, q, q->tid, t, hi);
 	if (sw <= t + 1)
 		return 0;
-	pc.size = sizeof(pc);
-	pc.begin = (uint8_t *)q->win;
-	pc.end = (uint8_t *)q->win + q->win_len;
-	pd = pt_pkt_alloc_decoder(&pc);
+	pd = win_packets(q, q->win_len);
 	if (!pd)
 		return 0;
 	if ((r = pt_pkt_sync_set(pd, off)) >= 0) {
@@ -3477,7 +3488,6 @@ static bool pge_scan(struct dc_ptq *q, struct pt_packet_decoder *pd)
 size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t max,
 			    unsigned *mtcs, uint64_t *next_ns, int *tail_async)
 {
-	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
 	uint64_t last_ip = q->ctx_ip, start = q->ctx_off;
@@ -3491,10 +3501,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 	*tail_async = -1;
 	if (!q->ctx_up || !q->ctx_win || q->ctx_win != q->win || q->ctx_off >= q->win_len)
 		return 0;
-	pc.size = sizeof(pc);
-	pc.begin = (uint8_t *)q->win;
-	pc.end = (uint8_t *)q->win + q->win_len;
-	pd = pt_pkt_alloc_decoder(&pc);
+	pd = win_packets(q, q->win_len);
 	if (!pd)
 		return 0;
 	/* from right after the PGE where it is known: the packets libipt
@@ -3508,7 +3515,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 				break;
 			if (pkt.type == ppt_mtc) {
 				uint64_t d = more && at_pge ?
-					     clk_to_mtc(&q->ps.pge_clk, &pc, pkt.payload.mtc.ctc) : 0;
+					     clk_to_mtc(&q->ps.pge_clk, &q->cfg.pt, pkt.payload.mtc.ctc) : 0;
 
 				if (d)
 					*next_ns = q->ctx_ns + dc_pt_tsc_to_ns(&q->cfg.conv, d) -
@@ -3548,7 +3555,6 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
  * end comes first (libipt goes on at the PSB), < 0 -ENOMEM. */
 static int resume_at_pge(struct dc_ptq *q)
 {
-	struct pt_config pc = q->cfg.pt;
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
 	uint64_t cur = 0, sync = 0, last_ip = 0, off, pge = 0, last_mode = 0, last_cbr = 0;
@@ -3561,10 +3567,7 @@ static int resume_at_pge(struct dc_ptq *q)
 		return ret;
 	if (dc_wdec_offset(&q->dec, &cur) < 0 || dc_wdec_sync_offset(&q->dec, &sync) < 0)
 		return 0;
-	pc.size = sizeof(pc);
-	pc.begin = (uint8_t *)q->win;
-	pc.end = (uint8_t *)q->win + lim;
-	pd = pt_pkt_alloc_decoder(&pc);
+	pd = win_packets(q, lim);
 	if (!pd)
 		return -ENOMEM;
 	for (int pass = 0; pass < 2; pass++) {

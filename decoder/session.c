@@ -677,12 +677,15 @@ static bool maps_overlap(const struct dc_sb_proc *p, uint64_t lo, uint64_t hi)
  * nothing ran there before it (a time placed before the record is the
  * clock's coarseness). One that overlaps a mapping replaces code that may
  * still have run: it and what follows wait for their time, as does
- * everything after an exec of the process. 0 or a negative errno code. */
+ * everything after an exec of the process or a fork of a child (which
+ * copies the mappings). 0 or a negative errno code. */
 static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
 {
 	struct dc_sb_proc *p = dc_sb_proc(s->sb, pid);
 
-	for (size_t i = s->rpos; p && i < s->rn && s->round[i].time < end; i++) {
+	/* (only records whose order is final, up to rdue: one of a round not
+	 * read yet may be older) */
+	for (size_t i = s->rpos; p && i < s->rdue && s->round[i].time < end; i++) {
 		struct sbrec *r = &s->round[i];
 		struct dc_perf_record rec;
 		char err[64];
@@ -690,8 +693,10 @@ static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
 
 		if (r->early || dc_perf_parse(s->pf, r->raw, r->size, &rec, err, sizeof(err)) < 0)
 			continue;
-		if (rec.type == PERF_RECORD_COMM && rec.comm.exec && rec.comm.pid == pid)
-			return 0;
+		if ((rec.type == PERF_RECORD_COMM && rec.comm.exec && rec.comm.pid == pid) ||
+		    (rec.type == PERF_RECORD_FORK && rec.parsed && rec.task.ppid == pid &&
+		     rec.task.pid != pid))
+			return 0;   /* (a child made before the mapping has not got it) */
 		if ((rec.type != PERF_RECORD_MMAP && rec.type != PERF_RECORD_MMAP2) ||
 		    !rec.parsed || rec.mmap.pid != pid || !dc_sb_user_code_map(&rec.mmap))
 			continue;
@@ -710,7 +715,8 @@ static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
 /* The time of the first switch record of q's CPU in [lo, hi) (read ahead
  * in the sorted sideband, not applied) when it is thread tid's switch-out
  * (after its switch-in, if that is in there too); else 0. (lo: at least
- * the switch-in of the stint the last TIP.PGE went to, pge_thread.) (ptdecode.c, piece_event: a TIP.PGD's bound above). */
+ * the switch-in of the stint the last TIP.PGE went to, pge_thread.)
+ * (ptdecode.c, piece_event: a TIP.PGD's bound above) */
 static uint64_t q_switch_out(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
 			     uint64_t hi)
 {

@@ -185,6 +185,7 @@ struct qemu {
 	                              0: not so, or at --max-insns) */
 	pid_t child;
 	bool child_reaped;         /* reap waited for it */
+	bool termed;               /* sent SIGTERM (stop_child)             */
 	uint8_t rbuf[1 << 16];
 	size_t rlen;
 };
@@ -2201,6 +2202,18 @@ static uint64_t execs_untraced(const struct qemu *e)
 	return n;
 }
 
+/* Stop the program: SIGTERM, as from perf record; SIGKILL when it was
+ * sent one already (it ignores it, and we were interrupted again: a
+ * second Ctrl-C kills). Never to a pid reaped already (it may be
+ * another process's now). */
+static void stop_child(struct qemu *e)
+{
+	if (!e->child || e->child_reaped)
+		return;
+	kill(e->child, e->termed ? SIGKILL : SIGTERM);
+	e->termed = true;
+}
+
 /* Tracing stopped (--max-insns, SIGINT): the program runs on untraced;
  * its reports are read and dropped (a closed pipe would give the guest
  * SIGPIPE), to the pipe's end (every writer gone). */
@@ -2217,7 +2230,7 @@ static void drain_pipe(struct qemu *e)
 			break;
 		}
 		if (k < 0 && intr && *intr)
-			kill(e->child, SIGTERM);
+			stop_child(e);
 	}
 }
 
@@ -2233,7 +2246,7 @@ static void reap(struct qemu *e)
 		if (errno != EINTR)
 			return;
 		if (intr && *intr)
-			kill(e->child, SIGTERM);
+			stop_child(e);
 	}
 	e->child_reaped = true;
 	e->st->exit_status = status;
@@ -2275,15 +2288,17 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	 * the stop */
 	bool killed = false;
 	if (!e->fail && e->child && e->stop_wall) {
-		kill(e->child, SIGTERM);
+		stop_child(e);
 		drain_pipe(e);
 		reap(e);
 		killed = e->st->exit_status != -1 && WIFSIGNALED(e->st->exit_status);
 	}
 	if (!e->fail)
 		finish(e, killed);
-	if (e->child && (e->fail || (opts->interrupted && *opts->interrupted)))
-		kill(e->child, e->fail ? SIGKILL : SIGTERM);
+	if (e->fail && e->child && !e->child_reaped)
+		kill(e->child, SIGKILL);
+	else if (opts->interrupted && *opts->interrupted)
+		stop_child(e);
 	drain_pipe(e);
 	if (e->fd >= 0)
 		close(e->fd);

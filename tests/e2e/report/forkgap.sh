@@ -69,6 +69,8 @@ check() {   # NAME: NAME.data, NAME.truth recorded
 		nborn=$((nborn + born))
 	done <"$n.life"
 	first_run "$n.truth" >"$n.first"
+	# (every check below goes by these lines: none would pass them all)
+	[ -s "$n.first" ] || fail "$n: no new thread with a clone and a first switch-in in the truth"
 	while read -r tid ns; do
 		got=$(awk -v t="$tid" '$0 ~ ("^[^;]*-" t ";\\[kernel\\];\\[preempted\\] ") {print $NF}' "$n.pt")
 		expect_eq "$got" "$ns" "$n: tid $tid: [kernel];[preempted] at its root = its first switch-in less its clone"
