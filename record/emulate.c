@@ -690,9 +690,17 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 	unsigned long msg = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
 	pid_t ntid = (pid_t)msg;
-	uint64_t now = t->v0 + elapsed_ns(&t->t0);
+	/* (within the clone as native_done will time it: a clone that does
+	 * not sleep lasts its CPU time, so its CPU time so far, not the wall
+	 * time, which on a loaded host put the FORK after the clone's return,
+	 * the creator's stack there no longer in it) */
+	uint64_t d = elapsed_ns(&t->t0), cpu1;
+	long vcsw1;
+	if (t->usage0 && thr_usage(t->tid, &cpu1, &vcsw1) && cpu1 >= t->cpu0 && cpu1 - t->cpu0 < d)
+		d = cpu1 - t->cpu0;
+	uint64_t now = t->v0 + d;
 	if (!t->async && t->s.state == RC_EMU_NATIVE && t->s.cpu >= 0)
-		now = e->cpu[t->s.cpu].now + elapsed_ns(&t->t0);
+		now = e->cpu[t->s.cpu].now + d;
 	struct proc *p = t->proc;
 	bool is_thread = ev == PTRACE_EVENT_CLONE;
 	if (!is_thread) {
