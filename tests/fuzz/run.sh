@@ -197,8 +197,32 @@ if [ "$rc" -eq 0 ]; then
 	echo "fuzz-$name: ${execs:-?} execs in $((SECONDS - start)) s (${rate:-?}/s), $cov: no crash, hang or leak"
 	exit 0
 fi
+newest=$(ls -t "$art" 2>/dev/null | head -n 1)
+# A timeout is wall-clock time, which a stalled machine (a 2-CPU CI VM,
+# its host busy) stretches too: the input runs again alone, three times,
+# each within RERUN_TIMEOUT seconds (default 10; fuzzed inputs here take
+# milliseconds). A hang or a slow input times out again and fails; an
+# input that runs in time each time was the machine's stall, said so.
+if grep -q 'ERROR: libFuzzer: timeout' "$log" && [ "${newest#timeout-}" != "$newest" ]; then
+	ok=0 worst=0
+	for _ in 1 2 3; do
+		t0=$(date +%s%N)
+		"$exe" -timeout="${RERUN_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
+			-runs=1 "$art/$newest" >"$log.rerun" 2>&1 || break
+		t=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ "$t" -gt "$worst" ] && worst=$t
+		ok=$((ok + 1))
+	done
+	if [ "$ok" -eq 3 ]; then
+		mv "$log" "$log.stalled"
+		echo "fuzz-$name: ${execs:-?} execs; note: input $art/$newest timed out while fuzzing" \
+			"but ran alone in at most $worst ms, 3 times of 3: the machine stalled, not the" \
+			"code (the fuzzer's log: $log.stalled); no crash, hang or leak"
+		exit 0
+	fi
+	echo "fuzz-$name: the timed-out input timed out again alone (${RERUN_TIMEOUT:-10} s): a hang" >&2
+fi
 echo "FAIL: fuzz-$name: exit $rc after ${execs:-?} execs; the log's end ($log):" >&2
 grep -vE '^#[0-9]+' "$log" | tail -n 40 >&2
-newest=$(ls -t "$art" 2>/dev/null | head -n 1)
 [ -n "$newest" ] && echo "input: $art/$newest (run it again: $exe $art/$newest)" >&2
 exit 1
