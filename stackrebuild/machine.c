@@ -1996,11 +1996,14 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	ret = charge(m, t, now);
 	if (ret)
 		return ret;
+	/* Sideband after a thread's end (its EXIT: the kernel's exit path
+	 * still switches it) moves no time of it: the frames left open end
+	 * at the end, in the folded stacks and the timeline alike. */
+	if (!t->active && !activates(ev))
+		return 0;
 	t->last_ns = now;
 	t->fresh = false;
 	if (!t->active) {
-		if (!activates(ev))
-			return 0;
 		if (!t->started) {
 			t->started = true;
 			t->st.first_ns = now;

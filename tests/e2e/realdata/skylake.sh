@@ -47,4 +47,34 @@ expect_grep '^echo-[0-9]+;\[unknown\] \(/lib64/ld-2\.23\.so\)( |;)' pipe.folded 
 expect_grep '^echo-[0-9]+;\[kernel\] ' pipe.folded "pipe mode: [kernel]"
 n=$(cut -d';' -f1 pipe.folded | sort -u | wc -l)
 [ "$n" -eq 1 ] && pass "pipe mode: one thread" || fail "pipe mode: $n threads"
+# --timeline agrees with the folded stacks: each thread's outermost calls
+# cover its folded time, and none runs past the recording's end (the
+# thread's EXIT: the kernel's exit path switches it after, as here)
+tl_agrees() {  # DATA LABEL
+	"$PTFLAME" report -q -i "$1" --timeline tl.json -o tl.folded 2>tl.err ||
+		{ fail "$2: report --timeline: $(head -c 300 tl.err)"; return; }
+	"$PTFLAME" report -i "$1" -o /dev/null 2>tl.sum
+	local end
+	end=$(sed -n 's/.* in [0-9.]*,\([0-9.]*\),.*/\1/p' tl.sum)
+	python3 - tl.json tl.folded "$end" "$2" <<'PY' && pass "$2: timeline = folded" || fail "$2: timeline and folded disagree"
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
+end_us = float(sys.argv[3]) * 1e6
+ivs = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev)
+cover, hi = 0.0, None
+for a, b in ivs:          # union of the intervals (one thread here)
+    if hi is None or a > hi:
+        cover += b - a; hi = b
+    elif b > hi:
+        cover += b - hi; hi = b
+late = max(b for _, b in ivs) - end_us
+ok = abs(cover * 1000 - folded) <= 0.5 * len(ivs) + 1 and late <= 0.001
+print(f"{sys.argv[4]}: timeline covers {cover * 1000:.0f} ns, folded {folded} ns, "
+      f"last end {late * 1000:.0f} ns after the recording's end", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+tl_agrees "$D" "file mode"
+tl_agrees "$P" "pipe mode"
 finish
