@@ -125,6 +125,23 @@ bool report_time_range(const struct sr_cct *cct, char *buf, size_t n)
 	return true;
 }
 
+bool report_window_range(const struct sr_cct *cct, uint64_t win_lo, uint64_t win_hi,
+			 char *buf, size_t n)
+{
+	uint64_t lo, hi;
+
+	if (!time_range(cct, &lo, &hi))
+		return false;
+	if (lo < win_lo)
+		lo = win_lo;
+	if (win_hi && hi > win_hi)
+		hi = win_hi;
+	if (lo >= hi)
+		return false;
+	range_str(buf, n, lo, hi);
+	return true;
+}
+
 bool report_func_seen(const struct sr_machine *m, const char *want, bool show_plt,
 		      char *best, size_t n)
 {

@@ -34,6 +34,7 @@ struct report_run {
 	bool progress, progress_shown;
 	bool wakers;               /* --wakers                          */
 	bool wake_attr;            /* the file records wakes            */
+	uint64_t win_lo, win_hi;   /* --time (win_hi 0: no end)         */
 };
 
 static enum report_input sniff(const unsigned char *buf, size_t n)
@@ -539,6 +540,8 @@ int report_run_src(const struct report_opts *opt, struct report_src *src,
 	r->progress = opt->progress;
 	r->wakers = opt->sr.wakers != 0;
 	r->max_stack = opt->sr.max_stack ? opt->sr.max_stack : SR_DEFAULT_MAX_STACK;
+	r->win_lo = opt->sr.time_start;
+	r->win_hi = opt->sr.time_end;
 	if (fmt == REPORT_INPUT_AUTO)
 		fmt = r->src.kind;
 	switch (fmt) {
@@ -612,6 +615,20 @@ static const char *human_bytes(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
+/* The summary's line for --time: the window as it met the recording above,
+ * and the thread time the output holds from it (after every filter). No
+ * line when they do not meet: report_note_filters said so. */
+static void print_window(const struct report_run *r, const char *cmd)
+{
+	char kept[32], range[80];
+
+	if (!report_window_range(r->cct, r->win_lo, r->win_hi, range, sizeof(range)))
+		return;
+	fg_format_ns(kept, sizeof(kept), sr_cct_root(r->cct)->total_ns);
+	fprintf(stderr, "ptflame %s: --time %s: the output holds %s of thread time\n", cmd, range,
+		kept);
+}
+
 void report_print_summary(const struct report_run *r, const char *cmd)
 {
 	const struct report_summary *s = &r->sum;
@@ -626,6 +643,8 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->threads == 1 ? "" : "s", traced, range, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
+	if ((r->win_lo || r->win_hi) && r->cct)
+		print_window(r, cmd);
 	if (s->wakers && s->wakes)
 		fprintf(stderr, "ptflame %s: --wakers: %" PRIu64 " of %" PRIu64 " wait%s ([off-cpu]) "
 			"ended by a wake record\n", cmd, s->waits_woken, s->waits,

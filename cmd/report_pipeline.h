@@ -134,6 +134,10 @@ void report_note_filters(const char *cmd, const struct report_opts *opt,
 /* The threads' first to last event as --time takes it, "S.N,S.N", into
  * buf; false when there is no thread. */
 bool report_time_range(const struct sr_cct *cct, char *buf, size_t n);
+/* The same cut to the --time window [win_lo, win_hi) (win_hi 0: no end);
+ * false when they do not meet. */
+bool report_window_range(const struct sr_cct *cct, uint64_t win_lo, uint64_t win_hi,
+			 char *buf, size_t n);
 
 /* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
 /* "12,13,14" -> malloc'ed array (caller frees). */

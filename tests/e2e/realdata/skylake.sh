@@ -77,4 +77,11 @@ PY
 }
 tl_agrees "$D" "file mode"
 tl_agrees "$P" "pipe mode"
+# with --time, the summary says what the window kept: the folded total
+"$PTFLAME" report -i "$D" --time 641.2570,641.2575 -o win.folded 2>win.err
+sum=$(awk '{s += $NF} END {print s}' win.folded)
+said=$(sed -n 's/.*--time 641\.257000000,641\.257500000: the output holds \([0-9.]*\) µs of thread time$/\1/p' win.err)
+if [ -n "$said" ] && awk -v s="$sum" -v t="$said" 'BEGIN {d = s / 1e3 - t; exit !(d < 0.001 && d > -0.001)}'
+then pass "--time: the summary's kept time is the output's ($said µs)"
+else fail "--time: summary says '${said:-nothing}' µs, the output has $sum ns: $(grep -v warning win.err)"; fi
 finish
