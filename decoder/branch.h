@@ -52,6 +52,12 @@ enum dc_lost_reason {
 	DC_LOST_OVF = 1,    /* internal buffer overflow packet                 */
 	DC_LOST_TRUNCATED,  /* AUX data dropped (PERF_RECORD_AUX TRUNCATED)    */
 	DC_LOST_DECODE,     /* decoder error; resynced at next PSB             */
+	DC_LOST_UNDECODED,  /* code that cannot be decoded (its binary missing
+	                       or not the one recorded): nothing is known of
+	                       the stack until the next sync (TIP.PGE, PSB)    */
+	DC_LOST_RETURN,     /* a return at from_ip to a place not known (its
+	                       call unseen: decoding went on at a TIP.PGE/TIP after
+	                       such code): that frame ends, then as UNDECODED */
 };
 
 /* Kernel code (x86-64's upper half). Branches between kernel addresses

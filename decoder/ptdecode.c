@@ -128,6 +128,7 @@ struct dc_ptq {
 	uint8_t *wbuf;             /* owned copy when the window is not one chunk */
 	size_t wcap;
 	uint8_t *rbuf;             /* a window rebuilt to resume (resume_at) */
+	size_t rbuf_len;           /* ... its bytes (windows in it end there) */
 	uint8_t *obuf;             /* a window with CBRs after OVFs (cyc_fix_copy) */
 	struct ovf_cbr oc;         /* (its scan's)                           */
 	const uint8_t *win;
@@ -199,20 +200,26 @@ struct dc_ptq {
 	uint8_t announce;          /* TRACE_ON reason for the next block    */
 	uint64_t announce_ns;
 	/* Code the decoder cannot follow (no image: a kernel without one, a
-	 * binary not found): no data is lost, but nothing can be decoded
-	 * until the next PSB. unk_tid's time meanwhile is [kernel] or the
-	 * missing code's [unknown] (path); at the sync the thread resumes
-	 * (RESUME from the kernel, a return out of missing user code). */
+	 * binary not found): nothing can be decoded until the next TIP.PGE
+	 * or PSB. unk_tid's time meanwhile is [kernel] (the kernel: RESUME
+	 * at the sync), or after the call into missing user code [lost]
+	 * (LOST UNDECODED: where that code went, a return included, is not
+	 * known; the sync resyncs the stack). */
 	enum { UNK_NONE, UNK_KERNEL, UNK_USER } unk;
 	uint32_t unk_tid;
-	/* Per thread, where it last went into missing user code: a
-	 * compressed return whose call libipt did not see (decoding went on
-	 * at a TIP.PGE, maybe inside a function called from there) goes back
-	 * there. */
-	struct dc_hash miss_ip;
+	uint64_t unk_mark;         /* nadded right after that LOST          */
 	bool resumed;              /* went on at a TIP.PGE since the last PSB */
 	bool resuming;             /* ... the next sync is that */
-	bool announce_ret;         /* the next block is a return (from 0)   */
+	/* Bytes the resumes at a TIP (not a PGE) of the window numbered
+	 * tip_gen scanned and copied, and the most they may: each scans
+	 * from the last PSB (and the timing packets it keeps pile up), and
+	 * one in a window that is not rbuf's copies the rest of it (in
+	 * rbuf's, the bytes before the TIP are rewritten in place), so
+	 * without a bound a missing library's calls into libc in a loop
+	 * were quadratic (a 1.5 MB recording of 200,000 such calls: 47 s
+	 * instead of 0.1 s); past it only a TIP.PGE or the next PSB goes
+	 * on. */
+	uint64_t tip_gen, tip_copied, tip_budget;
 	uint64_t async_from;       /* the FUP of an async branch, until the
 				    * next block                            */
 	uint64_t async_ns;         /* ... and its time                      */
@@ -220,6 +227,7 @@ struct dc_ptq {
 	/* the head: output events, then at most one context point */
 	struct qev *fifo;
 	size_t fhead, fn, fcap;
+	uint64_t nadded;           /* events ever added                     */
 	size_t nfinal;             /* head entries whose time is known      */
 	enum ctx_kind ctx_kind;
 	uint64_t ctx_ns, ctx_ip;
@@ -300,7 +308,6 @@ void dc_ptq_free(struct dc_ptq *q)
 	free(q->rbuf);
 	free(q->obuf);
 	free(q->oc.v);
-	dc_hash_free(&q->miss_ip);
 	free(q->chunks);
 	free(q->fifo);
 	free(q);
@@ -465,6 +472,7 @@ static struct qev *fifo_add(struct dc_ptq *q)
 		}
 	}
 	e = &q->fifo[q->fhead + q->fn++];
+	q->nadded++;
 	memset(e, 0, sizeof(*e));
 	e->ev.pid = q->pid;
 	e->ev.tid = q->tid;
@@ -3044,7 +3052,6 @@ static int lost(struct dc_ptq *q, uint8_t reason, uint64_t from, uint64_t t)
 	q->nrets = 0;
 	q->lost = true;
 	q->announce = 0;
-	q->announce_ret = false;
 	q->unk = UNK_NONE;
 	q->psb_t = 0;        /* a PSB+ before the loss anchors nothing after */
 	if (have_thread(q)) {
@@ -3124,8 +3131,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		q->pend.valid = false;
 		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
-		q->announce_ret = false;
-		q->unk = UNK_NONE;
+			q->unk = UNK_NONE;
 		q->psb_t = 0;   /* the PGE is the anchor now */
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
@@ -3340,17 +3346,12 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	if (q->announce) {
 		uint64_t at = q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t;
 
-		/* back from missing user code into known code: it returned */
 		if (q->coarse)
-			ret = push_at(q, q->announce_ret ? DC_EV_RETURN : DC_EV_TRACE_ON,
-				      q->announce_ret ? 0 : q->announce, b->ip, q->icount + 1);
-		else if (q->announce_ret)
-			ret = push(q, DC_EV_RETURN, 0, 0, b->ip, at);
+			ret = push_at(q, DC_EV_TRACE_ON, q->announce, b->ip, q->icount + 1);
 		else
 			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, at);
 		q->announce = 0;
-		q->announce_ret = false;
-		if (ret)
+			if (ret)
 			return ret;
 	}
 	q->unk = UNK_NONE;
@@ -3416,7 +3417,9 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
  * libipt can only start decoding at a PSB. After code it cannot follow (a
  * missing binary, a kernel without image) the next TIP.PGE, where tracing
  * comes back (after each syscall and interrupt of a user-only trace, each
- * switch-in), is a place to go on from as good as a PSB: the window is
+ * switch-in), is a place to go on from as good as a PSB, and out of a
+ * missing binary so is a TIP into code that can be decoded (only the
+ * stack is not known there, as at the PGE: [lost] up to it): the window is
  * rebuilt from the last PSB with only its timing packets (PSB+, TSC, TMA,
  * CBR, MTC, CYC, MODE.Exec, PIP, VMCS: libipt keeps the exact time, and
  * without the PSB+'s FUP tracing is off), then the TIP.PGE with its full ip
@@ -3550,23 +3553,49 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 	return n;
 }
 
-/* Rebuild the window to go on at the next TIP.PGE at or after the
- * decoder's position (see above): 1 done, 0 a PSB, an OVF or the window's
- * end comes first (libipt goes on at the PSB), < 0 -ENOMEM. */
+/* (see tip_budget: the scans and copies of TIP resumes in a window, at
+ * most this many times its length, plus the floor) */
+#define TIP_RESUME_BUDGET 16
+#define TIP_RESUME_FLOOR (256u << 10)
+
+/* Can decoding go on at a TIP to ip (user code of a binary found)? */
+static bool tip_resumes(struct dc_ptq *q, uint64_t ip)
+{
+	return ip && !dc_ip_is_kernel(ip) && q->ops.is_missing &&
+	       !q->ops.is_missing(q->ctx, q->pid, ip);
+}
+
+/* Rebuild the window to go on at the next TIP.PGE (or, out of missing user
+ * code, TIP into code found) at or after the decoder's position (see
+ * above): 1 done, 0 a PSB, an OVF or the window's end comes first (libipt
+ * goes on at the PSB), < 0 -ENOMEM. */
 static int resume_at_pge(struct dc_ptq *q)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
 	uint64_t cur = 0, sync = 0, last_ip = 0, off, pge = 0, last_mode = 0, last_cbr = 0;
-	size_t lim = q->stop_off ? q->stop_off : q->win_len, tail = 0, len, stop;
+	size_t lim = q->stop_off ? q->stop_off : q->win_len, tail = 0, len, stop, pre;
 	uint8_t *n = NULL, *w = NULL;
 	bool found = false, in_psb = false;
+	/* (out of missing user code a TIP into code that can be decoded is
+	 * such a place too: an indirect branch's target, exact) */
+	bool tip_ok = q->unk == UNK_USER && q->unk_tid == q->tid, at_tip = false, inplace;
 	int ret;
 
 	if (q->rp && (ret = rp_go_live(q)))
 		return ret;
 	if (dc_wdec_offset(&q->dec, &cur) < 0 || dc_wdec_sync_offset(&q->dec, &sync) < 0)
 		return 0;
+	if (q->tip_gen != q->st.windows + 1) {
+		q->tip_gen = q->st.windows + 1;
+		q->tip_copied = 0;
+		q->tip_budget = TIP_RESUME_BUDGET * (uint64_t)q->win_len + TIP_RESUME_FLOOR;
+	}
+	inplace = q->rbuf && (uintptr_t)q->win >= (uintptr_t)q->rbuf &&
+		  (uintptr_t)q->win + q->win_len == (uintptr_t)q->rbuf + q->rbuf_len;
+	if (cur > q->win_len || q->tip_copied > q->tip_budget ||
+	    (!inplace && q->tip_copied + (q->win_len - cur) > q->tip_budget))
+		tip_ok = false;
 	pd = win_packets(q, lim);
 	if (!pd)
 		return -ENOMEM;
@@ -3600,8 +3629,10 @@ static int resume_at_pge(struct dc_ptq *q)
 			if (pkt.type == ppt_tip || pkt.type == ppt_tip_pge ||
 			    pkt.type == ppt_tip_pgd || pkt.type == ppt_fup)
 				dc_pt_last_ip(&last_ip, &pkt);
-			if (off >= cur && pkt.type == ppt_tip_pge &&
-			    pkt.payload.ip.ipc != pt_ipc_suppressed) {
+			if (off >= cur && (pkt.type == ppt_tip_pge || (pkt.type == ppt_tip && tip_ok)) &&
+			    pkt.payload.ip.ipc != pt_ipc_suppressed &&
+			    (pkt.type == ppt_tip_pge || tip_resumes(q, last_ip))) {
+				at_tip = pkt.type == ppt_tip;
 				pge = off;
 				tail = (size_t)off + (size_t)pkt.size;
 				found = true;
@@ -3611,8 +3642,9 @@ static int resume_at_pge(struct dc_ptq *q)
 		if (!found)
 			break;
 		if (!pass) {
-			/* at most: all of [sync, pge), the full TIP.PGE, the rest */
-			len = (size_t)(pge - sync) + 9 + (q->win_len - tail);
+			/* at most: all of [sync, pge), the full TIP.PGE, the rest
+			 * (not in place) */
+			len = (size_t)(pge - sync) + 9 + (inplace ? 0 : q->win_len - tail);
 			n = dc_pt_alloc(len);
 			if (!n) {
 				pt_pkt_free_decoder(pd);
@@ -3627,12 +3659,40 @@ static int resume_at_pge(struct dc_ptq *q)
 	*w++ = 0xd1;                                  /* TIP.PGE, full ip */
 	for (int i = 0; i < 8; i++)
 		*w++ = (uint8_t)(last_ip >> (8 * i));
-	memcpy(w, q->win + tail, q->win_len - tail);
-	stop = q->stop_off ? q->stop_off - tail + (size_t)(w - n) : 0;
-	len = (size_t)(w - n) + (q->win_len - tail);
-	memset(n + len, 0, DC_PT_SLACK);   /* (at most the length allocated) */
-	free(q->rbuf);           /* (the old window may be it: copied now) */
-	q->rbuf = n;
+	pre = (size_t)(w - n);
+	if (at_tip)
+		q->tip_copied += 2 * (pge - sync);   /* (the two scans) */
+	if (inplace && tail >= pre) {
+		/* the new start right before the rest, over bytes decoded */
+		uint8_t *b = q->rbuf + ((uintptr_t)q->win - (uintptr_t)q->rbuf) + (tail - pre);
+
+		memcpy(b, n, pre);
+		free(n);
+		n = b;
+	} else {
+		if (inplace) {
+			/* (no room there: a copy after all) */
+			uint8_t *f = dc_pt_alloc(pre + (q->win_len - tail));
+
+			if (!f) {
+				free(n);
+				return -ENOMEM;
+			}
+			memcpy(f, n, pre);
+			free(n);
+			n = f;
+		}
+		memcpy(n + pre, q->win + tail, q->win_len - tail);
+		if (at_tip)
+			q->tip_copied += pre + (q->win_len - tail);
+		len = pre + (q->win_len - tail);
+		memset(n + len, 0, DC_PT_SLACK);   /* (at most the length allocated) */
+		free(q->rbuf);           /* (the old window may be it: copied now) */
+		q->rbuf = n;
+		q->rbuf_len = len;
+	}
+	stop = q->stop_off ? q->stop_off - tail + pre : 0;
+	len = pre + (q->win_len - tail);
 	q->win = n;
 	q->win_len = len;
 	q->stop_off = stop;
@@ -3691,7 +3751,6 @@ static int into_kernel(struct dc_ptq *q, uint64_t ip)
 	q->pend.valid = false;
 	q->async_from = 0;
 	q->announce = 0;
-	q->announce_ret = false;
 	q->unk = UNK_KERNEL;
 	q->unk_tid = q->tid;
 	if (again && !from)
@@ -3702,36 +3761,53 @@ static int into_kernel(struct dc_ptq *q, uint64_t ip)
 	return 0;
 }
 
-/* Decoding stopped at ip in a binary that was not found: the last branch
- * went there, and the time until the next PSB is "[unknown] (path)". */
+/* From here the thread runs code that cannot be decoded (from: where it
+ * is; for DC_LOST_RETURN the return that went there): [lost] until the
+ * next sync point. */
+static int lost_undecoded(struct dc_ptq *q, uint8_t reason, uint64_t from)
+{
+	uint64_t t = now_ns(q);
+	int ret;
+
+	q->pend.valid = false;
+	q->announce = 0;
+	q->unk = UNK_USER;
+	q->unk_tid = q->tid;
+	ret = push(q, DC_EV_LOST, reason, from, 0, t > q->a_t ? t : q->a_t);
+	q->unk_mark = q->nadded;
+	return ret;
+}
+
+/* Decoding stopped at ip in a binary that was not found (or not the one
+ * recorded): the last branch went there (a call, a PLT stub's jump), or
+ * tracing started or synchronised there. Where that code goes next, a
+ * return out of it included, is not known: the packets up to the next
+ * sync point (TIP.PGE, PSB) cannot be read without it. Its frame is real
+ * (the branch into it is), but the time from here on is [lost] (LOST
+ * UNDECODED), and the next sync resyncs the stack as after any loss: the
+ * code decoded after it is no callee of that frame unless the ip proves
+ * it. Before (2026-11-28), all that time was the missing code's, and what
+ * was decoded after a TIP.PGE ran under its frame: a library rebuilt
+ * after recording put every later function of main under it. */
 static int into_missing(struct dc_ptq *q, uint64_t ip)
 {
-	bool again = q->unk == UNK_USER && q->unk_tid == q->tid;
+	int ret;
 
 	q->st.missing++;
 	q->async_from = 0;
-	q->unk = UNK_USER;
-	q->unk_tid = q->tid;
-	if (dc_hash_put(&q->miss_ip, q->tid, ip))
-		return -ENOMEM;
-	if (q->announce && !again) {
-		/* tracing starts (or comes back) in that code */
-		int ret = push(q, DC_EV_TRACE_ON, q->announce, 0, ip,
-			       q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
-
+	if (q->unk == UNK_USER && q->unk_tid == q->tid && q->nadded == q->unk_mark &&
+	    !q->announce && !q->pend.valid)
+		return 0;   /* (nothing seen since that loss: the same gap) */
+	if (q->announce) {
+		/* tracing starts, comes back or synchronised in that code */
+		ret = push(q, DC_EV_TRACE_ON, q->announce, 0, ip,
+			   q->announce_ns > q->pend_t ? q->announce_ns : q->pend_t);
 		q->announce = 0;
-		q->announce_ret = false;
-		return ret;
+		q->pend.valid = false;
+	} else {
+		ret = resolve(q, ip);
 	}
-	if (q->announce_ret && q->pend.valid == false) {
-		/* synchronised in missing code again: maybe another binary's */
-		q->announce = 0;
-		q->announce_ret = false;
-		return push(q, DC_EV_JUMP, 0, 0, ip, now_ns(q));
-	}
-	q->announce = 0;
-	q->announce_ret = false;
-	return resolve(q, ip);
+	return ret ? ret : lost_undecoded(q, DC_LOST_UNDECODED, ip);
 }
 
 static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
@@ -3754,19 +3830,13 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 	if (err == -pte_retstack_empty && q->resumed && q->pend.valid &&
 	    q->pend.iclass == ptic_return && have_thread(q)) {
 		/* A return whose call libipt did not see (decoding went on at
-		 * a TIP.PGE): to the missing code the thread was in (the
-		 * likely caller), else to a place unknown; either way on from
-		 * the next TIP.PGE. */
-		uint64_t to;
-		int ret = 0;
+		 * a TIP.PGE): to a place unknown (the missing code the thread
+		 * was in is a guess: it may have returned before, and the
+		 * thread called this function from elsewhere): the frame
+		 * returning ends, [lost] from here, on from the next TIP.PGE
+		 * or TIP into code that can be decoded. */
+		int ret = lost_undecoded(q, DC_LOST_RETURN, q->pend.end_ip);
 
-		if (dc_hash_get(&q->miss_ip, q->tid, &to)) {
-			ret = resolve(q, to);
-			if (!ret)
-				ret = into_missing(q, to);
-		} else {
-			q->pend.valid = false;
-		}
 		if (ret)
 			return ret;
 		return resume_at_pge(q) < 0 ? -ENOMEM : 0;
@@ -4018,9 +4088,9 @@ static int do_ctx(struct dc_ptq *q)
 		q->lost = false;
 	} else if (q->unk) {
 		/* out of code that could not be decoded: out of the kernel, or
-		 * (the same thread, missing user code) returned from it */
-		q->announce = DC_ON_RESUME;
-		q->announce_ret = q->unk == UNK_USER && q->unk_tid == q->tid;
+		 * (the same thread, after missing user code: [lost]) a resync */
+		q->announce = q->unk == UNK_USER && q->unk_tid == q->tid ? DC_ON_SYNC
+									 : DC_ON_RESUME;
 		q->announce_ns = q->ctx_ns;
 	}
 	return ret;

@@ -1819,10 +1819,18 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 	return resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode, at, sigreturn);
 }
 
-static int on_lost(struct sr_machine *m, struct thread *t, uint64_t now)
+static int on_lost(struct sr_machine *m, struct thread *t, const struct dc_event *ev,
+		   uint64_t now)
 {
 	int ret;
 
+	/* A return to a place not known (DC_LOST_RETURN: the decoder went on
+	 * at a TIP.PGE or TIP after code it cannot decode, and the function it
+	 * resumed in returned): that function's frame ends, the caller is
+	 * not known: the gap is on the frames below (none: at the root). */
+	if (ev && ev->reason == DC_LOST_RETURN && !t->need_resync && !t->nps && t->nframes &&
+	    top_is(t, key_of(m, ev->pid, ev->from_ip)) && (ret = pop_frame(m, t, now, true)))
+		return ret;
 	t->st.lost++;
 	m->st.lost++;
 	if (t->need_resync) {
@@ -1901,7 +1909,7 @@ static int begin_born(struct sr_machine *m, struct thread *t, uint64_t now)
 	/* (it ran from t1 and left its CPU with no event: its trace is
 	 * missing from there) */
 	if (!ret && ran && t1 > t0)
-		ret = on_lost(m, t, t1);
+		ret = on_lost(m, t, NULL, t1);
 	if (!ret)
 		ret = charge(m, t, now);
 	t->last_ns = now;
@@ -2067,7 +2075,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		ret = on_on(m, t, ev, now);
 		break;
 	default:
-		return on_lost(m, t, now);
+		return on_lost(m, t, ev, now);
 	}
 	/* where execution goes on: the top frame's inline frames (the
 	 * context first: it is nearly always the frame's already) */

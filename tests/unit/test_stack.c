@@ -1265,6 +1265,31 @@ static void test_lost_resync_pop(void **state)
 	sr_cct_free(cct);
 }
 
+/* A return to a place not known (DC_LOST_RETURN: the decoder went on at
+ * a TIP.PGE or TIP after code it cannot decode, and the function it
+ * resumed in returned, its call unseen): that frame ends, the gap is on the
+ * frames below, or at the root. */
+static void test_lost_return(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	feed_ev(m, 1, 20, DC_EV_LOST, DC_LOST_RETURN, IP(F_B), 0, 0, 0);
+	RESUME(m, 1, 30, IP(F_C));     /* a new segment: c */
+	feed_ev(m, 1, 35, DC_EV_LOST, DC_LOST_RETURN, IP(F_C), 0, 0, 0);
+	RESUME(m, 1, 50, IP(F_A));
+	END(m, 1, 60, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "[lost] 15\na 10\nc 5\nmain;a 10\nmain;a;[lost] 10\n"
+			   "main;a;b 10\n");
+	expect_calls(cct, "main;a;b", 1, 0);   /* its return was seen */
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* Lost, then execution is somewhere the stack does not explain: start a
  * new stack there; its inferred callers must not adopt the old stack. */
 static void test_lost_resync_reset(void **state)
@@ -2688,6 +2713,7 @@ int main(void)
 		cmocka_unit_test(test_lost_recursion_level),
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
+		cmocka_unit_test(test_lost_return),
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
 		cmocka_unit_test(test_lost_then_unwind_past_root),
