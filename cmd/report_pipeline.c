@@ -239,6 +239,8 @@ static int machine_finish(struct report_run *r, uint64_t end_ns)
 	r->sum.threads = st.threads;
 	r->sum.traced_ns = st.traced_ns;
 	r->sum.lost_ns = st.lost_ns;
+	r->sum.undecoded = st.undecoded_gaps;
+	r->sum.undecoded_ns = st.undecoded_ns;
 	r->sum.events = st.events;
 	r->sum.lost = st.lost_gaps;
 	r->sum.truncated = st.truncated;
@@ -643,6 +645,11 @@ void report_print_summary(const struct report_run *r, const char *cmd)
 		s->threads == 1 ? "" : "s", traced, range, human_bytes(s->bytes, bytes, sizeof(bytes)),
 		s->lost, s->lost == 1 ? "" : "s",
 		s->traced_ns ? 100.0 * (double)s->lost_ns / (double)s->traced_ns : 0.0);
+	if (s->undecoded)
+		fprintf(stderr, "ptflame %s: %" PRIu64 " stretch%s in code that cannot be decoded "
+			"(%.2f%% of time; a binary missing or changed, named above): [lost] under "
+			"[unknown] (BINARY)\n", cmd, s->undecoded, s->undecoded == 1 ? "" : "es",
+			s->traced_ns ? 100.0 * (double)s->undecoded_ns / (double)s->traced_ns : 0.0);
 	if ((r->win_lo || r->win_hi) && r->cct)
 		print_window(r, cmd);
 	if (s->wakers && s->wakes)

@@ -43,6 +43,8 @@ struct report_summary {
 	uint64_t bytes;          /* PT bytes decoded, or text bytes read */
 	uint64_t lost;           /* lost segments                        */
 	uint64_t lost_ns;
+	uint64_t undecoded;      /* gaps in code that cannot be decoded  */
+	uint64_t undecoded_ns;
 	uint64_t events;
 	uint64_t truncated;      /* calls cut by --max-stack             */
 	uint64_t wakes;          /* wake records read (--wakers)         */

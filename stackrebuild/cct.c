@@ -496,6 +496,8 @@ int sr_cct_set_thread(struct sr_cct *cct, const struct sr_thread_stats *st)
 		t->events += st->events;
 		t->lost += st->lost;
 		t->lost_gaps += st->lost_gaps;
+		t->undecoded_gaps += st->undecoded_gaps;
+		t->undecoded_ns += st->undecoded_ns;
 		t->resets += st->resets;
 		t->underflows += st->underflows;
 		t->repairs += st->repairs;

@@ -115,6 +115,9 @@ struct thread {
 	bool async_off;            /* its last event an asynchronous TRACE_OFF
 	                              (interrupt, fault, tracing disabled) */
 	bool need_resync;          /* after LOST: stack unproven             */
+	bool gap_undecoded;        /* the [lost] gap open is one in code that
+	                              cannot be decoded (DC_LOST_UNDECODED),
+	                              not data the trace lost                */
 	bool since_loss;           /* data was lost since the trace (re)started:
 	                              the stack's bottom frames were guessed
 	                              from where it resumed, so a jump into a
@@ -501,6 +504,8 @@ static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
 		return 0;
 	t->st.traced_ns += hi - lo;
 	t->st.traced_by[kind] += hi - lo;
+	if (kind == SR_TIME_LOST && t->gap_undecoded)
+		t->st.undecoded_ns += hi - lo;
 	if (!(m->keep & SR_KEEP(kind)))
 		return 0;
 	if (lo < m->win_lo)
@@ -1844,8 +1849,16 @@ static int on_lost(struct sr_machine *m, struct thread *t, const struct dc_event
 	ret = pop_all_pseudo(m, t, now, false);
 	t->need_resync = true;
 	t->since_loss = true;
-	t->st.lost_gaps++;
-	m->st.lost_gaps++;
+	/* (the summary tells the trace's losses from code it could not
+	 * decode: a missing binary is no lost data) */
+	t->gap_undecoded = ev && (ev->reason == DC_LOST_UNDECODED || ev->reason == DC_LOST_RETURN);
+	if (t->gap_undecoded) {
+		t->st.undecoded_gaps++;
+		m->st.undecoded_gaps++;
+	} else {
+		t->st.lost_gaps++;
+		m->st.lost_gaps++;
+	}
 	return ret ? ret : push_pseudo(t, SR_NODE_LOST, 0, SR_TIME_LOST, now);
 }
 
@@ -2283,7 +2296,8 @@ void sr_machine_stats(const struct sr_machine *m, struct sr_machine_stats *st)
 		}
 		st->threads += t->started;
 		st->traced_ns += t->st.traced_ns;
-		st->lost_ns += t->st.traced_by[SR_TIME_LOST];
+		st->lost_ns += t->st.traced_by[SR_TIME_LOST] - t->st.undecoded_ns;
+		st->undecoded_ns += t->st.undecoded_ns;
 		st->nodes += t->seg->nnodes;
 		st->mem_bytes += sizeof(*t) + (t->cap + t->kcap) * sizeof(*t->frames) +
 				 t->icap * sizeof(*t->inl) +

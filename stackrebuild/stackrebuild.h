@@ -203,6 +203,10 @@ struct sr_thread_stats {
 	uint64_t lost;             /* LOST events                              */
 	uint64_t lost_gaps;        /* [lost] segments (LOSTs before the next
 	                              event with an ip count once)             */
+	uint64_t undecoded_gaps;   /* of which in code that cannot be decoded
+	                              (a missing binary): not data lost; not
+	                              in lost_gaps                             */
+	uint64_t undecoded_ns;     /* their time (in traced_by[SR_TIME_LOST]) */
 	uint64_t resets;           /* stack thrown away at a resync / exec /
 	                              sigreturn into a frame never seen        */
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
@@ -506,8 +510,11 @@ struct sr_machine_stats {
 	uint64_t events;           /* fed (including filtered-out threads)    */
 	uint64_t threads;          /* threads with state (after --tid)        */
 	uint64_t lost;             /* LOST events                             */
-	uint64_t lost_gaps;        /* [lost] segments                         */
-	uint64_t lost_ns;          /* time spent in [lost], unfiltered        */
+	uint64_t lost_gaps;        /* [lost] segments of data lost            */
+	uint64_t lost_ns;          /* their time, unfiltered                  */
+	uint64_t undecoded_gaps;   /* [lost] segments in code that cannot be
+	                              decoded (missing binaries)              */
+	uint64_t undecoded_ns;     /* their time, unfiltered                  */
 	uint64_t traced_ns;        /* sum of threads' traced_ns               */
 	uint64_t resets;           /* stacks thrown away at a resync          */
 	uint64_t underflows;       /* inferred callers created                */
