@@ -316,114 +316,16 @@ static int stats_of(const struct input *in, const struct diff_opts *o, struct fg
 	return rc ? cmd_error("diff", "out of memory") : 0;
 }
 
-/* ---- notes: an empty side, two runs that have nothing in common ---- */
-
-static uint64_t name_key(const char *s, size_t len)
-{
-	uint64_t k = dc_strhash(s, len);
-
-	return k == UINT64_MAX ? k - 1 : k;     /* (UINT64_MAX: dc_hash's own) */
-}
-
-/* Each frame of stack s (';' separated) that names a function (not a
- * [pseudo] frame) into set, or, with check, whether one is in set. */
-static bool each_func(struct dc_hash *set, const char *s, bool check)
-{
-	uint64_t v;
-
-	while (*s) {
-		const char *e = strchr(s, ';');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-
-		if (len && s[0] != '[') {
-			if (check && dc_hash_get(set, name_key(s, len), &v))
-				return true;
-			if (!check && dc_hash_put(set, name_key(s, len), 1))
-				return false;
-		}
-		s += len + (e ? 1 : 0);
-	}
-	return false;
-}
-
-/* The stacks (or table rows) of an input, one at a time; NULL at the end. */
-static const char *stack_at(const struct input *in, const struct fg_stats *st, size_t i)
-{
-	if (st) {
-		const struct fg_row *r = fg_stats_row(st, i);
-
-		return r ? r->name : NULL;
-	}
-	return fg_folded_stack(in->folded, i, NULL);
-}
-
-static bool shares_function(const struct input *a, const struct fg_stats *sa,
-			    const struct input *b, const struct fg_stats *sb, bool *a_has)
-{
-	struct dc_hash set = { 0 };
-	const char *s;
-	bool found = false;
-
-	for (size_t i = 0; (s = stack_at(a, sa, i)); i++)
-		each_func(&set, s, false);
-	*a_has = set.used > 0;
-	for (size_t i = 0; !found && (s = stack_at(b, sb, i)); i++)
-		found = each_func(&set, s, true);
-	dc_hash_free(&set);
-	return found;
-}
-
-static bool no_stacks(const struct input *in, const struct fg_stats *st)
-{
-	return st ? !fg_stats_count(st) : !fg_folded_count(in->folded);
-}
-
-/* "'a', 'b'" of up to 3 comms. */
-static void comm_list(const struct input *in, char *buf, size_t n)
-{
-	size_t at = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < in->ncomms && i < 3 && at < n; i++)
-		at += (size_t)snprintf(buf + at, n - at, "%s'%s'", i ? ", " : "", in->comms[i]);
-	if (in->ncomms > 3 && at < n)
-		snprintf(buf + at, n - at, " ...");
-}
-
+/* The notes on the pair (flamegraph/diff_note.c). */
 static void note_inputs(const struct diff_opts *o, const struct input *a, const struct fg_stats *sa,
 			const struct input *b, const struct fg_stats *sb)
 {
-	const struct input *in[2] = { a, b };
-	const struct fg_stats *st[2] = { sa, sb };
-	bool empty[2], a_has = false;
-
-	for (int k = 0; k < 2; k++) {
-		empty[k] = no_stacks(in[k], st[k]);
-		/* (filters that left nothing: report_note_filters said so) */
-		if (empty[k] && !o->filtered)
-			fprintf(stderr, "ptflame diff: note: %s (%s) %s: an empty profile\n",
-				k ? "B" : "A", in[k]->path, in[k]->empty ? "is empty" : "has no stacks");
-	}
-	if (empty[0] || empty[1])
-		return;
-	if (a->ncomms && b->ncomms) {
-		bool common = false;
-
-		for (size_t i = 0; i < a->ncomms && !common; i++)
-			for (size_t j = 0; j < b->ncomms && !common; j++)
-				common = !strcmp(a->comms[i], b->comms[j]);
-		if (!common) {
-			char ca[128], cb[128];
-
-			comm_list(a, ca, sizeof(ca));
-			comm_list(b, cb, sizeof(cb));
-			fprintf(stderr, "ptflame diff: note: A ran %s and B ran %s (comm): different "
-				"programs, is this the diff meant?\n", ca, cb);
-		}
-	}
-	if (!shares_function(a, sa, b, sb, &a_has) && a_has)
-		fprintf(stderr, "ptflame diff: note: A (%s) and B (%s) share no function: are "
-			"they runs of the same program?\n", a->path, b->path);
+	fg_diff_note_inputs(stderr,
+		&(struct fg_diff_side){ .path = a->path, .folded = a->folded, .stats = sa,
+					.empty = a->empty, .comms = a->comms, .ncomms = a->ncomms },
+		&(struct fg_diff_side){ .path = b->path, .folded = b->folded, .stats = sb,
+					.empty = b->empty, .comms = b->comms, .ncomms = b->ncomms },
+		o->filtered);
 }
 
 static int write_svg(const struct diff_opts *o, const struct input *a, const struct input *b)

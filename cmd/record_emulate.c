@@ -95,8 +95,9 @@ static const char emulate_help[] =
 	"SIGINT/SIGTERM (or -d running out) stop tracing and write the file, the\n"
 	"threads still waiting then waiting until that moment; then PROG gets\n"
 	"SIGTERM unless the signal reached it too (Ctrl-C signals both; SIGKILL at\n"
-	"a second one) and is waited for. The exit status is PROG's (128+N when\n"
-	"signal N killed it; 0 when record stopped it).\n"
+	"a second one) and is waited for (a note says so when it has not exited\n"
+	"1.5 s after SIGTERM). The exit status is PROG's (128+N when signal N\n"
+	"killed it; 0 when record stopped it).\n"
 	"  -h, --help            this help\n";
 
 enum {

@@ -54,6 +54,35 @@ int fg_folded_merge_inlined(struct fg_folded *f);
 int fg_diff_write(FILE *out, const struct fg_folded *a, const struct fg_folded *b,
 		  bool normalize);
 
+/* One input of a diff, for the notes on the pair: its path, its stacks
+ * (stats when the diff is a table: its rows; else folded), whether the
+ * file had no byte, and a trace's thread comms (none for folded input). */
+struct fg_stats;
+struct fg_diff_side {
+	const char *path;
+	const struct fg_folded *folded;
+	const struct fg_stats *stats;
+	bool empty;
+	char *const *comms;
+	size_t ncomms;
+};
+
+enum {
+	FG_DIFF_NOTE_A_EMPTY = 1, FG_DIFF_NOTE_B_EMPTY = 2,
+	FG_DIFF_NOTE_NO_COMM = 4, FG_DIFF_NOTE_NO_FUNCTION = 8,
+};
+
+/* Notes to f ("ptflame diff: note: ...") when A or B is an empty profile
+ * (not said when filtered: the filters' own note did), A and B ran no comm
+ * in common, or share no function name ([pseudo] frames aside; X and
+ * "X (inlined)" are one after fg_folded_merge_inlined). Returns the
+ * FG_DIFF_NOTE_* given. */
+unsigned fg_diff_note_inputs(FILE *f, const struct fg_diff_side *a, const struct fg_diff_side *b,
+			     bool filtered);
+/* Whether B names a function that A names; *a_has: whether A names any. */
+bool fg_diff_shares_function(const struct fg_diff_side *a, const struct fg_diff_side *b,
+			     bool *a_has);
+
 /* The same union drawn as a differential flame graph (fg_svg_add_diff):
  * widths are B's values, colours the change from A (red grew, blue shrank),
  * tooltips both values and the change. A stack only in A has no width in B

@@ -249,6 +249,15 @@ uint64_t rc_emu_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void rc_note_term_wait(const char *prog, pid_t pid)
+{
+	const char *b = prog ? strrchr(prog, '/') : NULL;
+
+	fprintf(stderr, "ptflame record: note: %s (pid %d) has not exited 1.5 s after SIGTERM "
+		"(it may ignore it): waiting for it to exit; Ctrl-C again kills it (SIGKILL), "
+		"keeping what is recorded\n", b ? b + 1 : prog ? prog : "the program", (int)pid);
+}
+
 /* A thread in sched_yield stays runnable: the kernel marks its switch-out
  * as a preemption (perf's PREEMPT bit: the task is still on the run queue),
  * so its time away shows as [preempted], not as a wait with no wake. */

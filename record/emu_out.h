@@ -67,6 +67,13 @@ void rc_emu_truth(FILE *f, uint64_t t, int cpu, pid_t pid, pid_t tid, const char
 /* CLOCK_MONOTONIC in nanoseconds: where a recording's virtual time starts. */
 uint64_t rc_emu_mono_ns(void);
 
+/* Stopped (SIGINT/SIGTERM/-d), the program was sent SIGTERM and has not
+ * exited RC_TERM_NOTE_NS later: one note on stderr says what record waits
+ * for and that a second Ctrl-C kills it (SIGKILL); what was recorded so
+ * far is kept either way. PROG: the program's name (NULL: "the program"). */
+#define RC_TERM_NOTE_NS 1500000000ull
+void rc_note_term_wait(const char *prog, pid_t pid);
+
 /* May syscall NR (arguments A1, A2; CLONE3_FLAGS: clone3's flags) block
  * (the thread leaves its CPU while the kernel runs it)? */
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags);

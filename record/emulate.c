@@ -1843,17 +1843,26 @@ static void wait_child(struct emu *e)
 		kill(e->child, SIGKILL);
 	else if (seen)
 		kill(e->child, SIGTERM);
+	/* polled, so that a program that ignores SIGTERM is said (one note) */
+	uint64_t t0 = rc_emu_mono_ns();
+	bool noted = false;
 	while (!e->child_reaped) {
 		int status = 0;
-		pid_t r = waitpid(-1, &status, __WALL);
+		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
 		if (r == e->child && (WIFEXITED(status) || WIFSIGNALED(status))) {
 			e->child_status = status;
 			e->child_reaped = true;
-		} else if (r < 0 && errno == EINTR && intr && *intr != seen) {
-			kill(e->child, seen ? SIGKILL : SIGTERM);
-			seen = *intr;
 		} else if (r < 0 && errno != EINTR) {
 			break;  /* ECHILD: someone else reaped it */
+		} else if (intr && *intr != seen) {
+			kill(e->child, seen ? SIGKILL : SIGTERM);
+			seen = *intr;
+		} else if (r == 0) {
+			if (seen && !noted && rc_emu_mono_ns() - t0 >= RC_TERM_NOTE_NS) {
+				rc_note_term_wait(e->o->argv ? e->o->argv[0] : NULL, e->child);
+				noted = true;
+			}
+			usleep(10000);
 		}
 	}
 }

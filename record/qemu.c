@@ -186,6 +186,9 @@ struct qemu {
 	pid_t child;
 	bool child_reaped;         /* reap waited for it */
 	bool termed;               /* sent SIGTERM (stop_child)             */
+	bool term_noted;           /* rc_note_term_wait said it             */
+	uint64_t termed_ns;        /* when (rc_emu_mono_ns)                 */
+	int intr_seen;             /* *interrupted at the last stop_child   */
 	uint8_t rbuf[1 << 16];
 	size_t rlen;
 };
@@ -2210,8 +2213,31 @@ static void stop_child(struct qemu *e)
 {
 	if (!e->child || e->child_reaped)
 		return;
+	if (!e->termed)
+		e->termed_ns = rc_emu_mono_ns();
+	e->intr_seen = e->o->interrupted ? *e->o->interrupted : 0;
 	kill(e->child, e->termed ? SIGKILL : SIGTERM);
 	e->termed = true;
+}
+
+/* Interrupted again since the last stop_child: the next signal (a second
+ * Ctrl-C kills). */
+static void intr_tick(struct qemu *e)
+{
+	const volatile int *intr = e->o->interrupted;
+
+	if (intr && *intr && *intr != e->intr_seen)
+		stop_child(e);
+}
+
+/* Waiting for a program sent SIGTERM: a note once when it is slow to go. */
+static void term_wait_tick(struct qemu *e)
+{
+	if (e->termed && !e->term_noted && e->child && !e->child_reaped &&
+	    rc_emu_mono_ns() - e->termed_ns >= RC_TERM_NOTE_NS) {
+		rc_note_term_wait(e->o->argv ? e->o->argv[0] : NULL, e->child);
+		e->term_noted = true;
+	}
 }
 
 /* Tracing stopped (--max-insns, SIGINT): the program runs on untraced;
@@ -2219,9 +2245,21 @@ static void stop_child(struct qemu *e)
  * SIGPIPE), to the pipe's end (every writer gone). */
 static void drain_pipe(struct qemu *e)
 {
-	const volatile int *intr = e->o->interrupted;
-
 	while (e->fd >= 0 && !e->eof && !e->drained) {
+		struct pollfd p = { .fd = e->fd, .events = POLLIN };
+
+		/* (polled: a program slow to go after SIGTERM gets its note,
+		 * and a second Ctrl-C its SIGKILL) */
+		int n = poll(&p, 1, 100);
+
+		term_wait_tick(e);
+		intr_tick(e);
+		if (n < 0 && errno != EINTR) {
+			e->drained = true;
+			break;
+		}
+		if (n <= 0)
+			continue;
 		int fl = fcntl(e->fd, F_GETFL);
 		fcntl(e->fd, F_SETFL, fl & ~O_NONBLOCK);
 		ssize_t k = read(e->fd, e->rbuf, sizeof(e->rbuf));
@@ -2229,24 +2267,28 @@ static void drain_pipe(struct qemu *e)
 			e->drained = true;
 			break;
 		}
-		if (k < 0 && intr && *intr)
-			stop_child(e);
 	}
 }
 
 /* Wait for the program (qemu) once: its status in e->st->exit_status. */
 static void reap(struct qemu *e)
 {
-	const volatile int *intr = e->o->interrupted;
 	int status = 0;
 
 	if (!e->child || e->child_reaped)
 		return;
-	while (waitpid(e->child, &status, 0) < 0) {
-		if (errno != EINTR)
+	for (;;) {
+		pid_t r = waitpid(e->child, &status, WNOHANG);
+
+		if (r == e->child)
+			break;
+		if (r < 0 && errno != EINTR)
 			return;
-		if (intr && *intr)
-			stop_child(e);
+		if (r == 0) {
+			term_wait_tick(e);
+			usleep(10000);
+		}
+		intr_tick(e);
 	}
 	e->child_reaped = true;
 	e->st->exit_status = status;

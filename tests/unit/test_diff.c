@@ -310,6 +310,70 @@ static void test_merge_inlined(void **state)
 	fg_folded_free(b);
 }
 
+/* The notes on a diff's pair (flamegraph/diff_note.c): which fire. */
+static unsigned notes_of(const char *ta, const char *tb, char *const *ca, size_t na,
+			 char *const *cb, size_t nb, char *buf, size_t n)
+{
+	struct fg_folded *a = read_str(ta), *b = read_str(tb);
+	FILE *f = fmemopen(buf, n, "w");
+	unsigned r;
+
+	assert_non_null(f);
+	r = fg_diff_note_inputs(f,
+		&(struct fg_diff_side){ .path = "a.folded", .folded = a, .comms = ca, .ncomms = na },
+		&(struct fg_diff_side){ .path = "b.folded", .folded = b, .comms = cb, .ncomms = nb },
+		false);
+	fclose(f);
+	fg_folded_free(a);
+	fg_folded_free(b);
+	return r;
+}
+
+static void test_note_inputs(void **state)
+{
+	char buf[1024];
+	char *c1[] = { "prog" }, *c2[] = { "other" };
+	bool a_has;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(notes_of("main;foo 10\n", "main;bar 5\n", NULL, 0, NULL, 0,
+				  buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* no function in common ([pseudo] frames do not count) */
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(notes_of("[off-cpu];foo 10\n", "[off-cpu];bar 5\n", NULL, 0, NULL, 0,
+				  buf, sizeof(buf)), FG_DIFF_NOTE_NO_FUNCTION);
+	assert_string_equal(buf, "ptflame diff: note: A (a.folded) and B (b.folded) share no "
+			    "function: are they runs of the same program?\n");
+	/* only pseudo frames in A: nothing to share, no note */
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(notes_of("[off-cpu] 10\n", "bar 5\n", NULL, 0, NULL, 0,
+				  buf, sizeof(buf)), 0);
+	/* X (inlined) merged into X shares X */
+	{
+		struct fg_folded *a = read_str("main;foo (inlined) 3\n"), *b = read_str("foo 1\n");
+
+		assert_int_equal(fg_folded_merge_inlined(a), 0);
+		assert_true(fg_diff_shares_function(&(struct fg_diff_side){ .folded = a },
+						    &(struct fg_diff_side){ .folded = b }, &a_has));
+		assert_true(a_has);
+		fg_folded_free(a);
+		fg_folded_free(b);
+	}
+	/* different comms */
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(notes_of("main 1\n", "main 2\n", c1, 1, c2, 1, buf, sizeof(buf)),
+			 FG_DIFF_NOTE_NO_COMM);
+	assert_string_equal(buf, "ptflame diff: note: A ran 'prog' and B ran 'other' (comm): "
+			    "different programs, is this the diff meant?\n");
+	/* an empty side: that note only */
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(notes_of("", "foo 1\n", NULL, 0, NULL, 0, buf, sizeof(buf)),
+			 FG_DIFF_NOTE_A_EMPTY);
+	assert_string_equal(buf, "ptflame diff: note: A (a.folded) has no stacks: an empty profile\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_read_mangled),
 		cmocka_unit_test(test_read_sum_overflow),
 		cmocka_unit_test(test_merge_inlined),
+		cmocka_unit_test(test_note_inputs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
