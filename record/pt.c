@@ -1299,6 +1299,11 @@ static void end_child(struct rec *r)
 		}
 		usleep(20000);
 	}
+	/* (said: a program that ignores SIGTERM ends by SIGKILL, which its
+	 * exit status alone would not explain) */
+	fprintf(stderr, "ptflame record: note: %s (pid %d) did not exit 1 s after SIGTERM "
+		"(it may ignore it): killed it (SIGKILL)\n",
+		r->o->argv && r->o->argv[0] ? r->o->argv[0] : "the program", (int)r->child);
 	kill(r->child, SIGKILL);
 	waitpid(r->child, &status, 0);
 	r->st->child_exited = true;

@@ -5,7 +5,7 @@
 # (report reads its stacks) and the exit status is 0 (record stopped it).
 # MODE: ptrace (e2e-emulate-termwait) or qemu (e2e-qemu-termwait).
 . "$REPORT_DIR/common.sh"
-MODE=${MODE:-ptrace}
+MODE=${MODE:-${PTFLAME_EMULATE:-ptrace}}
 if [ "$MODE" = qemu ]; then
 	command -v qemu-x86_64 >/dev/null || { echo "no qemu-x86_64: skipped"; exit 77; }
 fi
