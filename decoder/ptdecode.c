@@ -4096,17 +4096,19 @@ static int do_ctx(struct dc_ptq *q)
 	return ret;
 }
 
-int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)
+int dc_ptq_take(struct dc_ptq *q, const struct dc_event **ev)
 {
 	if (q->nfinal) {
-		*ev = q->fifo[q->fhead++].ev;
+		const struct dc_event *e = &q->fifo[q->fhead++].ev;
+
 		q->nfinal--;
 		if (!--q->fn)
-			q->fhead = 0;
+			q->fhead = 0;   /* (the slot is written again only by a fill) */
 		q->st.events++;
 		if (!q->st.first_ns)
-			q->st.first_ns = ev->time_ns;
-		q->st.last_ns = ev->time_ns;
+			q->st.first_ns = e->time_ns;
+		q->st.last_ns = e->time_ns;
+		*ev = e;
 		return 1;
 	}
 	if (q->ctx_kind) {
@@ -4115,4 +4117,14 @@ int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)
 		return ret < 0 ? ret : 0;
 	}
 	return 0;
+}
+
+int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)
+{
+	const struct dc_event *e;
+	int ret = dc_ptq_take(q, &e);
+
+	if (ret == 1)
+		*ev = *e;
+	return ret;
 }

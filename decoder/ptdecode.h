@@ -185,6 +185,9 @@ uint64_t dc_ptq_head_time(const struct dc_ptq *q);
 /* Take the head: 1 an event was stored in *ev; 0 the head was a context
  * point (ops->context was called, nothing to deliver); < 0 fatal. */
 int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev);
+/* dc_ptq_pop without the copy: *ev points at the head in the queue's fifo,
+ * valid up to the next call on q (the session's loop, once per event). */
+int dc_ptq_take(struct dc_ptq *q, const struct dc_event **ev);
 void dc_ptq_stats(const struct dc_ptq *q, struct dc_ptq_stats *st);
 /* Is the queue's data lost at time t (a LOST was emitted at or before t
  * and the decoder has not synchronised again)? *reason: the LOST's. */

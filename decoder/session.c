@@ -128,6 +128,8 @@ struct dc_session {
 	bool sb_eof;
 	const void *next_raw;      /* the due record parsed into next_rec  */
 	struct dc_perf_record next_rec;
+	bool next_late;            /* next_rec goes after queue items of its
+				    * time (sb_next; asked before every event) */
 
 	/* The queues by their next event's time. The time is kept with
 	 * the queue: only the queue on top is filled or popped, and the
@@ -1506,6 +1508,10 @@ static int sb_next(struct dc_session *s, const struct sbrec **out,
 		if (ret < 0)
 			return ret;
 		s->next_raw = (*out)->raw;
+		s->next_late = s->next_rec.type == PERF_RECORD_EXIT ||
+			       ((s->next_rec.type == PERF_RECORD_SWITCH ||
+				 s->next_rec.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+				s->next_rec.sw.out);
 	}
 	*rec = &s->next_rec;   /* (not copied: 784 bytes, before every event) */
 	return 1;
@@ -1540,17 +1546,30 @@ static int first_in_ahead(struct dc_session *s, const struct dc_event *ev)
 	return 0;
 }
 
-static int deliver(struct dc_session *s, const struct dc_event *ev,
-		   int (*cb)(const struct dc_event *, void *), void *ctx)
+/* Another thread than the last event's: the first event of a thread is
+ * counted (out of line: deliver is inlined into the loop over events). */
+static __attribute__((noinline)) int thread_changed(struct dc_session *s,
+						     const struct dc_event *ev)
 {
 	uint64_t v;
 	int ret;
 
-	if ((!s->seen_any || ev->tid != s->seen_last) && !dc_hash_get(&s->seen, ev->tid, &v)) {
-		if ((ret = dc_hash_put(&s->seen, ev->tid, 1)) || (ret = first_in_ahead(s, ev)))
-			return ret;
-		s->st.threads++;
-	}
+	if (dc_hash_get(&s->seen, ev->tid, &v))
+		return 0;
+	if ((ret = dc_hash_put(&s->seen, ev->tid, 1)) || (ret = first_in_ahead(s, ev)))
+		return ret;
+	s->st.threads++;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+deliver(struct dc_session *s, const struct dc_event *ev,
+	int (*cb)(const struct dc_event *, void *), void *ctx)
+{
+	int ret;
+
+	if ((!s->seen_any || ev->tid != s->seen_last) && (ret = thread_changed(s, ev)))
+		return ret;
 	if (s->no_cyc && (ret = note_resume(s, ev)))
 		return ret;
 	s->seen_any = true;
@@ -1843,7 +1862,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		const struct dc_perf_record *rec = NULL;
 		const struct sbrec *sr = NULL;
 		struct dc_ptq *q;
-		struct dc_event ev;
+		const struct dc_event *ev;
 		int have_sb = sb_next(s, &sr, &rec);
 
 		if (have_sb < 0) {
@@ -1851,12 +1870,8 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 			goto out;
 		}
 		if (have_sb) {
-			bool late = rec->type == PERF_RECORD_EXIT ||
-				    ((rec->type == PERF_RECORD_SWITCH ||
-				      rec->type == PERF_RECORD_SWITCH_CPU_WIDE) && rec->sw.out);
-
 			if (!s->nheap || sr->time < hkey(s, 0) ||
-			    (sr->time == hkey(s, 0) && !late)) {
+			    (sr->time == hkey(s, 0) && !s->next_late)) {
 				s->rpos++;
 				ret = apply_sideband(s, rec, sr->time, cb, ctx);
 				if (ret)
@@ -1871,10 +1886,10 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 			break;
 		}
 		q = s->qs[s->heap[0].q].q;
-		ret = dc_ptq_pop(q, &ev);
+		ret = dc_ptq_take(q, &ev);
 		if (ret < 0)
 			goto out;
-		if (ret == 1 && (ret = deliver(s, &ev, cb, ctx)))
+		if (ret == 1 && (ret = deliver(s, ev, cb, ctx)))
 			goto out;
 		ret = dc_ptq_fill(q);
 		if (ret < 0)
