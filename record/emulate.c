@@ -1582,9 +1582,36 @@ static int launch(struct emu *e)
 }
 
 /* Attach to every thread of a running process (PTRACE_SEIZE + INTERRUPT). */
+/* The process a task id belongs to (/proc/ID/status Tgid), or 0 when
+ * there is no such task. */
+static pid_t tgid_of(pid_t id)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static int attach(struct emu *e)
 {
-	pid_t pid = e->o->pid;
+	pid_t pid = e->o->pid, tgid = tgid_of(pid);
+
+	/* -p of a thread that is not its process's leader: the whole process
+	 * (its signals and every tgkill go to the process's id; with the
+	 * thread's, detaching waited forever on a stop never sent) */
+	if (tgid > 0 && tgid != pid) {
+		fprintf(stderr, "ptflame record: note: %d is a thread of process %d: "
+			"attaching to the whole process\n", (int)pid, (int)tgid);
+		pid = tgid;
+	}
 	struct proc *p = new_proc(e, pid);
 	if (!p)
 		return efail(e, -ENOMEM, "out of memory");
@@ -1736,6 +1763,46 @@ static void end_threads(struct emu *e, bool killed)
 /* The threads go: a failed launch's program is killed, the others are
  * detached (stopped threads directly, native ones after a SIGSTOP). Once;
  * the scheduling states stay as they were, for end_threads. */
+/* Is SIGTRAP pending for the thread itself (/proc/TID/status SigPnd)? */
+static bool trap_pending(pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long long pnd = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "SigPnd: %llx", &pnd) == 1;
+	fclose(f);
+	return found && (pnd & (1ULL << (SIGTRAP - 1)));
+}
+
+/* A thread stopped for the detach (our SIGSTOP's group-stop) may still
+ * have the trap of its last single step queued (a syscall it stepped over
+ * returned as the stop came): after PTRACE_DETACH it would be delivered
+ * untraced, and SIGTRAP's default action kills the program. Resume it
+ * until that trap's signal-delivery-stop, which the detach then
+ * suppresses. -1: the thread is gone. */
+static int drain_trap(struct emu *e, struct thr *t)
+{
+	for (int tries = 0; tries < 8 && trap_pending(t->tid); tries++) {
+		int status;
+
+		if (resume(t->tid, PTRACE_CONT, 0) < 0 || wait_tid(e, t->tid, &status) < 0)
+			return -1;
+		if (!WIFSTOPPED(status)) {
+			note_child_exit(e, t->tid, status);
+			return -1;
+		}
+		if (WSTOPSIG(status) == SIGTRAP && !(status >> 16))
+			break;   /* at its delivery: the detach drops it */
+	}
+	return 0;
+}
+
 static void let_go(struct emu *e)
 {
 	if (e->let_go)
@@ -1768,6 +1835,8 @@ static void let_go(struct emu *e)
 		}
 		if (t->proc->bp)
 			clear_breakpoint(t);
+		if (drain_trap(e, t) < 0)
+			continue;
 		ptrace(PTRACE_DETACH, t->tid, 0, 0);
 	}
 	for (size_t i = 0; i < e->nproc; i++)

@@ -84,4 +84,35 @@ rc=$?
 [ $rc -ne 0 ] && grep -q "holds no trace.*no traced thread ran" idle.rep && [ ! -s idle.out ] &&
 	pass "report of it: $(head -c 200 idle.rep)" ||
 	fail "report of it: exit $rc: $(head -c 300 idle.rep)"
+# a multi-threaded program, attached and detached: it lives on and exits
+# with its own status (a single-step trap left queued at the detach killed
+# it with SIGTRAP, status 133); -p of a thread that is not the leader
+# attaches to its whole process (it waited forever on a stop never sent)
+AS=$TESTDATA/attach_sleepers
+for how in pid tid; do
+	"$AS" 4 &
+	ms=$!
+	trap 'kill -KILL "$victim" "$ms" 2>/dev/null; rm -rf "$T"' EXIT
+	sleep 0.3
+	target=$ms
+	[ $how = tid ] && target=$(ls /proc/$ms/task | grep -vx "$ms" | head -n 1)
+	timeout -s KILL 30 "$PTFLAME" record --emulate -q -p "$target" -d 0.5 -o ms.data >ms.err 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && pass "-p $how of a 4-thread program: recorded" ||
+		fail "-p $how of a 4-thread program: exit $rc: $(head -c 300 ms.err)"
+	[ $how = pid ] || grep -q "note: $target is a thread of process $ms: attaching to the whole process" ms.err &&
+		pass "-p $how: attached to process $ms" || fail "-p $how: no note: $(head -c 300 ms.err)"
+	for _ in $(seq 100); do   # (it has 4 s to live; a stopped one never ends)
+		[ "$(awk '{print $3}' /proc/$ms/stat 2>/dev/null)" = Z ] && break
+		kill -0 "$ms" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$ms" 2>/dev/null
+	wait $ms
+	rc=$?
+	[ $rc -eq 7 ] && pass "-p $how: the program ran on and exited with its own status" ||
+		fail "-p $how: the program ended with status $rc (133: SIGTRAP), not 7"
+	n=$("$PTFLAME" report -q --per-thread -i ms.data 2>/dev/null | cut -d';' -f1 | sort -u | wc -l)
+	[ "$n" -eq 4 ] && pass "-p $how: 4 threads in the report" || fail "-p $how: $n threads in the report"
+done
 finish
