@@ -27,6 +27,7 @@ static void on_interrupt(int sig)
 static const char emulate_help[] =
 	"usage: ptflame record --emulate[=qemu|ptrace] [OPTIONS] -- PROG [ARGS...]\n"
 	"       ptflame record --emulate[=ptrace] [OPTIONS] -p PID\n"
+	"(one process, all its threads; -t and -p lists are for PT hardware)\n"
 	"\n"
 	"Backends: qemu (the default for a command when qemu-x86_64 is installed:\n"
 	"PROG runs under qemu-user with ptflame's TCG plugin, tens of millions of\n"
@@ -141,6 +142,7 @@ int cmd_record_emulate(int argc, char **argv)
 		{ "mtc-period", required_argument, NULL, OPT_MTC },
 		{ "aux-chunk", required_argument, NULL, OPT_CHUNK },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -159,7 +161,7 @@ int cmd_record_emulate(int argc, char **argv)
 	o.seed = 1;
 	optind = 1;
 	/* '+': stop at the first non-option (PROG) even without "--" */
-	while ((c = cmd_getopt("record", argc, argv, "+o:p:d:qH", opts)) != -1) {
+	while ((c = cmd_getopt("record", argc, argv, "+o:p:t:d:qH", opts)) != -1) {
 		switch (c) {
 		case CMD_OPT_ERR:
 			return 2;
@@ -183,7 +185,15 @@ int cmd_record_emulate(int argc, char **argv)
 			if (cmd_record_parse_duration(optarg, &duration_ms))
 				return 2;
 			break;
+		case 't':
+			return cmd_usage_error("record", "--emulate follows whole processes, not "
+					       "single threads (-t is for PT hardware): use -p PID "
+					       "(a thread's id means its process)");
 		case 'p':
+			if (strchr(optarg, ','))
+				return cmd_usage_error("record", "--emulate follows one process: -p "
+						       "takes one PID, not '%s' (record each on its own)",
+						       optarg);
 			if (parse_num("-p", optarg, 1, 0x7fffffff, &v))
 				return 2;
 			o.pid = (pid_t)v;

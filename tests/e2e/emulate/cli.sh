@@ -108,4 +108,14 @@ rc=$?
 [ "$rc" -eq 0 ] && pass "SIGINT: exit 0" || fail "SIGINT: exit $rc: $(cat err)"
 "$EMU_CHECK" int.data int.dump >chk 2>&1 && pass "SIGINT: trace decodes exactly" ||
 	fail "SIGINT: $(head -c 400 chk)"
+# what --emulate cannot follow says so, as a usage error (exit 2)
+"$PTFLAME" record --emulate -t 1 -d 1 -o t.data >/dev/null 2>err
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--emulate follows whole processes, not single threads.*use -p PID" err &&
+	pass "--emulate -t: says to use -p" || fail "--emulate -t: exit $rc: $(cat err)"
+"$PTFLAME" record --emulate -p 1,2 -d 1 -o t.data >/dev/null 2>err
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "-p takes one PID, not '1,2'" err &&
+	pass "--emulate -p A,B: one PID" || fail "--emulate -p A,B: exit $rc: $(cat err)"
+[ ! -e t.data ] && pass "no file written" || fail "t.data written"
 finish
