@@ -1648,7 +1648,11 @@ static int attach(struct emu *e)
 	}
 	if (e->nthr == 0)
 		return efail(e, -ESRCH, "no process %d", (int)pid);
-	emit_comm(e, e->thr[0], 0, e->vstart, false);
+	/* every thread's name, as perf synthesizes one COMM per task of a
+	 * process it attaches to (the others showed as "unknown-TID") */
+	for (size_t i = 0; i < e->nthr; i++)
+		if (emit_comm(e, e->thr[i], 0, e->vstart, false))
+			return e->fail;
 	for (size_t i = 0; i < e->nthr; i++) {
 		struct thr *t = e->thr[i];
 		int status;
