@@ -3131,7 +3131,7 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 		q->pend.valid = false;
 		q->nrets = 0;   /* maybe another thread now: its calls are unseen */
 		q->announce = 0;
-			q->unk = UNK_NONE;
+		q->unk = UNK_NONE;
 		q->psb_t = 0;   /* the PGE is the anchor now */
 		return set_ctx(q, CTX_ENABLE, t, ev->variant.enabled.ip);
 	case ptev_disabled: {
@@ -3351,7 +3351,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 		else
 			ret = push(q, DC_EV_TRACE_ON, q->announce, 0, b->ip, at);
 		q->announce = 0;
-			if (ret)
+		if (ret)
 			return ret;
 	}
 	q->unk = UNK_NONE;
