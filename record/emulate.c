@@ -1767,23 +1767,6 @@ static void end_threads(struct emu *e, bool killed)
 /* The threads go: a failed launch's program is killed, the others are
  * detached (stopped threads directly, native ones after a SIGSTOP). Once;
  * the scheduling states stay as they were, for end_threads. */
-/* Is SIGTRAP pending for the thread itself (/proc/TID/status SigPnd)? */
-static bool trap_pending(pid_t tid)
-{
-	char path[64], line[128];
-	unsigned long long pnd = 0;
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "SigPnd: %llx", &pnd) == 1;
-	fclose(f);
-	return found && (pnd & (1ULL << (SIGTRAP - 1)));
-}
-
 /* A thread stopped for the detach (our SIGSTOP's group-stop) may still
  * have the trap of its last single step queued (a syscall it stepped over
  * returned as the stop came): after PTRACE_DETACH it would be delivered
@@ -1792,7 +1775,7 @@ static bool trap_pending(pid_t tid)
  * suppresses. -1: the thread is gone. */
 static int drain_trap(struct emu *e, struct thr *t)
 {
-	for (int tries = 0; tries < 8 && trap_pending(t->tid); tries++) {
+	for (int tries = 0; tries < 8 && sig_in_mask(t->tid, "SigPnd:", SIGTRAP); tries++) {
 		int status;
 
 		if (resume(t->tid, PTRACE_CONT, 0) < 0 || wait_tid(e, t->tid, &status) < 0)
