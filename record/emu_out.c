@@ -287,6 +287,7 @@ bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags)
 	case SYS_sched_yield: case SYS_msgrcv: case SYS_semop: case SYS_semtimedop:
 	case SYS_flock: case SYS_io_getevents: case SYS_exit: case SYS_exit_group:
 	case SYS_execve: case SYS_execveat: case SYS_vfork:
+	case SYS_restart_syscall:  /* the rest of a sleep or wait a signal cut */
 		return true;
 	case SYS_fcntl:
 		return a2 == F_SETLKW;

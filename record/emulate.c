@@ -1600,6 +1600,31 @@ static pid_t tgid_of(pid_t id)
 	return tgid;
 }
 
+/* A thread found stopped inside a syscall that the kernel would restart
+ * (R: its registers at the stop, rip just after the syscall instruction,
+ * rax -ERESTART*): do the restart ourselves, as the kernel would on
+ * resuming it (rip back to the syscall instruction, rax the call again, or
+ * restart_syscall for -ERESTART_RESTARTBLOCK: the rest of a sleep),
+ * with orig_rax -1 so that the kernel does not restart it a second time.
+ * The stepper then steps the syscall like any other. -1: not a 2-byte
+ * syscall instruction there, or the registers could not be set. */
+static int rewind_syscall(struct thr *t, struct user_regs_struct *r)
+{
+	uint8_t insn[2];
+
+	if (read_mem(t->tid, r->rip - 2, insn, sizeof(insn)) != sizeof(insn) ||
+	    insn[0] != 0x0f || insn[1] != 0x05)
+		return -1;
+	struct user_regs_struct n = *r;
+	n.rip -= 2;
+	n.rax = (long)r->rax == -516 ? SYS_restart_syscall : r->orig_rax;
+	n.orig_rax = (unsigned long long)-1;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &n) < 0)
+		return -1;
+	*r = n;
+	return 0;
+}
+
 static int attach(struct emu *e)
 {
 	pid_t pid = e->o->pid, tgid = tgid_of(pid);
@@ -1636,7 +1661,11 @@ static int attach(struct emu *e)
 				closedir(dir);
 				return efail(e, -err, "cannot attach to %d: %s", tid, strerror(err));
 			}
-			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 && errno != ESRCH) {
+				int err = errno;
+				closedir(dir);
+				return efail(e, -err, "cannot stop %d: %s", tid, strerror(err));
+			}
 			struct thr *t = new_thr(e, tid, p);
 			if (!t) {
 				closedir(dir);
@@ -1669,6 +1698,15 @@ static int attach(struct emu *e)
 		t->rs = RS_START;
 		t->v0 = e->vstart;
 		if ((long)r.orig_rax >= 0 && is_restart((long)r.rax)) {
+			if (rewind_syscall(t, &r) == 0) {
+				/* blocked in a syscall: traced from its syscall
+				 * instruction on, so it is off-CPU in it from the
+				 * start (under its user stack), in the trace and
+				 * the truth, not invisible until it returns */
+				t->ip = r.rip;
+				make_ready(e, t, e->vstart);
+				continue;
+			}
 			/* stopped inside a syscall that will restart: let it finish */
 			if (start_native(e, t, NK_SYSCALL, true, (long)r.orig_rax))
 				return e->fail;
@@ -1806,7 +1844,10 @@ static void let_go(struct emu *e)
 			continue;
 		t->let_go = true;
 		if (t->s.state == RC_EMU_NATIVE || t->s.state == RC_EMU_NEW) {
-			syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP);
+			/* a thread already gone (ESRCH) has no stop to wait for:
+			 * waiting for one hung the detach */
+			if (syscall(SYS_tgkill, t->proc->pid, t->tid, SIGSTOP) < 0)
+				continue;
 			int status;
 			if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
 				note_child_exit(e, t->tid, status);

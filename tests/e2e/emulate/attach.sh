@@ -67,23 +67,61 @@ else
 	fail "report vs truth: $(head -c 600 att.cmp)"
 fi
 
-# a process that sleeps for the whole recording: nothing ran, so nothing is
-# traced; record says so, and report names why it has nothing to show
+# a process that sleeps for the whole recording: blocked at the attach, so
+# off-CPU in its syscall from the recording's start to its end (it showed
+# nothing, "no traced thread ran")
 sleep 30 &
 sleeper=$!
 trap 'kill -KILL "$victim" "$sleeper" 2>/dev/null; rm -rf "$T"' EXIT
 sleep 0.2
-timeout -s KILL 30 "$PTFLAME" record --emulate -p "$sleeper" -d 0.5 -o idle.data >idle.err 2>&1
+timeout -s KILL 30 "$PTFLAME" record --emulate -q -p "$sleeper" -d 0.5 -o idle.data >idle.err 2>&1
 rc=$?
 kill -KILL "$sleeper" 2>/dev/null
-[ $rc -eq 0 ] && grep -q "warning: no traced thread ran during the recording" idle.err &&
-	pass "-p of a sleeping process: recorded, with a warning that nothing ran" ||
+[ $rc -eq 0 ] && pass "-p of a sleeping process: recorded" ||
 	fail "-p of a sleeping process: exit $rc: $(head -c 300 idle.err)"
-"$PTFLAME" report -i idle.data >idle.out 2>idle.rep
+"$PTFLAME" report -q -i idle.data >idle.out 2>idle.rep
+awk '/;\[kernel\][^;]*;\[off-cpu\][^;]* [0-9]+$/ && $NF > 300000000 {ok = 1} END {exit !ok}' idle.out &&
+	pass "report of it: off-CPU in its sleep for the recording" ||
+	fail "report of it: $(head -c 300 idle.out) $(head -c 300 idle.rep)"
+# every thread blocked at the attach (join, read, condition wait, one
+# nanosleep that then exits 7): each is off-CPU from the start, under the
+# function of its syscall, in the report and the truth, and the sleep,
+# restarted by the attach, still ends the program on time with its status
+AB=$TESTDATA/attach_blocked
+"$AB" 2.5 &
+ab=$!
+trap 'kill -KILL "$victim" "$ab" 2>/dev/null; rm -rf "$T"' EXIT
+sleep 0.3
+timeout -s KILL 30 "$PTFLAME" record --emulate -q -p "$ab" -d 0.5 --truth ab.truth -o ab.data \
+	>ab.err 2>&1
 rc=$?
-[ $rc -ne 0 ] && grep -q "holds no trace.*no traced thread ran" idle.rep && [ ! -s idle.out ] &&
-	pass "report of it: $(head -c 200 idle.rep)" ||
-	fail "report of it: exit $rc: $(head -c 300 idle.rep)"
+[ $rc -eq 0 ] && pass "-p of blocked threads: recorded" ||
+	fail "-p of blocked threads: exit $rc: $(head -c 300 ab.err)"
+"$PTFLAME" report -q --per-thread -i ab.data >ab.out 2>ab.rep
+for th in attach_blocked:__futex reader:read waiter:__futex ticker:clock_nanosleep; do
+	name=${th%%:*} fn=${th#*:}
+	awk -v n="$name" -v f="$fn" 'index($0, n "-") == 1 && index($0, ";" f) &&
+		/;\[kernel\][^;]*;\[off-cpu\][^;]* [0-9]+$/ && $NF > 300000000 {ok = 1}
+		END {exit !ok}' ab.out && pass "blocked at attach: $name off-CPU in $fn" ||
+		fail "blocked at attach: no $name;$fn...;[off-cpu] stack: $(head -c 600 ab.out)"
+done
+n=$(awk '$5 == "switch-out" && $6 == "block"' ab.truth | sort -u -k4,4 | wc -l)
+[ "$n" -eq 4 ] && pass "truth: the 4 threads block at the start" || fail "truth: $n threads block"
+"$PTFLAME" report -q -i ab.data >ab.folded 2>/dev/null
+if python3 "$SRCDIR/tests/e2e/report/truth_profile.py" compare ab.truth ab.folded >ab.cmp 2>&1; then
+	pass "blocked at attach, report vs truth: $(tail -1 ab.cmp)"
+else
+	fail "blocked at attach, report vs truth: $(head -c 600 ab.cmp)"
+fi
+for _ in $(seq 100); do
+	kill -0 "$ab" 2>/dev/null || break
+	sleep 0.1
+done
+kill -KILL "$ab" 2>/dev/null
+wait $ab
+rc=$?
+[ $rc -eq 7 ] && pass "blocked at attach: the program exited 7 after the detach" ||
+	fail "blocked at attach: the program ended with status $rc, not 7"
 # a multi-threaded program, attached and detached: it lives on and exits
 # with its own status (a single-step trap left queued at the detach killed
 # it with SIGTRAP, status 133); -p of a thread that is not the leader
