@@ -51,6 +51,8 @@ struct proc {
 	uint64_t bp;              /* start breakpoint address, 0: none */
 	long bp_word;             /* original word at bp */
 	bool detached;
+	uint64_t exit_ns;         /* when it exited (exit_group, a fatal
+				   * signal), 0: alive; its threads end then */
 };
 
 struct thr {
@@ -60,6 +62,7 @@ struct thr {
 	uint64_t ip;              /* next instruction to execute */
 	bool started;
 	bool let_go;              /* detached (or found gone) at the end */
+	bool fatal;               /* got a fatal signal: its process dies */
 	/* why the thread resumes user mode next (truth + nothing else) */
 	enum resume rs;
 	long rs_nr;
@@ -473,10 +476,14 @@ static uint64_t latest_now(const struct emu *e)
 	return rc_emu_latest_now(&e->s);
 }
 
-/* T exited (or was killed). */
+/* T exited (or was killed). A thread of a process that exited (exit_group,
+ * a fatal signal) ends when its process did, as the kernel kills them
+ * then: not when the host reported its end (a thread blocked in a read
+ * lived on 40-80 ms after its process's exit_group, the host's teardown
+ * under ptrace), nor, on a CPU whose clock fell behind, before it. */
 static int thr_gone(struct emu *e, struct thr *t)
 {
-	uint64_t now;
+	uint64_t now, dead = t->proc->exit_ns;
 	unsigned c = 0;
 	bool oncpu = t->s.state == RC_EMU_ONCPU;
 	/* in a syscall that keeps its CPU (tgkill of its own SIGKILL): it
@@ -487,6 +494,13 @@ static int thr_gone(struct emu *e, struct thr *t)
 		    e->cpu[t->s.cpu].cur == &t->s;
 	if (oncpu) {
 		c = (unsigned)t->s.cpu;
+		if (dead && e->cpu[c].now + 1 < dead) {
+			/* (its PGD, then the exit at dead) */
+			if (e->cpu[c].on)
+				enc_check(e, c, rc_ptenc_stamp(e->cpu[c].q.enc, e->cpu[c].now, t->ip,
+									 dead - 1), "stamp");
+			e->cpu[c].now = dead - 1;
+		}
 		now = e->cpu[c].now;
 	} else if (t->s.state == RC_EMU_NATIVE) {
 		/* an exit ends the thread at its entry, as on qemu (thr_exit):
@@ -499,6 +513,8 @@ static int thr_gone(struct emu *e, struct thr *t)
 		now = t->v0 + (exits ? e->o->ns_per_insn : elapsed_ns(&t->t0));
 		if (!exits && now < latest_now(e))
 			now = latest_now(e);
+		if (dead && now > dead)
+			now = dead > t->v0 ? dead : t->v0;
 		if (held) {
 			c = (unsigned)t->s.cpu;
 			if (now < e->cpu[c].now)
@@ -506,12 +522,17 @@ static int thr_gone(struct emu *e, struct thr *t)
 			e->cpu[c].now = now;
 		}
 	} else {
-		now = t->s.state == RC_EMU_READY && t->s.ready_ns > latest_now(e) ? t->s.ready_ns : latest_now(e);
+		uint64_t ready = t->s.state == RC_EMU_READY ? t->s.ready_ns : 0;
+		now = ready > latest_now(e) ? ready : latest_now(e);
+		if (dead && now > dead)
+			now = dead > ready ? dead : ready;
 	}
 	if (oncpu && e->cpu[c].on) {
 		disable_async(e, c, t->ip);
 		now = e->cpu[c].now;
 	}
+	if (t->fatal && !t->proc->exit_ns)
+		t->proc->exit_ns = now;
 	truth(e, now, oncpu || held ? (int)c : -1, t, "exit");
 	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, now);
 	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
@@ -1186,6 +1207,9 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	count_insn(e);
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
+	/* (its threads end then: thr_gone) */
+	if (nr == SYS_exit_group && !t->proc->exit_ns)
+		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
 	t->futex_wait = false;
 	t->wk.n = 0;
 	if (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg) {
@@ -1431,6 +1455,7 @@ stepped:
 	 * killed running), not when the host reports its end (an [off-cpu]
 	 * until then, to the recording's end when it stopped first) */
 	resume(t->tid, PTRACE_CONT, sig);
+	t->fatal = true;
 	return thr_gone(e, t);
 }
 
@@ -1731,7 +1756,9 @@ static bool in_syscall(const struct thr *t)
  * start as its duration would have been (virtual_duration), if later. */
 static uint64_t stop_time(struct emu *e)
 {
-	uint64_t end = latest_now(e);
+	/* (after every CPU's clock: a thread still on one runs on, in its
+	 * code, until the stop, its PGD 1 ns before it: end_threads) */
+	uint64_t end = latest_now(e) + 1;
 
 	for (size_t i = 0; i < e->nthr && e->stop_wall.tv_sec; i++) {
 		const struct thr *t = e->thr[i];
@@ -1782,8 +1809,20 @@ static void end_threads(struct emu *e, bool killed)
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct thr *t = v->cur ? thr_of(v->cur) : NULL;
 		if (t) {
+			/* stopped early: it ran on, where it was, until the stop
+			 * (a CPU's clock counts the instructions stepped, and a
+			 * spinning thread steps slowly: its clock fell behind the
+			 * stop, and it ended early, switched out as blocked, and
+			 * waited [off-cpu] to the recording's end) */
+			if (end && v->now + 1 < end) {
+				if (v->on && !e->fail)
+					enc_check(e, c, rc_ptenc_stamp(v->q.enc, v->now, t->ip, end - 1), "stamp");
+				v->now = end - 1;
+			}
 			if (v->on && !e->fail)
 				disable_async(e, c, t->ip);
+			else if (end)
+				v->now = end;
 			/* (the exit before the switch-out, as thr_gone) */
 			if (killed && t->proc->pid == e->child)
 				killed_exit(e, t, (int)c, v->now);

@@ -695,6 +695,25 @@ int rc_ptenc_disable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip,
 	return pgd(enc, why == RC_PTENC_OFF_ASYNC, ip);
 }
 
+int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t until)
+{
+	uint64_t tsc = rc_ptenc_ns_to_tsc(&enc->cfg, until);
+	int err;
+
+	if (!enc->enabled)
+		return -EINVAL;
+	err = advance_time(enc, rc_ptenc_ns_to_tsc(&enc->cfg, ns));
+	if (!err)
+		err = emit_psb_plus(enc, ip);
+	if (err || tsc <= enc->tsc)
+		return err;
+	/* halted until then: no core cycles (no CYC for the stretch), no MTC;
+	 * then a wake (TSC, TMA, CBR) */
+	enc->tsc = tsc;
+	enc->cyc_tsc = tsc;
+	return emit_wake(enc);
+}
+
 int rc_ptenc_ovf(struct rc_ptenc *enc, uint64_t ns, uint64_t ip)
 {
 	int err;

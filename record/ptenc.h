@@ -151,6 +151,16 @@ enum rc_ptenc_off {
 int rc_ptenc_disable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip,
 		     enum rc_ptenc_off why);
 
+/* A thread's trace stays on at IP (its next instruction) from NS to UNTIL
+ * with no instruction (a stretch no code of its was stepped: a spinning
+ * thread's last moments before the recording stopped): a PSB+ at NS (its
+ * TSC exact at FUP(IP)), then, halted (no cycles, no MTC), a wake at UNTIL
+ * (TSC, TMA, CBR). A decoder so times the last instructions by NS, not by
+ * the next timing packet far later (without CYC it fits one rate through
+ * a stretch of bounds; with CYC libipt calibrated over the stretch's
+ * cycles: either spread the stretch over the branches before it). */
+int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t until);
+
 /* Simulated internal buffer overflow at NS: OVF, then (if tracing is on)
  * FUP(ip) where IP is the next instruction to execute. Return compression
  * restarts. */

@@ -80,6 +80,8 @@ struct qthr {
 	struct qproc *p;
 	enum qresume rs;
 	long rs_nr;
+	uint64_t resume_ip;        /* preempted in user mode: where its trace
+				    * resumes (PGE), 0: none pending        */
 	uint32_t *w;               /* queued words */
 	size_t head, n, cap;
 	uint64_t base;             /* words dropped before w[0] (base + i: a
@@ -1492,6 +1494,7 @@ retired:
 		if (due) {
 			if (disable_async(e, c, x))
 				return e->fail;
+			t->resume_ip = x;
 			make_ready(e, t, v->now);
 			return cpu_leave(e, c, true) ? e->fail : 2;
 		}
@@ -1524,6 +1527,7 @@ retired:
 			break;
 		}
 		t->rs = QR_NONE;
+		t->resume_ip = 0;
 		t->started = true;
 		v->on = true;
 		if (enc(e, c, rc_ptenc_enable(v->q.enc, v->now, x), "enable"))
@@ -2005,7 +2009,9 @@ static int run(struct qemu *e)
  * as its syscall's duration would have been, if later. */
 static uint64_t stop_time(struct qemu *e)
 {
-	uint64_t end = latest_now(e);
+	/* (after every CPU's clock: a thread still on one runs on, in its
+	 * code, until the stop, its PGD 1 ns before it: finish) */
+	uint64_t end = latest_now(e) + 1;
 
 	for (size_t i = 0; i < e->nthr && e->stop_wall; i++) {
 		const struct qthr *t = e->thr[i];
@@ -2038,9 +2044,29 @@ static void finish(struct qemu *e, bool killed)
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct qthr *t = v->cur ? thr_of(v->cur) : NULL;
 		if (t) {
+			/* stopped early: it ran on, where it was, until the stop
+			 * (a CPU's clock counts the instructions the plugin sent,
+			 * the stop's time the host's: a spinning thread's clock
+			 * fell behind it, and it ended, or exited when killed,
+			 * long before the threads that waited) */
+			if (end && !t->held && v->now + 1 < end) {
+				/* (switched in after a preemption in user mode, its
+				 * next block not seen yet: its trace resumes there
+				 * now, as the truth has it 500 ns after the switch-in) */
+				if (!v->on && t->rs == QR_NONE && t->resume_ip) {
+					v->on = true;
+					enc(e, c, rc_ptenc_enable(v->q.enc, v->now, t->resume_ip), "enable");
+				}
+				if (v->on)
+					enc(e, c, rc_ptenc_stamp(v->q.enc, v->now, t->pend ?
+						t->pend->last.ip : t->resume_ip, end - 1), "stamp");
+				v->now = end - 1;
+			}
 			if (v->on) {
-				uint64_t ip = t->pend ? t->pend->last.ip : 0;
+				uint64_t ip = t->pend ? t->pend->last.ip : t->resume_ip;
 				disable_async(e, c, ip);
+			} else if (end && !t->held && v->now < end) {
+				v->now = end;
 			}
 			bool gone = t->p->dying || e->eof;
 			/* (a held syscall of a killed thread: it sleeps there

@@ -11,12 +11,18 @@
  *                             and exits 0
  *   ending sleep N        main sleeps N seconds (a recording stopped
  *                             meanwhile ends in the wait)
+ *   ending reader-exit N  a second thread waits in a read of a pipe
+ *                             nobody writes; main calls exit(N) (its
+ *                             exit_group ends the reader too)
+ *   ending exec-naps      main execs the program again ("naps": two
+ *                             rounds of work and a 1 ms nanosleep, then 0)
  * The second thread does a little work first, so that both are traced. */
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int sink;
@@ -40,6 +46,17 @@ static void *second(void *arg)
 	exit(code);
 }
 
+static int pipefd[2];
+
+static void *reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	sink = work(200);
+	return read(pipefd[0], &c, 1) == 1 ? arg : NULL;
+}
+
 static void *late(void *file)
 {
 	while (access(file, F_OK))
@@ -60,6 +77,29 @@ int main(int argc, char **argv)
 		sink = work(10);
 		sleep((unsigned)n);
 		return 0;
+	}
+	if (!strcmp(mode, "naps")) {
+		struct timespec nap = { 0, 1000000 };
+
+		for (int i = 0; i < 2; i++) {
+			sink = work(100);
+			nanosleep(&nap, NULL);
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "exec-naps")) {
+		sink = work(10);
+		execl("/proc/self/exe", "ending", "naps", (char *)NULL);
+		return 99;
+	}
+	if (!strcmp(mode, "reader-exit")) {
+		struct timespec nap = { 0, 20000000 };
+
+		if (pipe(pipefd) || pthread_create(&t, NULL, reader, NULL))
+			return 99;
+		nanosleep(&nap, NULL);
+		sink = work(10);
+		exit(n);
 	}
 	if (!strcmp(mode, "kill")) {
 		sink = work(10);

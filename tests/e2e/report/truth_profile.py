@@ -735,6 +735,10 @@ class Model:
             key, start, names = self.f(pid, ip)
             th.new_segment()
             th.split()
+            # the new image's first traced instruction after an exec (the
+            # stepper runs it natively to its start symbol, as from
+            # launch): its stack begins here, not again at its first sysret
+            th.exec_pending = False
             th.push(key, names, started=(start == ip))
             return
         if ev == "fork":
