@@ -34,6 +34,7 @@
 #include "record/emulate.h"
 #include "record/emu_out.h"
 #include "record/perfwriter.h"
+#include "record/procmaps.h"
 #include "record/ptenc.h"
 #include "record/qemu_proto.h"  /* RC_QP_KEY_* */
 #include "record/wake_keys.h"  /* wk_fd_key, wk_wait_keys */
@@ -1606,25 +1607,6 @@ static int launch(struct emu *e)
 	return 0;
 }
 
-/* Attach to every thread of a running process (PTRACE_SEIZE + INTERRUPT). */
-/* The process a task id belongs to (/proc/ID/status Tgid), or 0 when
- * there is no such task. */
-static pid_t tgid_of(pid_t id)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* A thread found stopped inside a syscall that the kernel would restart
  * (R: its registers at the stop, rip just after the syscall instruction,
  * rax -ERESTART*): do the restart ourselves, as the kernel would on
@@ -1650,9 +1632,10 @@ static int rewind_syscall(struct thr *t, struct user_regs_struct *r)
 	return 0;
 }
 
+/* Attach to every thread of a running process (PTRACE_SEIZE + INTERRUPT). */
 static int attach(struct emu *e)
 {
-	pid_t pid = e->o->pid, tgid = tgid_of(pid);
+	pid_t pid = e->o->pid, tgid = rc_proc_tgid(pid);
 
 	/* -p of a thread that is not its process's leader: the whole process
 	 * (its signals and every tgkill go to the process's id; with the

@@ -106,3 +106,19 @@ void rc_map_mmap2(const struct rc_map *m, uint32_t pid, uint32_t tid, struct dc_
 	r->flags = m->flags;
 	r->filename = m->path;
 }
+
+pid_t rc_proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}

@@ -1,5 +1,5 @@
 /* ptflame record/ internal: the executable mappings of a running process
- * (/proc/PID/maps), as MMAP2 records describe them. Used by the emulator
+ * (/proc/PID/maps), as MMAP2 records describe them, and a task's process. Used by the emulator
  * and by the PT recorder's -p (mappings that existed before recording). */
 #ifndef PTFLAME_RECORD_PROCMAPS_H
 #define PTFLAME_RECORD_PROCMAPS_H
@@ -30,5 +30,9 @@ void rc_maps_free(struct rc_map *maps, size_t n);
 /* The MMAP2 record of M for thread TID of process PID (r->filename points
  * into m). */
 void rc_map_mmap2(const struct rc_map *m, uint32_t pid, uint32_t tid, struct dc_rec_mmap *r);
+
+/* The process task TID belongs to (/proc/TID/status Tgid), or 0 when
+ * there is no such task. */
+pid_t rc_proc_tgid(pid_t tid);
 
 #endif

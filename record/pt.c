@@ -1005,17 +1005,11 @@ static int synthesize(struct rec *r)
 		if (!(rc = synth_comms(r, o->pids[i])))
 			rc = synth_mmaps(r, o->pids[i]);
 	for (size_t i = 0; i < o->nr_tids && !rc; i++) {
-		char path[64], buf[512];
-		int tgid = o->tids[i];
-
 		/* A thread's process: its maps are the ones that matter. */
-		snprintf(path, sizeof(path), "/proc/%d/status", o->tids[i]);
-		if (!read_text(path, buf, sizeof(buf))) {
-			char *t = strstr(buf, "Tgid:");
+		pid_t tgid = rc_proc_tgid(o->tids[i]);
 
-			if (t)
-				tgid = atoi(t + 5);
-		}
+		if (!tgid)
+			tgid = o->tids[i];
 		if (!(rc = synth_comms(r, tgid)))
 			rc = synth_mmaps(r, tgid);
 	}
