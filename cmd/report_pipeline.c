@@ -876,7 +876,7 @@ int report_parse_time(const char *s, uint64_t *start, uint64_t *end)
 	if (comma[1] && report_parse_duration(comma + 1, end))
 		return -EINVAL;
 	if (*end && *end <= *start)
-		return -EINVAL;
+		return -ERANGE;
 	return 0;
 }
 
@@ -903,9 +903,16 @@ int report_filter_option(const char *cmd, int c, const char *arg, struct sr_opti
 			sr->root = arg;
 		return 1;
 	case REPORT_OPT_TIME:
-		if (report_parse_time(arg, &sr->time_start, &sr->time_end))
+		switch (report_parse_time(arg, &sr->time_start, &sr->time_end)) {
+		case 0:
+			break;
+		case -ERANGE:
+			return cmd_usage_error(cmd, "--time START,END: END must come after START: '%s'",
+					       arg), CMD_OPT_ERR;
+		default:
 			return cmd_usage_error(cmd, "--time wants START,END (e.g. 12.5,13 or 100ms,): '%s'",
 					       arg), CMD_OPT_ERR;
+		}
 		return 1;
 	case REPORT_OPT_ONCPU:
 	case REPORT_OPT_OFFCPU:

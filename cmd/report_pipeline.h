@@ -144,7 +144,7 @@ bool report_window_range(const struct sr_cct *cct, uint64_t win_lo, uint64_t win
 /* Helpers for option parsing shared by report and diff. 0 or -EINVAL. */
 /* "12,13,14" -> malloc'ed array (caller frees). */
 int report_parse_tids(const char *s, uint32_t **tids, size_t *n);
-/* "START,END" with either side empty for open. */
+/* "START,END" with either side empty for open; -ERANGE: END not after START. */
 int report_parse_time(const char *s, uint64_t *start, uint64_t *end);
 
 /* The filter options report and diff share. Put REPORT_FILTER_LONGOPTS in a

@@ -41,6 +41,11 @@ for bad in "--tid abc" "--tid 1," "--tid ," "--time 5" "--time 9,3" "--time nan,
 	expect_rc 2 "report $bad" -- "$PTFLAME" report -i good.data $bad
 	expect_lines 1 "$T/err" "report $bad: one line"
 done
+# a window that ends before it starts is told so, not just "wants START,END"
+expect_rc 2 "report --time 9,3" -- "$PTFLAME" report -i good.data --time 9,3
+expect_grep "END must come after START: '9,3'" "$T/err" "report --time 9,3 says END is not after START"
+expect_rc 2 "report --time 2ms,1ms" -- "$PTFLAME" report -i good.data --time 2ms,1ms
+expect_grep "END must come after START" "$T/err" "report --time 2ms,1ms says so too"
 # a window given in other units is the same window: 0x10ns is not 0 ns
 "$PTFLAME" report -q -i good.data --plain --time 1e3ns, >w1.folded
 "$PTFLAME" report -q -i good.data --plain --time 0.000001, >w2.folded
