@@ -90,7 +90,10 @@ struct thr {
 	/* the wake keys its wait waits on (wake_keys.h): a read's pipe, socket
 	 * or eventfd, a poll's, select's or epoll_wait's fds, a signal wait's
 	 * thread and process; n 0: none */
-	struct rc_qp_keys wk;
+	struct rc_qp_keyset wk;
+	/* the syscall was interrupted by a signal delivered to a handler
+	 * (-EINTR, or -ERESTART* at the stop: the kernel fixes rax after) */
+	bool sig_intr;
 	/* created by a thread still running natively to the start symbol: it
 	 * runs natively to the start symbol too */
 	bool to_start;
@@ -937,7 +940,7 @@ static int native_event(struct emu *e, struct thr *t, int status)
 			uint64_t ino = rc_qp_link_ino(l, "socket:["), peer = ino ? wk_sock_peer(ino) : 0;
 			t->wk.n = 0;
 			if (peer)
-				t->wk.key[t->wk.n++] = RC_QP_KEY_CONN | RC_QP_KEY_ID(peer);
+				rc_qp_keyset_add(&t->wk, RC_QP_KEY_CONN | RC_QP_KEY_ID(peer));
 		}
 		t->ip = r.rip;
 		/* attached inside a syscall: its first traced instruction */
@@ -952,6 +955,10 @@ static int native_event(struct emu *e, struct thr *t, int status)
 			resume(t->tid, PTRACE_CONT, sig);
 			return 0;
 		}
+		/* a syscall it interrupted ends at the signal's send
+		 * (virtual_duration) */
+		if (t->nk == NK_SYSCALL && ((long)r.rax == -EINTR || is_restart((long)r.rax)))
+			t->sig_intr = true;
 		return deliver_signal(e, t, sig, r.rip);
 	}
 	bool ignored = sig_in_mask(t->tid, "SigIgn:", sig) || default_ignored(sig) ||
@@ -1141,11 +1148,30 @@ static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
 		for (unsigned i = 0; i < n; i++) {
 			const struct wake *w = &e->wakes[i];
 			bool match = !t->wk.n && (w->uaddr == t->futex_addr || w->uaddr == 0);
-			for (uint32_t k = 0; k < t->wk.n && k < RC_QP_NKEYS && !match; k++)
-				match = w->uaddr == t->wk.key[k];
+			if (t->wk.n && !match)
+				match = rc_qp_keyset_has(&t->wk, w->uaddr);
 			if (match && !ts_before(&w->real, &t->t0) &&
 			    (!best || (t->wk.n ? ts_before(&w->real, &best->real)
 					       : ts_before(&best->real, &w->real))))
+				best = w;
+		}
+		*waker = best;
+		if (best)
+			return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
+						   : e->o->ns_per_insn;
+	}
+	if (t->nk == NK_SYSCALL && t->sig_intr && !t->futex_wait) {
+		/* a signal to a handler interrupted it (EINTR, or a restart
+		 * after the handler): the first signal send by a traced thread
+		 * to it or its process since it began (qemu.c signal_wake) */
+		uint64_t k1 = RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid),
+			 k2 = RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid);
+		const struct wake *best = NULL;
+		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
+		for (unsigned i = 0; i < n; i++) {
+			const struct wake *w = &e->wakes[i];
+			if ((w->uaddr == k1 || w->uaddr == k2) && !ts_before(&w->real, &t->t0) &&
+			    (!best || ts_before(&w->real, &best->real)))
 				best = w;
 		}
 		*waker = best;
@@ -1212,11 +1238,11 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	if (nr == SYS_exit_group && !t->proc->exit_ns)
 		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
 	t->futex_wait = false;
+	t->sig_intr = false;
 	t->wk.n = 0;
+	t->wk.sorted = 0;
 	if (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg) {
-		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_READ);
-		if (k)
-			t->wk.key[t->wk.n++] = k;
+		rc_qp_keyset_add(&t->wk, wk_fd_key(t->tid, r->rdi, WK_READ));
 	} else if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
 		   nr == SYS_close || nr == SYS_shutdown) {
 		uint64_t k = wk_fd_key(t->tid, r->rdi, WK_WRITE);
@@ -1238,8 +1264,8 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 		if ((int)r->rdi > 0)
 			note_wake(e, t, c, RC_QP_KEY_SIGP | RC_QP_KEY_ID(r->rdi), v->now);
 	} else if (nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend || nr == SYS_pause) {
-		t->wk.key[t->wk.n++] = RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid);
-		t->wk.key[t->wk.n++] = RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid);
+		rc_qp_keyset_add(&t->wk, RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid));
+		rc_qp_keyset_add(&t->wk, RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid));
 	} else if (nr == SYS_futex) {
 		if (rc_emu_futex_wakes((int)r->rsi))
 			note_wake(e, t, c, r->rdi, v->now);
@@ -1895,8 +1921,10 @@ static void let_go(struct emu *e)
 
 static void free_emu(struct emu *e)
 {
-	for (size_t i = 0; i < e->nthr; i++)
+	for (size_t i = 0; i < e->nthr; i++) {
+		free(e->thr[i]->wk.key);
 		free(e->thr[i]);
+	}
 	free(e->thr);
 	for (size_t i = 0; i < e->nproc; i++) {
 		rc_maps_free(e->proc[i]->maps, e->proc[i]->nmaps);

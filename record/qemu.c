@@ -111,7 +111,7 @@ struct qthr {
 				    * 0 once it returned */
 	uint64_t sig_from;         /* a signal interrupted the thread here */
 	uint64_t ctid;             /* parse side: its clear-tid futex, 0 unknown */
-	struct rc_qp_keys wk;      /* parse side: the keys its last poll, select or
+	struct rc_qp_keyset wk;    /* parse side: the keys its last poll, select or
 				    * epoll_wait watches (RC_QP_KEYS) */
 	size_t join_stamp;         /* it read 0 from the clear-tid word of the
 				    * thread whose exit this is (+1): it may not
@@ -133,6 +133,7 @@ struct qpwrite {
 	uint64_t len, used;        /* bytes: written (write's count, its
 				    * return once known), read since */
 	bool known;                /* len known (writev: at its return) */
+	bool failed;               /* it returned an error: sent nothing */
 };
 
 struct qpipe {
@@ -500,6 +501,7 @@ static void pipe_write_ret(struct qpipe *pp, size_t stamp, int64_t ret)
 		if (pp->w[k - 1].stamp == stamp) {
 			pp->w[k - 1].len = ret > 0 ? (uint64_t)ret : 0;
 			pp->w[k - 1].known = true;
+			pp->w[k - 1].failed = ret < 0;
 			return;
 		}
 }
@@ -530,6 +532,22 @@ static size_t pipe_read(struct qpipe *pp, uint64_t n)
 		pp->head++;
 	}
 	return stamp;
+}
+
+/* A read of a socket that keeps message boundaries (a datagram socket,
+ * RC_QP_KEY_DGRAM) took one message: the oldest send not yet read, whatever
+ * the bytes it took (a smaller buffer truncates it; the rest is dropped),
+ * its entry stamp; 0 none. */
+static size_t pipe_read_msg(struct qpipe *pp)
+{
+	while (pp->head < pp->n) {
+		struct qpwrite *w = &pp->w[pp->head++];
+		if (w->failed)
+			continue;
+		w->used = w->len;  /* (unknown yet: behind head all the same) */
+		return w->stamp;
+	}
+	return 0;
 }
 
 /* The entry stamp of the oldest write to PP not read whole, 0 none */
@@ -805,22 +823,34 @@ static size_t signal_wake(struct qemu *e, pid_t tid, pid_t pid, size_t entry, in
  * host may have run it before the wait's entry), else the first write
  * to or close of one of them after its entry; 0 none (a timer, a fd of
  * no key, a writer not traced) */
-static size_t poll_wake(struct qemu *e, const struct qthr *t)
+static size_t poll_wake(struct qemu *e, struct qthr *t)
 {
 	size_t best = 0;
-	for (uint32_t i = 0; i < t->wk.n && i < RC_QP_NKEYS; i++) {
-		struct qpipe *pp = pipe_of(e, t->wk.key[i], false);
-		size_t st = pp ? pipe_pending(pp) : 0;
-		if (st && (!best || st < best))
-			best = st;
+	if (!t->wk.n)
+		return 0;
+	/* (sorted: a wait may watch thousands of fds, a process have
+	 * thousands of pipes and sockets) */
+	rc_qp_keyset_sort(&t->wk);
+	if (t->wk.n <= 8) {
+		for (uint32_t i = 0; i < t->wk.n; i++) {
+			struct qpipe *pp = pipe_of(e, t->wk.key[i], false);
+			size_t st = pp ? pipe_pending(pp) : 0;
+			if (st && (!best || st < best))
+				best = st;
+		}
+	} else {
+		for (size_t i = 0; i < e->npipes; i++) {
+			struct qpipe *pp = &e->pipes[i];
+			size_t st = pp->head < pp->n && rc_qp_keyset_has(&t->wk, pp->key) ?
+				    pipe_pending(pp) : 0;
+			if (st && (!best || st < best))
+				best = st;
+		}
 	}
 	for (size_t k = t->sys_stamp + 1; !best && k <= e->nstamps; k++) {
 		const struct qstamp *q = &e->stamps[k - 1];
-		for (uint32_t i = 0; q->kind == 1 && i < t->wk.n && i < RC_QP_NKEYS; i++)
-			if (q->uaddr == t->wk.key[i]) {
-				best = k;
-				break;
-			}
+		if (q->kind == 1 && q->uaddr && rc_qp_keyset_has(&t->wk, q->uaddr))
+			best = k;
 	}
 	return best;
 }
@@ -927,13 +957,26 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				return e->fail;
 			i += pw;
 		} else if (m == RC_QP_KEYS) {
-			/* parse side only: the keys of the wait whose SYS follows */
-			if (i + RC_QP_WORDS(struct rc_qp_keys) > nw)
+			/* parse side only: keys of the wait whose SYS follows
+			 * (several records: a first, then more of the set) */
+			struct rc_qp_keys kh;
+			if (i + RC_QP_WORDS(kh) > nw)
 				break;
+			memcpy(&kh, w + i, sizeof(kh));
+			if (kh.n > RC_QP_KEYS_PER_REC || i + RC_QP_WORDS(kh) + 2 * (size_t)kh.n > nw)
+				break;
+			i += RC_QP_WORDS(kh);
 			if (!t && !(t = new_thr(e, h->tid, p)))
 				return e->fail;
-			memcpy(&t->wk, w + i, sizeof(t->wk));
-			i += RC_QP_WORDS(struct rc_qp_keys);
+			if (kh.first)
+				t->wk.n = 0;
+			for (uint32_t k = 0; k < kh.n; k++) {
+				uint64_t key;
+				memcpy(&key, w + i + 2 * k, sizeof(key));
+				if (rc_qp_keyset_add(&t->wk, key))
+					break;  /* (more than RC_QP_MAXKEYS: not sent) */
+			}
+			i += 2 * (size_t)kh.n;
 		} else if (m == RC_QP_SYS || m == RC_QP_RET || m == RC_QP_BIRTH || m == RC_QP_JOIN) {
 			if (!t && !(t = new_thr(e, h->tid, p)))
 				return e->fail;
@@ -1057,7 +1100,9 @@ static int parse_chunk(struct qemu *e, const struct rc_qp_chunk *h, const uint32
 				    e->stamps[t->sys_stamp - 1].uaddr) {
 					uint64_t key = e->stamps[t->sys_stamp - 1].uaddr;
 					struct qpipe *pp = pipe_of(e, key, false);
-					if (pp && r.ret > 0)
+					if (pp && r.ret >= 0 && (key & RC_QP_KEY_DGRAM))
+						stamp = (uint32_t)pipe_read_msg(pp);
+					else if (pp && r.ret > 0)
 						stamp = (uint32_t)pipe_read(pp, key & RC_QP_KEY_EVFD ? UINT64_MAX
 										   : (uint64_t)r.ret);
 					for (size_t k = t->sys_stamp + 1; !stamp && r.ret >= 0 && k <= e->nstamps; k++) {
@@ -2387,6 +2432,7 @@ int rc_qemu_emulate(const struct rc_emu_opts *opts, struct rc_emu_stats *stats, 
 	reap(e);
 	for (size_t i = 0; i < e->nthr; i++) {
 		free(e->thr[i]->w);
+		free(e->thr[i]->wk.key);
 		free(e->thr[i]);
 	}
 	free(e->thr);

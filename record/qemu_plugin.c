@@ -38,6 +38,8 @@ QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
 
 #define MAX_VCPUS 4096
 #define BUF_WORDS ((RC_QP_CHUNK_MAX - sizeof(struct rc_qp_chunk)) / 4)
+_Static_assert(1 + RC_QP_WORDS(struct rc_qp_keys) + 2 * RC_QP_KEYS_PER_REC <= BUF_WORDS,
+	       "a KEYS record fits a chunk");
 
 struct tbuf {
 	struct rc_qp_chunk h;
@@ -49,6 +51,8 @@ struct tbuf {
 	int in_sys;       /* in a syscall: cpu0, vcsw0 are its start */
 	uint64_t cpu0;
 	long vcsw0;
+	struct rc_qp_keyset wk;  /* a wait's keys (wk_wait_keys) */
+	uint64_t sys_a1, sys_a2; /* the syscall's first arguments (its return) */
 };
 
 static int out_fd = -1;
@@ -137,6 +141,22 @@ static void put_rec(struct tbuf *b, uint32_t mark, const void *rec, uint32_t wor
 		flush(b);
 	b->w[b->n++] = mark;
 	put(b, rec, words);
+}
+
+/* The keys of a wait: KEYS records of up to RC_QP_KEYS_PER_REC keys, each
+ * whole in one chunk */
+static void put_keys(struct tbuf *b, const struct rc_qp_keyset *k)
+{
+	for (uint32_t i = 0; i < k->n; i += RC_QP_KEYS_PER_REC) {
+		struct rc_qp_keys h = { k->n - i < RC_QP_KEYS_PER_REC ? k->n - i : RC_QP_KEYS_PER_REC,
+					i == 0 };
+		uint32_t words = 1 + RC_QP_WORDS(h) + h.n * 2;
+		if (b->n + words > BUF_WORDS)
+			flush(b);
+		b->w[b->n++] = RC_QP_KEYS;
+		put(b, &h, RC_QP_WORDS(h));
+		put(b, k->key + i, h.n * 2);
+	}
 }
 
 /* The buffer of the running thread; a new thread (or the thread of a new
@@ -446,9 +466,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		s.extra = (int)a1 > 0 ? RC_QP_KEY_SIGP | RC_QP_KEY_ID(a1) : 0;
 	else if (num == SYS_poll || num == SYS_ppoll || num == SYS_select || num == SYS_pselect6 ||
 		 num == SYS_epoll_wait || num == SYS_epoll_pwait || num == SYS_epoll_pwait2) {
-		struct rc_qp_keys k;
-		if (wk_wait_keys(0, num, a1, a2, &k))
-			put_rec(b, RC_QP_KEYS, &k, RC_QP_WORDS(k));
+		if (wk_wait_keys(0, num, a1, a2, &b->wk))
+			put_keys(b, &b->wk);
 	}
 	else if (num == SYS_prctl && a1 == PR_SET_NAME) {
 		/* a thread's new name (pthread_setname_np on itself): read
@@ -460,6 +479,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	}
 	if (num == SYS_close || num == SYS_dup2 || num == SYS_dup3 || num == SYS_close_range)
 		wk_evfd_forget(num, a1, a2);  /* (a close's key is taken above) */
+	b->sys_a1 = a1;
+	b->sys_a2 = a2;
 	ctid_add(s.ctid);
 	s.t_ns = now_ns();
 	put_rec(b, RC_QP_SYS, &s, RC_QP_WORDS(s));
@@ -487,6 +508,8 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 							  : RC_QP_VCSW_UNKNOWN - 1;
 	}
 	b->in_sys = 0;
+	if (num == SYS_close || num == SYS_dup2 || num == SYS_dup3 || num == SYS_close_range)
+		wk_evfd_forget(num, b->sys_a1, b->sys_a2);  /* (again: see wake_keys.h) */
 	if ((num == SYS_accept || num == SYS_accept4) && ret >= 0) {
 		/* the new socket's peer: the socket whose connect it took */
 		char l[64];

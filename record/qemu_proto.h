@@ -25,15 +25,21 @@
  *                         thread's clear-tid word: it saw a thread's exit
  *                         (a pthread_join that found it gone needs no
  *                         futex wait; its exit's SYS came first)
+ *   RC_QP_KEYS + struct rc_qp_keys + n keys (two words each)  before
+ *                         the SYS of a poll, select or epoll_wait: wake
+ *                         keys of the fds it watches; a wait with more than
+ *                         RC_QP_KEYS_PER_REC sends several in a row, the
+ *                         first with first = 1 (the set starts over)
  * 64-bit fields are stored as two words, low first (memcpy on x86-64). */
 #ifndef PTFLAME_RECORD_QEMU_PROTO_H
 #define PTFLAME_RECORD_QEMU_PROTO_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 /* The stream's version: ptflame passes it to the plugin (proto=N), which
  * refuses another (a plugin left from an older install). */
-#define RC_QP_PROTO 5
+#define RC_QP_PROTO 6
 #define RC_QP_CHUNK_MAX 4096u
 #define RC_QP_MARK 0xffffff00u
 #define RC_QP_DEF (RC_QP_MARK + 1)
@@ -102,10 +108,15 @@ struct rc_qp_ret {
 	uint32_t vcsw, pad;
 };
 
-#define RC_QP_NKEYS 30
+/* A KEYS record: n keys follow (at most RC_QP_KEYS_PER_REC, so that a
+ * record fits a chunk). A wait sends at most RC_QP_MAXKEYS keys in all
+ * (the fds past them: no wake, the wait keeps its measured time); see
+ * record/wake_keys.h for what they cost. */
+#define RC_QP_KEYS_PER_REC 480u
+#define RC_QP_MAXKEYS 16384u
 struct rc_qp_keys {
-	uint32_t n, pad;      /* keys used (more fds: the first RC_QP_NKEYS) */
-	uint64_t key[RC_QP_NKEYS];
+	uint32_t n;
+	uint32_t first;       /* 1: the wait's first record */
 };
 #define RC_QP_VCSW_UNKNOWN 0xffffffffu
 
@@ -123,6 +134,79 @@ struct rc_qp_join {
 
 #define RC_QP_WORDS(type) ((uint32_t)((sizeof(type) + 3) / 4))
 
+/* A set of wake keys (a wait's): grown as needed, up to RC_QP_MAXKEYS;
+ * sorted (rc_qp_keyset_sort) it is searched by bisection. */
+struct rc_qp_keyset {
+	uint32_t n, cap;
+	uint64_t *key;
+	int sorted;
+};
+
+/* Add KEY (0: none); -1 when full or out of memory */
+static inline int rc_qp_keyset_add(struct rc_qp_keyset *k, uint64_t key)
+{
+	if (!key)
+		return 0;
+	if (k->n >= RC_QP_MAXKEYS)
+		return -1;
+	if (k->n == k->cap) {
+		uint32_t c = k->cap ? k->cap * 2 : 8;
+		uint64_t *nk = realloc(k->key, c * sizeof(*nk));
+		if (!nk)
+			return -1;
+		k->key = nk;
+		k->cap = c;
+	}
+	k->key[k->n++] = key;
+	k->sorted = 0;
+	return 0;
+}
+
+static inline int rc_qp_key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sort, and drop repeats (an fd watched twice, dup'ed fds) */
+static inline void rc_qp_keyset_sort(struct rc_qp_keyset *k)
+{
+	if (k->sorted)
+		return;
+	uint32_t i = 1;
+	while (i < k->n && k->key[i - 1] <= k->key[i])
+		i++;
+	if (i < k->n)  /* (the plugin's come sorted) */
+		qsort(k->key, k->n, sizeof(*k->key), rc_qp_key_cmp);
+	uint32_t m = 0;
+	for (i = 0; i < k->n; i++)
+		if (!m || k->key[m - 1] != k->key[i])
+			k->key[m++] = k->key[i];
+	k->n = m;
+	k->sorted = 1;
+}
+
+static inline int rc_qp_keyset_has(const struct rc_qp_keyset *k, uint64_t key)
+{
+	if (!k->sorted) {
+		for (uint32_t i = 0; i < k->n; i++)
+			if (k->key[i] == key)
+				return 1;
+		return 0;
+	}
+	uint32_t lo = 0, hi = k->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (k->key[mid] == key)
+			return 1;
+		if (k->key[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 /* Wake keys of kernel objects a wait can wait on, beside futex addresses
  * (user addresses, far below): the kind in the high bits, an identity
  * below 1 << 48.
@@ -132,6 +216,9 @@ struct rc_qp_join {
  *                  sockets: NETLINK_SOCK_DIAG UNIX_DIAG_PEER; TCP: the
  *                  /proc/net/tcp{,6} line whose local address is its
  *                  remote one)
+ *   SOCK | DGRAM | inode  the same, of a socket that keeps message
+ *                  boundaries (SOCK_DGRAM, SOCK_SEQPACKET): a read takes
+ *                  one send, whatever its size
  *   EVFD | id      an eventfd: its fdinfo eventfd-id (an open file's; the
  *                  anon inode is one for all)
  *   CONN | inode   a connect of that socket (the peer of what accept got)
@@ -144,6 +231,7 @@ struct rc_qp_join {
 #define RC_QP_KEY_CONN (UINT64_C(1) << 59)
 #define RC_QP_KEY_SIG (UINT64_C(1) << 58)
 #define RC_QP_KEY_SIGP (UINT64_C(1) << 57)
+#define RC_QP_KEY_DGRAM (UINT64_C(1) << 56)
 #define RC_QP_KEY_KIND (UINT64_C(0x7f) << 56)
 #define RC_QP_KEY_ID(k) ((k) & ((UINT64_C(1) << 48) - 1))
 
