@@ -3091,6 +3091,32 @@ static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
 	return nr < 4096 ? nr : UINT32_MAX;
 }
 
+/* A PSB+ met in flow (psb_t) and the code up to its FUP decoded: the
+ * instruction at the FUP, IP, the next one, retired at its TSC, exactly,
+ * and every one before it earlier. Done before the next block (on_block),
+ * or before an interrupt at that very instruction (no block in between:
+ * an emulated thread's stamp, rc_ptenc_stamp, has its PSB+ and its
+ * FUP + TIP.PGD at one ip), or the PSB's bound was lost and the last
+ * rounds before it were spread up to the PGD. */
+static int psb_bound(struct dc_ptq *q, uint64_t ip)
+{
+	uint64_t pt = q->psb_t;
+	int ret;
+
+	if (!pt)
+		return 0;
+	q->psb_t = 0;
+	if ((ret = resolve(q, ip)))
+		return ret;
+	if (q->coarse) {
+		piece_commit(q);
+		piece_add(q, q->icount + 1, pt, pt + 1);   /* exact */
+	} else if (pt > q->a_t) {
+		anchor(q, q->icount + 1, pt);
+	}
+	return 0;
+}
+
 static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 {
 	uint64_t before, t;
@@ -3155,7 +3181,8 @@ static int on_event(struct dc_ptq *q, const struct pt_event *ev)
 			anchor(q, q->icount, t);
 			return 0;
 		}
-		if ((ret = resolve(q, ev->variant.async_disabled.at)))
+		if ((ret = resolve(q, ev->variant.async_disabled.at)) ||
+		    (ret = psb_bound(q, ev->variant.async_disabled.at)))
 			return ret;
 		/* the FUP's instruction did not run: the interrupt came at its
 		 * time, one after the last one decoded (the branches before,
@@ -3327,19 +3354,8 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	else
 		q->st.blocks++;   /* (libipt's pieces of one run count once) */
 	tent_flush(q);
-	if (q->psb_t) {
-		uint64_t pt = q->psb_t;
-
-		q->psb_t = 0;
-		if ((ret = resolve(q, b->ip)))
-			return ret;
-		if (q->coarse) {
-			piece_commit(q);
-			piece_add(q, q->icount + 1, pt, pt + 1);   /* exact */
-		} else if (pt > q->a_t) {
-			anchor(q, q->icount + 1, pt);
-		}
-	}
+	if ((ret = psb_bound(q, b->ip)))
+		return ret;
 	/* (the time of a PSB+ read ahead is its FUP's, not a branch's) */
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
 		q->pend_t = t;

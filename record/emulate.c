@@ -64,6 +64,13 @@ struct thr {
 	bool started;
 	bool let_go;              /* detached (or found gone) at the end */
 	bool fatal;               /* got a fatal signal: its process dies */
+	/* back from a syscall that kept its CPU (native_done), its return to
+	 * user mode (truth, PGE) not written yet: written when its CPU's clock
+	 * is the smallest (ret_out, the next step), so that an exit_group of
+	 * another thread of its process stepped before then kills it in the
+	 * syscall (thr_gone), as the kernel does, instead of its return after
+	 * the exit */
+	bool ret_due;
 	/* why the thread resumes user mode next (truth + nothing else) */
 	enum resume rs;
 	long rs_nr;
@@ -480,6 +487,8 @@ static uint64_t latest_now(const struct emu *e)
 	return rc_emu_latest_now(&e->s);
 }
 
+static int ret_out(struct emu *e, unsigned c);
+
 /* T exited (or was killed). A thread of a process that exited (exit_group,
  * a fatal signal) ends when its process did, as the kernel kills them
  * then: not when the host reported its end (a thread blocked in a read
@@ -498,6 +507,16 @@ static int thr_gone(struct emu *e, struct thr *t)
 		    e->cpu[t->s.cpu].cur == &t->s;
 	if (oncpu) {
 		c = (unsigned)t->s.cpu;
+		if (t->ret_due && dead && e->cpu[c].now > dead) {
+			/* killed in the syscall it was to return from (ret_due)
+			 * when its process exited: it exits then, its trace off
+			 * since the syscall; its CPU's clock (the syscall's end)
+			 * goes back there, nothing on it was written since */
+			t->ret_due = false;
+			e->cpu[c].now = dead > t->v0 ? dead : t->v0 + 1;
+		} else if (ret_out(e, c)) {
+			return e->fail;
+		}
 		if (dead && e->cpu[c].now + 1 < dead) {
 			/* (its PGD, then the exit at dead) */
 			if (e->cpu[c].on)
@@ -527,9 +546,13 @@ static int thr_gone(struct emu *e, struct thr *t)
 		}
 	} else {
 		uint64_t ready = t->s.state == RC_EMU_READY ? t->s.ready_ns : 0;
+		/* (ready after a syscall, its return not written yet: killed
+		 * in it, at the exit, whenever it would have returned) */
+		uint64_t floor = t->s.state != RC_EMU_READY ? 0 :
+				 t->rs == RS_NONE || t->rs == RS_START ? ready : t->v0 + 1;
 		now = ready > latest_now(e) ? ready : latest_now(e);
 		if (dead && now > dead)
-			now = dead > ready ? dead : ready;
+			now = dead > floor ? dead : floor;
 	}
 	if (oncpu && e->cpu[c].on) {
 		disable_async(e, c, t->ip);
@@ -1019,6 +1042,25 @@ static int native_done(struct emu *e, struct thr *t)
 	 * by the syscall's duration, so even an MTC-precise decoder has them */
 	if (t->proc->maps_dirty && sync_maps(e, t, c, t->v0))
 		return e->fail;
+	t->ret_due = true;
+	return 0;
+}
+
+/* The thread on CPU c returns to user mode from a syscall that kept its
+ * CPU, at the CPU's clock (see ret_due): its truth line and PGE; or, when
+ * its process exited before then (another thread's exit_group, stepped
+ * meanwhile), it was killed in the syscall (thr_gone; the host reports
+ * its end later). */
+static int ret_out(struct emu *e, unsigned c)
+{
+	struct rc_emu_cpu *v = &e->cpu[c];
+	struct thr *t = v->cur ? thr_of(v->cur) : NULL;
+
+	if (!t || !t->ret_due || t->s.state != RC_EMU_ONCPU)
+		return 0;
+	if (t->proc->exit_ns && v->now > t->proc->exit_ns)
+		return thr_gone(e, t);
+	t->ret_due = false;
 	switch (t->rs) {
 	case RS_SIGRETURN:
 		truth(e, v->now, (int)c, t, "sigreturn %#" PRIx64, t->ip);
@@ -1538,6 +1580,11 @@ static int run(struct emu *e)
 			collect(e, true);
 			continue;
 		}
+		const struct rc_emu_sthr *cur = e->cpu[c].cur;
+		if (ret_out(e, (unsigned)c))
+			break;
+		if (e->cpu[c].cur != cur)
+			continue;   /* (killed in its syscall: ret_out) */
 		if (maybe_preempt(e, (unsigned)c))
 			break;
 		if (e->cpu[c].cur)
@@ -1799,6 +1846,9 @@ static void killed_exit(struct emu *e, struct thr *t, int c, uint64_t now)
  * task), so report ends them there too, not at the recording's end. */
 static void end_threads(struct emu *e, bool killed)
 {
+	/* (returns from syscalls not written yet: ret_due) */
+	for (unsigned c = 0; c < e->ncpu && !e->fail; c++)
+		ret_out(e, c);
 	uint64_t end = e->stop && !e->fail ? stop_time(e) : 0;
 
 	for (size_t i = 0; i < e->nthr && end; i++) {

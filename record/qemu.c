@@ -45,6 +45,8 @@ struct qproc {
 	uint64_t handlers[8];      /* installed signal handlers */
 	unsigned nhandlers;
 	bool dying;                /* exit_group issued */
+	uint64_t exit_ns;          /* its time (the exit_group's entry), 0:
+				    * not a traced one's: its threads end then */
 	bool unannounced;          /* maps reported but not announced yet */
 	/* When its last mmap-like syscall returned (0: none yet). qemu tells
 	 * of a code mapping only when it first translates a block in it, so a
@@ -80,6 +82,10 @@ struct qthr {
 	struct qproc *p;
 	enum qresume rs;
 	long rs_nr;
+	bool ret_kept;             /* back from a syscall that kept its CPU,
+				    * its return (truth, PGE) not written yet */
+	uint64_t ret_at;           /* its CPU's clock then (still there: it did
+				    * not leave the CPU since) */
 	uint64_t resume_ip;        /* preempted in user mode: where its trace
 				    * resumes (PGE), 0: none pending        */
 	uint32_t *w;               /* queued words */
@@ -1572,6 +1578,7 @@ retired:
 			break;
 		}
 		t->rs = QR_NONE;
+		t->ret_kept = false;
 		t->resume_ip = 0;
 		t->started = true;
 		v->on = true;
@@ -1760,6 +1767,8 @@ static int step(struct qemu *e, struct qthr *t)
 				t->s.state = RC_EMU_BLOCKED;  /* returns only if it failed */
 			else
 				thr_exit(e, t, t->v0);
+			if (s.nr == SYS_exit_group && !t->p->exit_ns)
+				t->p->exit_ns = t->v0;
 			return 1;
 		}
 		if (rc_emu_yields((long)s.nr)) {
@@ -1852,6 +1861,8 @@ static int step(struct qemu *e, struct qthr *t)
 		t->head += len;
 		if (t->s.state == RC_EMU_ONCPU) {
 			v->now += d;
+			t->ret_kept = true;
+			t->ret_at = v->now;
 			return 1;
 		}
 		make_ready(e, t, t->v0 + d);
@@ -1923,10 +1934,20 @@ static bool hold(const struct qemu *e, const struct qthr *t, bool force)
 	if (force || t->s.state != RC_EMU_ONCPU || t->s.cpu < 0)
 		return false;
 	uint64_t now = e->cpu[t->s.cpu].now;
-	bool lag = false;
-	for (unsigned c = 0; c < e->ncpu && !lag; c++)
-		lag = e->cpu[c].cur && (int)c != t->s.cpu && e->cpu[c].now + RC_EMU_SWITCH_NS < now;
-	return lag && any_ready(e);
+	bool lag = false, kin = false;
+	for (unsigned c = 0; c < e->ncpu; c++) {
+		if (!e->cpu[c].cur || (int)c == t->s.cpu || e->cpu[c].now + RC_EMU_SWITCH_NS >= now)
+			continue;
+		lag = true;
+		/* a thread of its own process behind it (not asleep in a held
+		 * syscall): its exit_group, before T's clock, kills T then
+		 * (the kernel interrupts a thread on another CPU): T must not
+		 * have run on past it (it ran 0.3-2 ms past its process's
+		 * exit, in the trace and the truth) */
+		const struct qthr *o = thr_of(e->cpu[c].cur);
+		kin |= o->p == t->p && !o->held;
+	}
+	return lag && (kin || any_ready(e));
 }
 
 /* A syscall held on its CPU (t->held: its return will say whether it
@@ -1974,6 +1995,30 @@ static int release_held(struct qemu *e)
 	return 0;
 }
 
+/* T's process exited (another thread's exit_group) and T's CPU's clock is
+ * there: it exits then, as the kernel kills it, and nothing of the rest of
+ * its stream (what qemu ran until the host killed it) is in the trace. */
+static bool ended(struct qemu *e, struct qthr *t)
+{
+	if (!t->traced || !t->p->exit_ns || t->s.state != RC_EMU_ONCPU || t->s.cpu < 0 ||
+	    t->held || e->cpu[t->s.cpu].now < t->p->exit_ns)
+		return false;
+	unsigned c = (unsigned)t->s.cpu;
+	struct rc_emu_cpu *v = &e->cpu[c];
+	if (!v->on && t->ret_kept && t->ret_at == v->now) {
+		/* back from a syscall, its return not written yet (the
+		 * next block does it): killed in the syscall, at the exit;
+		 * nothing on its CPU was written since the entry */
+		uint64_t dead = t->p->exit_ns;
+		v->now = dead > t->v0 ? dead : t->v0 + 1;
+	}
+	if (v->on)
+		disable_async(e, c, t->pend ? t->pend->last.ip : t->resume_ip);
+	thr_exit(e, t, v->now);
+	cpu_leave(e, c, false);
+	return true;
+}
+
 static int run(struct qemu *e)
 {
 	/* rounds without progress while a thread was held (hold): after
@@ -1995,6 +2040,12 @@ static int run(struct qemu *e)
 			if (t->s.state == RC_EMU_GONE || t->s.state == RC_EMU_READY)
 				continue;
 			for (int k = 0; k < 4096 && !e->stop; k++) {
+				/* a thread made ready (a clone's new one) takes an
+				 * idle CPU at its ready time before T runs past it */
+				if (any_ready(e) && any_idle(e) && assign_idle(e))
+					break;
+				if (ended(e, t))
+					break;
 				if (hold(e, t, force)) {
 					held = true;
 					break;
@@ -2082,12 +2133,23 @@ static uint64_t stop_time(struct qemu *e)
  * the kernel writes for a killed task), so report ends them there too. */
 static void finish(struct qemu *e, bool killed)
 {
-	uint64_t end = e->eof ? 0 : stop_time(e);
+	uint64_t stop = e->eof ? 0 : stop_time(e);
 
 	e->stop = true;
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		struct rc_emu_cpu *v = &e->cpu[c];
 		struct qthr *t = v->cur ? thr_of(v->cur) : NULL;
+		/* (its process exited: it runs on, as at a stop, to then) */
+		uint64_t end = stop ? stop : t && t->traced ? t->p->exit_ns : 0;
+		if (t && t->held && t->p->dying && t->p->exit_ns > v->now) {
+			/* asleep in a held syscall when its process exited:
+			 * blocked from its entry, killed at the exit */
+			t->held = false;
+			t->s.state = RC_EMU_BLOCKED;
+			cpu_leave(e, c, false);
+			thr_exit(e, t, t->p->exit_ns);
+			continue;
+		}
 		if (t) {
 			/* stopped early: it ran on, where it was, until the stop
 			 * (a CPU's clock counts the instructions the plugin sent,
@@ -2139,22 +2201,26 @@ static void finish(struct qemu *e, bool killed)
 	}
 	for (size_t i = 0; i < e->nthr && !e->fail; i++) {
 		struct qthr *t = e->thr[i];
-		if (t->s.state != RC_EMU_GONE && t->traced && e->eof)
-			thr_exit(e, t, latest_now(e));
-		else if (end && t->traced && (t->s.state == RC_EMU_BLOCKED ||
+		if (t->s.state != RC_EMU_GONE && t->traced && e->eof) {
+			/* (waiting when its process exited: killed then) */
+			uint64_t now = latest_now(e);
+			if (t->p->exit_ns && now > t->p->exit_ns)
+				now = t->p->exit_ns > t->v0 ? t->p->exit_ns : t->v0;
+			thr_exit(e, t, now);
+		} else if (stop && t->traced && (t->s.state == RC_EMU_BLOCKED ||
 					      t->s.state == RC_EMU_READY)) {
 			if (killed && t->p->pid == e->child)
-				thr_exit(e, t, end);
+				thr_exit(e, t, stop);
 			else
-				TRUTH(e, end, -1, t, "stop");
+				TRUTH(e, stop, -1, t, "stop");
 		}
 	}
 	for (unsigned c = 0; c < e->ncpu && !e->fail; c++) {
 		rc_ptenc_flush(e->cpu[c].q.enc);
 		drain(e, c, true);
 	}
-	if (end && !e->fail)
-		wcheck(e, rc_emu_stop_at(&e->s, end));
+	if (stop && !e->fail)
+		wcheck(e, rc_emu_stop_at(&e->s, stop));
 }
 
 /* ---- start ---------------------------------------------------------------------- */

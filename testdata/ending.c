@@ -16,6 +16,9 @@
  *                             exit_group ends the reader too)
  *   ending exec-naps      main execs the program again ("naps": two
  *                             rounds of work and a 1 ms nanosleep, then 0)
+ *   ending spin-exit N    a second thread works a while, then calls
+ *                             exit(N) while main spins in user code (its
+ *                             exit_group ends main where it is)
  * The second thread does a little work first, so that both are traced. */
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +42,8 @@ static int work(int n)
 
 static void *second(void *arg)
 {
+	if (arg)
+		sink = work(5000);
 	(void)arg;
 	sink = work(200);
 	if (segv)
@@ -113,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	code = n;
 	segv = !strcmp(mode, "thread-segv");
-	if (pthread_create(&t, NULL, second, NULL))
+	if (pthread_create(&t, NULL, second, strcmp(mode, "spin-exit") ? NULL : argv[1]))
 		return 99;
 	if (!strcmp(mode, "join-exit"))
 		pthread_join(t, NULL);

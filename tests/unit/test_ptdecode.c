@@ -1475,6 +1475,49 @@ static void test_mtc_rate_change(void **state)
 	assert_in_range(got.ev[8].time_ns, ns_of(69120), ns_of(69376));
 }
 
+/* An emulated thread's last moments (record/ptenc.c rc_ptenc_stamp): a
+ * PSB+ at its last instruction's time, its FUP the next instruction (main's
+ * jmp h, insn 8, at 64448), halted (no MTC) until a wake (TSC, TMA, CBR) at
+ * 80000, then FUP + TIP.PGD at that same instruction. libipt decodes no
+ * block between the PSB+'s MODE.Exec and the PGD, and the decoder kept the
+ * PSB's exact time only for the next block: the calls and returns before,
+ * bounded by nothing else (no MTC), were spread over the halt up to the PGD
+ * (report gave their functions the time the thread sat in main). */
+static void test_psb_then_interrupt(void **state)
+{
+	static const struct want want[] = {
+		{ DC_EV_TRACE_ON, DC_ON_START, N, 0x00 },
+		{ DC_EV_CALL, 0, 0x00, 0x20 },
+		{ DC_EV_CALL, 0, 0x20, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x25 },
+		{ DC_EV_RETURN, 0, 0x25, 0x05 },
+		{ DC_EV_CALL, 0, 0x05, 0x40 },
+		{ DC_EV_RETURN, 0, 0x41, 0x0a },
+		{ DC_EV_TRACE_OFF, DC_OFF_FAULT, 0x0a, N },
+	};
+	struct pt_config pc;
+	struct enc w;
+	struct evlist got;
+
+	(void)state;
+	timing_on(&pc);
+	enc_init(&w);
+	psb_timed(&w, 64000, BASE + 0x00);      /* insn 1 at 64000 */
+	ip_pkt(&w, ppt_tip, BASE + 0x25);       /* g's ret, insn 4 */
+	ip_pkt(&w, ppt_tip, BASE + 0x05);       /* f's ret, insn 5 */
+	ip_pkt(&w, ppt_tip, BASE + 0x0a);       /* g's ret, insn 7 */
+	psb_timed(&w, 64448, BASE + 0x0a);      /* insn 8 at 64448 */
+	tsc_tma(&w, 80000);                     /* the wake */
+	cbr(&w, 20);
+	ip_pkt(&w, ppt_fup, BASE + 0x0a);
+	ip_pkt(&w, ppt_tip_pgd, 0);
+	timed_decode(&w, 0, &got);
+	expect(&got, want, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 1; i <= 6; i++)
+		assert_in_range(got.ev[i].time_ns, ns_of(64000), ns_of(64448));
+	assert_in_range(got.ev[7].time_ns, ns_of(80000), ns_of(80000) + 1000);
+}
+
 /* A damaged trace can send the decoder into code that loops by direct
  * jumps alone (here "jmp $"): no packet is ever needed again, so libipt
  * would decode it for ever. The decoder gives up on it as lost data. */
@@ -1826,6 +1869,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_names),
 		cmocka_unit_test(test_mtc_bounds),
 		cmocka_unit_test(test_mtc_rate_change),
+		cmocka_unit_test(test_psb_then_interrupt),
 		cmocka_unit_test(test_window_not_at_stop),
 		cmocka_unit_test(test_syscall_nr_split),
 	};

@@ -11,8 +11,16 @@
 #   waited). Now every thread's last line (stop or exit) is at one time, the
 #   truth's last, and report matches the truth, thread by thread.
 #   Killed after the stop (launched: record's SIGTERM), and left alive (-p).
+#   Its stacks too (compare, --per-thread), over several runs per backend:
+#   about 1 run in 7 report spread a thread's last loop rounds over its
+#   stretch to the stop (the PSB+ of rc_ptenc_stamp is exact at its FUP, but
+#   with no block decoded before the FUP + TIP.PGD at the same ip the
+#   decoder dropped it: ptdecode.c psb_bound; 2 of 16 runs failed so).
 # - a process's exit_group ends all its threads then (ending reader-exit: a
-#   thread waiting in a read lived on 28-62 ms, until the host reported it).
+#   thread waiting in a read lived on 28-62 ms, until the host reported it;
+#   thread-exit, spin-exit: main, in its clone's return or spinning on
+#   another CPU, ran on 3 us-3 ms under ptrace, 0.3-2 ms on qemu, after
+#   the exit_group: the kernel kills it then).
 # - after an exec (ending exec-naps) truth_profile.py's model begins the new
 #   image's stack at its start line (it began again at its first sysret:
 #   main and nap counted twice, 34 false errors).
@@ -22,13 +30,13 @@ PROG=$TESTDATA/kill_spin
 BACKENDS=(ptrace)
 command -v qemu-x86_64 >/dev/null && BACKENDS+=(qemu) || echo "qemu-x86_64 not installed: ptrace only"
 
-# ends_together NAME: every thread's last line (stop or exit) is at the
-# truth's last time, and each thread's time in report (--per-thread: on and
-# off its CPU) is its life in the truth (walltime), as in qemu/kill.sh. (Not
-# the stacks: without CYC the decoder sometimes spreads the last rounds of a
-# thread over its stretch to the stop, a decoder matter left for now.)
+# ends_together NAME [quick]: every thread's last line (stop or exit) is at
+# the truth's last time, each thread's time in report (--per-thread: on and
+# off its CPU) is its life in the truth (walltime), as in qemu/kill.sh, and
+# the stacks match the truth's (compare, and --per-thread). QUICK: the end
+# and --per-thread's stacks only (thread by thread: the rest follows).
 ends_together() {
-	local n=$1 msg
+	local n=$1 quick=${2:-} msg
 	if msg=$(awk '/^#/ || $5 == "" { next } { if ($1 > m) m = $1 }
 		$5 == "stop" || $5 == "exit" { end[$4] = $1 }
 		END { for (t in end) { k++; if (end[t] != m) { printf "tid %s ends %d ns before the last line; ", t, m - end[t]; bad = 1 } }
@@ -40,6 +48,11 @@ ends_together() {
 	fi
 	"$PTFLAME" report -q --per-thread -i "$n.data" >"$n.trep" 2>"$n.rerr" ||
 		{ fail "$n: report: $(head -c 300 "$n.rerr")"; return; }
+	if [ -n "$quick" ]; then
+		"${TP[@]}" compare "$n.truth" "$n.trep" --per-thread >"$n.tcmp" 2>&1 &&
+			pass "$n: --per-thread matches the truth" || fail "$n: $(tail -4 "$n.tcmp" | cut -c1-400)"
+		return
+	fi
 	"${TP[@]}" walltime "$n.truth" | sort >"$n.wall"
 	awk '{ split($1, f, ";"); k = split(f[1], a, "-"); s[a[k]] += $NF }
 		END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$n.trep" | sort >"$n.rwall"
@@ -50,17 +63,26 @@ ends_together() {
 	else
 		fail "$n: $msg"
 	fi
+	"$PTFLAME" report -q -i "$n.data" >"$n.rep" 2>>"$n.rerr" || { fail "$n: report"; return; }
+	"${TP[@]}" compare "$n.truth" "$n.rep" >"$n.cmp" 2>&1 && pass "$n: report matches the truth" ||
+		fail "$n: $(tail -4 "$n.cmp" | cut -c1-400)"
+	"${TP[@]}" compare "$n.truth" "$n.trep" --per-thread >"$n.tcmp" 2>&1 &&
+		pass "$n: --per-thread matches the truth" || fail "$n: $(tail -4 "$n.tcmp" | cut -c1-400)"
 }
 
+# (the first run 1 s, ENDS_RUNS - 1 more of 0.2 s: the stacks' check)
 for b in "${BACKENDS[@]}"; do
-	n=stop-$b
-	timeout -k 10 60 "$PTFLAME" record --emulate=$b -q --cpus 2 -d 1 -o "$n.data" \
-		--truth "$n.truth" -- "$PROG" spin 1000000 >"$n.out" 2>&1
-	rc=$?
-	[ "$rc" -eq 0 ] && pass "$n: record exit 0" || { fail "$n: record exit $rc: $(head -c 300 "$n.out")"; continue; }
-	grep -q ' exit$' "$n.truth" && ! grep -q ' stop$' "$n.truth" && pass "$n: killed at the stop" ||
-		fail "$n: want exits, no stop (the program dies of record's SIGTERM)"
-	ends_together "$n"
+	for i in $(seq 1 "${ENDS_RUNS:-6}"); do
+		n=stop-$b-$i
+		d=0.2; [ "$i" -eq 1 ] && d=1
+		timeout -k 10 60 "$PTFLAME" record --emulate=$b -q --cpus 2 -d $d -o "$n.data" \
+			--truth "$n.truth" -- "$PROG" spin 1000000 >"$n.out" 2>&1
+		rc=$?
+		[ "$rc" -eq 0 ] && pass "$n: record exit 0" || { fail "$n: record exit $rc: $(head -c 300 "$n.out")"; continue; }
+		grep -q ' exit$' "$n.truth" && ! grep -q ' stop$' "$n.truth" && pass "$n: killed at the stop" ||
+			fail "$n: want exits, no stop (the program dies of record's SIGTERM)"
+		ends_together "$n" $([ "$i" -gt 1 ] && echo quick)
+	done
 done
 
 # -p: the program lives on after the detach; its threads stop
@@ -81,21 +103,32 @@ else
 fi
 
 # exit_group: every thread's exit within 2 instructions of its syscall line
+# (not before it), and no line of any thread after that: the other thread
+# waits in a read (reader-exit), is in its clone's return (thread-exit) or
+# spins on the other CPU (spin-exit). On qemu a thread's blocks come whole
+# and it runs on while a thread of its process lags it by less than a
+# switch (RC_EMU_SWITCH_NS, hold in qemu.c): within 2 us there.
 for b in "${BACKENDS[@]}"; do
-	n=rexit-$b
-	timeout -k 10 60 "$PTFLAME" record --emulate=$b -q --cpus 2 -o "$n.data" --truth "$n.truth" \
-		-- "$TESTDATA/ending" reader-exit 3 >"$n.out" 2>&1
-	rc=$?
-	[ "$rc" -eq 3 ] || { fail "$n: record exit $rc, want 3: $(head -c 300 "$n.out")"; continue; }
-	if msg=$(awk '/^# ptflame-truth/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns_per_insn=/) { split($i, a, "="); ns = a[2] } }
-		/^#/ { next } $5 == "syscall" && $6 == 231 && !g { g = $1 }
-		$5 == "exit" { k++; if ($1 - g > 2 * ns) { printf "tid %s exits %d ns after the exit_group; ", $4, $1 - g; bad = 1 } }
-		END { if (!g || k < 2) { print "no exit_group, or " k " exits"; bad = 1 }
-		      if (!bad) print k " threads exit with their process"; exit bad }' "$n.truth"); then
-		pass "$n: $msg"
-	else
-		fail "$n: $msg"
-	fi
+	for mode in reader-exit thread-exit spin-exit; do
+		n=$mode-$b
+		timeout -k 10 60 "$PTFLAME" record --emulate=$b -q --cpus 2 -o "$n.data" --truth "$n.truth" \
+			-- "$TESTDATA/ending" $mode 3 >"$n.out" 2>&1
+		rc=$?
+		[ "$rc" -eq 3 ] || { fail "$n: record exit $rc, want 3: $(head -c 300 "$n.out")"; continue; }
+		tol=0; [ "$b" = qemu ] && [ "$mode" = spin-exit ] && tol=2000
+		if msg=$(sort -n -s "$n.truth" | awk -v tol=$tol '
+			/^# ptflame-truth/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns_per_insn=/) { split($i, a, "="); ns = a[2] }
+					     if (!tol) tol = 2 * ns }
+			/^#/ || $5 == "" { next } $5 == "syscall" && $6 == 231 && !g { g = $1 }
+			g && $1 - g > tol { printf "tid %s: %s %d ns after the exit_group; ", $4, $5, $1 - g; bad = 1 }
+			$5 == "exit" { k++; if (!g || $1 < g) { printf "tid %s exits before the exit_group; ", $4; bad = 1 } }
+			END { if (!g || k < 2) { print "no exit_group, or " k " exits"; bad = 1 }
+			      if (!bad) print k " threads exit with their process"; exit bad }'); then
+			pass "$n: $msg"
+		else
+			fail "$n: $(echo "$msg" | cut -c1-400)"
+		fi
+	done
 done
 
 # exec: the model's stack of the new image (ptrace: qemu-user cannot follow an exec)
