@@ -2042,7 +2042,7 @@ static int run(struct qemu *e)
 			for (int k = 0; k < 4096 && !e->stop; k++) {
 				/* a thread made ready (a clone's new one) takes an
 				 * idle CPU at its ready time before T runs past it */
-				if (any_ready(e) && any_idle(e) && assign_idle(e))
+				if (any_idle(e) && any_ready(e) && assign_idle(e))
 					break;
 				if (ended(e, t))
 					break;
