@@ -63,6 +63,8 @@ struct thr {
 	uint64_t ip;              /* next instruction to execute */
 	bool started;
 	bool let_go;              /* detached (or found gone) at the end */
+	bool unborn;              /* made (its FORK written), then detached at
+				   * the stop before it ran: end_threads ends it */
 	bool fatal;               /* got a fatal signal: its process dies */
 	/* back from a syscall that kept its CPU (native_done), its return to
 	 * user mode (truth, PGE) not written yet: written when its CPU's clock
@@ -794,10 +796,10 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 /* The first stop of a new thread: it becomes ready where it stands. */
 static int adopt_new(struct emu *e, struct thr *nt, int status)
 {
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		nt->s.state = RC_EMU_GONE;
-		return 0;
-	}
+	/* (its FORK and clone line are written: its end must be too, or
+	 * the trace has a thread that never ends) */
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return thr_gone(e, nt);
 	struct user_regs_struct r;
 	int rc = getregs(nt->tid, &r);
 	if (rc < 0)
@@ -807,6 +809,7 @@ static int adopt_new(struct emu *e, struct thr *nt, int status)
 	if (e->stop) {
 		ptrace(PTRACE_DETACH, nt->tid, 0, 0);
 		nt->s.state = RC_EMU_GONE;
+		nt->unborn = true;
 		return 0;
 	}
 	if (nt->to_start && nt->proc->bp) {
@@ -1857,7 +1860,9 @@ static void end_threads(struct emu *e, bool killed)
 
 		for (unsigned c = 0; c < e->ncpu; c++)
 			on_cpu |= e->cpu[c].cur == &t->s;
-		if (on_cpu || !(in_syscall(t) || (t->started && t->s.state == RC_EMU_READY)))
+		/* (a thread made but not run yet ends too: its FORK is in
+		 * the file, and a killed program's threads all get an EXIT) */
+		if (on_cpu || !(in_syscall(t) || t->s.state == RC_EMU_READY || t->unborn))
 			continue;
 		if (killed && t->proc->pid == e->child)
 			killed_exit(e, t, -1, end);
