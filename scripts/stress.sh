@@ -2,13 +2,17 @@
 # Record the emu_* testdata programs again and again with random record
 # options and check each recording as the e2e tests do (run by hand: the
 # e2e tests check a fixed set of recordings, but a recording depends on
-# how the threads were scheduled under qemu, and a bug that shows in one
-# recording in a hundred passes them most days).
+# how the threads were scheduled, and a bug that shows in one recording
+# in a hundred passes them most days).
 #
 # Each round picks a program and options from its seed (clock: CYC or not,
 # --ns-per-insn, --mtc-period; --cpus, --time-slice; sometimes
 # --inject-interrupts; a quarter of the rounds lose data: --inject-ovf or
-# --drop-aux) and checks:
+# --drop-aux) and a backend: qemu (half the rounds), ptrace (from main, or
+# from exec with --max-insns for a command) or -p (a fifth: a long-running
+# program started natively, attached after a short sleep for -d a few
+# tenths of a second: it must run on after the detach and end with the
+# status of a run without the attach) and checks:
 #  - report's annotated output fits the folded grammar (check_folded.py);
 #  - without loss: every stack matches the truth log's profile
 #    (truth_profile.py compare: call counts exact, self time within 0.1 %,
@@ -23,9 +27,14 @@
 # usage: scripts/stress.sh [BUILDDIR] [ROUNDS] [FIRST_SEED]
 #        (JOBS=N rounds at once, default the online CPUs; OUT=dir;
 #        STRESS_PROGRAMS="threads signal": only those; STRESS_LOSS=ovf,
-#        drop or none: every round so; STRESS_COMMANDS=FILE: the commands
+#        drop or none: every round so; STRESS_BACKEND=qemu, ptrace or
+#        attach: every round so (qemu: the rounds of seeds drawn before
+#        the backend was); STRESS_COMMANDS=FILE: the commands
 #        in FILE instead, one per line, words split at blanks, $SRC the
-#        source tree: real programs, such as scripts/stress-commands.txt's)
+#        source tree: real programs, such as scripts/stress-commands.txt's;
+#        a line "-p CMD" is a command for the -p rounds only, which
+#        otherwise attach to testdata's spin_attach, attach_blocked and
+#        attach_sleepers)
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$SRC/build}" && pwd) || exit 2
@@ -43,19 +52,31 @@ PROGRAMS=${STRESS_PROGRAMS:-$(sed -n 's/^EMU_PROGRAMS="\(.*\)"$/\1/p' "$SRC/test
 # STRESS_COMMANDS: program "@N" is line N of that file (comments and blank
 # lines left out)
 COMMANDS=
+# the -p rounds' programs, one a line (run for a second or more natively)
+ATTACH="$TESTDATA/spin_attach 2
+$TESTDATA/attach_blocked 1.5
+$TESTDATA/attach_sleepers 2"
 if [ -n "${STRESS_COMMANDS:-}" ]; then
-	COMMANDS=$(grep -v '^[[:space:]]*\(#\|$\)' "$STRESS_COMMANDS" | sed "s|\$SRC|$SRC|g") ||
+	COMMANDS=$(grep -v '^[[:space:]]*\(#\|$\|-p[[:space:]]\)' "$STRESS_COMMANDS" | sed "s|\$SRC|$SRC|g") ||
 		{ echo "stress: no commands in $STRESS_COMMANDS" >&2; exit 2; }
 	PROGRAMS=$(seq -f '@%g' 1 "$(wc -l <<<"$COMMANDS")" | tr '\n' ' ')
+	ATTACH=$(sed -n "s|^-p[[:space:]]\+||p" "$STRESS_COMMANDS" | sed "s|\$SRC|$SRC|g")
 fi
+NATTACH=0
+[ -n "$ATTACH" ] && NATTACH=$(wc -l <<<"$ATTACH")
 LOSS=${STRESS_LOSS:-}
 case $LOSS in ""|ovf|drop|none) ;; *) echo "stress: STRESS_LOSS is ovf, drop or none, not '$LOSS'" >&2; exit 2 ;; esac
+BACKEND=${STRESS_BACKEND:-}
+case $BACKEND in ""|qemu|ptrace|attach) ;; *) echo "stress: STRESS_BACKEND is qemu, ptrace or attach, not '$BACKEND'" >&2; exit 2 ;; esac
+[ "$BACKEND" = attach ] && [ "$NATTACH" -eq 0 ] && { echo "stress: STRESS_BACKEND=attach, but no '-p CMD' line in $STRESS_COMMANDS" >&2; exit 2; }
 [ -n "$PROGRAMS" ] || { echo "stress: no EMU_PROGRAMS in tests/e2e/report/common.sh" >&2; exit 2; }
 mkdir -p "$OUT"
 
-# options SEED: "PROG|LOSS|SLACK|record options" for the round
+# options SEED: "PROG|LOSS|SLACK|BACKEND|record options" for the round;
+# BACKEND is qemu, ptrace or attach:SLEEP:SECONDS (PROG then "-pN", line N
+# of ATTACH)
 options() {
-	python3 - "$1" "$PROGRAMS" "$LOSS" <<'PY'
+	python3 - "$1" "$PROGRAMS" "$LOSS" "$BACKEND" "$NATTACH" <<'PY'
 import random, sys
 r = random.Random(int(sys.argv[1]))
 progs = sys.argv[2].split()
@@ -80,7 +101,17 @@ if u < 0.15:
 elif u < 0.25:
     loss = "drop"
     opt += ["--drop-aux", str(r.randrange(2, 6)), "--aux-chunk", "256"]
-print("%s|%s|%d|%s" % (p, loss, slack, " ".join(opt)))
+# (drawn after the rest: STRESS_BACKEND=qemu gives the older seeds' rounds)
+u = r.random()
+be = sys.argv[4] or ("qemu" if u < 0.5 else "ptrace" if u < 0.8 or not int(sys.argv[5]) else
+                     "attach")
+if be == "attach":
+    p = "-p%d" % r.randint(1, int(sys.argv[5]))
+    be = "attach:%s:%s" % (r.choice(["0.1", "0.2", "0.4"]), r.choice(["0.2", "0.3", "0.5"]))
+elif be == "ptrace" and p.startswith("@"):
+    # from exec: ld.so's start, 20,000 instructions a second
+    opt += ["--max-insns", str(r.choice([20000, 60000, 150000]))]
+print("%s|%s|%d|%s|%s" % (p, loss, slack, be, " ".join(opt)))
 PY
 }
 
@@ -116,14 +147,44 @@ check() {
 
 # round SEED: one recording and its checks; prints one line
 round() {
-	local seed=$1 spec p loss slack opts d why
+	local seed=$1 spec p loss slack be opts d why rc want
 	spec=$(options "$seed") || { echo "seed $seed: no options"; return 1; }
-	IFS='|' read -r p loss slack opts <<<"$spec"
+	IFS='|' read -r p loss slack be opts <<<"$spec"
 	d=$(mktemp -d "$OUT/r$seed.XXXX")
 	local -a prog=("$TESTDATA/emu_$p")
+	[ "$p" = dlopen ] && prog+=("$TESTDATA/libemu_plugin.so")
 	[[ $p == @* ]] && read -ra prog <<<"$(sed -n "${p#@}p" <<<"$COMMANDS")"
+	[[ $p == -p* ]] && read -ra prog <<<"$(sed -n "${p#-p}p" <<<"$ATTACH")"
+	local rec="ptflame record --emulate=$be $opts -- ${prog[*]}"
 	# shellcheck disable=SC2086 # (opts: words)
-	if ! "$PTFLAME" record --emulate -q -o "$d/t.data" --truth "$d/t.truth" $opts \
+	if [[ $be == attach:* ]]; then
+		local nap=${be#attach:} secs pid
+		secs=${nap#*:} nap=${nap%%:*}
+		rec="${prog[*]} & sleep $nap; ptflame record --emulate=ptrace -p \$! -d $secs $opts"
+		# the status of a run without the attach
+		timeout -s KILL 60 "${prog[@]}" >/dev/null 2>&1 </dev/null
+		want=$?
+		"${prog[@]}" >/dev/null 2>&1 </dev/null &
+		pid=$!
+		sleep "$nap"
+		if ! kill -0 "$pid" 2>/dev/null; then
+			why="the program ended before the attach"
+		elif ! timeout -s KILL 120 "$PTFLAME" record --emulate=ptrace -q -p "$pid" -d "$secs" \
+			-o "$d/t.data" --truth "$d/t.truth" $opts >"$d/rec" 2>&1; then
+			why="record -p: $(head -c 300 "$d/rec")"
+		fi
+		sleep 0.1
+		grep -q 'State:.*[tT]' "/proc/$pid/status" 2>/dev/null && why="${why:+$why; }the program is left stopped"
+		for _ in $(seq 600); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid"
+		rc=$?
+		[ "$rc" -eq "$want" ] || why="${why:+$why; }the program ended with status $rc, not $want as without the attach"
+		[ -n "$why" ] || why=$(cd "$d" && check t "$p" "$loss" "$slack")
+	elif ! "$PTFLAME" record --emulate="$be" -q -o "$d/t.data" --truth "$d/t.truth" $opts \
 		-- "${prog[@]}" >"$d/rec" 2>&1; then
 		why="record: $(head -c 300 "$d/rec")"
 	else
@@ -131,18 +192,18 @@ round() {
 	fi
 	if [ -z "$why" ]; then
 		rm -rf "$d"
-		echo "seed $seed ok: ${prog[*]##*/} $opts"
+		echo "seed $seed ok: ${be%%:*} ${prog[*]##*/} $opts"
 		return 0
 	fi
 	rm -rf "$OUT/fail-$seed"
 	mv "$d" "$OUT/fail-$seed"
-	echo "ptflame record --emulate $opts -- ${prog[*]}" >"$OUT/fail-$seed/cmd"
-	echo "seed $seed FAIL: ${prog[*]##*/} $opts: $why" | tr '\n' ' '
+	echo "$rec" >"$OUT/fail-$seed/cmd"
+	echo "seed $seed FAIL: ${be%%:*} ${prog[*]##*/} $opts: $why" | tr '\n' ' '
 	echo
 	return 1
 }
 export -f options check round
-export PTFLAME TESTDATA TP CHECK PROGRAMS COMMANDS LOSS OUT
+export PTFLAME TESTDATA TP CHECK PROGRAMS COMMANDS ATTACH NATTACH LOSS BACKEND OUT
 
 seq "$FIRST" $((FIRST + ROUNDS - 1)) | xargs -P "$JOBS" -I{} bash -c 'round {}' >"$OUT/log" 2>&1
 fails=$(grep -c ' FAIL: ' "$OUT/log")
