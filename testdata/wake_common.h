@@ -61,11 +61,21 @@ static int blocked_in(pid_t tid, long nr, unsigned long lo, unsigned long hi)
 
 /* Flag F reached V (thread TID is about to block), then TID blocks in
  * syscall NR on an object in [LO, HI). */
-static void wait_blocked(volatile int *f, int v, volatile pid_t *tid, long nr,
+static inline void wait_blocked(volatile int *f, int v, volatile pid_t *tid, long nr,
 			 const volatile void *lo, unsigned long size)
 {
 	flag_wait(f, v);
 	while (!blocked_in(*tid, nr, (unsigned long)lo, (unsigned long)lo + size))
+		sched_yield();
+}
+
+/* Flag F reached V, then TID blocks in syscall NR1 or NR2, whatever its
+ * first argument (qemu-user may do a guest's wait with another call:
+ * epoll_pwait for epoll_wait, ppoll for poll). */
+static inline void wait_blocked_any(volatile int *f, int v, volatile pid_t *tid, long nr1, long nr2)
+{
+	flag_wait(f, v);
+	while (!blocked_in(*tid, nr1, 0, ~0ul) && !blocked_in(*tid, nr2, 0, ~0ul))
 		sched_yield();
 }
 

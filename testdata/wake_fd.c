@@ -53,10 +53,7 @@ static void on_usr1(int s)
  * syscalls NR1, NR2 (qemu-user may do a guest's wait with another) */
 static void blocked(int k, long nr1, long nr2)
 {
-	(void)wait_blocked;  /* (wake_common.h: one syscall only) */
-	flag_wait(&step, k);
-	while (!blocked_in(wtid, nr1, 0, ~0ul) && !blocked_in(wtid, nr2, 0, ~0ul))
-		sched_yield();
+	wait_blocked_any(&step, k, &wtid, nr1, nr2);
 	spin(spins);
 }
 

@@ -53,6 +53,22 @@ each_real() {
 		[ -f "$f" ] && "$1" "$(basename "$f" .data)" "$f" "${@:2}"
 	done
 }
+# lives_match NAME: each thread's time in NAME.trep (report --per-thread:
+# its COMM-TID frame, on and off its CPU) is its life in NAME.truth
+# (truth_profile.py walltime)
+lives_match() {
+	local n=$1 msg
+	python3 "$SRCDIR/tests/e2e/report/truth_profile.py" walltime "$n.truth" | sort >"$n.wall"
+	awk '{ split($1, f, ";"); k = split(f[1], a, "-"); s[a[k]] += $NF }
+		END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$n.trep" | sort >"$n.rwall"
+	if msg=$(join -a1 -a2 -e missing -o 0,1.2,2.2 "$n.wall" "$n.rwall" |
+		awk '$2 != $3 { printf "tid %s: truth %s ns, report %s ns; ", $1, $2, $3; bad = 1 }
+		     END { exit bad }'); then
+		pass "$n: each thread's time in report is its life in the truth"
+	else
+		fail "$n: $msg"
+	fi
+}
 finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0

@@ -58,16 +58,7 @@ ends_together() {
 			pass "$n: --per-thread matches the truth" || fail "$n: $(tail -4 "$n.tcmp" | cut -c1-400)"
 		return
 	fi
-	"${TP[@]}" walltime "$n.truth" | sort >"$n.wall"
-	awk '{ split($1, f, ";"); k = split(f[1], a, "-"); s[a[k]] += $NF }
-		END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$n.trep" | sort >"$n.rwall"
-	if msg=$(join -a1 -a2 -e missing -o 0,1.2,2.2 "$n.wall" "$n.rwall" |
-		awk '$2 != $3 { printf "tid %s: truth %s ns, report %s ns; ", $1, $2, $3; bad = 1 }
-		     END { exit bad }'); then
-		pass "$n: each thread's time in report is its life in the truth"
-	else
-		fail "$n: $msg"
-	fi
+	lives_match "$n"
 	"$PTFLAME" report -q -i "$n.data" >"$n.rep" 2>>"$n.rerr" || { fail "$n: report"; return; }
 	"${TP[@]}" compare "$n.truth" "$n.rep" >"$n.cmp" 2>&1 && pass "$n: report matches the truth" ||
 		fail "$n: $(tail -4 "$n.cmp" | cut -c1-400)"

@@ -25,32 +25,11 @@ for n in fl1 flp; do
 		continue
 	fi
 	expect_grep '^fdlim waits 5$' "$n.out" "$n: the program ran"
-	if msg=$(awk -v ns=$NS '
-		BEGIN {
-			nw = split("7 232 270 45 45", W)
-			split("1 1 1 44 44", A)
-			split("poll64/write epoll64/write select64/write dgram-recv/send dgram-recv2/send", N)
-			wi = ai = 1
-		}
-		$1 !~ /^[0-9]+$/ { next }
-		!m { m = $4 }
-		$5 == "comm" && $6 == "fd-waiter" { wt = $4 }
-		!wt { next }
-		$4 == m && $5 == "syscall" && ai <= nw && $6 == A[ai] { a[ai++] = $1 }
-		$4 == wt && $5 == "syscall" && wi <= nw && $6 == W[wi] && !open { s[wi] = $1; open = 1 }
-		$4 == wt && open && ($5 == "sysret" || $5 == "signal") { r[wi++] = $1; open = 0 }
-		$5 == "wake" && $4 == m && $6 == wt { wk[$1] = 1 }
-		END {
-			if (wi <= nw || ai <= nw) { printf "want %d waits and actions, got %d, %d\n", nw, wi - 1, ai - 1; exit 1 }
-			bad = 0
-			for (k = 1; k <= nw; k++) {
-				if (r[k] < a[k]) { printf "%d %s: the wait ends %.0f ns before its action\n", k, N[k], a[k] - r[k]; bad = 1 }
-				if (!(sprintf("%.0f", a[k] + ns) in wk)) { printf "%d %s: the action woke no waiter\n", k, N[k]; bad = 1 }
-			}
-			if (bad) exit 1
-			print "each of the 5 waits ends no earlier than its action, which wakes the waiter"
-		}
-		' "$n.truth"); then
+	if msg=$(awk -v ns=$NS \
+		-v waits="7 232 270 45 45" \
+		-v acts="1 1 1 44 44" \
+		-v names="poll64/write epoll64/write select64/write dgram-recv/send dgram-recv2/send" \
+		-f "$SRCDIR/tests/e2e/qemu/wait_action.awk" "$n.truth"); then
 		pass "$n: $msg"
 	else
 		fail "$n: $msg"

@@ -36,34 +36,11 @@ for n in fd1 fd2 fdp; do
 		continue
 	fi
 	expect_grep '^fd waits 12$' "$n.out" "$n: the program ran"
-	if msg=$(awk -v ns=$NS -v nowake="$nowake" '
-		BEGIN {
-			nw = split("45 0 0 232 7 270 43 43 45 128 130 0", W)
-			split("44 48 1 1 1 44 42 42 44 234 234 234", A)
-			split("recv/send shutdown/EOF eventfd-read/write epoll/write poll/write select/send unix-accept/connect tcp-accept/connect tcp-recv/send sigwait/tgkill sigsuspend/tgkill EINTR/tgkill", N)
-			wi = ai = 1
-			split(nowake, x)
-			for (k in x) nw_ok[x[k]] = 1
-		}
-		$1 !~ /^[0-9]+$/ { next }
-		!m { m = $4 }
-		$5 == "comm" && $6 == "fd-waiter" { wt = $4 }
-		!wt { next }
-		$4 == m && $5 == "syscall" && ai <= nw && $6 == A[ai] { a[ai++] = $1 }
-		$4 == wt && $5 == "syscall" && wi <= nw && $6 == W[wi] && !open { s[wi] = $1; open = 1 }
-		$4 == wt && open && ($5 == "sysret" || $5 == "signal") { r[wi++] = $1; open = 0 }
-		$5 == "wake" && $4 == m && $6 == wt { wk[$1] = 1 }
-		END {
-			if (wi <= nw || ai <= nw) { printf "want %d waits and actions, got %d, %d\n", nw, wi - 1, ai - 1; exit 1 }
-			bad = 0
-			for (k = 1; k <= nw; k++) {
-				if (r[k] < a[k]) { printf "%d %s: the wait ends %.0f ns before its action\n", k, N[k], a[k] - r[k]; bad = 1 }
-				if (!(k in nw_ok) && !(sprintf("%.0f", a[k] + ns) in wk)) { printf "%d %s: the action woke no waiter\n", k, N[k]; bad = 1 }
-			}
-			if (bad) exit 1
-			print "each of the 12 waits ends no earlier than its action, which wakes the waiter" (nowake ? " (but " nowake ")" : "")
-		}
-		' "$n.truth"); then
+	if msg=$(awk -v ns=$NS -v nowake="$nowake" \
+		-v waits="45 0 0 232 7 270 43 43 45 128 130 0" \
+		-v acts="44 48 1 1 1 44 42 42 44 234 234 234" \
+		-v names="recv/send shutdown/EOF eventfd-read/write epoll/write poll/write select/send unix-accept/connect tcp-accept/connect tcp-recv/send sigwait/tgkill sigsuspend/tgkill EINTR/tgkill" \
+		-f "$SRCDIR/tests/e2e/qemu/wait_action.awk" "$n.truth"); then
 		pass "$n: $msg"
 	else
 		fail "$n: $msg"

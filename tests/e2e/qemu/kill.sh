@@ -38,16 +38,7 @@ check() {
 	"${TP[@]}" compare "$n.truth" "$n.rep" >"$n.cmp" 2>&1 &&
 		pass "$n: report matches the truth" || fail "$n: $(tail -4 "$n.cmp" | cut -c1-400)"
 	# each thread's time in report (its frame COMM-TID) = its life in the truth
-	"${TP[@]}" walltime "$n.truth" | sort >"$n.wall"
-	awk '{ split($1, f, ";"); k = split(f[1], a, "-"); s[a[k]] += $NF }
-		END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$n.trep" | sort >"$n.rwall"
-	if msg=$(join -a1 -a2 -e missing -o 0,1.2,2.2 "$n.wall" "$n.rwall" |
-		awk '$2 != $3 { printf "tid %s: truth %s ns, report %s ns; ", $1, $2, $3; bad = 1 }
-		     END { exit bad }'); then
-		pass "$n: each thread's time in report is its life in the truth"
-	else
-		fail "$n: $msg"
-	fi
+	lives_match "$n"
 }
 
 # interrupted NAME: Ctrl-C (SIGINT to the process group, record's and the
