@@ -1007,11 +1007,31 @@ static inline int note_recursive(struct sr_machine *m, uint64_t key)
 }
 
 static bool unnamed(const struct sr_machine *m, uint64_t key);
+static bool entered_again(const struct thread *t, uint64_t key);
 
-/* Execution is now in function key. Keep what the stack proves. A new root
- * at_entry (trace started exactly at a function's first instruction) has
- * its call start seen. */
-static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
+/* After a loss, execution resumed at ip in function key, whose frame i is
+ * further down the stack (the loss took the returns out of the frames
+ * above it). Does that frame prove its callers? Not when ip lies before
+ * the call that frame made last (the call the frames above came from:
+ * going on in the same call needs a jump back) and the function runs
+ * more than once in the thread: the loss may as well have taken its
+ * return, and callers', and a new call of it from elsewhere, entered at
+ * its start (sqlite3: a loss in sqlite3FindFunction, called from
+ * sqlite3_create_window_function, resumed at the start of a later
+ * sqlite3FindFunction, called from sqlite3_create_function, and its
+ * callees hung under the first's callers). Counted only here, a walk of
+ * the thread's trees, never on every call. */
+static bool resumed_anew(const struct thread *t, uint32_t i, uint64_t key, uint64_t ip)
+{
+	uint64_t site = t->frames[i].site;
+
+	return ip && site && ip < site && entered_again(t, key);
+}
+
+/* Execution is now in function key (at ip, 0: not known). Keep what the
+ * stack proves. A new root at_entry (trace started exactly at a
+ * function's first instruction) has its call start seen. */
+static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t ip,
 		  uint64_t now, enum resync_mode mode, enum resume_at at,
 		  bool sigreturn)
 {
@@ -1042,6 +1062,8 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key,
 	 * nothing, all of a binary's unnamed code is one key, as for a
 	 * jump) */
 	i = mode == RS_ASYNC && !sigreturn && unnamed(m, key) ? -1 : find_below(t, key);
+	if (i >= 0 && mode == RS_RESET && t->since_loss && resumed_anew(t, (uint32_t)i, key, ip))
+		return reset_to(m, t, key, now, root_flags);
 	if (i >= 0) {
 		int ret = pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
 
@@ -1328,7 +1350,7 @@ static int user_prep(struct sr_machine *m, struct thread *t, uint32_t pid,
 	key = key_of(m, pid, from_ip);
 	if (t->need_resync || t->fresh) {
 		t->need_resync = false;
-		return resync(m, t, key, now, RS_RESET, AT_UNKNOWN, false);
+		return resync(m, t, key, from_ip, now, RS_RESET, AT_UNKNOWN, false);
 	}
 	if (!t->nframes)
 		return establish_root(m, t, key, now, F_INFERRED);
@@ -1714,7 +1736,7 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 			ret = pop_all_pseudo(m, t, now, false);
 			t->need_resync = false;
 			if (!ret)
-				ret = resync(m, t, key, now, RS_RESET, AT_UNKNOWN, false);
+				ret = resync(m, t, key, ev->from_ip, now, RS_RESET, AT_UNKNOWN, false);
 		} else if (!t->nframes) {
 			ret = establish_root(m, t, key, now, F_INFERRED);
 		} else {
@@ -1821,7 +1843,7 @@ static int on_on(struct sr_machine *m, struct thread *t, const struct dc_event *
 
 		at = start == ev->to_ip ? AT_ENTRY : start ? AT_MIDDLE : AT_UNKNOWN;
 	}
-	return resync(m, t, key_of(m, ev->pid, ev->to_ip), now, mode, at, sigreturn);
+	return resync(m, t, key_of(m, ev->pid, ev->to_ip), ev->to_ip, now, mode, at, sigreturn);
 }
 
 static int on_lost(struct sr_machine *m, struct thread *t, const struct dc_event *ev,

@@ -1265,6 +1265,55 @@ static void test_lost_resync_pop(void **state)
 	sr_cct_free(cct);
 }
 
+/* Lost, then execution is in a function further down, but before the
+ * call its frame made last, and the function ran before: the loss may
+ * have ended that call, and its callers', and entered the function anew
+ * from elsewhere. Its frames below prove nothing: a new segment, whose
+ * callers its returns tell (a stress recording of sqlite3 resumed at the
+ * start of a sqlite3FindFunction called from sqlite3_create_function and
+ * hung it under the sqlite3_create_window_function the loss had ended).
+ * Resumed after that call (the same call going on), the stack is kept. */
+static void feed_lost_in_f(struct sr_machine *m, uint64_t resume_ip)
+{
+	CALL(m, 1, 0, F_MAIN, F_F);
+	RET(m, 1, 10, F_F, F_MAIN);    /* f ran before                  */
+	CALL(m, 1, 20, F_MAIN, F_A);
+	CALL(m, 1, 30, F_A, F_F);
+	CALL(m, 1, 40, F_F, F_B);      /* from IP(F_F)                  */
+	LOST(m, 1, 50);                /* b, f, a return; d calls f     */
+	SYNC(m, 1, 70, resume_ip);
+	CALL(m, 1, 80, F_F, F_C);
+	RET(m, 1, 90, F_C, F_F);
+	RET(m, 1, 100, F_F, F_D);
+	RET(m, 1, 110, F_D, F_MAIN);
+	END(m, 1, 120, F_MAIN);
+}
+
+static void test_lost_resync_entered_anew(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	feed_lost_in_f(m, ENTRY(F_F) + 4);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 10\nmain;a;f 10\nmain;a;f;b 10\n"
+			   "main;a;f;b;[lost] 20\nmain;d 10\nmain;d;f 20\nmain;d;f;c 10\n"
+			   "main;f 10\n");
+	expect_calls(cct, "main;d;f", 1, 1);   /* its entry was not seen */
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	m = new_machine(NULL);
+	feed_lost_in_f(m, IP(F_F) + 5);  /* after f's call of b: kept */
+	cct = finish(m, 0);
+	assert_non_null(node_at(cct, "main;a;f;c"));
+	assert_null(node_at(cct, "main;d;f;c"));
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A return to a place not known (DC_LOST_RETURN: the decoder went on at
  * a TIP.PGE or TIP after code it cannot decode, and the function it
  * resumed in returned, its call unseen): that frame ends, the gap is on the
@@ -2713,6 +2762,7 @@ int main(void)
 		cmocka_unit_test(test_lost_recursion_level),
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
+		cmocka_unit_test(test_lost_resync_entered_anew),
 		cmocka_unit_test(test_lost_return),
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
