@@ -1183,47 +1183,60 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * (the one that gave it data or its end); *WAKER is set to it. Otherwise
  * (sleeps, timeouts, I/O): the measured time, less the ptrace cost of one
  * step. */
+/* The first wake since T's wait began (t->t0) of one of the keys K. */
+static const struct wake *first_wake(const struct emu *e, const struct thr *t,
+				     const struct rc_qp_keyset *k)
+{
+	const struct wake *best = NULL;
+	unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct wake *w = &e->wakes[i];
+		if (rc_qp_keyset_has(k, w->uaddr) && !ts_before(&w->real, &t->t0) &&
+		    (!best || ts_before(&w->real, &best->real)))
+			best = w;
+	}
+	return best;
+}
+
+/* The last futex wake of T's address (or of any, uaddr 0) since its wait
+ * began. */
+static const struct wake *futex_wake(const struct emu *e, const struct thr *t)
+{
+	const struct wake *best = NULL;
+	unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct wake *w = &e->wakes[i];
+		if ((w->uaddr == t->futex_addr || w->uaddr == 0) && !ts_before(&w->real, &t->t0) &&
+		    (!best || ts_before(&best->real, &w->real)))
+			best = w;
+	}
+	return best;
+}
+
 static uint64_t virtual_duration(struct emu *e, const struct thr *t, uint64_t d,
 				 const struct wake **waker)
 {
+	const struct wake *best = NULL;
+
 	*waker = NULL;
-	if (t->nk == NK_SYSCALL && (t->futex_wait || t->wk.n)) {
-		const struct wake *best = NULL;
-		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
-		for (unsigned i = 0; i < n; i++) {
-			const struct wake *w = &e->wakes[i];
-			bool match = !t->wk.n && (w->uaddr == t->futex_addr || w->uaddr == 0);
-			if (t->wk.n && !match)
-				match = rc_qp_keyset_has(&t->wk, w->uaddr);
-			if (match && !ts_before(&w->real, &t->t0) &&
-			    (!best || (t->wk.n ? ts_before(&w->real, &best->real)
-					       : ts_before(&best->real, &w->real))))
-				best = w;
-		}
-		*waker = best;
-		if (best)
-			return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
-						   : e->o->ns_per_insn;
-	}
-	if (t->nk == NK_SYSCALL && t->sig_intr && !t->futex_wait) {
+	if (t->nk == NK_SYSCALL && (t->futex_wait || t->wk.n))
+		best = t->wk.n ? first_wake(e, t, &t->wk) : futex_wake(e, t);
+	if (!best && t->nk == NK_SYSCALL && t->sig_intr && !t->futex_wait) {
 		/* a signal to a handler interrupted it (EINTR, or a restart
 		 * after the handler): the first signal send by a traced thread
 		 * to it or its process since it began (qemu.c signal_wake) */
-		uint64_t k1 = RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid),
-			 k2 = RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid);
-		const struct wake *best = NULL;
-		unsigned n = e->nwakes < NWAKES ? e->nwakes : NWAKES;
-		for (unsigned i = 0; i < n; i++) {
-			const struct wake *w = &e->wakes[i];
-			if ((w->uaddr == k1 || w->uaddr == k2) && !ts_before(&w->real, &t->t0) &&
-			    (!best || ts_before(&w->real, &best->real)))
-				best = w;
-		}
-		*waker = best;
-		if (best)
-			return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
-						   : e->o->ns_per_insn;
+		uint64_t sig[2] = { RC_QP_KEY_SIG | RC_QP_KEY_ID((uint64_t)t->tid),
+				    RC_QP_KEY_SIGP | RC_QP_KEY_ID((uint64_t)t->proc->pid) };
+		struct rc_qp_keyset k = { .n = 2, .cap = 2, .key = sig };
+
+		best = first_wake(e, t, &k);
 	}
+	*waker = best;
+	if (best)
+		return best->vtime > t->v0 ? best->vtime - t->v0 + e->o->ns_per_insn
+					   : e->o->ns_per_insn;
 	if (t->nk == NK_SYSCALL)
 		d = d > e->step_ns ? d - e->step_ns : 0;
 	return d > e->o->ns_per_insn ? d : e->o->ns_per_insn;
