@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <stdarg.h>
@@ -264,6 +265,27 @@ void rc_note_term_wait(const char *prog, pid_t pid)
 bool rc_emu_yields(long nr)
 {
 	return nr == SYS_sched_yield;
+}
+
+int rc_emu_sigkill_target(long nr, uint64_t a1, uint64_t a2, uint64_t a3, pid_t *pid, pid_t *tid)
+{
+	*pid = (pid_t)a1;
+	*tid = 0;
+	switch (nr) {
+	case SYS_kill:
+	case SYS_rt_sigqueueinfo:
+		/* (-1: every process but the caller's; -PGID another group) */
+		return (int)a2 == SIGKILL && (int)a1 >= 0;
+	case SYS_tgkill:
+	case SYS_rt_tgsigqueueinfo:
+		*tid = (pid_t)a2;
+		return (int)a3 == SIGKILL && (int)a1 > 0;
+	case SYS_tkill:
+		*pid = 0;
+		*tid = (pid_t)a1;
+		return (int)a2 == SIGKILL && (int)a1 > 0 ? 2 : 0;
+	}
+	return 0;
 }
 
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags)

@@ -78,6 +78,12 @@ void rc_note_term_wait(const char *prog, pid_t pid);
  * (the thread leaves its CPU while the kernel runs it)? */
 bool rc_emu_may_block(long nr, uint64_t a1, uint64_t a2, uint64_t clone3_flags);
 bool rc_emu_yields(long nr);
+/* Does syscall NR (arguments A1..A3) send SIGKILL, which no process can
+ * catch (qemu-user neither: its host process dies at once, no plugin
+ * callback)? 1: to process *PID (kill, tgkill, rt_sigqueueinfo,
+ * rt_tgsigqueueinfo; *PID 0: the caller's process group, the caller's
+ * process among them), 2: to thread *TID (tkill), 0: neither. */
+int rc_emu_sigkill_target(long nr, uint64_t a1, uint64_t a2, uint64_t a3, pid_t *pid, pid_t *tid);
 /* Is futex op OP (FUTEX_CMD_MASK applied by the callee) a wake? */
 bool rc_emu_futex_wakes(int op);
 

@@ -569,10 +569,30 @@ static int thr_gone(struct emu *e, struct thr *t)
 	struct dc_sample_id s = rc_emu_sid(c, false, t->proc->pid, t->tid, now);
 	wfail(e, rc_perf_exit(e->w, (uint32_t)t->proc->pid, (uint32_t)t->proc->pid,
 			      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
+	t->s.state = RC_EMU_GONE;
+	if ((oncpu || held) && t->proc->exit_ns) {
+		/* its process died: a thread of it ready for a CPU dies where
+		 * it waits, as the kernel kills a runnable task, not switched
+		 * in onto the CPU this one leaves (it was, and exited there a
+		 * switch after the death) */
+		for (size_t i = 0; i < e->nthr && !e->fail; i++)
+			if (e->thr[i]->proc == t->proc && e->thr[i]->s.state == RC_EMU_READY)
+				thr_gone(e, e->thr[i]);
+	}
 	if (oncpu || held)
 		cpu_leave(e, c, false);
-	t->s.state = RC_EMU_GONE;
 	return e->fail;
+}
+
+/* T's end reported by the host (STATUS): killed by a signal (a fatal one
+ * of its process's, a SIGKILL from outside), its process died then, and
+ * its other threads with it (thr_gone: the first one reported sets the
+ * time; an exit_group's is set at its entry already). */
+static int thr_died(struct emu *e, struct thr *t, int status)
+{
+	if (WIFSIGNALED(status))
+		t->fatal = true;
+	return thr_gone(e, t);
 }
 
 /* ---- ptrace helpers ---------------------------------------------------------- */
@@ -909,7 +929,7 @@ static int native_event(struct emu *e, struct thr *t, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		note_child_exit(e, t->tid, status);
-		thr_gone(e, t);
+		thr_died(e, t, status);
 		return -1;
 	}
 	if (!WIFSTOPPED(status))
@@ -1147,7 +1167,7 @@ static int collect(struct emu *e, bool block)
 				native_done(e, t);
 		} else if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			note_child_exit(e, tid, status);
-			thr_gone(e, t);
+			thr_died(e, t, status);
 		} else if (t->s.state == RC_EMU_NEW) {
 			adopt_new(e, t, status);
 		} else {
@@ -1302,6 +1322,16 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	t->sys_arg0 = r->rdi;
 	/* (its threads end then: thr_gone) */
 	if (nr == SYS_exit_group && !t->proc->exit_ns)
+		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
+	/* a SIGKILL of its own process (raise(SIGKILL), kill(getpid(), SIGKILL)):
+	 * it dies in the call, at its entry, as an exit_group; the other
+	 * threads with it (the host reports them later: the smallest clock is
+	 * stepped first, so one on another CPU ran an instruction or so on) */
+	pid_t kp, kt;
+	int k = rc_emu_sigkill_target(nr, r->rdi, r->rsi, r->rdx, &kp, &kt);
+	struct thr *kill_t = k == 2 ? find_thr(e, kt) : NULL;
+	if (!t->proc->exit_ns && ((k == 1 && (kp == 0 || kp == t->proc->pid)) ||
+				  (kill_t && kill_t->proc == t->proc)))
 		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
 	t->futex_wait = false;
 	t->sig_intr = false;
@@ -1459,9 +1489,11 @@ static int step(struct emu *e, unsigned c)
 	if (rc == -ESRCH) {
 		/* killed while stopped (SIGKILL, another thread's exit_group):
 		 * its exit status is waiting for us */
-		if (wait_tid(e, t->tid, &status) < 0 || !WIFSTOPPED(status)) {
-			note_child_exit(e, t->tid, status);
+		if (wait_tid(e, t->tid, &status) < 0)
 			return thr_gone(e, t);
+		if (!WIFSTOPPED(status)) {
+			note_child_exit(e, t->tid, status);
+			return thr_died(e, t, status);
 		}
 		rc = 0;
 	}
@@ -1473,7 +1505,7 @@ stepped:
 		return efail(e, rc, "ptrace single-step of thread %d: %s", (int)t->tid, strerror(-rc));
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		note_child_exit(e, t->tid, status);
-		return thr_gone(e, t);
+		return thr_died(e, t, status);
 	}
 	struct user_regs_struct r;
 	if ((rc = getregs(t->tid, &r)) < 0)

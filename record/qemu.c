@@ -743,6 +743,21 @@ static int thr_exit(struct qemu *e, struct qthr *t, uint64_t now)
 				      (uint32_t)t->tid, (uint32_t)t->tid, now, &s));
 }
 
+/* Process P died (its exit_ns set): a thread of it ready for a CPU dies
+ * where it waits, as the kernel kills a runnable task, at the death (or
+ * its syscall's entry, if later: killed in it), the rest of its stream
+ * dropped; before a thread of P leaves its CPU, or a ready one would be
+ * switched in there and exit a switch after the death. */
+static void kill_ready(struct qemu *e, struct qproc *p)
+{
+	for (size_t i = 0; i < e->nthr && p->exit_ns; i++) {
+		struct qthr *t = e->thr[i];
+
+		if (t->p == p && t->traced && t->s.state == RC_EMU_READY)
+			thr_exit(e, t, p->exit_ns > t->v0 ? p->exit_ns : t->v0);
+	}
+}
+
 /* ---- the pipe ------------------------------------------------------------------- */
 
 /* Whether block D's last instruction is one that qemu (7.2, x86) reports
@@ -1706,7 +1721,20 @@ static int step(struct qemu *e, struct qthr *t)
 		if (s.nr == SYS_rt_sigaction && s.extra > 1 && s.extra != ~0ull &&
 		    t->p->nhandlers < 8 && !is_handler(t->p, s.extra))
 			t->p->handlers[t->p->nhandlers++] = s.extra;
-		if (s.nr == SYS_exit_group)
+		/* a SIGKILL of its own process (raise(SIGKILL)): qemu dies
+		 * in the call (no return, no plugin callback); it ends the
+		 * process at its entry, as an exit_group (ended, finish). One
+		 * of another traced process ends that one then. */
+		pid_t kp, kt;
+		int k = rc_emu_sigkill_target((long)s.nr, s.a1, s.a2, s.a3, &kp, &kt);
+		struct qthr *kill_t = k == 2 ? find_thr(e, kt) : NULL;
+		struct qproc *kill_p = kill_t ? kill_t->p : k == 1 ? kp ? find_proc(e, kp) : t->p : NULL;
+		bool kills = kill_p == t->p;
+		if (kill_p && !kills && t->traced && v && !kill_p->exit_ns) {
+			kill_p->exit_ns = v->now;
+			kill_p->dying = true;
+		}
+		if (s.nr == SYS_exit_group || kills)
 			t->p->dying = true;
 		if (!t->traced || !v) {
 			if (t->traced && t->s.state != RC_EMU_ONCPU)
@@ -1719,7 +1747,7 @@ static int step(struct qemu *e, struct qthr *t)
 				e->stamps[stamp - 1].tid = t->tid;
 			}
 			t->head += len;
-			if (s.nr == SYS_exit || s.nr == SYS_exit_group)
+			if (s.nr == SYS_exit || s.nr == SYS_exit_group || kills)
 				t->s.state = RC_EMU_GONE;
 			return 1;
 		}
@@ -1760,15 +1788,17 @@ static int step(struct qemu *e, struct qthr *t)
 		t->v0 = v->now;
 		t->head += len;
 		if (s.nr == SYS_exit || s.nr == SYS_exit_group || s.nr == SYS_execve ||
-		    s.nr == SYS_execveat) {
+		    s.nr == SYS_execveat || kills) {
+			if ((s.nr == SYS_exit_group || kills) && !t->p->exit_ns) {
+				t->p->exit_ns = t->v0;
+				kill_ready(e, t->p);
+			}
 			if (cpu_leave(e, c, false))
 				return e->fail;
 			if (s.nr == SYS_execve || s.nr == SYS_execveat)
 				t->s.state = RC_EMU_BLOCKED;  /* returns only if it failed */
 			else
 				thr_exit(e, t, t->v0);
-			if (s.nr == SYS_exit_group && !t->p->exit_ns)
-				t->p->exit_ns = t->v0;
 			return 1;
 		}
 		if (rc_emu_yields((long)s.nr)) {
@@ -2015,8 +2045,45 @@ static bool ended(struct qemu *e, struct qthr *t)
 	if (v->on)
 		disable_async(e, c, t->pend ? t->pend->last.ip : t->resume_ip);
 	thr_exit(e, t, v->now);
+	kill_ready(e, t->p);
 	cpu_leave(e, c, false);
 	return true;
+}
+
+/* At the pipe's end: a traced thread on a CPU, not in a syscall, whose
+ * stream is done died there, and its process with it, if no exit_group
+ * (nor a SIGKILL of its own, step) ended it: qemu died of a fatal signal
+ * (a fault, abort(), one from outside; qemu-user 7.2 calls no plugin
+ * callback then, its host process just dies) and every thread of the
+ * process ends at this CPU's clock, as at an exit_group (ended, finish).
+ * hold keeps a thread of the process on another CPU from running more
+ * than a switch past it meanwhile: the first thread to run dry is the
+ * earliest (it ran on 0.03-2 ms past the death, in the trace and truth,
+ * or ended that far before it, before 2026-11-28). */
+static struct qthr *dry(struct qemu *e, unsigned c)
+{
+	struct qthr *t = e->cpu[c].cur ? thr_of(e->cpu[c].cur) : NULL;
+
+	return t && t->traced && t->s.state == RC_EMU_ONCPU && !t->held && t->head >= t->n &&
+	       !t->p->exit_ns && !t->in_exec ? t : NULL;
+}
+
+static void died(struct qemu *e)
+{
+	for (unsigned c = 0; c < e->ncpu && e->eof; c++) {
+		struct qthr *t = dry(e, c), *o;
+		bool first = t != NULL;
+
+		/* (of two of a process, the earlier) */
+		for (unsigned k = 0; k < e->ncpu && first; k++)
+			if (k != c && (o = dry(e, k)) && o->p == t->p &&
+			    (e->cpu[k].now < e->cpu[c].now || (e->cpu[k].now == e->cpu[c].now && k < c)))
+				first = false;
+		if (first) {
+			t->p->exit_ns = e->cpu[c].now;
+			t->p->dying = true;
+		}
+	}
 }
 
 static int run(struct qemu *e)
@@ -2035,6 +2102,7 @@ static int run(struct qemu *e)
 		e->s.nowait = force;
 		if (release_held(e) || assign_idle(e))
 			break;
+		died(e);
 		for (size_t i = 0; i < e->nthr && !e->fail && !e->stop; i++) {
 			struct qthr *t = e->thr[i];
 			if (t->s.state == RC_EMU_GONE || t->s.state == RC_EMU_READY)
