@@ -2086,19 +2086,29 @@ static void died(struct qemu *e)
 	}
 }
 
+/* How long the replay waits, without progress, for a CPU behind (hold)
+ * before one round goes on without holding: host time, not rounds. A
+ * round ends as soon as any data comes, and the held thread's own host
+ * thread keeps sending, so 100 rounds (the old limit) could pass in well
+ * under a millisecond while the lagging thread's host thread waited for a
+ * host CPU: on a loaded machine a thread ran on 4-6 us past its process's
+ * exit_group (ends.sh thread-exit on qemu). */
+#define QEMU_HOLD_WAIT_NS 500000000ull
+
 static int run(struct qemu *e)
 {
-	/* rounds without progress while a thread was held (hold): after
-	 * 100 (a lagging CPU's thread sends nothing for a while) one round
-	 * goes on without holding (e->s.nowait) */
-	unsigned held_rounds = 0;
+	/* since when no round made progress while a thread was held (0:
+	 * progress); give_up: the next round goes on without holding
+	 * (e->s.nowait), after QEMU_HOLD_WAIT_NS or at the end of the data */
+	uint64_t held_since = 0;
+	bool give_up = false;
 	while (!e->fail && !e->stop) {
 		if (e->o->interrupted && *e->o->interrupted) {
 			e->stop = true;
 			e->stop_wall = rc_emu_mono_ns();
 			break;
 		}
-		bool progress = false, held = false, force = held_rounds >= 100;
+		bool progress = false, held = false, force = give_up;
 		e->s.nowait = force;
 		if (release_held(e) || assign_idle(e))
 			break;
@@ -2136,7 +2146,8 @@ static int run(struct qemu *e)
 		if (e->fail || e->stop)
 			break;
 		if (progress) {
-			held_rounds = 0;
+			held_since = 0;
+			give_up = false;
 			read_pipe(e, false);
 			continue;
 		}
@@ -2148,11 +2159,16 @@ static int run(struct qemu *e)
 		}
 		/* waiting for a CPU behind (held, or a ready thread beside an
 		 * idle CPU): for its data, 10 ms at most a round; at the end,
-		 * or after 100 rounds, the next round goes on without (never
-		 * a hang when that thread waits on the host for a held one) */
+		 * or after QEMU_HOLD_WAIT_NS, the next round goes on without
+		 * (never a hang when that thread waits on the host for a held
+		 * one) */
 		if (held || (any_ready(e) && any_idle(e))) {
-			if (e->eof || ++held_rounds >= 100) {
-				held_rounds = 100;
+			uint64_t now = rc_emu_mono_ns();
+
+			if (!held_since)
+				held_since = now;
+			if (e->eof || now - held_since >= QEMU_HOLD_WAIT_NS) {
+				give_up = true;
 				continue;
 			}
 			struct pollfd pfd = { .fd = e->fd, .events = POLLIN };

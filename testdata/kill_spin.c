@@ -2,13 +2,15 @@
  * while main waits in pthread_join; the program never ends by itself but
  * by a signal (tests/e2e/qemu/kill.sh):
  *   spin  : until killed from outside (SIGINT of the recording); once
- *           every thread made N rounds, MARK (a file) is created, so that
- *           the test knows they all run
+ *           every thread made N rounds, MARK (a file) is created (by the
+ *           last of them to get there), so that the test knows they all
+ *           run
  *   self  : thread 1 raise(SIGKILL)s after N rounds
  *   abort : thread 1 abort()s after N rounds */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,8 +18,8 @@
 #define NTHR 3
 
 static volatile unsigned long sink;
-static volatile unsigned long rounds[NTHR];
-static const char *mode = "spin";
+static atomic_int arrived;     /* threads that made n rounds */
+static const char *mode = "spin", *mark;
 static unsigned long n = 1000;
 
 /* (a loop, so that a round is some 1,500 instructions and few calls: a
@@ -42,7 +44,11 @@ static void *spin(void *arg)
 	for (unsigned long i = 1;; i++) {
 		x = step(x);
 		sink = x;
-		rounds[id] = i;
+		/* (the last thread there makes the mark: main waits in
+		 * pthread_join, where a poll with sleeps cost the ptrace
+		 * stepper a million steps of the spinners per 1 ms sleep) */
+		if (i == n && mark && atomic_fetch_add(&arrived, 1) == NTHR - 1)
+			close(open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 		if (id == 1 && i == n) {
 			if (!strcmp(mode, "self"))
 				raise(SIGKILL);
@@ -61,15 +67,10 @@ int main(int argc, char **argv)
 		mode = argv[1];
 	if (argc > 2)
 		n = strtoul(argv[2], NULL, 0);
+	if (argc > 3)
+		mark = argv[3];
 	for (long i = 0; i < NTHR; i++)
 		pthread_create(&t[i], NULL, spin, (void *)i);
-	if (argc > 3) {
-		/* (polls slowly: a sleep is a wait, no spin of main's) */
-		for (int i = 0; i < NTHR; i++)
-			while (rounds[i] < n)
-				usleep(1000);
-		close(open(argv[3], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-	}
 	for (int i = 0; i < NTHR; i++)
 		pthread_join(t[i], NULL);
 	return 0;

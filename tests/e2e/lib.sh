@@ -69,6 +69,26 @@ lives_match() {
 		fail "$n: $msg"
 	fi
 }
+# ends_at_death NAME PROGNAME: NAME.truth's threads all exit at their
+# process's death (its first exit), within a switch (1500 ns), and no line
+# of any thread comes after (tests/e2e/emulate/ends.sh says why)
+ends_at_death() {
+	local n=$1 want=2 msg
+	[ "$2" = kill_spin ] && want=3
+	if msg=$(sort -n -s "$n.truth" | awk -v tol=1500 -v want=$want '
+		/^#/ || $5 == "" || $5 == "wake" { next }
+		{ t[NR] = $1; tid[NR] = $4; what[NR] = $5; seen[$4] = 1 }
+		$5 == "exit" { ex[$4] = 1; if (!k || $1 < k) k = $1 }
+		END { for (i in t) if (t[i] - k > tol) { late[tid[i]] = what[i] " " t[i] - k " ns"; bad = 1 }
+		      for (x in late) printf "tid %s: %s after the death; ", x, late[x]
+		      for (x in seen) { m++; if (!(x in ex)) { printf "tid %s has no exit; ", x; bad = 1 } }
+		      if (m < want) { print m " threads, want " want; bad = 1 }
+		      if (!bad) print m " threads exit with their process"; exit bad }'); then
+		pass "$n: $msg"
+	else
+		fail "$n: $(echo "$msg" | cut -c1-400)"
+	fi
+}
 finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0

@@ -128,11 +128,13 @@ for b in "${BACKENDS[@]}"; do
 done
 
 # a fatal signal: every thread of the process exits at its death, within a
-# switch (SIGTOL ns), and no line of any thread comes after that: the other
+# switch (1500 ns), and no line of any thread comes after that: the other
 # spinners of testdata/kill_spin (3 on 2 CPUs, main in pthread_join) when
 # thread 1 raise()s SIGKILL (self) or abort()s, or when the program gets a
 # SIGKILL from outside (outside: not record's, which stops the recording
-# first); testdata/ending thread-segv's main spinning on the other CPU while
+# first; self and abort are recorded in tests/e2e/qemu/kill.sh and
+# checked there the same way, ends_at_death in lib.sh); testdata/ending
+# thread-segv's main spinning on the other CPU while
 # the second thread dies of a SIGSEGV with no handler. The death is the
 # first exit (the dying thread's, or the one that ran dry first). A thread
 # switched in just before it is killed in the switch, its clock up to a
@@ -144,7 +146,6 @@ done
 # a ready thread was switched in onto a dying thread's CPU and exited a
 # switch after the death, on both backends. Without the fix 6 of these 8
 # checks failed (ptrace: outside; the self run timed out).
-SIGTOL=1500
 # sig_ends NAME WANT_RC PROG ARGS...: record and check NAME
 sig_ends() {
 	local n=$1 want=$2 b=${1##*-}; shift 2
@@ -152,25 +153,7 @@ sig_ends() {
 		-- "$@" >"$n.out" 2>&1
 	local rc=$?
 	[ "$rc" -eq "$want" ] || { fail "$n: record exit $rc, want $want: $(head -c 300 "$n.out")"; return; }
-	sig_check "$n" "$(basename "$1")"
-}
-# sig_check NAME PROGNAME: NAME.truth's threads end at the process's death
-sig_check() {
-	local n=$1 want=2 msg
-	[ "$2" = kill_spin ] && want=3
-	if msg=$(sort -n -s "$n.truth" | awk -v tol=$SIGTOL -v want=$want '
-		/^#/ || $5 == "" || $5 == "wake" { next }
-		{ t[NR] = $1; tid[NR] = $4; what[NR] = $5; seen[$4] = 1 }
-		$5 == "exit" { ex[$4] = 1; if (!k || $1 < k) k = $1 }
-		END { for (i in t) if (t[i] - k > tol) { late[tid[i]] = what[i] " " t[i] - k " ns"; bad = 1 }
-		      for (x in late) printf "tid %s: %s after the death; ", x, late[x]
-		      for (x in seen) { m++; if (!(x in ex)) { printf "tid %s has no exit; ", x; bad = 1 } }
-		      if (m < want) { print m " threads, want " want; bad = 1 }
-		      if (!bad) print m " threads exit with their process"; exit bad }'); then
-		pass "$n: $msg"
-	else
-		fail "$n: $(echo "$msg" | cut -c1-400)"
-	fi
+	ends_at_death "$n" "$(basename "$1")"
 }
 # outside NAME ROUNDS: kill_spin's threads all made ROUNDS (its mark), then
 # the program (qemu-x86_64 on qemu, record's only child either way) gets
@@ -190,14 +173,12 @@ outside() {
 	wait $pid
 	local rc=$?
 	[ "$rc" -eq 137 ] || { fail "$n: record exit $rc, want 137: $(head -c 300 "$n.out")"; return; }
-	sig_check "$n" kill_spin
+	ends_at_death "$n" kill_spin
 }
-# (ptrace: fewer rounds, a stepped instruction costs 10-200 us; 50 before
-# the abort so that main made every thread before it)
+# (ptrace: one round, a stepped instruction costs 10-200 us)
+# (self and abort: tests/e2e/qemu/kill.sh records them, and checks them
+# with ends_at_death too)
 for b in "${BACKENDS[@]}"; do
-	r=300; [ "$b" = ptrace ] && r=50
-	sig_ends self-$b 137 "$PROG" self $r
-	sig_ends abort-$b 134 "$PROG" abort $r
 	sig_ends segv-$b 139 "$TESTDATA/ending" thread-segv
 	outside outside-$b $([ "$b" = ptrace ] && echo 1 || echo 30)
 done

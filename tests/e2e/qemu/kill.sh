@@ -75,6 +75,7 @@ itself() {
 	local rc=$?
 	[ "$rc" -eq "$want" ] && pass "$n: record exit $rc" || { fail "$n: record exit $rc, want $want: $(head -c 300 "$n.out")"; return; }
 	check "$n"
+	ends_at_death "$n" kill_spin
 }
 
 interrupted int-qemu
