@@ -93,6 +93,8 @@ struct tpart {
 	struct sr_cct *edges;      /* its wake edges (opt.wakers), or NULL   */
 };
 
+enum { RCHAIN_N = 16 };
+
 struct thread {
 	struct sr_thread_stats st; /* st.comm is not used until finish       */
 	bool unwanted;             /* not in --tid: followed only as a waker
@@ -122,6 +124,15 @@ struct thread {
 	                              the stack's bottom frames were guessed
 	                              from where it resumed, so a jump into a
 	                              function below them proves no caller */
+	/* The functions the segment's root frame has been, oldest first: its
+	 * first root and each caller a return above the root made (each one
+	 * called the one before), since the segment began or a resync after
+	 * a loss last kept its stack (a ring: the last RCHAIN_N). A caller
+	 * found in it called itself through the others (bash's subexpr ->
+	 * readtok -> subexpr): a recursive function, as if seen calling
+	 * itself. */
+	uint64_t rchain[RCHAIN_N];
+	uint32_t nrchain;
 	uint32_t unproven;         /* the bottom frames a resync kept below the
 	                              one it resumed in: a loss (or untraced
 	                              code) may have changed them, so a return
@@ -866,6 +877,23 @@ static int end_segment(struct sr_machine *m, struct thread *t, uint64_t now)
 	return ret ? ret : t->seg ? 0 : -ENOMEM;
 }
 
+static void rchain_add(struct thread *t, uint64_t key)
+{
+	t->rchain[t->nrchain++ % RCHAIN_N] = key;
+}
+
+/* Has the segment's root frame been function key before (see
+ * thread.rchain)? */
+static bool rchain_has(const struct thread *t, uint64_t key)
+{
+	uint32_t n = t->nrchain < RCHAIN_N ? t->nrchain : RCHAIN_N;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (t->rchain[i] == key)
+			return true;
+	return false;
+}
+
 /* The stack is empty: the function we are in becomes its root. Anything the
  * segment holds (pseudo-frames with no stack) stays where it was. */
 static int establish_root(struct sr_machine *m, struct thread *t, uint64_t key,
@@ -879,6 +907,8 @@ static int establish_root(struct sr_machine *m, struct thread *t, uint64_t key,
 	}
 	t->seg_t0 = now;
 	memcpy(t->seg_by, t->st.traced_by, sizeof(t->seg_by));
+	t->nrchain = 0;
+	rchain_add(t, key);
 	return push_frame(m, t, key, now, flags);
 }
 
@@ -1052,6 +1082,12 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 		if (d)
 			return d < 0 ? d : reset_to(m, t, key, now, root_flags);
 	}
+	if (mode == RS_RESET) {
+		/* (a stack kept across a loss: its root frame proves no
+		 * roots it was before) */
+		t->nrchain = 0;
+		rchain_add(t, t->frames[0].node->key);
+	}
 	if (top_is(t, key)) {
 		if (mode == RS_RESET)
 			t->unproven = t->nframes - 1;
@@ -1104,6 +1140,11 @@ static int underflow(struct sr_machine *m, struct thread *t, uint64_t key, uint6
 	}
 	if (!caller || (m->wk && wake_underflow(m, t, key)))
 		return -ENOMEM;
+	/* (key called the roots before it: key itself among them is a
+	 * recursion through them, seen by its returns) */
+	if (rchain_has(t, key) && note_recursive(m, key))
+		return -ENOMEM;
+	rchain_add(t, key);
 	t->st.underflows++;
 	m->st.underflows++;
 	/* The caller made the call that returned into it: F_CALLED, or a

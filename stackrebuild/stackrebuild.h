@@ -370,7 +370,9 @@ const struct sr_cct *sr_cct_wake_edges(const struct sr_cct *cct);
  *             old frames end as inferred; nothing is re-parented across).
  *             Also a new segment where the level is unknown: the function
  *             holds more than one frame, or has been seen calling itself
- *             (a call or a return from it into it, any thread), or such a
+ *             (a call or a return from it into it, any thread; or a return
+ *             above a segment's root into a function the root frame had
+ *             been before: through others), or such a
  *             function is on the stack below the frame kept: the loss may
  *             have taken calls or returns between its levels. And where
  *             the ip is in unnamed code ("[unknown] (file)": one key for

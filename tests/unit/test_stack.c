@@ -1314,6 +1314,38 @@ static void test_lost_resync_entered_anew(void **state)
 	sr_cct_free(cct);
 }
 
+/* A function seen under itself only through the returns above the root
+ * (f returned into b, which returned into f: f -> b -> f) is recursive as
+ * much as one seen calling itself: after a loss, execution in it proves
+ * nothing of which level runs, and keeping the root frame of it hung
+ * what followed under levels the program never had (a stress recording
+ * of bash with --drop-aux, seed 1096: the loss ended the outer subexpr
+ * and its returns and entered an inner one, resumed right after its call
+ * of expcomma, as the outer one's call had been made; the returns then
+ * stacked readtok;subexpr;readtok;subexpr below it). A new segment. */
+static void test_lost_resync_recursive_by_returns(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	START(m, 1, 0, IP(F_F));
+	RET(m, 1, 10, F_F, F_B);       /* b called f                    */
+	RET(m, 1, 20, F_B, F_F);       /* f called b: f -> b -> f       */
+	CALL(m, 1, 30, F_F, F_A);
+	LOST(m, 1, 40);                /* a, f return; a -> b -> f -> a */
+	SYNC(m, 1, 60, IP(F_F) + 5);   /* after a call of a, as f's     */
+	RET(m, 1, 70, F_F, F_B);
+	RET(m, 1, 80, F_B, F_A);
+	END(m, 1, 90, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "a 10\na;b 10\na;b;f 10\nf 10\nf;a 10\nf;a;[lost] 20\nf;b 10\n"
+			   "f;b;f 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A return to a place not known (DC_LOST_RETURN: the decoder went on at
  * a TIP.PGE or TIP after code it cannot decode, and the function it
  * resumed in returned, its call unseen): that frame ends, the gap is on the
@@ -2763,6 +2795,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_entered_anew),
+		cmocka_unit_test(test_lost_resync_recursive_by_returns),
 		cmocka_unit_test(test_lost_return),
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
