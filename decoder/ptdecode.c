@@ -154,6 +154,8 @@ struct dc_ptq {
 	/* thread context */
 	uint32_t pid, tid;
 	struct pt_image *image;
+	uint32_t gen;              /* image's mappings generation (ops.image_gen):
+				    * the lookups' "as of"                 */
 
 	/* branch state */
 	struct pending pend;
@@ -1041,13 +1043,13 @@ static bool same_function(struct dc_ptq *q, uint64_t a, uint64_t b)
 	 * key) */
 	if (a >= q->cur_lo && a < q->cur_hi && b >= q->cur_lo && b < q->cur_hi)
 		return true;
-	ka = q->ops.func_range(q->ctx, q->pid, a, &lo, &hi);
+	ka = q->ops.func_range(q->ctx, q->pid, q->gen, a, &lo, &hi);
 	if (b >= lo && b < hi) {
 		q->cur_lo = lo;
 		q->cur_hi = hi;
 		return true;
 	}
-	kb = q->ops.func_range(q->ctx, q->pid, b, &q->cur_lo, &q->cur_hi);
+	kb = q->ops.func_range(q->ctx, q->pid, q->gen, b, &q->cur_lo, &q->cur_hi);
 	return ka == kb;
 }
 
@@ -3004,6 +3006,8 @@ void dc_ptq_image_changed(struct dc_ptq *q, struct pt_image *image)
 	 * function and inline context, are not kept) */
 	q->cur_lo = q->cur_hi = 0;
 	q->il_lo = q->il_hi = 0;
+	if (image == q->image)
+		q->gen = q->ops.image_gen ? q->ops.image_gen(q->ctx, image) : 0;
 	if (q->rp && image == q->rp_src)
 		q->rp_stale = true;
 }
@@ -3290,7 +3294,8 @@ static int inline_block(struct dc_ptq *q, const struct pt_block *b, uint64_t ico
 	}
 	while (ip <= b->end_ip) {
 		if (ip < q->il_lo || ip >= q->il_hi) {
-			uint32_t c = q->ops.inline_at(q->ctx, q->pid, ip, &q->il_lo, &q->il_hi);
+			uint32_t c = q->ops.inline_at(q->ctx, q->pid, q->gen, ip, &q->il_lo,
+						      &q->il_hi);
 			long k = 0;
 
 			if (q->il_hi <= ip) {   /* (no range: this address only) */
@@ -3578,7 +3583,7 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 static bool tip_resumes(struct dc_ptq *q, uint64_t ip)
 {
 	return ip && !dc_ip_is_kernel(ip) && q->ops.is_missing &&
-	       !q->ops.is_missing(q->ctx, q->pid, ip);
+	       !q->ops.is_missing(q->ctx, q->pid, q->gen, ip);
 }
 
 /* Rebuild the window to go on at the next TIP.PGE (or, out of missing user
@@ -3838,7 +3843,7 @@ static int on_error(struct dc_ptq *q, int err, const struct pt_block *b)
 
 		if (dc_ip_is_kernel(ip))
 			ret = into_kernel(q, ip);
-		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, ip))
+		else if (q->ops.is_missing && q->ops.is_missing(q->ctx, q->pid, q->gen, ip))
 			ret = into_missing(q, ip);
 		if (ret <= 0)
 			return ret < 0 ? ret : resume_at_pge(q) < 0 ? -ENOMEM : 0;
@@ -4065,6 +4070,9 @@ static int do_ctx(struct dc_ptq *q)
 	if (q->rp && (image != q->rp_src ||
 		      (q->ops.image_version && q->ops.image_version(q->ctx, image) != q->rp_ver)))
 		q->rp_stale = true;
+	/* (asked at every context point, as the image may be another
+	 * process's or have been rebuilt for this one's new mappings) */
+	q->gen = image && q->ops.image_gen ? q->ops.image_gen(q->ctx, image) : 0;
 	if (image != q->image) {
 		q->image = image;
 		if (dc_wdec_is_open(&q->dec) &&

@@ -61,12 +61,16 @@ struct dc_ptq_ops {
 	 * own LOST from then on. 0 or a negative errno code (fatal). */
 	int (*context)(void *ctx, struct dc_ptq *q, uint64_t time_ns, uint32_t *pid,
 		       uint32_t *tid, struct pt_image **image, bool *first, uint64_t *since);
+	/* The lookups below are asked "as of generation gen": the process's
+	 * mappings as they were when the image the code is decoded with was
+	 * built (image_gen), whatever mapping records were applied since, so
+	 * that their answer does not depend on when they are asked. */
 	/* Function key of ip in pid and that function's [lo, hi). */
-	uint64_t (*func_range)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
-			       uint64_t *hi);
+	uint64_t (*func_range)(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip,
+			       uint64_t *lo, uint64_t *hi);
 	/* ip lies in a mapping whose binary is missing (decode errors there
 	 * are no data loss: the time goes to "[unknown] (path)"). May be NULL. */
-	bool (*is_missing)(void *ctx, uint32_t pid, uint64_t ip);
+	bool (*is_missing)(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip);
 	/* Kernel ip: is its code in the image (it is decoded into kernel
 	 * branches), has it a name (the kernel entry of code that cannot be
 	 * decoded is told)? May be NULL: no kernel image, no names. */
@@ -74,8 +78,12 @@ struct dc_ptq_ops {
 	/* Optional (NULL: no DC_EV_INLINE events): the inline context of ip
 	 * (dc_sym_inline_at: 0 none) and the range [*lo, *hi) around ip that
 	 * has it. */
-	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo,
-			      uint64_t *hi);
+	uint32_t (*inline_at)(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip,
+			      uint64_t *lo, uint64_t *hi);
+	/* The mappings generation image was built with (the gen the lookups
+	 * above are given; asked at each context point and when the owner
+	 * calls dc_ptq_image_changed). May be NULL: 0. */
+	uint32_t (*image_gen)(void *ctx, struct pt_image *image);
 	/* For decoding ahead (dc_ptq_config.ahead), both or neither: a
 	 * private copy of image as it is now, that a worker thread decodes
 	 * with (the owner keeps it until the queue is freed; NULL: none),

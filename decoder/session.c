@@ -95,6 +95,7 @@ struct dc_session {
 	struct dc_hash q_by_idx;
 
 	struct img **imgs;         /* stable: libipt callbacks point at them */
+	struct img *last_img;      /* image_for's last (q_image_gen)        */
 	size_t nimgs, cap_imgs;
 	struct dc_hash img_by_pid;
 	struct dc_prescan *prescan;/* jobs > 1, inline frames: the binaries
@@ -289,6 +290,9 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 	if ((ret = dc_kernel_add_to_image(s->kern, im->image, s->isc)))
 		return ret;
 	im->maps_gen = p->maps_gen;
+	/* (the queues' lookups ask as of the image's generation: the one
+	 * image of the process, so the oldest they ask for) */
+	dc_sb_hold_gen(p, im->maps_gen);
 	im->version++;
 	if (im->built) {
 		/* changed in place: workers decoding ahead with a copy stop */
@@ -330,6 +334,7 @@ static int image_for(struct dc_session *s, uint32_t pid, struct pt_image **out)
 		s->imgs[s->nimgs++] = im;
 	}
 	im = s->imgs[i];
+	s->last_img = im;
 	if (!im->built || im->maps_gen != p->maps_gen) {
 		ret = image_build(s, im, p);
 		if (ret)
@@ -859,27 +864,44 @@ static struct dc_wcode *q_image_code(void *ctx, struct pt_image *image)
 	return NULL;
 }
 
-static uint64_t q_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+/* The queue's lookups are answered as of its image's mappings generation
+ * (gen: the process's maps_gen when image_build last built it), not as
+ * the merge has applied the mappings by now: a mapping record applied
+ * before the queue's next context point (where image_for rebuilds the
+ * image) changes nothing for code decoded with the image before it, and
+ * a thread that decodes ahead could ask the same. */
+static uint64_t q_func_range(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip, uint64_t *lo,
+			     uint64_t *hi)
 {
 	struct dc_session *s = ctx;
 
 	/* (a .cold part is a function of its own here: jumps into it and
 	 * back are events, as in the truth log; the stack machine, given
 	 * func_key, sees them within one function) */
-	return dc_sym_func_part(s->sym, pid, ip, lo, hi);
+	return dc_sym_func_part_gen(s->sym, pid, gen, ip, lo, hi);
 }
 
-static uint32_t q_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+static uint32_t q_inline_at(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip, uint64_t *lo,
+			    uint64_t *hi)
 {
 	struct dc_session *s = ctx;
 
-	return dc_sym_inline_at(s->sym, pid, ip, lo, hi);
+	return dc_sym_inline_at_gen(s->sym, pid, gen, ip, lo, hi);
 }
 
-static bool q_is_missing(void *ctx, uint32_t pid, uint64_t ip)
+static uint32_t q_image_gen(void *ctx, struct pt_image *image)
 {
 	struct dc_session *s = ctx;
-	struct dc_sb_map *m = dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip);
+	const struct img *im = s->last_img && s->last_img->image == image ? s->last_img :
+			       img_of(s, image);
+
+	return im ? im->maps_gen : 0;
+}
+
+static bool q_is_missing(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip)
+{
+	struct dc_session *s = ctx;
+	struct dc_sb_map *m = dc_sb_map_at_gen(dc_sb_proc(s->sb, pid), gen, ip);
 
 	if (!m)
 		return false;
@@ -934,7 +956,7 @@ static int queue_decoder(struct dc_session *s, struct sq *q)
 	struct dc_ptq_ops ops = {
 		.context = q_context, .func_range = q_func_range, .is_missing = q_is_missing,
 		.kernel_code = s->kern ? q_kernel_code : NULL,
-		.inline_at = s->opts.inline_frames ? q_inline_at : NULL,
+		.inline_at = s->opts.inline_frames ? q_inline_at : NULL, .image_gen = q_image_gen,
 		.image_snapshot = q_image_snapshot, .image_version = q_image_version,
 		.image_code = q_image_code, .switch_out = q_switch_out,
 	};

@@ -190,6 +190,8 @@ static int map_push(struct dc_sb_proc *p, const struct dc_sb_map *m, const char 
 	n->dso = -1;
 	p->nmaps++;
 	p->maps_gen++;
+	n->gen_start = p->maps_gen;
+	n->gen_end = UINT32_MAX;
 	return 0;
 }
 
@@ -207,6 +209,7 @@ static int map_punch(struct dc_sb_proc *p, uint64_t start, uint64_t end, uint64_
 			continue;
 		p->maps[i].t_end = t;
 		p->maps_gen++;
+		p->maps[i].gen_end = p->maps_gen;
 		old.t_start = t;
 		old.t_end = UINT64_MAX;
 		if (old.start < start) {
@@ -320,11 +323,13 @@ int dc_sb_exec(struct dc_sideband *sb, uint32_t pid, uint64_t time)
 
 	if (!p)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nmaps; i++)
-		if (p->maps[i].t_end == UINT64_MAX)
-			p->maps[i].t_end = time;
 	p->exec_gen++;
 	p->maps_gen++;
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].t_end == UINT64_MAX) {
+			p->maps[i].t_end = time;
+			p->maps[i].gen_end = p->maps_gen;
+		}
 	return 0;
 }
 
@@ -393,6 +398,40 @@ struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
 			return m;
 	}
 	return NULL;
+}
+
+static bool map_live_in(const struct dc_sb_map *m, uint32_t gen)
+{
+	return m->gen_start <= gen && gen < m->gen_end;
+}
+
+struct dc_sb_map *dc_sb_map_at_gen(struct dc_sb_proc *p, uint32_t gen, uint64_t ip)
+{
+	struct dc_sb_map *m;
+
+	if (!p || !p->nmaps)
+		return NULL;
+	if (p->last_hit < p->nmaps) {
+		m = &p->maps[p->last_hit];
+		if (ip >= m->start && ip < m->end && map_live_in(m, gen))
+			return m;
+	}
+	/* (newest first, as dc_sb_map_find: a generation's mappings do not
+	 * overlap, so the order only makes it quick) */
+	for (size_t i = p->nmaps; i-- > 0;) {
+		m = &p->maps[i];
+		if (ip >= m->start && ip < m->end && map_live_in(m, gen)) {
+			p->last_hit = i;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+void dc_sb_hold_gen(struct dc_sb_proc *p, uint32_t gen)
+{
+	p->gen_held = gen;
+	p->held = true;
 }
 
 /* ---- CPUs --------------------------------------------------------------- */
@@ -476,17 +515,20 @@ void dc_sb_prune(struct dc_sideband *sb, uint64_t time)
 	}
 	for (size_t i = 0; i < sb->nprocs; i++) {
 		struct dc_sb_proc *p = sb->procs[i];
+		/* (the oldest generation lookups may still ask for) */
+		uint32_t held = p->held ? p->gen_held : p->maps_gen;
 		size_t w = 0;
 
 		for (size_t r = 0; r < p->nmaps; r++) {
-			if (p->maps[r].t_end <= time) {
+			if (p->maps[r].t_end <= time && p->maps[r].gen_end <= held) {
 				free(p->maps[r].path);
 				continue;
 			}
 			p->maps[w++] = p->maps[r];
 		}
-		/* only ended mappings go: the current ones, and so maps_gen
-		 * (images, symbol caches), stay as they were */
+		/* only ended mappings go, and only those no generation
+		 * still held has: the current ones, and so maps_gen (images,
+		 * symbol caches), stay as they were */
 		if (w != p->nmaps) {
 			p->nmaps = w;
 			p->last_hit = 0;

@@ -35,6 +35,11 @@ struct dc_sb_map {
 	uint8_t build_id[20];
 	uint8_t build_id_size;     /* 0: unknown                               */
 	int dso;                   /* symbolizer's dso id, -1 until resolved   */
+	/* The process's mappings generations (dc_sb_proc.maps_gen) it belongs
+	 * to: [gen_start, gen_end), gen_end UINT32_MAX while mapped. A
+	 * generation's mappings are those it was made with for good (the
+	 * next one only ends some and adds others): dc_sb_map_at_gen. */
+	uint32_t gen_start, gen_end;
 };
 
 /* A process (address space). exec starts a new generation: its old maps
@@ -46,6 +51,11 @@ struct dc_sb_proc {
 	struct dc_sb_map *maps;    /* in the order they were added            */
 	size_t nmaps, cap;
 	size_t last_hit;           /* lookup cache                             */
+	/* Lookups by generation ask for gen_held or a later one (dc_sb_hold_gen;
+	 * held false: only for the current one): dc_sb_prune keeps a mapping
+	 * that generation still has. */
+	uint32_t gen_held;
+	bool held;
 };
 
 struct dc_sideband;
@@ -114,8 +124,19 @@ struct dc_sb_proc *dc_sb_proc(const struct dc_sideband *sb, uint32_t pid);
 struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
 				 uint64_t time, uint64_t ip);
 
+/* The mapping of process p containing ip in its mappings generation gen
+ * (dc_sb_proc.maps_gen as it was; the current one: as DC_SB_NOW), or
+ * NULL. Generations older than the one dc_sb_hold_gen held last may have
+ * been pruned. The pointer is valid until the next change to the model. */
+struct dc_sb_map *dc_sb_map_at_gen(struct dc_sb_proc *p, uint32_t gen, uint64_t ip);
+/* Lookups by generation (dc_sb_map_at_gen) of process p will ask for gen
+ * or later ones from now on (a process's image of that generation is its
+ * oldest still decoded with): dc_sb_prune keeps what they need. */
+void dc_sb_hold_gen(struct dc_sb_proc *p, uint32_t gen);
+
 /* Forget history older than time (queries for earlier times become
- * approximate: they answer with the oldest state kept). */
+ * approximate: they answer with the oldest state kept), but not a
+ * mapping of a generation still held (dc_sb_hold_gen). */
 void dc_sb_prune(struct dc_sideband *sb, uint64_t time);
 
 /* Counters. */

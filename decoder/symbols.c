@@ -2151,10 +2151,35 @@ const char *dc_sym_srcline(struct dc_symbols *s, uint64_t key)
 
 /* ---- process-level lookups ---------------------------------------------- */
 
-static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+/* The process pid (NULL: none, or no sideband). */
+static inline struct dc_sb_proc *proc_of(struct dc_symbols *s, uint32_t pid)
+{
+	struct dc_sb_proc *p = NULL;
+
+	if (s->sb) {
+		if (s->front_proc && s->front_pid == pid) {
+			p = s->front_proc;
+		} else if ((p = dc_sb_proc(s->sb, pid))) {
+			s->front_pid = pid;   /* (one proc per pid, kept to the end) */
+			s->front_proc = p;
+		}
+	}
+	return p;
+}
+
+/* The mapping of ip in pid's mappings generation gen (the current one
+ * answers as the sideband's DC_SB_NOW). */
+static struct dc_sb_map *map_of(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip)
+{
+	struct dc_sb_proc *p = proc_of(s, pid);
+
+	return p ? dc_sb_map_at_gen(p, gen, ip) : NULL;
+}
+
+static uint64_t lookup_uncached(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
 				uint64_t *lo, uint64_t *hi, uint32_t *part)
 {
-	struct dc_sb_map *m = s->sb ? dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip) : NULL;
+	struct dc_sb_map *m = map_of(s, pid, gen, ip);
 	uint64_t key, vaddr, vlo, vhi, bias;
 
 	*lo = ip;
@@ -2188,30 +2213,23 @@ static uint64_t cache_mix(uint32_t pid, uint64_t ip)
 }
 
 /* The cache entry of (pid, ip), filled with its function; NULL when out of
- * memory (*lo, *hi and the key are in *tmp then). An entry is valid while
- * its process's mappings are those it was made with (maps_gen). The front
+ * memory (*lo, *hi and the key are in *tmp then). An entry answers for
+ * the process's mappings generation it was made with (maps_gen), whose
+ * mappings never change (dc_sb_map_at_gen): while it is the current one,
+ * and for lookups by that generation. The front
  * is checked first: an index it holds is the one the hash gives for
  * (pid, ip) when the entry there is (pid, ip)'s, as the hash maps a key to
  * one entry only. */
 static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 				    uint32_t gen, uint32_t *front, struct cache_ent *tmp);
 
-static inline struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t ip,
-					  struct cache_ent *tmp)
+/* cache_get as of the process's mappings generation gen. */
+static inline struct cache_ent *cache_get_gen(struct dc_symbols *s, uint32_t pid, uint32_t gen,
+					      uint64_t ip, struct cache_ent *tmp)
 {
-	struct dc_sb_proc *p = NULL;
-	uint32_t gen, *front = &s->front[(ip ^ (ip >> 11) ^ pid * 0x9e37u) & (SYM_FRONT - 1)];
+	uint32_t *front = &s->front[(ip ^ (ip >> 11) ^ pid * 0x9e37u) & (SYM_FRONT - 1)];
 	struct cache_ent *e;
 
-	if (s->sb) {
-		if (s->front_proc && s->front_pid == pid) {
-			p = s->front_proc;
-		} else if ((p = dc_sb_proc(s->sb, pid))) {
-			s->front_pid = pid;   /* (one proc per pid, kept to the end) */
-			s->front_proc = p;
-		}
-	}
-	gen = p ? p->maps_gen : 0;
 	if (*front) {
 		e = &s->cache[*front - 1];
 		if (e->pid == pid && e->ip == ip && e->gen == gen) {
@@ -2220,6 +2238,15 @@ static inline struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, ui
 		}
 	}
 	return cache_fill(s, pid, ip, gen, front, tmp);
+}
+
+/* ... as of the process's mappings now. */
+static inline struct cache_ent *cache_get(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+					  struct cache_ent *tmp)
+{
+	struct dc_sb_proc *p = proc_of(s, pid);
+
+	return cache_get_gen(s, pid, p ? p->maps_gen : 0, ip, tmp);
 }
 
 /* cache_get past the front: the hash, else a lookup. */
@@ -2241,7 +2268,7 @@ static struct cache_ent *cache_fill(struct dc_symbols *s, uint32_t pid, uint64_t
 	}
 	s->lookups++;
 	*tmp = (struct cache_ent){ .pid = pid, .ip = ip, .gen = gen, .inl = UINT32_MAX };
-	tmp->key = lookup_uncached(s, pid, ip, &tmp->lo, &tmp->hi, &tmp->part);
+	tmp->key = lookup_uncached(s, pid, gen, ip, &tmp->lo, &tmp->hi, &tmp->part);
 	if (idx == UINT64_MAX) {
 		if (DC_VEC_PUSH_ROOM(s->cache, s->ncache, s->cap_cache, 1024))
 			return NULL;
@@ -2278,7 +2305,15 @@ uint64_t dc_sym_func_key(struct dc_symbols *s, uint32_t pid, uint64_t ip)
 uint64_t dc_sym_func_part(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
 			  uint64_t *hi)
 {
-	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+	struct dc_sb_proc *p = proc_of(s, pid);
+
+	return dc_sym_func_part_gen(s, pid, p ? p->maps_gen : 0, ip, lo, hi);
+}
+
+uint64_t dc_sym_func_part_gen(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
+			      uint64_t *lo, uint64_t *hi)
+{
+	struct cache_ent tmp, *e = cache_get_gen(s, pid, gen, ip, &tmp);
 
 	if (!e)
 		e = &tmp;
@@ -2383,10 +2418,10 @@ static uint32_t inline_ctx(struct dc_symbols *s, int dso, struct dc_inl *in, uin
 	return (uint32_t)s->nictx;
 }
 
-static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
+static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
 				uint64_t flo, uint64_t fhi, uint64_t *lo, uint64_t *hi)
 {
-	struct dc_sb_map *m = s->sb ? dc_sb_map_find(s->sb, pid, DC_SB_NOW, ip) : NULL;
+	struct dc_sb_map *m = map_of(s, pid, gen, ip);
 	uint64_t vaddr, vlo, vhi, bias;
 	uint32_t inst;
 	struct dso *d;
@@ -2430,7 +2465,15 @@ static uint32_t inline_uncached(struct dc_symbols *s, uint32_t pid, uint64_t ip,
 uint32_t dc_sym_inline_at(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
 			  uint64_t *hi)
 {
-	struct cache_ent tmp, *e = cache_get(s, pid, ip, &tmp);
+	struct dc_sb_proc *p = proc_of(s, pid);
+
+	return dc_sym_inline_at_gen(s, pid, p ? p->maps_gen : 0, ip, lo, hi);
+}
+
+uint32_t dc_sym_inline_at_gen(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
+			      uint64_t *lo, uint64_t *hi)
+{
+	struct cache_ent tmp, *e = cache_get_gen(s, pid, gen, ip, &tmp);
 	uint64_t ilo, ihi;
 	uint32_t c;
 
@@ -2441,7 +2484,7 @@ uint32_t dc_sym_inline_at(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint6
 	}
 	if (!e)
 		e = &tmp;
-	c = inline_uncached(s, pid, ip, e->lo, e->hi, &ilo, &ihi);
+	c = inline_uncached(s, pid, gen, ip, e->lo, e->hi, &ilo, &ihi);
 	e->inl = c;
 	e->ilo = ilo;
 	e->ihi = ihi;

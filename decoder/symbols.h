@@ -105,6 +105,13 @@ uint64_t dc_sym_func_range(struct dc_symbols *s, uint32_t pid, uint64_t ip,
  * jump events go between symbols, as the emulator's truth log has them. */
 uint64_t dc_sym_func_part(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
 			  uint64_t *hi);
+/* Lookups as of the process's mappings generation gen (dc_sb_proc.maps_gen
+ * as it was when an image was built with them; dc_sb_hold_gen keeps it),
+ * instead of its mappings now: the same answer whenever asked, with
+ * whatever mapping records were applied since (the PT decoder's, which
+ * decodes with that image). */
+uint64_t dc_sym_func_part_gen(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
+			      uint64_t *lo, uint64_t *hi);
 /* When name[0, len) names a function's .cold part ("F.cold", "F.cold.N",
  * "F(int) [clone .cold]", "F(int) [clone .cold.N]"), the length of F's
  * name (its prefix); else 0. */
@@ -135,6 +142,8 @@ void dc_sym_set_kernel(struct dc_symbols *s, const struct dc_sym_kernel *k);
  * with the function key. */
 uint32_t dc_sym_inline_at(struct dc_symbols *s, uint32_t pid, uint64_t ip, uint64_t *lo,
 			  uint64_t *hi);
+uint32_t dc_sym_inline_at_gen(struct dc_symbols *s, uint32_t pid, uint32_t gen, uint64_t ip,
+			      uint64_t *lo, uint64_t *hi);
 /* The function key of context id's inlined function (*key; its name is
  * "name (inlined)"), and the context it was inlined into (0: the
  * out-of-line function). */

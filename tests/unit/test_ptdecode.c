@@ -81,10 +81,12 @@ static int t_context(void *ctx, struct dc_ptq *q, uint64_t t, uint32_t *pid, uin
 	return 0;
 }
 
-static uint64_t t_func_range(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+static uint64_t t_func_range(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip, uint64_t *lo,
+			     uint64_t *hi)
 {
 	(void)ctx;
 	(void)pid;
+	(void)gen;
 	if (ip < BASE || ip >= BASE + sizeof(code)) {
 		*lo = ip;
 		*hi = ip + 1;
@@ -214,20 +216,30 @@ static const struct dc_ptq_ops ops = { .context = t_context, .func_range = t_fun
 				       .image_snapshot = t_snapshot };
 
 /* Inline contexts: h's code [0x60, 0x70) is inlined code, context 1 in
- * the binary mapped first, 2 in the one mapped after (tctx.gen); none
+ * the binary mapped first, 2 in the one mapped after (the generation the
+ * queue asks by: tctx.gen when its image was last given or changed); none
  * elsewhere, in ranges of 0x10. */
-static uint32_t t_inline_at(void *ctx, uint32_t pid, uint64_t ip, uint64_t *lo, uint64_t *hi)
+static uint32_t t_inline_at(void *ctx, uint32_t pid, uint32_t gen, uint64_t ip, uint64_t *lo,
+			    uint64_t *hi)
 {
-	const struct tctx *c = ctx;
-
+	(void)ctx;
 	(void)pid;
 	*lo = ip & ~0xfull;
 	*hi = *lo + 0x10;
-	return ip >= BASE + 0x60 && ip < BASE + 0x70 ? 1 + (uint32_t)c->gen : 0;
+	return ip >= BASE + 0x60 && ip < BASE + 0x70 ? 1 + gen : 0;
+}
+
+static uint32_t t_image_gen(void *ctx, struct pt_image *image)
+{
+	const struct tctx *c = ctx;
+
+	(void)image;
+	return (uint32_t)c->gen;
 }
 
 static const struct dc_ptq_ops iops = { .context = t_context, .func_range = t_func_range,
-					.inline_at = t_inline_at, .image_snapshot = t_snapshot };
+					.inline_at = t_inline_at, .image_gen = t_image_gen,
+					.image_snapshot = t_snapshot };
 
 /* decode_once's ops (NULL: ops, or kops in the kernel tests) and, with
  * them, when the mappings change (tctx.remap_ns). */

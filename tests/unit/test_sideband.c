@@ -268,6 +268,36 @@ static void test_map_rules(void **state)
 		assert_int_equal(dc_sb_proc(sb, 11)->nmaps, 0);
 	}
 	assert_null(dc_sb_map_find(sb, 11, 510, 0x2800));   /* exec'd maps are gone */
+	{
+		/* lookups by generation: a generation's mappings stay those
+		 * it was made with; pruning keeps what a held one has */
+		struct dc_sb_proc *p;
+		uint32_t g0, g1;
+
+		assert_int_equal(dc_sb_mmap(sb, 20, 100, 0x1000, 0x3000, 0, "/a", NULL, 0), 0);
+		p = dc_sb_proc(sb, 20);
+		g0 = p->maps_gen;
+		dc_sb_hold_gen(p, g0);
+		assert_int_equal(dc_sb_mmap(sb, 20, 200, 0x2000, 0x1000, 0x5000, "/b", NULL, 0), 0);
+		g1 = p->maps_gen;
+		assert_true(g1 > g0);
+		assert_string_equal(dc_sb_map_at_gen(p, g0, 0x2800)->path, "/a");
+		assert_string_equal(dc_sb_map_at_gen(p, g1, 0x2800)->path, "/b");
+		assert_ptr_equal(dc_sb_map_at_gen(p, g1, 0x2800),
+				 dc_sb_map_find(sb, 20, DC_SB_NOW, 0x2800));
+		assert_int_equal(dc_sb_map_at_gen(p, g0, 0x3800)->pgoff, 0);
+		assert_int_equal(dc_sb_map_at_gen(p, g1, 0x3800)->pgoff, 0x2000);
+		assert_null(dc_sb_map_at_gen(p, g0 - 1, 0x2800));   /* before it */
+		dc_sb_prune(sb, 300);          /* g0 is held: its /a stays */
+		assert_string_equal(dc_sb_map_at_gen(p, g0, 0x2800)->path, "/a");
+		dc_sb_hold_gen(p, g1);
+		dc_sb_prune(sb, 300);
+		assert_null(dc_sb_map_at_gen(p, g0, 0x2800));
+		assert_string_equal(dc_sb_map_at_gen(p, g1, 0x2800)->path, "/b");
+		assert_int_equal(dc_sb_exec(sb, 20, 400), 0);
+		assert_null(dc_sb_map_at_gen(p, p->maps_gen, 0x2800));
+		assert_string_equal(dc_sb_map_at_gen(p, g1, 0x2800)->path, "/b");
+	}
 	assert_string_equal(dc_sb_map_find(sb, 10, 510, 0x3800)->path, "/a");
 	assert_int_equal(dc_sb_comm(sb, 10, 12, "worker"), 0);
 	assert_string_equal(dc_sb_thread_comm(sb, 12), "worker");

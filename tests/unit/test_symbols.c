@@ -396,11 +396,27 @@ static void test_process_lookup(void **state)
 	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 100, base1 + mid->addr)), "st_middle");
 	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 300, base1 + mid->addr)), "st_middle");
 	assert_int_equal(dc_sym_func_key(s, 300, 0x7f0000000010ull), DC_SYM_KEY_UNKNOWN);
-	/* a new mapping over the old range changes the answer */
-	assert_int_equal(dc_sb_mmap(sb, 100, 10, base1, 0x20000, 0, "/nonexistent/other", NULL, 0),
-			 0);
-	assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 100, base1 + leaf->addr + 2)),
-			    "[unknown] (/nonexistent/other)");
+	/* a new mapping over the old range changes the answer, but not
+	 * the answer as of the generation before it */
+	{
+		uint32_t g0 = dc_sb_proc(sb, 100)->maps_gen, g1;
+
+		assert_int_equal(dc_sb_mmap(sb, 100, 10, base1, 0x20000, 0, "/nonexistent/other",
+					    NULL, 0), 0);
+		g1 = dc_sb_proc(sb, 100)->maps_gen;
+		assert_string_equal(dc_sym_name(s, dc_sym_func_key(s, 100, base1 + leaf->addr + 2)),
+				    "[unknown] (/nonexistent/other)");
+		k1 = dc_sym_func_part_gen(s, 100, g0, base1 + leaf->addr + 2, &lo, &hi);
+		assert_string_equal(dc_sym_name(s, k1), "st_leaf");
+		assert_int_equal(lo, base1 + leaf->addr);
+		k2 = dc_sym_func_part_gen(s, 100, g1, base1 + leaf->addr + 2, &lo, &hi);
+		assert_string_equal(dc_sym_name(s, k2), "[unknown] (/nonexistent/other)");
+		assert_int_equal(dc_sym_inline_at_gen(s, 100, g1, base1 + leaf->addr + 2, &lo, &hi),
+				 0);
+		/* (again, from the cache) */
+		assert_int_equal(dc_sym_func_part_gen(s, 100, g0, base1 + leaf->addr + 2, &lo, &hi),
+				 k1);
+	}
 	dc_symbols_free(s);
 	dc_sb_free(sb);
 	free(v);
