@@ -43,6 +43,7 @@ struct sq {                        /* a queue as the session sees it */
 struct img {
 	uint32_t pid;
 	uint32_t maps_gen;
+	uint32_t exec_gen;              /* the process's, when built      */
 	bool built;
 	struct pt_image *image;
 	uint64_t vdso_start, vdso_end;  /* the process's [vdso], if ours fits */
@@ -211,30 +212,69 @@ static int read_vdso_snap(uint8_t *buffer, size_t size, const struct pt_asid *as
 	return vdso_read(sn->vdso, sn->vdso_start, sn->vdso_end, buffer, size, ip);
 }
 
-/* Add the live executable mappings of a process to its image. */
-static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
+/* The image section cache's section of mapping m's code (m->isid, kept:
+ * a rebuilt image adds its live mappings again, hundreds of them in a
+ * process that loads many libraries, and a stat and an add to the cache,
+ * which searches its sections, for each was most of a report of 1000
+ * dlopens). A dso error < 0 is returned; m->isid -1 says no code. */
+static int map_section(struct dc_session *s, struct dc_sb_map *m)
 {
-	uint64_t lo, hi;
-	int ret;
+	const char *file;
+	struct stat st;
+	uint64_t size;
 
-	if (im->built) {
-		for (size_t i = 0; i < s->nq; i++)
-			if (s->qs[i].q && (ret = dc_ptq_image_changing(s->qs[i].q, im->image)))
-				return ret;
+	if (m->isid)
+		return 0;
+	if (m->dso < 0) {
+		int id = dc_sym_dso(s->sym, m->path, m->build_id, m->build_id_size);
+
+		if (id < 0)
+			return id;
+		m->dso = id;
 	}
-	ret = pt_image_remove_by_asid(im->image, NULL);
+	m->isid = -1;
+	file = dc_sym_dso_file(s->sym, m->dso);
+	if (!file || stat(file, &st) || (uint64_t)st.st_size <= m->pgoff)
+		return 0;
+	size = m->end - m->start;
+	if (size > (uint64_t)st.st_size - m->pgoff)
+		size = (uint64_t)st.st_size - m->pgoff;
+	m->isid = pt_iscache_add_file(s->isc, file, m->pgoff, size, m->start);
+	m->isize = size;
+	if (m->isid <= 0)
+		m->isid = -1;
+	return 0;
+}
+
+static bool map_live(const struct dc_sb_map *m) { return m->t_end == UINT64_MAX; }
+
+static const char *map_file(struct dc_session *s, const struct dc_sb_map *m)
+{
+	return m->dso < 0 ? NULL : dc_sym_dso_file(s->sym, m->dso);
+}
+
+/* Add live mapping m's code to the image (m->isid -1 when it cannot). */
+static int image_add(struct dc_session *s, struct img *im, struct dc_sb_map *m)
+{
+	int ret = map_section(s, m);
+
+	if (!ret && m->isid > 0 && pt_image_add_cached(im->image, s->isc, m->isid, NULL) < 0)
+		m->isid = -1;
+	return ret;
+}
+
+/* The image from scratch: every live mapping, the [vdso], the kernel. */
+static int image_fill(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
+{
+	int ret = pt_image_remove_by_asid(im->image, NULL);
+
 	if (ret < 0)
 		return -ENOMEM;
 	im->vdso = NULL;
-	im->nsecs = 0;
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct dc_sb_map *m = &p->maps[i];
-		const char *file;
-		struct stat st;
-		uint64_t size;
-		int isid;
 
-		if (m->t_end != UINT64_MAX)
+		if (!map_live(m))
 			continue;
 		if (!strcmp(m->path, "[vdso]")) {
 			size_t len;
@@ -248,32 +288,78 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			}
 			continue;
 		}
-		if (m->dso < 0) {
-			int id = dc_sym_dso(s->sym, m->path, m->build_id, m->build_id_size);
+		if ((ret = image_add(s, im, m)))
+			return ret;
+	}
+	return dc_kernel_add_to_image(s->kern, im->image, s->isc);
+}
 
-			if (id < 0)
-				return id;
-			m->dso = id;
-		}
-		file = dc_sym_dso_file(s->sym, m->dso);
-		if (!file || stat(file, &st) || (uint64_t)st.st_size <= m->pgoff)
+/* The image of generation im->maps_gen brought to the process's current
+ * one in place: a mapping ended since goes with every section of its file
+ * (libipt removes by file), whose live ones come back, and mappings made
+ * since are added. Adding a section walks the image's sections, so a
+ * rebuild from scratch of a process with hundreds of mappings (one that
+ * loads many libraries: perf records no munmap, so a dlclosed library's
+ * mapping stays until something is mapped over it) cost its square at
+ * every new mapping. Not across an exec (its mappings all end; the [vdso]
+ * moves). */
+static int image_patch(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
+{
+	const char *gone[16];
+	size_t ngone = 0;
+	int ret;
+
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct dc_sb_map *m = &p->maps[i];
+		const char *file = map_file(s, m);
+		bool seen = false;
+
+		if (m->isid <= 0 || m->gen_start > im->maps_gen || m->gen_end <= im->maps_gen ||
+		    m->gen_end > p->maps_gen || !file)
+			continue;         /* (not in the image, or still live) */
+		for (size_t k = 0; k < ngone && !seen; k++)
+			seen = !strcmp(gone[k], file);
+		if (seen)
 			continue;
-		size = m->end - m->start;
-		if (size > (uint64_t)st.st_size - m->pgoff)
-			size = (uint64_t)st.st_size - m->pgoff;
-		isid = pt_iscache_add_file(s->isc, file, m->pgoff, size, m->start);
-		if (isid < 0)
+		if (ngone == sizeof(gone) / sizeof(gone[0]))
+			return 1;         /* many files at once: from scratch */
+		if (pt_image_remove_by_filename(im->image, file, NULL) < 0)
+			return -ENOMEM;
+		gone[ngone++] = file;
+	}
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct dc_sb_map *m = &p->maps[i];
+		const char *file = map_file(s, m);
+		bool again = false;
+
+		if (!map_live(m) || !strcmp(m->path, "[vdso]"))
 			continue;
-		if (pt_image_add_cached(im->image, s->isc, isid, NULL) < 0)
+		for (size_t k = 0; k < ngone && file && !again; k++)
+			again = m->isid > 0 && !strcmp(gone[k], file);
+		if ((again || m->gen_start > im->maps_gen) && (ret = image_add(s, im, m)))
+			return ret;
+	}
+	return 0;
+}
+
+/* The walker's sections: the image's, the [vdso]'s bytes as libipt reads
+ * them through the image's callback, and the kernel's code, which is
+ * libipt's to walk (dc_wsec.opaque). */
+static int image_secs(struct dc_session *s, struct img *im, const struct dc_sb_proc *p)
+{
+	uint64_t lo, hi;
+
+	im->nsecs = 0;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct dc_sb_map *m = &p->maps[i];
+
+		if (!map_live(m) || m->isid <= 0 || !strcmp(m->path, "[vdso]"))
 			continue;
 		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
 			return -ENOMEM;
-		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + size, isid, NULL,
-							  false };
+		im->secs[im->nsecs++] = (struct dc_wsec){ m->start, m->start + m->isize, m->isid,
+							  NULL, false };
 	}
-	/* the walker's sections: these, the [vdso]'s bytes as libipt reads
-	 * them through the image's callback, and the kernel's code, which is
-	 * libipt's to walk (dc_wsec.opaque) */
 	if (im->vdso) {
 		if (DC_VEC_PUSH_ROOM(im->secs, im->nsecs, im->cap_secs, 16))
 			return -ENOMEM;
@@ -285,11 +371,28 @@ static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *
 			return -ENOMEM;
 		im->secs[im->nsecs++] = (struct dc_wsec){ lo, hi, 0, NULL, true };
 	}
+	return 0;
+}
+
+/* The process's image as its mappings are now. */
+static int image_build(struct dc_session *s, struct img *im, struct dc_sb_proc *p)
+{
+	int ret = 1;
+
+	if (im->built) {
+		for (size_t i = 0; i < s->nq; i++)
+			if (s->qs[i].q && (ret = dc_ptq_image_changing(s->qs[i].q, im->image)))
+				return ret;
+		ret = im->exec_gen == p->exec_gen ? image_patch(s, im, p) : 1;
+	}
+	if (ret > 0)
+		ret = image_fill(s, im, p);
+	if (ret || (ret = image_secs(s, im, p)))
+		return ret;
 	if (im->code && dc_wcode_set(im->code, im->secs, im->nsecs))
 		return -ENOMEM;
-	if ((ret = dc_kernel_add_to_image(s->kern, im->image, s->isc)))
-		return ret;
 	im->maps_gen = p->maps_gen;
+	im->exec_gen = p->exec_gen;
 	/* (the queues' lookups ask as of the image's generation: the one
 	 * image of the process, so the oldest they ask for) */
 	dc_sb_hold_gen(p, im->maps_gen);

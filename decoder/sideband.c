@@ -188,6 +188,7 @@ static int map_push(struct dc_sb_proc *p, const struct dc_sb_map *m, const char 
 	if (!n->path)
 		return -ENOMEM;
 	n->dso = -1;
+	n->isid = 0;
 	p->nmaps++;
 	p->maps_gen++;
 	n->gen_start = p->maps_gen;

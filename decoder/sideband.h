@@ -35,6 +35,11 @@ struct dc_sb_map {
 	uint8_t build_id[20];
 	uint8_t build_id_size;     /* 0: unknown                               */
 	int dso;                   /* symbolizer's dso id, -1 until resolved   */
+	/* its code in the session's image section cache: isid 0 until added,
+	 * -1 none (no file, or it ends before pgoff); isize the bytes of it
+	 * the section holds (a mapping may run past its file's end) */
+	int isid;
+	uint64_t isize;
 	/* The process's mappings generations (dc_sb_proc.maps_gen) it belongs
 	 * to: [gen_start, gen_end), gen_end UINT32_MAX while mapped. A
 	 * generation's mappings are those it was made with for good (the

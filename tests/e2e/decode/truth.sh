@@ -47,6 +47,12 @@ check longjmp -- "$TESTDATA/emu_longjmp"
 check signal -- "$TESTDATA/emu_signal"
 check except -- "$TESTDATA/emu_except"
 check dlopen -- "$TESTDATA/emu_dlopen"
+# two libraries dlopened and closed in turn, each mapped over the last: the
+# image changes in place at every round (mappings end, others come; under
+# ptrace, where each is mapped at the last one's address)
+check dlchurn --emulate=ptrace -- "$TESTDATA/dl_churn" "$TESTDATA/libemu_plugin.so" "$TESTDATA/libdl_churn_b.so" 12
+grep -q ' call .* mix ' dlchurn.ev && grep -q ' call .* helper ' dlchurn.ev &&
+	pass "dlchurn: code of both libraries decoded" || fail "dlchurn: not both libraries' code decoded"
 # a forked child that execs: its mappings copied, then replaced
 check forkexec --follow-fork -- "$TESTDATA/emu_forkexec"
 check demo --cpus 2 -- "$TESTDATA/emu_demo"
