@@ -369,28 +369,45 @@ static bool map_live_at(const struct dc_sb_map *m, uint64_t time)
 	return m->t_start <= time && time < m->t_end;
 }
 
+static bool map_live_in(const struct dc_sb_map *m, uint32_t gen)
+{
+	return m->gen_start <= gen && gen < m->gen_end;
+}
+
+static bool map_holds(const struct dc_sb_map *m, uint64_t ip, bool by_gen, uint64_t at)
+{
+	return ip >= m->start && ip < m->end &&
+	       (by_gen ? map_live_in(m, (uint32_t)at) : map_live_at(m, at));
+}
+
+/* The mapping of ip in p live at time `at` (by_gen: in mappings generation
+ * `at`): the last one found, if it still is, else the newest. Newest
+ * first: a later mapping shadows an older one at the same time stamp
+ * (synthesized records all carry time 0); a generation's mappings do not
+ * overlap, so there the order only makes it quick. */
+static struct dc_sb_map *map_newest(struct dc_sb_proc *p, uint64_t ip, bool by_gen, uint64_t at)
+{
+	if (!p || !p->nmaps)
+		return NULL;
+	if (p->last_hit < p->nmaps && map_holds(&p->maps[p->last_hit], ip, by_gen, at))
+		return &p->maps[p->last_hit];
+	for (size_t i = p->nmaps; i-- > 0;) {
+		if (map_holds(&p->maps[i], ip, by_gen, at)) {
+			p->last_hit = i;
+			return &p->maps[i];
+		}
+	}
+	return NULL;
+}
+
 struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
 				 uint64_t time, uint64_t ip)
 {
 	struct dc_sb_proc *p = dc_sb_proc(sb, pid);
-	struct dc_sb_map *m;
+	struct dc_sb_map *m = map_newest(p, ip, false, time);
 
-	if (!p || !p->nmaps)
-		return NULL;
-	if (p->last_hit < p->nmaps) {
-		m = &p->maps[p->last_hit];
-		if (ip >= m->start && ip < m->end && map_live_at(m, time))
-			return m;
-	}
-	/* Newest first: a later mapping shadows an older one at the same time
-	 * stamp (synthesized records all carry time 0). */
-	for (size_t i = p->nmaps; i-- > 0;) {
-		m = &p->maps[i];
-		if (ip >= m->start && ip < m->end && map_live_at(m, time)) {
-			p->last_hit = i;
-			return m;
-		}
-	}
+	if (m || !p)
+		return m;
 	/* Before the first record of a mapping (time older than the
 	 * synthesized state): answer with the oldest mapping of ip. */
 	for (size_t i = 0; i < p->nmaps; i++) {
@@ -401,32 +418,9 @@ struct dc_sb_map *dc_sb_map_find(const struct dc_sideband *sb, uint32_t pid,
 	return NULL;
 }
 
-static bool map_live_in(const struct dc_sb_map *m, uint32_t gen)
-{
-	return m->gen_start <= gen && gen < m->gen_end;
-}
-
 struct dc_sb_map *dc_sb_map_at_gen(struct dc_sb_proc *p, uint32_t gen, uint64_t ip)
 {
-	struct dc_sb_map *m;
-
-	if (!p || !p->nmaps)
-		return NULL;
-	if (p->last_hit < p->nmaps) {
-		m = &p->maps[p->last_hit];
-		if (ip >= m->start && ip < m->end && map_live_in(m, gen))
-			return m;
-	}
-	/* (newest first, as dc_sb_map_find: a generation's mappings do not
-	 * overlap, so the order only makes it quick) */
-	for (size_t i = p->nmaps; i-- > 0;) {
-		m = &p->maps[i];
-		if (ip >= m->start && ip < m->end && map_live_in(m, gen)) {
-			p->last_hit = i;
-			return m;
-		}
-	}
-	return NULL;
+	return map_newest(p, ip, true, gen);
 }
 
 void dc_sb_hold_gen(struct dc_sb_proc *p, uint32_t gen)
