@@ -420,6 +420,26 @@ static struct thr *find_thr(struct emu *e, pid_t tid)
 	return NULL;
 }
 
+/* The traced process that T's syscall NR (registers R) sends SIGKILL,
+ * or NULL (rc_emu_sigkill_target; kill(0, ...): its own group, its own
+ * process among them) */
+static struct proc *sigkilled(struct emu *e, const struct thr *t, long nr,
+			      const struct user_regs_struct *r)
+{
+	pid_t pid, tid;
+	int k = rc_emu_sigkill_target(nr, r->rdi, r->rsi, r->rdx, &pid, &tid);
+	const struct thr *o;
+
+	if (k == 2)
+		return (o = find_thr(e, tid)) ? o->proc : NULL;
+	if (k == 1 && (!pid || pid == t->proc->pid))
+		return t->proc;
+	for (size_t i = 0; k == 1 && i < e->nproc; i++)
+		if (e->proc[i]->pid == pid && !e->proc[i]->detached)
+			return e->proc[i];
+	return NULL;
+}
+
 static struct proc *new_proc(struct emu *e, pid_t pid)
 {
 	if (DC_VEC_PUSH_ROOM(e->proc, e->nproc, e->cproc, 4))
@@ -1323,16 +1343,14 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	/* (its threads end then: thr_gone) */
 	if (nr == SYS_exit_group && !t->proc->exit_ns)
 		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
-	/* a SIGKILL of its own process (raise(SIGKILL), kill(getpid(), SIGKILL)):
-	 * it dies in the call, at its entry, as an exit_group; the other
-	 * threads with it (the host reports them later: the smallest clock is
-	 * stepped first, so one on another CPU ran an instruction or so on) */
-	pid_t kp, kt;
-	int k = rc_emu_sigkill_target(nr, r->rdi, r->rsi, r->rdx, &kp, &kt);
-	struct thr *kill_t = k == 2 ? find_thr(e, kt) : NULL;
-	if (!t->proc->exit_ns && ((k == 1 && (kp == 0 || kp == t->proc->pid)) ||
-				  (kill_t && kill_t->proc == t->proc)))
-		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
+	/* a SIGKILL of a traced process (its own: raise(SIGKILL),
+	 * kill(getpid(), SIGKILL); another: a child it kills) dies in the
+	 * call, at its entry, as at an exit_group; its threads with it (the
+	 * host reports them later: the smallest clock is stepped first, so
+	 * one on another CPU ran an instruction or so on) */
+	struct proc *kp = sigkilled(e, t, nr, r);
+	if (kp && !kp->exit_ns)
+		kp->exit_ns = t->v0 + e->o->ns_per_insn;
 	t->futex_wait = false;
 	t->sig_intr = false;
 	t->wk.n = 0;
