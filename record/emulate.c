@@ -1340,17 +1340,15 @@ static int step_syscall(struct emu *e, unsigned c, struct thr *t, struct rc_insn
 	count_insn(e);
 	t->v0 = v->now;
 	t->sys_arg0 = r->rdi;
-	/* (its threads end then: thr_gone) */
-	if (nr == SYS_exit_group && !t->proc->exit_ns)
-		t->proc->exit_ns = t->v0 + e->o->ns_per_insn;
-	/* a SIGKILL of a traced process (its own: raise(SIGKILL),
-	 * kill(getpid(), SIGKILL); another: a child it kills) dies in the
-	 * call, at its entry, as at an exit_group; its threads with it (the
-	 * host reports them later: the smallest clock is stepped first, so
-	 * one on another CPU ran an instruction or so on) */
-	struct proc *kp = sigkilled(e, t, nr, r);
-	if (kp && !kp->exit_ns)
-		kp->exit_ns = t->v0 + e->o->ns_per_insn;
+	/* an exit_group, or a SIGKILL of a traced process (its own:
+	 * raise(SIGKILL), kill(getpid(), SIGKILL); another: a child it
+	 * kills): that process dies in the call, at its entry, and its
+	 * threads with it (thr_gone; the host reports them later: the
+	 * smallest clock is stepped first, so one on another CPU ran an
+	 * instruction or so on) */
+	struct proc *dies = nr == SYS_exit_group ? t->proc : sigkilled(e, t, nr, r);
+	if (dies && !dies->exit_ns)
+		dies->exit_ns = t->v0 + e->o->ns_per_insn;
 	t->futex_wait = false;
 	t->sig_intr = false;
 	t->wk.n = 0;
