@@ -62,6 +62,9 @@ static void run_distribution(uint64_t (*gen)(uint64_t *s), uint64_t seed, size_t
 	}
 	assert_int_equal(h.count, n);
 	assert_int_equal(h.sum, sum);
+	/* buckets stay sorted and unique (each add searched for its place) */
+	for (uint32_t i = 1; i < h.nb; i++)
+		assert_true(h.b[i - 1].idx < h.b[i].idx);
 	check_error(&h, v, n);
 	assert_int_equal(h.min, v[0]);           /* v is sorted now */
 	assert_int_equal(h.max, v[n - 1]);
