@@ -17,11 +17,13 @@
  * nothing is lost at chunk borders.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -82,6 +84,14 @@ struct piece {
 				    * bounds: spread up to it (piece_event) */
 	bool pend;                 /* a branch's bound, until its tick      */
 	uint64_t pend_x, pend_L, pend_U;
+	/* Bounds known to leave the polygon as it is (piece_within): any
+	 * instruction in [w_xlo, w_xhi] with a bound at least as loose as
+	 * (w_kL, w_kU); w_ok false when the polygon changed since. The last
+	 * bound checked in full, to fill them only for a bound seen twice. */
+	bool w_ok, w_upper;
+	double w_kL, w_kU, w_xlo, w_xhi;
+	double l_kL, l_kU;
+	uint64_t w_x, w_xmax, w_L, w_U; /* the same in piece_add's terms   */
 };
 
 /* A window's packets scanned up to the decoder's position at a coarse
@@ -661,14 +671,93 @@ static int poly_clip(const double *pT, const double *pc, int nv, double *T, doub
  * (kL, and kU when upper)? Then clipping would copy it unchanged: most
  * bounds of a run at a steady rate are such. (The same expressions as
  * poly_clip, so the same answers.) */
+static bool vertex_within(double T, double c, double x, double kL, bool upper, double kU)
+{
+	double v = T + x * c;
+
+	return v - kL >= 0 && (!upper || -(v - kU) >= 0);
+}
+
 static bool poly_within(const struct piece *p, double xi, double kL, bool upper, double kU)
 {
-	for (int i = 0; i < p->nv; i++) {
-		double v = p->T[i] + xi * p->c[i];
-
-		if (!(v - kL >= 0) || (upper && !(-(v - kU) >= 0)))
+	for (int i = 0; i < p->nv; i++)
+		if (!vertex_within(p->T[i], p->c[i], xi, kL, upper, kU))
 			return false;
+	return true;
+}
+
+/* After poly_within(p, xi, kL, upper, kU) said yes: how far that answer
+ * holds, so that a run of branches read at one time (all bound by one
+ * timing packet and the next) is checked once, not once per branch and
+ * vertex. Every vertex has c >= 0, and rounding is monotone, so each T + x c
+ * as computed is nondecreasing in x: the lower bound met at xi is met at
+ * any larger x, and the upper bound met at some x_hi at any smaller one.
+ * x_hi is the nearest vertex's crossing of kU less a margin, and is itself
+ * checked with poly_within's expressions: the answers are poly_within's. */
+static void piece_fill_within(struct piece *p, double xi, double kL, bool upper, double kU)
+{
+	double x_hi = 1e300;
+
+	p->w_ok = false;
+	if (!(xi >= 0) || !(xi < 1e300))
+		return;
+	for (int i = 0; i < p->nv; i++) {
+		if (!(p->c[i] >= 0))
+			return;
+		if (upper && p->c[i] > 0) {
+			double x = (kU - p->T[i]) / p->c[i];
+
+			x_hi = x < x_hi ? x : x_hi;
+		}
 	}
+	x_hi -= (x_hi < 0 ? -x_hi : x_hi) * 1e-9 + 1;
+	if (!(x_hi > xi))
+		x_hi = xi;
+	for (int i = 0; i < p->nv && x_hi > xi; i++)
+		if (!vertex_within(p->T[i], p->c[i], x_hi, kL, upper, kU))
+			x_hi = xi;
+	p->w_ok = true;
+	p->w_upper = upper;
+	p->w_kL = kL;
+	p->w_kU = kU;
+	p->w_xlo = xi;
+	p->w_xhi = x_hi;
+}
+
+/* piece_add's x (instructions) and times whose xi, kL and kU are all
+ * within what piece_fill_within kept: those conversions are monotone, so
+ * x from the one checked (x) to the last whose xi is at most w_xhi, a
+ * lower time at most L and an upper one at least U (U: 0, none). */
+static void piece_fill_ints(struct piece *p, uint64_t x, uint64_t L, uint64_t U)
+{
+	uint64_t xmax = x;
+
+	if (!p->w_upper) {
+		xmax = UINT64_MAX;           /* (any x: no upper bound) */
+	} else if (p->w_xhi - p->w_xlo < 1e15) {
+		xmax = x + (uint64_t)(p->w_xhi - p->w_xlo);
+		while (xmax > x && !((double)xmax - (double)p->x0 <= p->w_xhi))
+			xmax = x + (xmax - x) / 2;
+	}
+	p->w_x = x;
+	p->w_xmax = xmax;
+	p->w_L = L;
+	p->w_U = U;
+}
+
+/* Does the polygon lie within the bound (poly_within's answer), asked of
+ * what piece_fill_within kept first? */
+static bool piece_within(struct piece *p, double xi, double kL, bool upper, double kU)
+{
+	if (p->w_ok && xi >= p->w_xlo && xi <= p->w_xhi && kL <= p->w_kL &&
+	    (!upper || (p->w_upper && kU >= p->w_kU)))
+		return true;
+	if (!poly_within(p, xi, kL, upper, kU))
+		return false;
+	if (kL == p->l_kL && kU == p->l_kU)
+		piece_fill_within(p, xi, kL, upper, kU);
+	p->l_kL = kL;
+	p->l_kU = kU;
 	return true;
 }
 
@@ -782,8 +871,24 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 	}
 	p->n = 0;
 	p->nv = 0;
+	p->w_ok = false;
 	p->cap = 0;
 	p->late = false;
+}
+
+/* PTFLAME_DECODER=check (tests): what piece_add's fast path said, that
+ * the bound leaves the polygon as it is, is what poly_within says. */
+static void piece_check(const struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
+{
+	const struct piece *p = &q->pc;
+
+	if (poly_within(p, (double)x - (double)p->x0, (double)(int64_t)(L - p->b), U != 0,
+			U ? (double)(int64_t)(U - 1 - p->b) : 0))
+		return;
+	fprintf(stderr, "ptflame: PTFLAME_DECODER=check: a time bound (instruction %" PRIu64
+		", [%" PRIu64 ", %" PRIu64 ")) cuts the piece its fast path said it left as it "
+		"is\n", x, L, U);
+	abort();
 }
 
 /* Instruction x retired in [L, U) (U 0: no upper bound). The polygon is
@@ -796,6 +901,12 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 
 	if (U && U <= L)
 		U = L + 1;
+	if (p->w_ok && x >= p->w_x && x <= p->w_xmax && L <= p->w_L &&
+	    (!U || (p->w_upper && U >= p->w_U))) {
+		if (q->cfg.decoder == DC_WDEC_CHECK)
+			piece_check(q, x, L, U);
+		goto within;
+	}
 	if (!p->n) {
 		/* (a new piece: a cap or late rule set on an empty one, cut by
 		 * piece_add itself, was not this piece's) */
@@ -812,13 +923,19 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 		p->c[2] = PIECE_CMAX;
 		p->T[3] = 0;
 		p->c[3] = PIECE_CMAX;
+		p->w_ok = false;
 		p->n = 1;
 		return;
 	}
 	xi = (double)x - (double)p->x0;
 	kL = (double)(int64_t)(L - p->b);
 	kU = U ? (double)(int64_t)(U - 1 - p->b) : 0;
-	if (!poly_within(p, xi, kL, U != 0, kU)) {
+	if (piece_within(p, xi, kL, U != 0, kU)) {
+		if (q->cfg.decoder == DC_WDEC_CHECK)
+			piece_check(q, x, L, U);
+		if (p->w_ok && p->w_xlo == xi && p->w_kL == kL)
+			piece_fill_ints(p, x, L, U);
+	} else {
 		double T1[PIECE_MAXV + 1], c1[PIECE_MAXV + 1], T2[PIECE_MAXV + 1],
 			c2[PIECE_MAXV + 1];
 		const double *rT = T1, *rc = c1;
@@ -836,9 +953,11 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 			return;
 		}
 		p->nv = m;
+		p->w_ok = false;
 		memcpy(p->T, rT, sizeof(double) * (size_t)m);
 		memcpy(p->c, rc, sizeof(double) * (size_t)m);
 	}
+within:
 	p->n++;
 	if (x >= p->x_last) {
 		p->x_last = x;
