@@ -308,6 +308,9 @@ static int parse(int argc, char **argv, struct report_args *a)
 		return cmd_usage_error("report", "--srcline is for the function table, not "
 				       "--table --wakers");
 	a->fold.part = a->run.sr.keep_time != 0;
+	/* only the table's and the SVG's tooltips print percentiles; the
+	 * folded lines need each node's calls and their sum */
+	a->run.sr.counts_only = !a->table && !a->svg;
 	/* The function tables count calls at every depth: stacks are not
 	 * cut for them (by stack, each row is a path: those are cut, or a
 	 * deep line would make rows quadratic in its depth; --slowest keeps

@@ -397,6 +397,15 @@ int sr_node_add_call(struct sr_node *n, bool complete, uint64_t latency_ns)
 	return sr_hist_add(&n->lat, latency_ns);
 }
 
+void sr_node_count_call(struct sr_node *n, bool complete, uint64_t latency_ns)
+{
+	n->calls++;
+	if (complete)
+		sr_hist_add_summary(&n->lat, latency_ns);
+	else
+		n->calls_inferred++;
+}
+
 static int add_stats(struct sr_node *d, const struct sr_node *s, uint64_t *self_sum)
 {
 	d->calls += s->calls;

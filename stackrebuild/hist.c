@@ -121,6 +121,11 @@ int sr_hist_add_n(struct sr_hist *h, uint64_t v, uint64_t n)
 	return 0;
 }
 
+void sr_hist_add_summary(struct sr_hist *h, uint64_t v)
+{
+	add_summary(h, v, v, 1, v);
+}
+
 int sr_hist_add(struct sr_hist *h, uint64_t v)
 {
 	return sr_hist_add_n(h, v, 1);

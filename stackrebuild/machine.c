@@ -565,9 +565,12 @@ static int end_call_woken(const struct sr_machine *m, const struct thread *t,
 		return 0;
 	if (t0 < m->win_lo || t1 >= m->win_hi)
 		complete = false;
-	ret = sr_node_add_call(node, complete, t1 - t0);
-	if (ret || !m->opt.on_call || t->unwanted)
+	if (m->opt.counts_only)
+		sr_node_count_call(node, complete, t1 - t0);
+	else if ((ret = sr_node_add_call(node, complete, t1 - t0)))
 		return ret;
+	if (!m->opt.on_call || t->unwanted)
+		return 0;
 	{
 		struct sr_call c = {
 			.pid = t->st.pid, .tid = t->st.tid, .depth = depth, .node = node,

@@ -109,6 +109,37 @@ static void test_nested_calls(void **state)
 	sr_cct_free(cct);
 }
 
+/* counts_only keeps each node's latency count, sum, min and max as the
+ * full histogram does, without its buckets. */
+static void test_counts_only(void **state)
+{
+	static const char *const paths[] = { "main", "main;a", "main;a;b" };
+	struct sr_options o = { .counts_only = true };
+	struct sr_machine *full = new_machine(NULL), *counts = new_machine(&o);
+	struct sr_cct *a, *b;
+
+	(void)state;
+	feed_nested(full, 1, 1000);
+	feed_nested(counts, 1, 1000);
+	a = finish(full, 0);
+	b = finish(counts, 0);
+	expect_stacks(b, "main 40\nmain;a 30\nmain;a;b 30\n");
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const struct sr_node *x = node_at(a, paths[i]), *y = node_at(b, paths[i]);
+
+		assert_int_equal(y->calls, x->calls);
+		assert_int_equal(y->calls_inferred, x->calls_inferred);
+		assert_int_equal(y->lat.count, x->lat.count);
+		assert_int_equal(y->lat.sum, x->lat.sum);
+		assert_int_equal(y->lat.min, x->lat.min);
+		assert_int_equal(y->lat.max, x->lat.max);
+		assert_int_equal(y->lat.nb, 0);
+	}
+	assert_int_equal(node_at(a, "main;a;b")->lat.nb, 2);
+	sr_cct_free(a);
+	sr_cct_free(b);
+}
+
 static void test_recursion(void **state)
 {
 	struct sr_machine *m = new_machine(NULL);
@@ -2758,6 +2789,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_calls),
+		cmocka_unit_test(test_counts_only),
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_tail_call_and_plt),
 		cmocka_unit_test(test_plt_folded),
