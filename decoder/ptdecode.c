@@ -622,7 +622,7 @@ static int push(struct dc_ptq *q, uint8_t kind, uint8_t reason, uint64_t from,
 
 #define PIECE_CMAX 1e6             /* ns per instruction, at most        */
 
-static uint64_t mtc_period_ns(struct dc_ptq *q)
+static uint64_t mtc_period_first(struct dc_ptq *q)
 {
 	const struct pt_config *pc = &q->cfg.pt;
 
@@ -633,6 +633,12 @@ static uint64_t mtc_period_ns(struct dc_ptq *q)
 		q->mtc_ns = dc_pt_tsc_to_ns(&q->cfg.conv, tsc) - dc_pt_tsc_to_ns(&q->cfg.conv, 0);
 	}
 	return q->mtc_ns;
+}
+
+/* (asked per branch with a packet on a coarse clock) */
+static inline uint64_t mtc_period_ns(struct dc_ptq *q)
+{
+	return q->mtc_ns ? q->mtc_ns : mtc_period_first(q);
 }
 
 /* Into (oT, oc), room for PIECE_MAXV + 1: the part of the polygon
@@ -891,13 +897,30 @@ static void piece_check(const struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t
 	abort();
 }
 
-/* Instruction x retired in [L, U) (U 0: no upper bound). The polygon is
- * clipped into scratch arrays and copied back only when the bound cut it
- * and left a line: the piece itself is never copied (it holds 1 KiB). */
-static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
+/* The piece took a bound at instruction x (read at L) that left its
+ * polygon as it was, or cut it and left a line. */
+static inline void piece_took(struct dc_ptq *q, uint64_t x, uint64_t L)
 {
 	struct piece *p = &q->pc;
-	double xi, kL, kU;
+
+	p->n++;
+	if (x >= p->x_last) {
+		p->x_last = x;
+		p->L_last = L;
+	}
+	/* long pieces are cut, not to hold too many events */
+	if (q->fn - q->nfinal > 8192)
+		piece_close(q, p->x_last);
+}
+
+static void piece_add_slow(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U);
+
+/* Instruction x retired in [L, U) (U 0: no upper bound). Inline: a bound
+ * of a run read at one time is decided here (piece_fill_ints), and the
+ * call and prologue of the polygon's code were most of its cost. */
+static inline void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
+{
+	struct piece *p = &q->pc;
 
 	if (U && U <= L)
 		U = L + 1;
@@ -905,8 +928,21 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 	    (!U || (p->w_upper && U >= p->w_U))) {
 		if (q->cfg.decoder == DC_WDEC_CHECK)
 			piece_check(q, x, L, U);
-		goto within;
+		piece_took(q, x, L);
+		return;
 	}
+	piece_add_slow(q, x, L, U);
+}
+
+/* piece_add's other bounds (U adjusted). The polygon is clipped into
+ * scratch arrays and copied back only when the bound cut it and left a
+ * line: the piece itself is never copied (it holds 1 KiB). */
+static __attribute__((noinline)) void piece_add_slow(struct dc_ptq *q, uint64_t x, uint64_t L,
+						     uint64_t U)
+{
+	struct piece *p = &q->pc;
+	double xi, kL, kU;
+
 	if (!p->n) {
 		/* (a new piece: a cap or late rule set on an empty one, cut by
 		 * piece_add itself, was not this piece's) */
@@ -957,15 +993,7 @@ static void piece_add(struct dc_ptq *q, uint64_t x, uint64_t L, uint64_t U)
 		memcpy(p->T, rT, sizeof(double) * (size_t)m);
 		memcpy(p->c, rc, sizeof(double) * (size_t)m);
 	}
-within:
-	p->n++;
-	if (x >= p->x_last) {
-		p->x_last = x;
-		p->L_last = L;
-	}
-	/* long pieces are cut, not to hold too many events */
-	if (q->fn - q->nfinal > 8192)
-		piece_close(q, p->x_last);
+	piece_took(q, x, L);
 }
 
 /* A time L read after the held branch's packet: a timing packet came
