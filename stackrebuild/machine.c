@@ -30,7 +30,7 @@ enum { F_INFERRED = 1, F_ASYNC = 2, F_TRAMP = 4, F_STUB = 8, F_CALLED = 16 };
 enum { MAX_PSEUDO = 8, CHILD_CACHE = 64 };
 enum { NR_RT_SIGRETURN = 15, NR_EXECVE = 59, NR_EXECVEAT = 322 };
 
-struct frame {
+struct frame {             /* (a field more: set it in frame_init too) */
 	struct sr_node *node;      /* in the thread's segment tree           */
 	struct sr_node *leaf;      /* its innermost inline frame's node, else
 	                              node: where its time and callees go    */
