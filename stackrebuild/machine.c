@@ -1078,6 +1078,9 @@ static bool resumed_anew(const struct thread *t, uint32_t i, uint64_t key, uint6
 	return ip && site && ip < site && entered_again(t, key);
 }
 
+static bool top_is_stub_of(const struct sr_machine *m, const struct thread *t, uint64_t key);
+static int stub_jump(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now);
+
 /* Execution is now in function key (at ip, 0: not known). Keep what the
  * stack proves. A new root at_entry (trace started exactly at a
  * function's first instruction) has its call start seen. */
@@ -1090,6 +1093,19 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 
 	if (!t->nframes)
 		return establish_root(m, t, key, now, root_flags);
+	/* After a loss, resumed at a function's first byte with that
+	 * function's PLT stub on top (its call seen, its jump lost): the
+	 * stub's jump, taken as sync_top takes a seen one. Whatever else the
+	 * loss hid, the stub's caller calls key: a frame of key further down
+	 * proves nothing (dlopen's _dl_open calls _dl_catch_exception through
+	 * its stub inside an outer _dl_catch_exception: popping to that one
+	 * made paths the program never had, stress seed 4929). */
+	if (mode == RS_RESET && t->since_loss && at == AT_ENTRY && top_is_stub_of(m, t, key)) {
+		int ret = stub_jump(m, t, key, now);
+
+		t->unproven = t->nframes - 1;
+		return ret;
+	}
 	/* (after a loss, nor does a frame of unnamed code: all of a
 	 * binary's unnamed code is one key, so the code resumed in may be
 	 * another function of it, called unseen: crtstuff's
@@ -1332,6 +1348,40 @@ static int fold_stub(struct sr_machine *m, struct thread *t, uint64_t key)
 	if (stub_bits(key_bits(m, key)))
 		top->flags |= F_STUB;
 	return 1;
+}
+
+/* Is the top frame key's PLT stub ("NAME@plt", NAME key's name)? Only
+ * the name tells a stub's target before its jump; a resume elsewhere after
+ * a loss (usleep@plt on top, resumed at the start of the __nanosleep that
+ * usleep calls) proves nothing of where the stub went. */
+static bool top_is_stub_of(const struct sr_machine *m, const struct thread *t, uint64_t key)
+{
+	const struct frame *top = &t->frames[t->nframes - 1];
+	const char *stub, *name;
+	size_t n;
+
+	if (top->node->kind != SR_NODE_FUNC || !m->sym->name ||
+	    !(name = m->sym->name(m->sym->ctx, key)) ||
+	    !(stub = m->sym->name(m->sym->ctx, top->node->key)))
+		return false;
+	n = strlen(name);
+	return !strncmp(stub, name, n) && !strcmp(stub + n, "@plt");
+}
+
+static int replace_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+		       uint8_t flags);
+
+/* The top frame, a PLT stub, jumped on to key: the stub's call becomes
+ * key's (fold_stub), or, where that call made calls or --show-plt keeps
+ * stubs as frames, key's call replaces it (as sync_top does with a jump
+ * seen). */
+static int stub_jump(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now)
+{
+	int ret = fold_stub(m, t, key);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return replace_top(m, t, key, now, t->frames[t->nframes - 1].flags & F_ASYNC);
 }
 
 /* The top frame's function jumps on to key's, a call of its own under the

@@ -1345,6 +1345,51 @@ static void test_lost_resync_entered_anew(void **state)
 	sr_cct_free(cct);
 }
 
+/* After a loss, execution resumed at the first byte of b with b's PLT
+ * stub on top (a's call of it seen, its jump lost): the stub's jump, b
+ * called by a, not a return into the b further down (dlopen's nested
+ * _dl_catch_exception, stress seed 4929, where popping to the outer one
+ * made paths the program never had). The [lost] went on top of the stub,
+ * so, as for a stub that made a call, b's call replaces the stub's at
+ * the resume. */
+static void test_lost_resync_stub_jump(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_B);
+	CALL(m, 1, 10, F_B, F_A);
+	CALL(m, 1, 20, F_A, F_PLT_B);
+	LOST(m, 1, 30);
+	SYNC(m, 1, 40, ENTRY(F_B));
+	RET(m, 1, 50, F_B, F_A);
+	RET(m, 1, 60, F_A, F_B);
+	RET(m, 1, 70, F_B, F_MAIN);
+	END(m, 1, 80, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;b 20\nmain;b;a 20\nmain;b;a;b 10\nmain;b;a;b@plt 10\n"
+			   "main;b;a;b@plt;[lost] 10\n");
+	expect_calls(cct, "main;b;a;b", 1, 0);
+	assert_int_equal(sr_cct_thread(cct, 0)->resets, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* at the start of another function (what b called, say): nothing
+	 * says where the stub went, so a is not taken as c's caller */
+	m = new_machine(NULL);
+	CALL(m, 1, 0, F_MAIN, F_B);
+	CALL(m, 1, 10, F_B, F_A);
+	CALL(m, 1, 20, F_A, F_PLT_B);
+	LOST(m, 1, 30);
+	SYNC(m, 1, 40, ENTRY(F_C));
+	END(m, 1, 50, F_C);
+	cct = finish(m, 0);
+	assert_null(node_at(cct, "main;b;a;c"));
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A function seen under itself only through the returns above the root
  * (f returned into b, which returned into f: f -> b -> f) is recursive as
  * much as one seen calling itself: after a loss, execution in it proves
@@ -2828,6 +2873,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_entered_anew),
 		cmocka_unit_test(test_lost_resync_recursive_by_returns),
+		cmocka_unit_test(test_lost_resync_stub_jump),
 		cmocka_unit_test(test_lost_return),
 		cmocka_unit_test(test_lost_resync_reset),
 		cmocka_unit_test(test_lost_resync_in_recursion),
