@@ -1632,7 +1632,22 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  * CYCs from there as before the overflow. These 4 bytes do not fit in the
  * packets there, so the window is copied with them (cyc_fix_copy); no
  * offset outside the window refers into it. An OVF followed by a PSB or
- * a CBR needs none. */
+ * a CBR needs none.
+ *
+ * The scan reads every packet of every window of a CYC trace, and nearly
+ * all of them are CYCs and packets that only end the newest CYC's claim
+ * to be a gap CYC (TNT, TIP, FUP, TMA, ...). So cyc_fix_fast steps over
+ * runs of those itself, by their first bytes (scan_cyc, scan_plain: the
+ * sizes and payloads dc_pkt_fast gives, and only where dc_pkt_fast reads
+ * them), adding up the CYCs and keeping the newest, and stops at anything
+ * else: a packet the scan acts on (PSB, PSBEND, CBR, OVF, TSC, MODE,
+ * MTC), one it does not know, one cut short. That one goes through
+ * dc_pkt_next as before, which reads it or resyncs at the next PSB the way
+ * libipt does; after an OVF, until its binding packet, every packet does.
+ * The iterator is then moved past the run as if dc_pkt_next had read it
+ * (its offset and the last packet's, which a resync starts from).
+ * PTFLAME_DECODER=check also runs the scan packet by packet
+ * (cyc_fix_scan_ref) and aborts where the two differ (cyc_fix_check). */
 
 /* (struct ovf_cbr: the CBRs that go in, near the top) */
 
@@ -1765,17 +1780,26 @@ static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
 	f->exec = -1;
 }
 
-/* Scan buf[0, len) as libipt's decoder will (from its first PSB); with
- * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
- * anything is (or would be) rewritten. */
-static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
-			 uint8_t *buf_w, int *coarse, struct ovf_cbr *oc)
+/* Where a scan ended, for cyc_fix_check: the packets it read, all their
+ * cycles, its state. */
+struct scan_end {
+	uint64_t npkt, cycles;
+	struct cyc_fix f;
+	bool ovf;
+};
+
+/* The scan as it was before cyc_fix_fast (one dc_pkt_next per packet):
+ * PTFLAME_DECODER=check runs it too and compares (cyc_fix_check). */
+static bool cyc_fix_scan_ref(const struct pt_config *base, const uint8_t *buf, size_t len,
+			     uint8_t *buf_w, int *coarse, struct ovf_cbr *oc,
+			     struct scan_end *end)
 {
 	struct dc_pkt_it it;
 	struct cyc_fix f;
 	struct dc_pkt k;
 	bool any = false, ovf = false, cyc = false;
 	uint8_t ovf_cbr = 0;
+	uint64_t npkt = 0, cycles = 0;
 	int ret;
 
 	cyc_fix_reset(&f, buf, len);
@@ -1790,6 +1814,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			ovf = false;
 			continue;
 		}
+		npkt++;
 		if (ovf) {
 			/* after an OVF: its binding packet (above) */
 			switch (k.type) {
@@ -1842,6 +1867,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 				*coarse = 0;
 			cyc = true;
 			f.cyc += k.val;
+			cycles += k.val;
 			f.last_cyc = (size_t)k.off + 1;
 			f.last_size = k.size;
 			f.last_val = k.val;
@@ -1872,9 +1898,312 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 			f.last_cyc = 0;
 	}
 	dc_pkt_it_fini(&it);
+	if (end)
+		*end = (struct scan_end){ npkt, cycles, f, ovf };
 	if (oc && !cyc)
 		oc->n = 0;     /* (no CYC: no calibration to restore) */
 	return any || (oc && oc->n);
+}
+
+
+/* The packet at p (n bytes there) when dc_pkt_fast reads it as one the
+ * scan only ends a gap CYC at (TNT-8, TNT-64, TMA, PIP, the IP packets):
+ * its size; -1: a PAD (nothing at all); 0: any other, or one dc_pkt_fast
+ * does not read (the CYCs are read before: scan_cyc). */
+static inline int scan_plain(const uint8_t *p, size_t n)
+{
+	static const uint8_t ip_size[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };
+	uint8_t b = p[0];
+
+	if (b & 1) {
+		/* (b & 3) == 1: TIP 0x0d, TIP.PGE 0x11, TIP.PGD 0x01 and FUP
+		 * 0x1d in the low 5 bits, bits 0, 3, 4 and 7 of 0x99 (the
+		 * others: TSC, MTC, MODE and nothing read here) */
+		uint8_t s = ip_size[b >> 5];
+
+		return (0x99 >> ((b >> 2) & 7)) & 1 && s && n >= s ? s : 0;
+	}
+	if (b > 0x02)
+		return 1;                       /* TNT-8 */
+	if (!b)
+		return -1;                      /* PAD */
+	if (n < 2)
+		return 0;
+	switch (p[1]) {
+	case 0x73:                              /* TMA */
+		return n >= 7 && !p[4] && !(p[6] & 0xfe) ? 7 : 0;
+	case 0xa3:                              /* TNT-64 */
+		return n >= 8 && dc_pkt_le(p + 2, 6) >= 2 ? 8 : 0;
+	case 0x43:                              /* PIP */
+		return n >= 8 ? 8 : 0;
+	default:
+		return 0;
+	}
+}
+
+/* The CYC at p (n bytes there), read as dc_pkt_fast reads it: its size,
+ * *v its cycles; <= 0 where dc_pkt_fast says so. */
+static inline int scan_cyc(const uint8_t *p, size_t n, uint64_t *v)
+{
+	uint64_t c = p[0] >> 3;
+	unsigned shl = 5;
+	size_t i = 1;
+
+	if (p[0] & 4) {
+		for (;; i++) {
+			if (i >= n)
+				return DC_PKT_CUT;
+			if (i > 8)
+				return 0;
+			c |= (uint64_t)(p[i] >> 1) << shl;
+			shl += 7;
+			if (!(p[i] & 1))
+				break;
+		}
+		i++;
+	}
+	*v = c;
+	return (int)i;
+}
+
+/* (the scan; end: where it ended, counted only when asked for) */
+static inline __attribute__((always_inline)) bool
+cyc_fix_fast_in(const struct pt_config *base, const uint8_t *buf, size_t len, uint8_t *buf_w,
+		int *coarse, struct ovf_cbr *oc, struct scan_end *end)
+{
+	struct dc_pkt_it it;
+	struct cyc_fix f;
+	struct dc_pkt k;
+	bool any = false, ovf = false, cyc = false;
+	uint8_t ovf_cbr = 0;
+	uint64_t npkt = 0, cycles = 0;
+	int ret;
+
+	cyc_fix_reset(&f, buf, len);
+	if (oc)
+		oc->n = 0;
+	if (dc_pkt_it_init(&it, base, buf, len))
+		return false;
+	for (;;) {
+		if (!ovf && !it.done) {
+			/* the packets that change nothing but a gap CYC's end,
+			 * and the CYCs, read here (see above) */
+			size_t off = it.off, end = it.len, last = SIZE_MAX;
+			bool any_cyc = false;
+
+			while (off < end) {
+				const uint8_t *p = buf + off;
+				int s;
+
+				if ((p[0] & 3) == 3) {
+					uint64_t v;
+
+					if ((s = scan_cyc(p, end - off, &v)) <= 0)
+						break;
+					any_cyc = true;
+					f.cyc += v;
+					if (end)
+						cycles += v;
+					f.last_cyc = off + 1;
+					f.last_size = s;
+					f.last_val = v;
+				} else if ((s = scan_plain(p, end - off)) > 0) {
+					f.last_cyc = 0;
+				} else if (s < 0) {
+					s = 1;                  /* PAD */
+				} else {
+					break;
+				}
+				last = off;
+				if (end)
+					npkt++;
+				off += (size_t)s;
+			}
+			if (last != SIZE_MAX) {
+				it.prev = last;
+				it.off = off;
+			}
+			if (any_cyc) {
+				if (coarse)
+					*coarse = 0;
+				cyc = true;
+			}
+		}
+		if ((ret = dc_pkt_next(&it, &k)) < 0)
+			break;
+		if (!ret) {
+			/* libipt's decoder resyncs there: fresh state */
+			cyc_fix_reset(&f, buf, len);
+			ovf = false;
+			continue;
+		}
+		if (end)
+			npkt++;
+		if (ovf) {
+			/* after an OVF: its binding packet (above) */
+			switch (k.type) {
+			case ppt_pad:
+			case ppt_cyc:
+			case ppt_tsc:
+			case ppt_tma:
+			case ppt_mtc:
+				break;
+			case ppt_cbr:
+			case ppt_psb:
+				ovf = false;
+				break;
+			default:
+				ovf = false;
+				if (oc && !oc->nomem && ovf_cbr && base->nom_freq) {
+					if (DC_VEC_PUSH_ROOM(oc->v, oc->n, oc->cap, 16)) {
+						oc->nomem = true;
+						break;
+					}
+					oc->v[oc->n++] = (struct cbr_at){ (size_t)k.off, ovf_cbr };
+				}
+				break;
+			}
+		}
+		switch (k.type) {
+		case ppt_psb:
+			f.in_psb = true;
+			break;
+		case ppt_psbend:
+			f.in_psb = false;
+			break;
+		case ppt_cbr:
+			/* outside PSB+, a CBR restarts the calibration */
+			f.cbr = (uint8_t)k.val;
+			if (f.in_psb)
+				break;
+			/* fall through */
+		case ppt_ovf:
+			if (k.type == ppt_ovf && !f.in_psb) {
+				ovf = true;
+				ovf_cbr = f.cbr;
+			}
+			f.have_mtc = false;
+			f.cyc = 0;
+			f.ngap = 0;
+			break;
+		case ppt_cyc:
+			if (coarse)
+				*coarse = 0;
+			cyc = true;
+			f.cyc += k.val;
+			if (end)
+				cycles += k.val;
+			f.last_cyc = (size_t)k.off + 1;
+			f.last_size = k.size;
+			f.last_val = k.val;
+			continue;
+		case ppt_tsc:
+			if (f.last_cyc && f.ngap < GAP_MAX) {
+				f.off[f.ngap] = f.last_cyc - 1;
+				f.size[f.ngap] = f.last_size;
+				f.val[f.ngap] = f.last_val;
+				f.gcbr[f.ngap] = f.cbr;
+				f.gexec[f.ngap] = f.exec;
+				f.ngap++;
+			}
+			break;
+		case ppt_mode:
+			if (k.val == pt_mol_exec && k.off + 1 < len)
+				f.exec = buf[k.off + 1];
+			break;
+		case ppt_mtc:
+			if (coarse && *coarse < 0)
+				*coarse = 1;
+			any |= cyc_fix_mtc(&f, base, (uint32_t)k.val << base->mtc_freq, buf_w);
+			break;
+		default:
+			break;
+		}
+		if (k.type != ppt_pad)
+			f.last_cyc = 0;
+	}
+	dc_pkt_it_fini(&it);
+	if (end)
+		*end = (struct scan_end){ npkt, cycles, f, ovf };
+	if (oc && !cyc)
+		oc->n = 0;     /* (no CYC: no calibration to restore) */
+	return any || (oc && oc->n);
+}
+
+
+static bool cyc_fix_fast(const struct pt_config *base, const uint8_t *buf, size_t len,
+			 uint8_t *buf_w, int *coarse, struct ovf_cbr *oc)
+{
+	return cyc_fix_fast_in(base, buf, len, buf_w, coarse, oc, NULL);
+}
+
+/* PTFLAME_DECODER=check (tests): cyc_fix_fast and cyc_fix_scan_ref, on
+ * copies where the scan rewrites, give the same answer, coarse clock,
+ * CBRs and bytes, having read as many packets and cycles and ended in
+ * the same state; else a line and abort. */
+static __attribute__((noinline)) bool cyc_fix_check(const struct pt_config *base,
+						     const uint8_t *buf, size_t len,
+						     uint8_t *buf_w, int *coarse,
+						     struct ovf_cbr *oc)
+{
+	struct ovf_cbr roc = { 0 };
+	struct scan_end re, ge;
+	int rcoarse = coarse ? *coarse : 0;
+	uint8_t *rw = NULL;
+	bool r, got;
+	const char *what = NULL;
+
+	if (oc)
+		roc.nomem = oc->nomem;
+	if (buf_w) {
+		rw = dc_pt_alloc(len);
+		if (!rw) {
+			fprintf(stderr, "ptflame: PTFLAME_DECODER=check: no memory\n");
+			abort();
+		}
+		memcpy(rw, buf_w, len);
+		if (buf == buf_w)      /* (what libipt may read after it) */
+			memcpy(rw + len, buf + len, DC_PT_SLACK);
+	}
+	r = cyc_fix_scan_ref(base, buf == buf_w && rw ? rw : buf, len, rw,
+			     coarse ? &rcoarse : NULL, oc ? &roc : NULL, &re);
+	got = cyc_fix_fast_in(base, buf, len, buf_w, coarse, oc, &ge);
+	if (r != got)
+		what = "answer";
+	else if (re.npkt != ge.npkt || re.cycles != ge.cycles)
+		what = "packets read";
+	else if (re.ovf != ge.ovf || re.f.cyc != ge.f.cyc || re.f.last_cyc != ge.f.last_cyc ||
+		 re.f.ngap != ge.f.ngap || re.f.ctc != ge.f.ctc ||
+		 re.f.have_mtc != ge.f.have_mtc || re.f.in_psb != ge.f.in_psb ||
+		 re.f.cbr != ge.f.cbr || re.f.exec != ge.f.exec)
+		what = "state at the end";
+	else if (coarse && rcoarse != *coarse)
+		what = "clock";
+	else if (oc && (roc.n != oc->n || roc.nomem != oc->nomem ||
+			(roc.n && memcmp(roc.v, oc->v, roc.n * sizeof(*roc.v)))))
+		what = "CBRs after OVFs";
+	else if (buf_w && memcmp(rw, buf_w, len))
+		what = "rewritten bytes";
+	free(roc.v);
+	free(rw);
+	if (what) {
+		fprintf(stderr, "ptflame: PTFLAME_DECODER=check: the CYC scan of a window "
+			"(%zu bytes) differs from the reference scan: %s\n", len, what);
+		abort();
+	}
+	return got;
+}
+
+/* Scan buf[0, len) as libipt's decoder will (from its first PSB); with
+ * buf_w, rewrite the gap CYCs there (same bytes as buf). Returns whether
+ * anything is (or would be) rewritten. check: also run the reference
+ * scan and compare (PTFLAME_DECODER=check). */
+static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_t len,
+			 uint8_t *buf_w, int *coarse, struct ovf_cbr *oc, bool check)
+{
+	if (check)
+		return cyc_fix_check(base, buf, len, buf_w, coarse, oc);
+	return cyc_fix_fast(base, buf, len, buf_w, coarse, oc);
 }
 
 /* The window buf[0, len) with the CBRs of oc put in (all before *stop,
@@ -1924,7 +2253,7 @@ static bool has_mtc(const struct pt_config *base, const uint8_t *buf, size_t lim
  * its CYC needs fixing (cyc_fix_scan). A recording whose config has no
  * CYC needs no fix, and only the first MTC is looked for. */
 static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t lim,
-			bool no_cyc, bool *fix, struct ovf_cbr *oc)
+			bool no_cyc, bool *fix, struct ovf_cbr *oc, bool check)
 {
 	int coarse = -1;
 
@@ -1933,7 +2262,7 @@ static int window_clock(const struct pt_config *pc, const uint8_t *buf, size_t l
 		*fix = false;
 		return has_mtc(pc, buf, lim) ? 1 : -1;
 	}
-	*fix = cyc_fix_scan(pc, buf, lim, NULL, &coarse, oc);
+	*fix = cyc_fix_scan(pc, buf, lim, NULL, &coarse, oc, check);
 	return coarse;
 }
 
@@ -1966,9 +2295,9 @@ static void set_clock(struct dc_ptq *q, int coarse)
 static int fix_window_cyc(struct dc_ptq *q, size_t len)
 {
 	size_t lim = q->stop_off ? q->stop_off : len;
-	bool fix;
+	bool fix, check = q->cfg.decoder == DC_WDEC_CHECK;
 
-	set_clock(q, window_clock(&q->cfg.pt, q->win, lim, q->cfg.no_cyc, &fix, &q->oc));
+	set_clock(q, window_clock(&q->cfg.pt, q->win, lim, q->cfg.no_cyc, &fix, &q->oc, check));
 	if (q->oc.nomem)
 		return -ENOMEM;
 	if (!fix)
@@ -1984,7 +2313,7 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		q->win = n;
 		q->win_len = len;
 		lim = q->stop_off ? q->stop_off : len;
-		cyc_fix_scan(&q->cfg.pt, q->win, lim, n, NULL, NULL);
+		cyc_fix_scan(&q->cfg.pt, q->win, lim, n, NULL, NULL, check);
 		return 0;
 	}
 	if (q->win != q->wbuf) {
@@ -1996,7 +2325,7 @@ static int fix_window_cyc(struct dc_ptq *q, size_t len)
 		wbuf_seal(q, len);
 		q->win = q->wbuf;
 	}
-	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL, NULL);
+	cyc_fix_scan(&q->cfg.pt, q->win, lim, q->wbuf, NULL, NULL, check);
 	return 0;
 }
 
@@ -2414,7 +2743,8 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 		struct ovf_cbr oc = { 0 };
 		bool fix;
 
-		w->clock = (int8_t)window_clock(&a->pt, buf, lim, a->no_cyc, &fix, &oc);
+		w->clock = (int8_t)window_clock(&a->pt, buf, lim, a->no_cyc, &fix, &oc,
+						 a->wmode == DC_WDEC_CHECK);
 		if (oc.n) {
 			uint8_t *n = cyc_fix_copy(buf, &len, &stop, &oc);
 
@@ -2430,7 +2760,7 @@ static int build_window(const struct ahead *a, struct wpos *p, struct rwin *w)
 			return -ENOMEM;
 		}
 		if (fix)
-			cyc_fix_scan(&a->pt, buf, lim, buf, NULL, NULL);
+			cyc_fix_scan(&a->pt, buf, lim, buf, NULL, NULL, a->wmode == DC_WDEC_CHECK);
 	}
 	p->next_chunk = last;
 	p->carry_len = stop ? w->len - stop : 0;
