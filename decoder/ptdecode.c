@@ -1636,7 +1636,7 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  *
  * The scan reads every packet of every window of a CYC trace, and nearly
  * all of them are CYCs and packets that only end the newest CYC's claim
- * to be a gap CYC (TNT, TIP, FUP, TMA, ...). So cyc_fix_fast steps over
+ * to be a gap CYC (TNT, TIP, FUP, TMA, ...). So cyc_fix_run steps over
  * runs of those itself, by their first bytes (scan_cyc, scan_plain: the
  * sizes and payloads dc_pkt_fast gives, and only where dc_pkt_fast reads
  * them), adding up the CYCs and keeping the newest, and stops at anything
@@ -1646,8 +1646,8 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  * libipt does; after an OVF, until its binding packet, every packet does.
  * The iterator is then moved past the run as if dc_pkt_next had read it
  * (its offset and the last packet's, which a resync starts from).
- * PTFLAME_DECODER=check also runs the scan packet by packet
- * (cyc_fix_scan_ref) and aborts where the two differ (cyc_fix_check). */
+ * PTFLAME_DECODER=check also runs the scan packet by packet and aborts
+ * where the two differ (cyc_fix_check). */
 
 /* (struct ovf_cbr: the CBRs that go in, near the top) */
 
@@ -1780,131 +1780,111 @@ static void cyc_fix_reset(struct cyc_fix *f, const uint8_t *buf, size_t len)
 	f->exec = -1;
 }
 
-/* Where a scan ended, for cyc_fix_check: the packets it read, all their
- * cycles, its state. */
-struct scan_end {
-	uint64_t npkt, cycles;
+/* A scan across packets: its state, and for cyc_fix_check the packets it
+ * read and all their cycles. */
+struct scan {
+	const struct pt_config *base;
+	const uint8_t *buf;
+	size_t len;
+	uint8_t *buf_w;
+	int *coarse;
+	struct ovf_cbr *oc;
 	struct cyc_fix f;
-	bool ovf;
+	bool any, ovf, cyc;
+	uint8_t ovf_cbr;
+	uint64_t npkt, cycles;
 };
 
-/* The scan as it was before cyc_fix_fast (one dc_pkt_next per packet):
- * PTFLAME_DECODER=check runs it too and compares (cyc_fix_check). */
-static bool cyc_fix_scan_ref(const struct pt_config *base, const uint8_t *buf, size_t len,
-			     uint8_t *buf_w, int *coarse, struct ovf_cbr *oc,
-			     struct scan_end *end)
+/* One packet k as the scan reads it (libipt's decoder from the window's
+ * first PSB): the calibration's state, the gap CYCs, the CBRs after
+ * OVFs, the clock. */
+static void scan_packet(struct scan *s, const struct dc_pkt *k)
 {
-	struct dc_pkt_it it;
-	struct cyc_fix f;
-	struct dc_pkt k;
-	bool any = false, ovf = false, cyc = false;
-	uint8_t ovf_cbr = 0;
-	uint64_t npkt = 0, cycles = 0;
-	int ret;
+	struct cyc_fix *f = &s->f;
 
-	cyc_fix_reset(&f, buf, len);
-	if (oc)
-		oc->n = 0;
-	if (dc_pkt_it_init(&it, base, buf, len))
-		return false;
-	while ((ret = dc_pkt_next(&it, &k)) >= 0) {
-		if (!ret) {
-			/* libipt's decoder resyncs there: fresh state */
-			cyc_fix_reset(&f, buf, len);
-			ovf = false;
-			continue;
-		}
-		npkt++;
-		if (ovf) {
-			/* after an OVF: its binding packet (above) */
-			switch (k.type) {
-			case ppt_pad:
-			case ppt_cyc:
-			case ppt_tsc:
-			case ppt_tma:
-			case ppt_mtc:
-				break;
-			case ppt_cbr:
-			case ppt_psb:
-				ovf = false;
-				break;
-			default:
-				ovf = false;
-				if (oc && !oc->nomem && ovf_cbr && base->nom_freq) {
-					if (DC_VEC_PUSH_ROOM(oc->v, oc->n, oc->cap, 16)) {
-						oc->nomem = true;
-						break;
-					}
-					oc->v[oc->n++] = (struct cbr_at){ (size_t)k.off, ovf_cbr };
-				}
-				break;
-			}
-		}
-		switch (k.type) {
-		case ppt_psb:
-			f.in_psb = true;
-			break;
-		case ppt_psbend:
-			f.in_psb = false;
+	s->npkt++;
+	if (s->ovf) {
+		/* after an OVF: its binding packet (above) */
+		switch (k->type) {
+		case ppt_pad:
+		case ppt_cyc:
+		case ppt_tsc:
+		case ppt_tma:
+		case ppt_mtc:
 			break;
 		case ppt_cbr:
-			/* outside PSB+, a CBR restarts the calibration */
-			f.cbr = (uint8_t)k.val;
-			if (f.in_psb)
-				break;
-			/* fall through */
-		case ppt_ovf:
-			if (k.type == ppt_ovf && !f.in_psb) {
-				ovf = true;
-				ovf_cbr = f.cbr;
-			}
-			f.have_mtc = false;
-			f.cyc = 0;
-			f.ngap = 0;
-			break;
-		case ppt_cyc:
-			if (coarse)
-				*coarse = 0;
-			cyc = true;
-			f.cyc += k.val;
-			cycles += k.val;
-			f.last_cyc = (size_t)k.off + 1;
-			f.last_size = k.size;
-			f.last_val = k.val;
-			continue;
-		case ppt_tsc:
-			if (f.last_cyc && f.ngap < GAP_MAX) {
-				f.off[f.ngap] = f.last_cyc - 1;
-				f.size[f.ngap] = f.last_size;
-				f.val[f.ngap] = f.last_val;
-				f.gcbr[f.ngap] = f.cbr;
-				f.gexec[f.ngap] = f.exec;
-				f.ngap++;
-			}
-			break;
-		case ppt_mode:
-			if (k.val == pt_mol_exec && k.off + 1 < len)
-				f.exec = buf[k.off + 1];
-			break;
-		case ppt_mtc:
-			if (coarse && *coarse < 0)
-				*coarse = 1;
-			any |= cyc_fix_mtc(&f, base, (uint32_t)k.val << base->mtc_freq, buf_w);
+		case ppt_psb:
+			s->ovf = false;
 			break;
 		default:
+			s->ovf = false;
+			if (s->oc && !s->oc->nomem && s->ovf_cbr && s->base->nom_freq) {
+				if (DC_VEC_PUSH_ROOM(s->oc->v, s->oc->n, s->oc->cap, 16)) {
+					s->oc->nomem = true;
+					break;
+				}
+				s->oc->v[s->oc->n++] = (struct cbr_at){ (size_t)k->off, s->ovf_cbr };
+			}
 			break;
 		}
-		if (k.type != ppt_pad)
-			f.last_cyc = 0;
 	}
-	dc_pkt_it_fini(&it);
-	if (end)
-		*end = (struct scan_end){ npkt, cycles, f, ovf };
-	if (oc && !cyc)
-		oc->n = 0;     /* (no CYC: no calibration to restore) */
-	return any || (oc && oc->n);
+	switch (k->type) {
+	case ppt_psb:
+		f->in_psb = true;
+		break;
+	case ppt_psbend:
+		f->in_psb = false;
+		break;
+	case ppt_cbr:
+		/* outside PSB+, a CBR restarts the calibration */
+		f->cbr = (uint8_t)k->val;
+		if (f->in_psb)
+			break;
+		/* fall through */
+	case ppt_ovf:
+		if (k->type == ppt_ovf && !f->in_psb) {
+			s->ovf = true;
+			s->ovf_cbr = f->cbr;
+		}
+		f->have_mtc = false;
+		f->cyc = 0;
+		f->ngap = 0;
+		break;
+	case ppt_cyc:
+		if (s->coarse)
+			*s->coarse = 0;
+		s->cyc = true;
+		f->cyc += k->val;
+		s->cycles += k->val;
+		f->last_cyc = (size_t)k->off + 1;
+		f->last_size = k->size;
+		f->last_val = k->val;
+		return;
+	case ppt_tsc:
+		if (f->last_cyc && f->ngap < GAP_MAX) {
+			f->off[f->ngap] = f->last_cyc - 1;
+			f->size[f->ngap] = f->last_size;
+			f->val[f->ngap] = f->last_val;
+			f->gcbr[f->ngap] = f->cbr;
+			f->gexec[f->ngap] = f->exec;
+			f->ngap++;
+		}
+		break;
+	case ppt_mode:
+		if (k->val == pt_mol_exec && k->off + 1 < s->len)
+			f->exec = s->buf[k->off + 1];
+		break;
+	case ppt_mtc:
+		if (s->coarse && *s->coarse < 0)
+			*s->coarse = 1;
+		s->any |= cyc_fix_mtc(f, s->base, (uint32_t)k->val << s->base->mtc_freq, s->buf_w);
+		break;
+	default:
+		break;
+	}
+	if (k->type != ppt_pad)
+		f->last_cyc = 0;
 }
-
 
 /* The packet at p (n bytes there) when dc_pkt_fast reads it as one the
  * scan only ends a gap CYC at (TNT-8, TNT-64, TMA, PIP, the IP packets):
@@ -1966,178 +1946,105 @@ static inline int scan_cyc(const uint8_t *p, size_t n, uint64_t *v)
 	return (int)i;
 }
 
-/* (the scan; end: where it ended, counted only when asked for) */
-static inline __attribute__((always_inline)) bool
-cyc_fix_fast_in(const struct pt_config *base, const uint8_t *buf, size_t len, uint8_t *buf_w,
-		int *coarse, struct ovf_cbr *oc, struct scan_end *end)
+/* The run of CYCs and plain packets at the iterator, read as scan_packet
+ * would read them one by one; the iterator moved past it as dc_pkt_next
+ * would have left it (its offset, and the last packet's: a resync starts
+ * from there). */
+static void scan_run(struct scan *s, struct dc_pkt_it *it)
 {
+	size_t off = it->off, lim = it->len, last = SIZE_MAX;
+	const uint8_t *buf = s->buf;
+	struct cyc_fix *f = &s->f;
+	/* (in locals: the packet bytes, read through a uint8_t pointer, may
+	 * alias anything, and stores to *s would be reloaded each packet) */
+	uint64_t cyc = f->cyc, cycles = 0, npkt = 0, last_val = f->last_val;
+	size_t last_cyc = f->last_cyc;
+	int last_size = f->last_size;
+	bool any_cyc = false;
+
+	while (off < lim) {
+		const uint8_t *p = buf + off;
+		int n;
+
+		if ((p[0] & 3) == 3) {
+			uint64_t v;
+
+			if ((n = scan_cyc(p, lim - off, &v)) <= 0)
+				break;
+			any_cyc = true;
+			cyc += v;
+			cycles += v;
+			last_cyc = off + 1;
+			last_size = n;
+			last_val = v;
+		} else if ((n = scan_plain(p, lim - off)) > 0) {
+			last_cyc = 0;
+		} else if (n < 0) {
+			n = 1;                  /* PAD */
+		} else {
+			break;
+		}
+		last = off;
+		npkt++;
+		off += (size_t)n;
+	}
+	if (last == SIZE_MAX)
+		return;
+	it->prev = last;
+	it->off = off;
+	f->cyc = cyc;
+	f->last_cyc = last_cyc;
+	f->last_size = last_size;
+	f->last_val = last_val;
+	s->cycles += cycles;
+	s->npkt += npkt;
+	if (any_cyc) {
+		if (s->coarse)
+			*s->coarse = 0;
+		s->cyc = true;
+	}
+}
+
+/* Scan buf[0, len) (see above), the plain packets in runs (fast) or every
+ * packet through dc_pkt_next (the reference, for cyc_fix_check); end:
+ * where it ended. */
+static inline __attribute__((always_inline)) bool
+cyc_fix_run(const struct pt_config *base, const uint8_t *buf, size_t len, uint8_t *buf_w,
+	    int *coarse, struct ovf_cbr *oc, bool fast, struct scan *end)
+{
+	struct scan s = { .base = base, .buf = buf, .len = len, .buf_w = buf_w,
+			  .coarse = coarse, .oc = oc };
 	struct dc_pkt_it it;
-	struct cyc_fix f;
 	struct dc_pkt k;
-	bool any = false, ovf = false, cyc = false;
-	uint8_t ovf_cbr = 0;
-	uint64_t npkt = 0, cycles = 0;
 	int ret;
 
-	cyc_fix_reset(&f, buf, len);
+	cyc_fix_reset(&s.f, buf, len);
 	if (oc)
 		oc->n = 0;
 	if (dc_pkt_it_init(&it, base, buf, len))
 		return false;
 	for (;;) {
-		if (!ovf && !it.done) {
-			/* the packets that change nothing but a gap CYC's end,
-			 * and the CYCs, read here (see above) */
-			size_t off = it.off, end = it.len, last = SIZE_MAX;
-			bool any_cyc = false;
-
-			while (off < end) {
-				const uint8_t *p = buf + off;
-				int s;
-
-				if ((p[0] & 3) == 3) {
-					uint64_t v;
-
-					if ((s = scan_cyc(p, end - off, &v)) <= 0)
-						break;
-					any_cyc = true;
-					f.cyc += v;
-					if (end)
-						cycles += v;
-					f.last_cyc = off + 1;
-					f.last_size = s;
-					f.last_val = v;
-				} else if ((s = scan_plain(p, end - off)) > 0) {
-					f.last_cyc = 0;
-				} else if (s < 0) {
-					s = 1;                  /* PAD */
-				} else {
-					break;
-				}
-				last = off;
-				if (end)
-					npkt++;
-				off += (size_t)s;
-			}
-			if (last != SIZE_MAX) {
-				it.prev = last;
-				it.off = off;
-			}
-			if (any_cyc) {
-				if (coarse)
-					*coarse = 0;
-				cyc = true;
-			}
-		}
+		if (fast && !s.ovf && !it.done)
+			scan_run(&s, &it);
 		if ((ret = dc_pkt_next(&it, &k)) < 0)
 			break;
 		if (!ret) {
 			/* libipt's decoder resyncs there: fresh state */
-			cyc_fix_reset(&f, buf, len);
-			ovf = false;
+			cyc_fix_reset(&s.f, buf, len);
+			s.ovf = false;
 			continue;
 		}
-		if (end)
-			npkt++;
-		if (ovf) {
-			/* after an OVF: its binding packet (above) */
-			switch (k.type) {
-			case ppt_pad:
-			case ppt_cyc:
-			case ppt_tsc:
-			case ppt_tma:
-			case ppt_mtc:
-				break;
-			case ppt_cbr:
-			case ppt_psb:
-				ovf = false;
-				break;
-			default:
-				ovf = false;
-				if (oc && !oc->nomem && ovf_cbr && base->nom_freq) {
-					if (DC_VEC_PUSH_ROOM(oc->v, oc->n, oc->cap, 16)) {
-						oc->nomem = true;
-						break;
-					}
-					oc->v[oc->n++] = (struct cbr_at){ (size_t)k.off, ovf_cbr };
-				}
-				break;
-			}
-		}
-		switch (k.type) {
-		case ppt_psb:
-			f.in_psb = true;
-			break;
-		case ppt_psbend:
-			f.in_psb = false;
-			break;
-		case ppt_cbr:
-			/* outside PSB+, a CBR restarts the calibration */
-			f.cbr = (uint8_t)k.val;
-			if (f.in_psb)
-				break;
-			/* fall through */
-		case ppt_ovf:
-			if (k.type == ppt_ovf && !f.in_psb) {
-				ovf = true;
-				ovf_cbr = f.cbr;
-			}
-			f.have_mtc = false;
-			f.cyc = 0;
-			f.ngap = 0;
-			break;
-		case ppt_cyc:
-			if (coarse)
-				*coarse = 0;
-			cyc = true;
-			f.cyc += k.val;
-			if (end)
-				cycles += k.val;
-			f.last_cyc = (size_t)k.off + 1;
-			f.last_size = k.size;
-			f.last_val = k.val;
-			continue;
-		case ppt_tsc:
-			if (f.last_cyc && f.ngap < GAP_MAX) {
-				f.off[f.ngap] = f.last_cyc - 1;
-				f.size[f.ngap] = f.last_size;
-				f.val[f.ngap] = f.last_val;
-				f.gcbr[f.ngap] = f.cbr;
-				f.gexec[f.ngap] = f.exec;
-				f.ngap++;
-			}
-			break;
-		case ppt_mode:
-			if (k.val == pt_mol_exec && k.off + 1 < len)
-				f.exec = buf[k.off + 1];
-			break;
-		case ppt_mtc:
-			if (coarse && *coarse < 0)
-				*coarse = 1;
-			any |= cyc_fix_mtc(&f, base, (uint32_t)k.val << base->mtc_freq, buf_w);
-			break;
-		default:
-			break;
-		}
-		if (k.type != ppt_pad)
-			f.last_cyc = 0;
+		scan_packet(&s, &k);
 	}
 	dc_pkt_it_fini(&it);
 	if (end)
-		*end = (struct scan_end){ npkt, cycles, f, ovf };
-	if (oc && !cyc)
+		*end = s;
+	if (oc && !s.cyc)
 		oc->n = 0;     /* (no CYC: no calibration to restore) */
-	return any || (oc && oc->n);
+	return s.any || (oc && oc->n);
 }
 
-
-static bool cyc_fix_fast(const struct pt_config *base, const uint8_t *buf, size_t len,
-			 uint8_t *buf_w, int *coarse, struct ovf_cbr *oc)
-{
-	return cyc_fix_fast_in(base, buf, len, buf_w, coarse, oc, NULL);
-}
-
-/* PTFLAME_DECODER=check (tests): cyc_fix_fast and cyc_fix_scan_ref, on
+/* PTFLAME_DECODER=check (tests): the scan in runs and packet by packet, on
  * copies where the scan rewrites, give the same answer, coarse clock,
  * CBRs and bytes, having read as many packets and cycles and ended in
  * the same state; else a line and abort. */
@@ -2147,7 +2054,7 @@ static __attribute__((noinline)) bool cyc_fix_check(const struct pt_config *base
 						     struct ovf_cbr *oc)
 {
 	struct ovf_cbr roc = { 0 };
-	struct scan_end re, ge;
+	struct scan re, ge;
 	int rcoarse = coarse ? *coarse : 0;
 	uint8_t *rw = NULL;
 	bool r, got;
@@ -2165,9 +2072,9 @@ static __attribute__((noinline)) bool cyc_fix_check(const struct pt_config *base
 		if (buf == buf_w)      /* (what libipt may read after it) */
 			memcpy(rw + len, buf + len, DC_PT_SLACK);
 	}
-	r = cyc_fix_scan_ref(base, buf == buf_w && rw ? rw : buf, len, rw,
-			     coarse ? &rcoarse : NULL, oc ? &roc : NULL, &re);
-	got = cyc_fix_fast_in(base, buf, len, buf_w, coarse, oc, &ge);
+	r = cyc_fix_run(base, buf == buf_w && rw ? rw : buf, len, rw, coarse ? &rcoarse : NULL,
+			oc ? &roc : NULL, false, &re);
+	got = cyc_fix_run(base, buf, len, buf_w, coarse, oc, true, &ge);
 	if (r != got)
 		what = "answer";
 	else if (re.npkt != ge.npkt || re.cycles != ge.cycles)
@@ -2203,7 +2110,7 @@ static bool cyc_fix_scan(const struct pt_config *base, const uint8_t *buf, size_
 {
 	if (check)
 		return cyc_fix_check(base, buf, len, buf_w, coarse, oc);
-	return cyc_fix_fast(base, buf, len, buf_w, coarse, oc);
+	return cyc_fix_run(base, buf, len, buf_w, coarse, oc, true, NULL);
 }
 
 /* The window buf[0, len) with the CBRs of oc put in (all before *stop,
