@@ -1360,7 +1360,7 @@ static bool top_is_stub_of(const struct sr_machine *m, const struct thread *t, u
 	const char *stub, *name;
 	size_t n;
 
-	if (top->node->kind != SR_NODE_FUNC || !m->sym->name ||
+	if (top->node->kind != SR_NODE_FUNC || !m->sym || !m->sym->name ||
 	    !(name = m->sym->name(m->sym->ctx, key)) ||
 	    !(stub = m->sym->name(m->sym->ctx, top->node->key)))
 		return false;
