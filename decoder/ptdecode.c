@@ -1637,7 +1637,7 @@ static void wbuf_seal(struct dc_ptq *q, size_t len)
  * The scan reads every packet of every window of a CYC trace, and nearly
  * all of them are CYCs and packets that only end the newest CYC's claim
  * to be a gap CYC (TNT, TIP, FUP, TMA, ...). So cyc_fix_run steps over
- * runs of those itself, by their first bytes (scan_cyc, scan_plain: the
+ * runs of those itself, by their first bytes (dc_pkt_cyc, scan_plain: the
  * sizes and payloads dc_pkt_fast gives, and only where dc_pkt_fast reads
  * them), adding up the CYCs and keeping the newest, and stops at anything
  * else: a packet the scan acts on (PSB, PSBEND, CBR, OVF, TSC, MODE,
@@ -1889,7 +1889,7 @@ static void scan_packet(struct scan *s, const struct dc_pkt *k)
 /* The packet at p (n bytes there) when dc_pkt_fast reads it as one the
  * scan only ends a gap CYC at (TNT-8, TNT-64, TMA, PIP, the IP packets):
  * its size; -1: a PAD (nothing at all); 0: any other, or one dc_pkt_fast
- * does not read (the CYCs are read before: scan_cyc). */
+ * does not read (the CYCs are read before: dc_pkt_cyc). */
 static inline int scan_plain(const uint8_t *p, size_t n)
 {
 	static const uint8_t ip_size[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };
@@ -1921,31 +1921,6 @@ static inline int scan_plain(const uint8_t *p, size_t n)
 	}
 }
 
-/* The CYC at p (n bytes there), read as dc_pkt_fast reads it: its size,
- * *v its cycles; <= 0 where dc_pkt_fast says so. */
-static inline int scan_cyc(const uint8_t *p, size_t n, uint64_t *v)
-{
-	uint64_t c = p[0] >> 3;
-	unsigned shl = 5;
-	size_t i = 1;
-
-	if (p[0] & 4) {
-		for (;; i++) {
-			if (i >= n)
-				return DC_PKT_CUT;
-			if (i > 8)
-				return 0;
-			c |= (uint64_t)(p[i] >> 1) << shl;
-			shl += 7;
-			if (!(p[i] & 1))
-				break;
-		}
-		i++;
-	}
-	*v = c;
-	return (int)i;
-}
-
 /* The run of CYCs and plain packets at the iterator, read as scan_packet
  * would read them one by one; the iterator moved past it as dc_pkt_next
  * would have left it (its offset, and the last packet's: a resync starts
@@ -1969,7 +1944,7 @@ static void scan_run(struct scan *s, struct dc_pkt_it *it)
 		if ((p[0] & 3) == 3) {
 			uint64_t v;
 
-			if ((n = scan_cyc(p, lim - off, &v)) <= 0)
+			if ((n = dc_pkt_cyc(p, lim - off, &v)) <= 0)
 				break;
 			any_cyc = true;
 			cyc += v;

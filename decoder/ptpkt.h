@@ -117,6 +117,32 @@ int dc_pkt_slow(struct dc_pkt_it *it, struct dc_pkt *k);
  * not known here is left to libipt (0). */
 #define DC_PKT_CUT (-1)
 
+/* The CYC at p (n bytes there, (p[0] & 3) == 3): its size, *v its
+ * cycles; DC_PKT_CUT; 0: libipt reads it (or fails). */
+static inline int dc_pkt_cyc(const uint8_t *p, size_t n, uint64_t *v)
+{
+	uint64_t c = p[0] >> 3;
+	unsigned shl = 5;
+	size_t i = 1;
+
+	if (p[0] & 4) {
+		for (;; i++) {
+			/* (libipt: at most 64 bits, so 8 more bytes) */
+			if (i >= n)
+				return DC_PKT_CUT;
+			if (i > 8)
+				return 0;
+			c |= (uint64_t)(p[i] >> 1) << shl;
+			shl += 7;
+			if (!(p[i] & 1))
+				break;
+		}
+		i++;
+	}
+	*v = c;
+	return (int)i;
+}
+
 /* The packet at p (n bytes there), when it is one of those read here:
  * its size; DC_PKT_CUT; 0: libipt reads it (or fails). */
 static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
@@ -191,27 +217,13 @@ static inline int dc_pkt_fast(const uint8_t *p, size_t n, struct dc_pkt *k)
 		}
 	}
 	if ((b & 3) == 3) {            /* CYC */
-		uint64_t v = b >> 3;
-		unsigned shl = 5;
-		size_t i = 1;
+		int s = dc_pkt_cyc(p, n, &k->val);
 
-		if (b & 4) {
-			for (;; i++) {
-				/* (libipt: at most 64 bits, so 8 more bytes) */
-				if (i >= n)
-					return DC_PKT_CUT;
-				if (i > 8)
-					return 0;
-				v |= (uint64_t)(p[i] >> 1) << shl;
-				shl += 7;
-				if (!(p[i] & 1))
-					break;
-			}
-			i++;
+		if (s > 0) {
+			k->type = ppt_cyc;
+			k->size = (uint8_t)s;
 		}
-		k->type = ppt_cyc;
-		k->val = v;
-		return k->size = (uint8_t)i;
+		return s;
 	}
 	switch (b) {
 	case 0x19:
