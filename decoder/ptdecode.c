@@ -1031,7 +1031,9 @@ static void piece_commit(struct dc_ptq *q)
  * the sideband's switch-out of the thread, sw, if it is the CPU's next
  * switch record in [t, hi) and no TIP.PGE can come before it (none in
  * the packets after the PGD up to the second MTC, a TSC at sw or later,
- * or the end of the queue's data); else 0. */
+ * or the end of the queue's data); else 0. Where only a TIP.PGE may come
+ * first, sw still bounds the PGD (*bound; 0: no switch-out there): the
+ * PGD ended the stint that sw ends, whatever ran between them. */
 static bool have_thread(const struct dc_ptq *q);
 static int d_offset(struct dc_ptq *q, uint64_t *off);
 
@@ -1046,7 +1048,7 @@ static struct pt_packet_decoder *win_packets(const struct dc_ptq *q, size_t len)
 	return pt_pkt_alloc_decoder(&pc);
 }
 
-static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
+static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64_t *bound)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
@@ -1055,11 +1057,17 @@ static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi)
 	bool ok = false;
 	int r;
 
-	if (!q->ops.switch_out || !have_thread(q) || !q->wopen ||
-	    (q->status & pts_event_pending) || d_offset(q, &off) < 0 || off > q->win_len)
+	*bound = 0;
+	if (!q->ops.switch_out || !have_thread(q))
 		return 0;
 	sw = q->ops.switch_out(q->ctx, q, q->tid, t, hi);
-	if (sw <= t + 1)
+	if (sw <= t)
+		return 0;
+	*bound = sw;
+	/* (sw == t + 1: nothing to spread, the PGD is at t; an event
+	 * pending: the decoder read on past the PGD) */
+	if (sw == t + 1 || !q->wopen || (q->status & pts_event_pending) ||
+	    d_offset(q, &off) < 0 || off > q->win_len)
 		return 0;
 	pd = win_packets(q, q->win_len);
 	if (!pd)
@@ -1095,7 +1103,7 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 {
 	struct piece *p = &q->pc;
 	double lo = 0, xi;
-	uint64_t at, per = mtc_period_ns(q), sw = per ? pgd_switch_out(q, t, t + per) : 0;
+	uint64_t bound, at, per = mtc_period_ns(q), sw = per ? pgd_switch_out(q, t, t + per, &bound) : 0;
 
 	piece_later(q, t);
 	piece_commit(q);
@@ -1111,7 +1119,9 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		p->cap = at;
 		return at;
 	}
-	piece_add(q, x, t, per ? t + per : 0);
+	if (!per)
+		bound = 0;
+	piece_add(q, x, t, bound ? bound : per ? t + per : 0);
 	xi = (double)x - (double)p->x0;
 	for (int i = 0; i < p->nv; i++) {
 		double v = p->T[i] + xi * p->c[i];
@@ -1124,6 +1134,8 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		at = t;
 	if (piece_time(q, x) < at)
 		at = piece_time(q, x);
+	if (bound && at > bound - 1)
+		at = bound - 1;
 	p->cap = at;
 	return at;
 }

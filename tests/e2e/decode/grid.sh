@@ -122,6 +122,16 @@ nocyc 1 15 - emu_signal
 nocyc 1000 9 - emu_signal
 nocyc 1000 9 - emu_threads --cpus 2 --time-slice 300
 tag=-cpus3 nocyc 1000 9 - emu_threads --cpus 3 --time-slice 200   # preempted every 200
+# A thread preempted in a spin with no event in it (emu_cxxthread's workers
+# on one CPU, a 150 us slice at 1 us an instruction; under ptrace, whose
+# stepper stamps the switch-out 1 ns after the TIP.PGD): the next stint's
+# TIP.PGE follows the PGD within the period, so the decoder has read on
+# (an event pending) and the rest of the stint cannot be spread up to the
+# switch-out; that switch-out still bounds the PGD, which ended the stint
+# it ends. Without the bound the PGD got the piece's earliest time, 2 ns
+# past the switch-out, and came after it: [preempted] without its
+# [kernel], 7-16 stacks wrong in every recording (stress seed 6029).
+PTFLAME_EMULATE=ptrace tag=-ptrace nocyc 1000 0 20 emu_cxxthread --cpus 1 --time-slice 150
 for g in "1 9" "7 9" "1 15"; do
 	set -- $g
 	nocyc "$1" "$2" T emu_threads --cpus 2 --time-slice 300
