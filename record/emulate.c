@@ -1459,6 +1459,14 @@ static int step(struct emu *e, unsigned c)
 {
 	struct rc_emu_cpu *v = &e->cpu[c];
 	struct thr *t = v->cur ? thr_of(v->cur) : NULL;
+	/* Its process died at exit_ns (another thread's exit_group or a
+	 * SIGKILL, stepped before this): the kernel runs none of its
+	 * instructions after that, however long the host takes to kill it.
+	 * (It was stepped on until the host's kill landed: 1-94 ns past the
+	 * death on a loaded machine.) Its exit, a PGD's nanosecond after its
+	 * clock, then comes at the death at the latest. */
+	if (t->proc->exit_ns && v->now + 1 >= t->proc->exit_ns)
+		return thr_gone(e, t);
 	uint8_t buf[16];
 	size_t n = read_mem(t->tid, t->ip, buf, sizeof(buf));
 	/* a traced thread at the start breakpoint that other threads still

@@ -104,28 +104,48 @@ fi
 # spins on the other CPU (spin-exit). On qemu a thread's blocks come whole
 # and it runs on while a thread of its process lags it by less than a
 # switch (RC_EMU_SWITCH_NS, hold in qemu.c): within 2 us there.
+# exit_group_ends NAME MODE BACKEND [PREFIX...]: record ending MODE (PREFIX:
+# a command to run the recorder under) and check the exits
+exit_group_ends() {
+	local n=$1 mode=$2 b=$3 tol rc msg
+	shift 3
+	timeout -k 10 60 "$@" "$PTFLAME" record --emulate=$b -q --cpus 2 -o "$n.data" --truth "$n.truth" \
+		-- "$TESTDATA/ending" $mode 3 >"$n.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 3 ] || { fail "$n: record exit $rc, want 3: $(head -c 300 "$n.out")"; return; }
+	tol=0; [ "$b" = qemu ] && [ "$mode" = spin-exit ] && tol=2000
+	if msg=$(sort -n -s "$n.truth" | awk -v tol=$tol '
+		/^# ptflame-truth/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns_per_insn=/) { split($i, a, "="); ns = a[2] }
+				     if (!tol) tol = 2 * ns }
+		/^#/ || $5 == "" { next } $5 == "syscall" && $6 == 231 && !g { g = $1 }
+		g && $1 - g > tol { printf "tid %s: %s %d ns after the exit_group; ", $4, $5, $1 - g; bad = 1 }
+		$5 == "exit" { k++; if (!g || $1 < g) { printf "tid %s exits before the exit_group; ", $4; bad = 1 } }
+		END { if (!g || k < 2) { print "no exit_group, or " k " exits"; bad = 1 }
+		      if (!bad) print k " threads exit with their process"; exit bad }'); then
+		pass "$n: $msg"
+	else
+		fail "$n: $(echo "$msg" | cut -c1-400)"
+	fi
+}
 for b in "${BACKENDS[@]}"; do
 	for mode in reader-exit thread-exit spin-exit; do
-		n=$mode-$b
-		timeout -k 10 60 "$PTFLAME" record --emulate=$b -q --cpus 2 -o "$n.data" --truth "$n.truth" \
-			-- "$TESTDATA/ending" $mode 3 >"$n.out" 2>&1
-		rc=$?
-		[ "$rc" -eq 3 ] || { fail "$n: record exit $rc, want 3: $(head -c 300 "$n.out")"; continue; }
-		tol=0; [ "$b" = qemu ] && [ "$mode" = spin-exit ] && tol=2000
-		if msg=$(sort -n -s "$n.truth" | awk -v tol=$tol '
-			/^# ptflame-truth/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns_per_insn=/) { split($i, a, "="); ns = a[2] }
-					     if (!tol) tol = 2 * ns }
-			/^#/ || $5 == "" { next } $5 == "syscall" && $6 == 231 && !g { g = $1 }
-			g && $1 - g > tol { printf "tid %s: %s %d ns after the exit_group; ", $4, $5, $1 - g; bad = 1 }
-			$5 == "exit" { k++; if (!g || $1 < g) { printf "tid %s exits before the exit_group; ", $4; bad = 1 } }
-			END { if (!g || k < 2) { print "no exit_group, or " k " exits"; bad = 1 }
-			      if (!bad) print k " threads exit with their process"; exit bad }'); then
-			pass "$n: $msg"
-		else
-			fail "$n: $(echo "$msg" | cut -c1-400)"
-		fi
+		exit_group_ends $mode-$b $mode $b
 	done
 done
+# Under ptrace the host kills the other thread some time after the
+# exit_group's entry, and the stepper went on stepping it until then: a
+# step past the death (3 ns, the bound is 2) in about 1 run of 7 under CI's
+# load, up to 94 ns with the CPUs busy. The death is known at the entry
+# (exit_ns), and a thread of a dead process is not stepped again. On one
+# host CPU (the kill waits for the stepper to yield it) a few more runs of
+# the two modes with a thread running on: before, about 1 in 20 failed.
+if [[ " ${BACKENDS[*]} " == *" ptrace "* ]] && command -v taskset >/dev/null; then
+	for i in 1 2 3 4; do
+		for mode in thread-exit spin-exit; do
+			exit_group_ends $mode-ptrace-cpu0-$i $mode ptrace taskset -c 0
+		done
+	done
+fi
 
 # a fatal signal: every thread of the process exits at its death, within a
 # switch (1500 ns), and no line of any thread comes after that: the other
