@@ -1103,7 +1103,8 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 {
 	struct piece *p = &q->pc;
 	double lo = 0, xi;
-	uint64_t bound, at, per = mtc_period_ns(q), sw = per ? pgd_switch_out(q, t, t + per, &bound) : 0;
+	uint64_t bound = 0, at, per = mtc_period_ns(q);
+	uint64_t sw = per ? pgd_switch_out(q, t, t + per, &bound) : 0;
 
 	piece_later(q, t);
 	piece_commit(q);
@@ -1119,8 +1120,6 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		p->cap = at;
 		return at;
 	}
-	if (!per)
-		bound = 0;
 	piece_add(q, x, t, bound ? bound : per ? t + per : 0);
 	xi = (double)x - (double)p->x0;
 	for (int i = 0; i < p->nv; i++) {

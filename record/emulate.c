@@ -1462,7 +1462,7 @@ static int step(struct emu *e, unsigned c)
 	/* Its process died at exit_ns (another thread's exit_group or a
 	 * SIGKILL, stepped before this): the kernel runs none of its
 	 * instructions after that, however long the host takes to kill it.
-	 * (It was stepped on until the host's kill landed: 1-94 ns past the
+	 * (It was stepped on until the host's kill landed: 3-94 ns past the
 	 * death on a loaded machine.) Its exit, a PGD's nanosecond after its
 	 * clock, then comes at the death at the latest. */
 	if (t->proc->exit_ns && v->now + 1 >= t->proc->exit_ns)
