@@ -770,13 +770,13 @@ static bool piece_within(struct piece *p, double xi, double kL, bool upper, doub
 /* The line of the polygon the piece's events get (see above): the rate
  * known (if the piece allows it and does not pin its own better), else the
  * piece's own if pinned to 1 %, else the old rule's; at it, the earliest
- * offset allowed.
+ * offset allowed. True when the rate is one of the first two.
  * *cmid, *cw: the middle and spread of the rates the piece allows. */
-static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmid, double *cw)
+static bool piece_line(const struct dc_ptq *q, double *T, double *c, double *cmid, double *cw)
 {
 	const struct piece *p = &q->pc;
 	double cmin = PIECE_CMAX, cmax = 0, want, tmin = 0, tmax = 0;
-	bool any = false;
+	bool any = false, known = false;
 
 	for (int i = 0; i < p->nv; i++) {
 		cmin = p->c[i] < cmin ? p->c[i] : cmin;
@@ -784,11 +784,13 @@ static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 	}
 	*cmid = (cmin + cmax) / 2;
 	*cw = cmax < PIECE_CMAX / 2 ? cmax - cmin : PIECE_CMAX;
-	if (p->prior > 0 && !(*cw < p->prior_w))
+	if (p->prior > 0 && !(*cw < p->prior_w)) {
 		want = p->prior;
-	else if (*cw <= *cmid / 100)
+		known = true;
+	} else if (*cw <= *cmid / 100) {
 		want = *cmid;
-	else if (p->late)
+		known = true;
+	} else if (p->late)
 		/* ended by a switch-out (piece_event): the rate known, else
 		 * the gap spread over the instructions, none of it left after
 		 * the PGD */
@@ -819,6 +821,7 @@ static void piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 	}
 	*T = tmin;
 	*c = want;
+	return known;
 }
 
 static uint64_t piece_at(const struct piece *p, double T, double c, uint64_t x)
@@ -1033,7 +1036,8 @@ static void piece_commit(struct dc_ptq *q)
  * the packets after the PGD up to the second MTC, a TSC at sw or later,
  * or the end of the queue's data); else 0. Where only a TIP.PGE may come
  * first, sw still bounds the PGD (*bound; 0: no switch-out there): the
- * PGD ended the stint that sw ends, whatever ran between them. */
+ * PGD ended the stint that sw ends, whatever ran between them. *none:
+ * the sideband has no switch record of the CPU in [t, hi) at all. */
 static bool have_thread(const struct dc_ptq *q);
 static int d_offset(struct dc_ptq *q, uint64_t *off);
 
@@ -1048,7 +1052,8 @@ static struct pt_packet_decoder *win_packets(const struct dc_ptq *q, size_t len)
 	return pt_pkt_alloc_decoder(&pc);
 }
 
-static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64_t *bound)
+static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64_t *bound,
+			       bool *none)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet pkt;
@@ -1058,9 +1063,10 @@ static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64
 	int r;
 
 	*bound = 0;
+	*none = false;
 	if (!q->ops.switch_out || !have_thread(q))
 		return 0;
-	sw = q->ops.switch_out(q->ctx, q, q->tid, t, hi);
+	sw = q->ops.switch_out(q->ctx, q, q->tid, t, hi, none);
 	if (sw <= t)
 		return 0;
 	*bound = sw;
@@ -1096,15 +1102,20 @@ static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64
  * PGD, a FUP): bound it and return the earliest time the piece's bounds
  * allow it, which no event of the piece passes; or, where the thread's
  * switch-out follows (pgd_switch_out), the time of the piece's line at
- * the rate known, else spread up to that switch-out. (Not later than it was:
- * the sideband's switch-out often follows within the MTC period, and a
- * PGD after it would leave the thread's stack on the next one.) */
+ * the rate known, else spread up to that switch-out; or, where the
+ * sideband has no switch on the CPU within the period, the time of the
+ * piece's line at the rate known, if there is one. (Not later than it
+ * was otherwise: the sideband's switch-out often follows within the MTC
+ * period, and a PGD after it would leave the thread's stack on the next
+ * one.) */
 static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 {
 	struct piece *p = &q->pc;
 	double lo = 0, xi;
 	uint64_t bound = 0, at, per = mtc_period_ns(q);
-	uint64_t sw = per ? pgd_switch_out(q, t, t + per, &bound) : 0;
+	bool none = false;
+	uint64_t sw = per ? pgd_switch_out(q, t, t + per, &bound, &none) : 0;
+	double T, c, cm, cw;
 
 	piece_later(q, t);
 	piece_commit(q);
@@ -1121,6 +1132,15 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		return at;
 	}
 	piece_add(q, x, t, bound ? bound : per ? t + per : 0);
+	if (none && piece_line(q, &T, &c, &cm, &cw)) {
+		/* nothing else ran on the CPU in the period: the short piece
+		 * before a syscall or an interrupt keeps the rate known, not
+		 * squeezed to the period's start */
+		at = piece_at(p, T, c, x);
+		at = at < t ? t : at > t + per - 1 ? t + per - 1 : at;
+		p->cap = at;
+		return at;
+	}
 	xi = (double)x - (double)p->x0;
 	for (int i = 0; i < p->nv; i++) {
 		double v = p->T[i] + xi * p->c[i];

@@ -95,9 +95,11 @@ struct dc_ptq_ops {
 	 * image changes; NULL (or no op): libipt decodes with that image. */
 	struct dc_wcode *(*image_code)(void *ctx, struct pt_image *image);
 	/* Optional (coarse clocks): the time of the first switch record of
-	 * q's CPU in [lo, hi) when it is thread tid's switch-out, else 0. */
+	 * q's CPU in [lo, hi) when it is thread tid's switch-out, else 0;
+	 * *none: the sideband is known to have no switch record of that CPU
+	 * in [lo, hi) (but tid's own switch-in). */
 	uint64_t (*switch_out)(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
-			       uint64_t hi);
+			       uint64_t hi, bool *none);
 };
 
 struct dc_ptq_config {

@@ -127,6 +127,7 @@ struct dc_session {
 	size_t rn, rcap, rpos, rdue;
 	uint64_t rseq;             /* file order, to keep sorting stable  */
 	uint64_t rounds_max;       /* newest time of the rounds read before */
+	uint64_t sb_whole;         /* round[] holds every record up to it    */
 	bool sb_eof;
 	const void *next_raw;      /* the due record parsed into next_rec  */
 	struct dc_perf_record next_rec;
@@ -828,11 +829,12 @@ static int early_maps(struct dc_session *s, uint32_t pid, uint64_t end)
  * the switch-in of the stint the last TIP.PGE went to, pge_thread.)
  * (ptdecode.c, piece_event: a TIP.PGD's bound above) */
 static uint64_t q_switch_out(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
-			     uint64_t hi)
+			     uint64_t hi, bool *none)
 {
 	struct dc_session *s = ctx;
 	struct sq *sq = dc_ptq_user(q);
 
+	*none = false;
 	if (sq->cpu == UINT32_MAX)
 		return 0;
 	/* (not before the stint the last TIP.PGE went to: the time read may
@@ -858,6 +860,8 @@ static uint64_t q_switch_out(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t
 			continue;
 		return rec.sw.out && rec.sid.tid == tid ? s->round[i].time : 0;
 	}
+	/* none there, if the sideband read holds all of [lo, hi) */
+	*none = hi - 1 <= s->sb_whole;
 	return 0;
 }
 
@@ -1596,6 +1600,8 @@ static int load_round(struct dc_session *s)
 		dc_perf_drop(s->pf, from, to);
 	if (s->rn > 1)
 		qsort(s->round, s->rn, sizeof(*s->round), cmp_sbrec);
+	/* (what a later round brings is newer than the rounds before it) */
+	s->sb_whole = s->sb_eof ? UINT64_MAX : s->rounds_max;
 	if (s->sb_eof) {
 		s->rdue = s->rn;
 	} else {
