@@ -97,7 +97,8 @@ struct dc_ptq_ops {
 	/* Optional (coarse clocks): the time of the first switch record of
 	 * q's CPU in [lo, hi) when it is thread tid's switch-out, else 0;
 	 * *none: the sideband is known to have no switch record of that CPU
-	 * in [lo, hi) (but tid's own switch-in). */
+	 * in [lo, hi), other than tid's own switch-in (and the switch-out
+	 * naming tid as next). */
 	uint64_t (*switch_out)(void *ctx, struct dc_ptq *q, uint32_t tid, uint64_t lo,
 			       uint64_t hi, bool *none);
 };
