@@ -1098,6 +1098,14 @@ static uint64_t pgd_switch_out(struct dc_ptq *q, uint64_t t, uint64_t hi, uint64
 	return ok ? sw : 0;
 }
 
+/* The PGD's time: at, within [t, hi); the piece's events come no later. */
+static uint64_t pgd_cap(struct piece *p, uint64_t at, uint64_t t, uint64_t hi)
+{
+	at = at < t ? t : at > hi - 1 ? hi - 1 : at;
+	p->cap = at;
+	return at;
+}
+
 /* Instruction x retired at a time read as t, and tracing stopped there (a
  * PGD, a FUP): bound it and return the earliest time the piece's bounds
  * allow it, which no event of the piece passes; or, where the thread's
@@ -1126,20 +1134,14 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		 * to it), within its bounds */
 		piece_add(q, x, t, sw);
 		p->late = true;
-		at = piece_time(q, x);
-		at = at < t ? t : at > sw - 1 ? sw - 1 : at;
-		p->cap = at;
-		return at;
+		return pgd_cap(p, piece_time(q, x), t, sw);
 	}
 	piece_add(q, x, t, bound ? bound : per ? t + per : 0);
 	if (none && piece_line(q, &T, &c, &cm, &cw)) {
 		/* nothing else ran on the CPU in the period: the short piece
 		 * before a syscall or an interrupt keeps the rate known, not
 		 * squeezed to the period's start */
-		at = piece_at(p, T, c, x);
-		at = at < t ? t : at > t + per - 1 ? t + per - 1 : at;
-		p->cap = at;
-		return at;
+		return pgd_cap(p, piece_at(p, T, c, x), t, t + per);
 	}
 	xi = (double)x - (double)p->x0;
 	for (int i = 0; i < p->nv; i++) {
