@@ -797,6 +797,11 @@ static int on_new_task(struct emu *e, struct thr *t, int ev)
 		now = e->cpu[t->s.cpu].now + d;
 	struct proc *p = t->proc;
 	bool is_thread = ev == PTRACE_EVENT_CLONE;
+	/* a thread the host made after its process's death is known (a
+	 * SIGKILL from another thread, under load): the kernel made it
+	 * before that death, not at the host's late finish */
+	if (is_thread && p->exit_ns && now > p->exit_ns)
+		now = p->exit_ns > t->v0 ? p->exit_ns : t->v0;
 	if (!is_thread) {
 		p = new_proc(e, ntid);
 		if (!p)
