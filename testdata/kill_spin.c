@@ -6,7 +6,10 @@
  *           last of them to get there), so that the test knows they all
  *           run
  *   self  : thread 1 raise(SIGKILL)s after N rounds
- *   abort : thread 1 abort()s after N rounds */
+ *   abort : thread 1 abort()s after N rounds
+ * (self and abort wait, spinning on, until every thread has started: on a
+ * loaded host qemu-user's thread 1 made its N rounds before main had
+ * created thread 2, and the test wants three threads to die) */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +22,7 @@
 
 static volatile unsigned long sink;
 static atomic_int arrived;     /* threads that made n rounds */
+static atomic_int started;     /* threads that run */
 static const char *mode = "spin", *mark;
 static unsigned long n = 1000;
 
@@ -41,6 +45,7 @@ static void *spin(void *arg)
 	long id = (long)arg;
 	unsigned long x = (unsigned long)id;
 
+	atomic_fetch_add(&started, 1);
 	for (unsigned long i = 1;; i++) {
 		x = step(x);
 		sink = x;
@@ -49,7 +54,7 @@ static void *spin(void *arg)
 		 * stepper a million steps of the spinners per 1 ms sleep) */
 		if (i == n && mark && atomic_fetch_add(&arrived, 1) == NTHR - 1)
 			close(open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-		if (id == 1 && i == n) {
+		if (id == 1 && i >= n && atomic_load(&started) == NTHR) {
 			if (!strcmp(mode, "self"))
 				raise(SIGKILL);
 			if (!strcmp(mode, "abort"))
