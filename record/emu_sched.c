@@ -98,6 +98,9 @@ int rc_emu_switch_in(struct rc_emu_sched *s, unsigned c, struct rc_emu_sthr *t, 
 	struct rc_emu_cpu *v = &s->cpu[c];
 	uint64_t rt = v->now - RC_EMU_SWITCH_NS / 2;
 	int rc;
+	/* (its event scheduled in: TraceEn set, TSC TMA CBR at the switch) */
+	if ((rc = rc_ptenc_trace_on(v->q.enc, rt)) < 0)
+		return rc;
 	if (!v->itrace_started) {
 		struct dc_sample_id sid = rc_emu_sid(c, true, t->pid, t->tid, rt);
 		if ((rc = rc_perf_itrace_start(s->w, (uint32_t)t->pid, (uint32_t)t->tid, &sid)) < 0)
@@ -208,6 +211,9 @@ int rc_emu_cpu_leave(struct rc_emu_sched *s, unsigned c, bool preempt)
 	struct rc_emu_sthr *next = stop || lagging(s, c) ? NULL : rc_emu_pick_ready(s, true, v->now);
 	rc_emu_truth(s->truth, v->now, (int)c, t->pid, t->tid, "switch-out %s",
 		     preempt ? "preempt" : "block");
+	/* (its event scheduled out: TraceEn clear, no MTC until the next) */
+	if ((rc = rc_ptenc_trace_off(v->q.enc, v->now)) < 0)
+		return rc;
 	struct dc_sample_id sid = rc_emu_sid(c, false, t->pid, t->tid, v->now);
 	rc = rc_perf_switch_cpu_wide(s->w, true, preempt, next ? (uint32_t)next->pid : 0,
 				     next ? (uint32_t)next->tid : 0, &sid);

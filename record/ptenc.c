@@ -30,7 +30,9 @@
  * - zero-displacement direct calls (call next insn, PIC) are not pushed
  *   (SDM; libipt and perf skip them too).
  * - timing: TSC(+TMA) at PSB+ and when time jumped too far for MTC (then
- *   with a CBR, as on a wake from a C-state: emit_wake); one MTC
+ *   with a CBR, as on a wake from a C-state: emit_wake), and TSC, TMA, CBR
+ *   when a thread comes on its CPU (perf's per-task event sets TraceEn
+ *   there; no MTC while it was clear: rc_ptenc_trace_on); one MTC
  *   per 2^mtc_freq CTC ticks (payload CTC[mtc_freq+7:mtc_freq]); a pending
  *   TNT is flushed before an MTC so MTCs sit between the branches that
  *   retired before and after them. CYC (cycle-accurate mode, CycThresh 0)
@@ -74,6 +76,7 @@ struct rc_ptenc {
 	uint64_t packets;
 
 	bool enabled;          /* PacketEn */
+	bool trace_off;        /* TraceEn clear: the thread is off its CPU */
 	bool have_last_ip;
 	uint64_t last_ip;
 
@@ -711,6 +714,35 @@ int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t unti
 	 * then a wake (TSC, TMA, CBR) */
 	enc->tsc = tsc;
 	enc->cyc_tsc = tsc;
+	return emit_wake(enc);
+}
+
+int rc_ptenc_trace_off(struct rc_ptenc *enc, uint64_t ns)
+{
+	uint64_t tsc = rc_ptenc_ns_to_tsc(&enc->cfg, ns);
+	int err;
+
+	if (enc->enabled)
+		return -EINVAL;
+	if (enc->trace_off)
+		return 0;
+	err = advance_time(enc, tsc > enc->tsc ? tsc : enc->tsc);
+	enc->trace_off = true;
+	return err;
+}
+
+int rc_ptenc_trace_on(struct rc_ptenc *enc, uint64_t ns)
+{
+	uint64_t tsc = rc_ptenc_ns_to_tsc(&enc->cfg, ns);
+
+	if (!enc->trace_off)
+		return 0;
+	enc->trace_off = false;
+	if (!enc->have_time)
+		return 0;
+	/* no MTC for the time off, and no core cycles counted in it */
+	enc->tsc = tsc > enc->tsc ? tsc : enc->tsc;
+	enc->cyc_tsc = enc->tsc;
 	return emit_wake(enc);
 }
 

@@ -161,6 +161,18 @@ int rc_ptenc_disable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip,
  * cycles: either spread the stretch over the branches before it). */
 int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t until);
 
+/* The traced thread leaves its CPU at NS (in the kernel: PacketEn is off):
+ * perf schedules its per-task event out, clearing TraceEn. The MTCs up to
+ * NS go out; none while TraceEn is clear (MTC needs TriggerEn). */
+int rc_ptenc_trace_off(struct rc_ptenc *enc, uint64_t ns);
+
+/* A traced thread comes on the CPU at NS: its event is scheduled in,
+ * TraceEn goes 0 -> 1 and the hardware sends TSC, TMA and CBR (SDM,
+ * "Enabling and Disabling Packet Generation with TraceEn"); its TIP.PGE
+ * follows at its return to user mode. No-op before the first time packet
+ * (the first enable's PSB+ carries the time) or while TraceEn is set. */
+int rc_ptenc_trace_on(struct rc_ptenc *enc, uint64_t ns);
+
 /* Simulated internal buffer overflow at NS: OVF, then (if tracing is on)
  * FUP(ip) where IP is the next instruction to execute. Return compression
  * restarts. */

@@ -242,7 +242,7 @@ struct pkts {
 	size_t n;
 };
 
-static struct pkts *packets_of(const uint8_t *buf, size_t size)
+static struct pkts *enc_packets(const uint8_t *buf, size_t size)
 {
 	struct pkts *k = calloc(1, sizeof(*k));
 	struct pt_config pc;
@@ -370,7 +370,7 @@ static void run(struct run *r, const char *name, const struct rc_ptenc_config *c
 	r->buf = encode(cfg, &r->t, o, r->ns, &r->size);
 	r->d = calloc(1, sizeof(*r->d));
 	assert_int_equal(pw_decode(r->buf, r->size, cfg, r->d), 0);
-	r->k = packets_of(r->buf, r->size);
+	r->k = enc_packets(r->buf, r->size);
 	dump_packets(r->k);
 	write_perf(name, cfg, r, o->ns0 - 1000);
 }
@@ -613,7 +613,7 @@ static void test_int_is_async(void **state)
 	assert_int_equal(t.n, 3); /* nop int3 nop (the ret ends the walk) */
 	assert_int_equal(t.v[1].cls, RC_INSN_INT);
 	buf = encode(&cfg, &t, &plain, ns, &size);
-	struct pkts *k = packets_of(buf, size);
+	struct pkts *k = enc_packets(buf, size);
 	size_t i;
 
 	for (i = 0; i < k->n && k->p[i].type != ppt_tip_pgd; i++)
@@ -832,6 +832,69 @@ static void test_wake_cbr(void **state)
 	run_free(&r);
 }
 
+/* A thread that blocks in a syscall: perf schedules its per-task event
+ * out (TraceEn clear) at the switch-out and in again at the switch-in,
+ * where the hardware sends TSC, TMA and CBR (as skylake-echo's real trace
+ * shows: TIP.PGD TSC TMA CBR MODE.Exec TIP.PGE). MTCs go out up to the
+ * switch-out, none while TraceEn is clear. Before, the emulator sent an
+ * MTC for every period of the wait and no TSC, and a decoder without CYC
+ * could not tell which of several syscalls in a period had blocked. */
+static void test_switch_traceen(void **state)
+{
+	struct rc_ptenc_config cfg = default_cfg();
+	struct rc_insn sys = { .ip = 0x1000, .next_ip = 0x1002, .len = 2,
+			       .cls = RC_INSN_SYSCALL };
+	uint64_t t0 = 2000000, per = rc_ptenc_tsc_to_ns(&cfg, rc_ptenc_ns_to_tsc(&cfg, t0) +
+			((uint64_t)RC_PTENC_TSC_PER_CTC << cfg.mtc_freq)) - t0;   /* MTC period, ns */
+	uint64_t out = t0 + 3 * per + 7, in = t0 + 40 * per + 3;
+	struct rc_ptenc *e = rc_ptenc_new(&cfg, 0);
+	const uint8_t *buf;
+	struct pkts *k;
+	struct pt_packet *pk;
+	size_t size, n, i, pgd = 0, tsc = 0, mtcs = 0;
+
+	(void)state;
+	assert_non_null(e);
+	/* (no time yet: nothing to send; the first PSB+ carries it) */
+	assert_int_equal(rc_ptenc_trace_off(e, t0 - 10), 0);
+	assert_int_equal(rc_ptenc_trace_on(e, t0 - 5), 0);
+	assert_int_equal(rc_ptenc_enable(e, t0, 0x1000), 0);
+	/* (PacketEn on: a thread in user mode is never switched out) */
+	assert_int_equal(rc_ptenc_trace_off(e, t0), -EINVAL);
+	assert_int_equal(rc_ptenc_insn(e, &sys, t0 + 1), 0);
+	assert_int_equal(rc_ptenc_trace_off(e, out), 0);
+	assert_int_equal(rc_ptenc_trace_on(e, in), 0);
+	assert_int_equal(rc_ptenc_trace_on(e, in + 100), 0);   /* set already: no-op */
+	assert_int_equal(rc_ptenc_enable(e, in + 1, 0x1002), 0);
+	buf = rc_ptenc_data(e, &size);
+	k = enc_packets(buf, size);
+	pk = k->p;
+	n = k->n;
+	for (i = 0; i < n && pk[i].type != ppt_tip_pgd; i++)
+		;
+	pgd = i;
+	assert_true(pgd < n);
+	for (i = pgd + 1; i < n && pk[i].type != ppt_tsc; i++) {
+		assert_int_equal(pk[i].type, ppt_mtc);
+		mtcs++;
+	}
+	tsc = i;
+	/* the periods up to the switch-out, each with its MTC (3), none of
+	 * the 37 of the wait */
+	assert_int_equal(mtcs, 3);
+	assert_true(tsc + 4 < n);
+	/* (an MTC after the CBR, if the PGE's nanosecond crossed a period) */
+	if (pk[tsc + 3].type == ppt_mtc)
+		memmove(&pk[tsc + 3], &pk[tsc + 4], (n - tsc - 4) * sizeof(*pk));
+	assert_int_equal(pk[tsc].payload.tsc.tsc, rc_ptenc_ns_to_tsc(&cfg, in) & 0xffffffffffffffull);
+	assert_int_equal(pk[tsc + 1].type, ppt_tma);
+	assert_int_equal(pk[tsc + 2].type, ppt_cbr);
+	assert_int_equal(pk[tsc + 3].type, ppt_mode);
+	assert_int_equal(pk[tsc + 4].type, ppt_tip_pge);
+	free(k);
+	rc_ptenc_free(e);
+}
+
 /* The conversion perf uses inverts rc_ptenc_ns_to_tsc exactly. */
 static void test_time_conv(void **state)
 {
@@ -968,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_chunked_output),
 		cmocka_unit_test(test_time_mtc),
 		cmocka_unit_test(test_wake_cbr),
+		cmocka_unit_test(test_switch_traceen),
 		cmocka_unit_test(test_time_cyc),
 	};
 
