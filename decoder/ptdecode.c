@@ -3927,6 +3927,11 @@ size_t dc_ptq_ctx_next_pges(struct dc_ptq *q, uint64_t *ips, bool *async, size_t
 		start = q->ps.pge_end;
 	if (pt_pkt_sync_set(pd, start) >= 0) {
 		while ((more || !pgd) && pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+			/* (a TSC's time bounds the PGEs before it, as an MTC's:
+			 * the one at a switch-in, where TraceEn was set again,
+			 * tells that they came before it) */
+			if (pkt.type == ppt_tsc && more && at_pge)
+				*next_ns = dc_pt_tsc_to_ns(&q->cfg.conv, pkt.payload.tsc.tsc);
 			if (pkt.type == ppt_tsc || pkt.type == ppt_psb || pkt.type == ppt_ovf)
 				break;
 			if (pkt.type == ppt_mtc) {

@@ -631,7 +631,7 @@ static size_t pge_pick(struct dc_session *s, const struct pge_cand *c, size_t n,
 		/* (c[0], the thread on the CPU from the history, may be the
 		 * last PGE's stint itself, its start told by the switch-out
 		 * before the switch-in) */
-		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to &&
+		ok[i] = owns_trace(s, c[i].tid) && c[i].from < c[i].to && c[i].from < lim &&
 			(c[i].since >= after || (!i && c[i].tid == after_tid));
 		/* (the stint the last PGE went to has had one) */
 		owe[i] = i && ok[i] && c[i].to < end && c[i].to <= lim && c[i].since > after;

@@ -142,6 +142,16 @@ if "$PTFLAME" record --emulate -q -o $n.data --truth $n.truth --no-cyc --ns-per-
 else
 	fail "record $n: $(head -c 300 $n.rec)"
 fi
+# A syscall that never sleeps (getpid) a few instructions before one that
+# does (a read of /dev/zero, off its CPU for its host time, shorter than
+# the period), 40 times, at a 16 us period: which of the two the thread
+# waited in is told by the TSC that comes at its switch-in (perf's per-task
+# event sets TraceEn again there; record/ptenc.c rc_ptenc_trace_on): the
+# TIP.PGEs read ahead stop at that TSC, and a stint that begins at or
+# after it cannot hold them (session.c pge_pick). Before, the getpid's PGE
+# went to the stint after the wait, and 33 of the 40 waits were put under
+# getpid (stress seed 7112: `file`'s reads, put under open and fstatat).
+nocyc 1 9 - emu_blockread
 nocyc 1 15 - emu_signal
 nocyc 1000 9 - emu_signal
 nocyc 1000 9 - emu_threads --cpus 2 --time-slice 300

@@ -5,7 +5,7 @@ TP="python3 $REPORT_DIR/truth_profile.py"
 CHECK_FOLDED="python3 $SRCDIR/tests/check_folded.py"
 # The emu_* programs of testdata/meson.build (all of them: a new one must be
 # added here; the list is checked against $TESTDATA below).
-EMU_PROGRAMS="cold coldxx cxxthread demo dlopen except fault forkexec fptr inline jcc longjmp nested sigctx signal syscalls tail threads ucontext vdso"
+EMU_PROGRAMS="cold coldxx cxxthread demo dlopen except fault forkexec fptr inline jcc longjmp nested sigctx signal syscalls blockread tail threads ucontext vdso"
 for f in "$TESTDATA"/emu_*; do
 	case $f in *.p|*.so) continue ;; esac
 	[ -x "$f" ] || continue
