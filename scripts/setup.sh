@@ -10,13 +10,13 @@ set -eu
 # names first (its labels are cut to that width). groff-base,
 # bsdextrautils (col): the man pages' test (tests/e2e/install). clang +
 # libclang-rt-14-dev: the libFuzzer targets (tests/fuzz, scripts/fuzz.sh).
-# qemu-user: qemu-x86_64, the fast backend of record --emulate. sqlite3: a
-# program of scripts/stress-commands.txt.
+# qemu-user: qemu-x86_64, the fast backend of record --emulate. sqlite3, jq,
+# tcl, bc, bzip2, zstd, file: programs of scripts/stress-commands.txt.
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libzydis-dev libiberty-dev libcmocka-dev
       linux-perf python3 gdb libc6-dbg
       chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils
-      clang libclang-rt-14-dev qemu-user sqlite3)
+      clang libclang-rt-14-dev qemu-user sqlite3 jq tcl bc bzip2 zstd file)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
