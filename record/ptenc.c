@@ -698,6 +698,15 @@ int rc_ptenc_disable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip,
 	return pgd(enc, why == RC_PTENC_OFF_ASYNC, ip);
 }
 
+/* Nothing counted until TSC (halted, or TraceEn clear): no core cycles (no
+ * CYC for the stretch), no MTC; then TSC, TMA, CBR there. */
+static int wake_at(struct rc_ptenc *e, uint64_t tsc)
+{
+	e->tsc = tsc > e->tsc ? tsc : e->tsc;
+	e->cyc_tsc = e->tsc;
+	return emit_wake(e);
+}
+
 int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t until)
 {
 	uint64_t tsc = rc_ptenc_ns_to_tsc(&enc->cfg, until);
@@ -710,11 +719,7 @@ int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t unti
 		err = emit_psb_plus(enc, ip);
 	if (err || tsc <= enc->tsc)
 		return err;
-	/* halted until then: no core cycles (no CYC for the stretch), no MTC;
-	 * then a wake (TSC, TMA, CBR) */
-	enc->tsc = tsc;
-	enc->cyc_tsc = tsc;
-	return emit_wake(enc);
+	return wake_at(enc, tsc);   /* halted until then */
 }
 
 int rc_ptenc_trace_off(struct rc_ptenc *enc, uint64_t ns)
@@ -738,12 +743,7 @@ int rc_ptenc_trace_on(struct rc_ptenc *enc, uint64_t ns)
 	if (!enc->trace_off)
 		return 0;
 	enc->trace_off = false;
-	if (!enc->have_time)
-		return 0;
-	/* no MTC for the time off, and no core cycles counted in it */
-	enc->tsc = tsc > enc->tsc ? tsc : enc->tsc;
-	enc->cyc_tsc = enc->tsc;
-	return emit_wake(enc);
+	return enc->have_time ? wake_at(enc, tsc) : 0;
 }
 
 int rc_ptenc_ovf(struct rc_ptenc *enc, uint64_t ns, uint64_t ip)
