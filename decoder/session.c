@@ -575,7 +575,9 @@ static size_t pge_peek(struct dc_session *s, uint32_t cpu, uint64_t end, struct 
  * the same period had its switch-out put under the interrupt, and the
  * read's wait under the code in between). A
  * stint that ended before runs_to cannot have the PGE (its code ran past
- * MTCs up to there: a PGD is never later than the switch-out after it).
+ * MTCs up to there: a PGD is never later than the switch-out after it),
+ * nor one that began at or after lim (the PGEs came before the timing
+ * packet that ends the read-ahead: an MTC, or the TSC of a switch-in).
  * The PGE gets the stint of the cheapest, the earliest of equals. */
 /* (costs are in PGE_UNITs; pge_waits's is a tie-break below one: its
  * kind of end cannot be avoided by every stint, and fewer than PGE_UNIT
