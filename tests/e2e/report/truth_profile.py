@@ -1180,6 +1180,34 @@ def names_match(name, names):
         and not name.endswith("@plt")
 
 
+class Prefixes:
+    """Ids of stack prefixes: a prefix's id is made from its parent's id
+    (0: the empty stack) and its last frame, so each prefix of a line costs
+    one dict lookup, where joining the frames before it made every line
+    quadratic in its depth (python3's stacks 300 deep: minutes a report)."""
+
+    def __init__(self):
+        self.ids = {}
+        self.up = [None]        # id -> (parent id, frame)
+
+    def of(self, parent, frame):
+        i = self.ids.get((parent, frame))
+        if i is None:
+            i = self.ids[(parent, frame)] = len(self.up)
+            self.up.append((parent, frame))
+        return i
+
+    def frames(self, i):
+        out = []
+        while i:
+            i, fr = self.up[i]
+            out.append(fr)
+        return out[::-1]
+
+    def text(self, i):
+        return ";".join(self.frames(i))
+
+
 def parse_folded(path):
     """The report's lines with inline frames ("NAME (inlined)", from the
     binary's DWARF) folded back into the function they were inlined into:
@@ -1187,37 +1215,84 @@ def parse_folded(path):
     are its function's. Lines that become one stack are added up, and a
     frame's calls are those of every context folded into it ("(inferred)"
     only when none was complete; avg is not compared: 0)."""
-    rows, ctx, merged = [], {}, {}
+    rows = []
     with open(path) as fh:
         for ln, line in enumerate(fh, 1):
             line = line.rstrip("\n")
             stack, _, val = line.rpartition(" ")
             rows.append((ln, stack.split(";"), int(val), line))
-    if not any(split_frame(fr)[0].endswith(" (inlined)") for r in rows for fr in r[1]):
+    if not any(" (inlined)" in fr and split_frame(fr)[0].endswith(" (inlined)")
+               for r in rows for fr in r[1]):
         return rows
+    return fold_frames(rows, inline_fold)
+
+
+class inline_fold:
+    """parse_folded's rule: an inline frame goes, the others become their
+    bare name, annotated again when they were (with the calls of every
+    context folded into them)."""
+    @staticmethod
+    def rename(fr, name, calls):
+        if name.endswith(" (inlined)"):
+            return None
+        return name if calls is not None else fr
+
+    @staticmethod
+    def annotate(name, c):
+        return c[3]
+
+
+class kernel_fold:
+    """merge_kernel's rule: every kernel frame becomes "[kernel]",
+    annotated with the calls of the frames merged into it when any had
+    some; the others stay as printed."""
+    @staticmethod
+    def rename(fr, name, calls):
+        return "[kernel]" if norm(name) == "[kernel]" else fr
+
+    @staticmethod
+    def annotate(name, c):
+        return name == "[kernel]" and bool(c[2])
+
+
+def fold_frames(rows, rule):
+    """rows with each frame renamed by rule.rename(frame, name, calls)
+    (None: left out) and lines that become one stack added up (in the
+    order of their first line); a renamed frame that rule.annotate says
+    is annotated gets the calls of every original context folded into it,
+    "(inferred)" only when none was complete."""
+    pre = Prefixes()
+    ctx = {}        # renamed prefix id -> [calls, any complete, original ids, annotated]
+    merged = {}     # renamed stack id -> [value, first line number]
     for ln, frames, val, line in rows:
-        names = []
-        for i, fr in enumerate(frames):
+        oid = nid = 0
+        for fr in frames:
+            oid = pre.of(oid, fr)
             name, calls, inferred = split_frame(fr)
-            if name.endswith(" (inlined)"):
+            new = rule.rename(fr, name, calls)
+            if new is None:
                 continue
-            names.append(name if calls is not None else fr)
-            c = ctx.setdefault(";".join(names), [0, False, set(), calls is not None])
-            orig = ";".join(frames[:i + 1])
-            if calls is not None and orig not in c[2]:
-                c[2].add(orig)
+            nid = pre.of(nid, new)
+            c = ctx.get(nid)
+            if c is None:
+                c = ctx[nid] = [0, False, set(), calls is not None]
+            if calls is not None and oid not in c[2]:
+                c[2].add(oid)
                 c[0] += calls
                 c[1] = c[1] or not inferred
-        m = merged.setdefault(";".join(names), [0, ln])
+        m = merged.get(nid)
+        if m is None:
+            m = merged[nid] = [0, ln]
         m[0] += val
     out = []
     for key, (val, ln) in sorted(merged.items(), key=lambda kv: kv[1][1]):
-        names = key.split(";")
-        frames = []
-        for i, n in enumerate(names):
-            c = ctx[";".join(names[:i + 1])]
+        frames, i = [], key
+        while i:
+            i, n = pre.up[i]
+            c = ctx[pre.ids[(i, n)]]
             frames.append("%s:%d%s" % (n, c[0], ",avg:0" if c[1] else "(inferred)")
-                          if c[3] else n)
+                          if rule.annotate(n, c) else n)
+        frames.reverse()
         out.append((ln, frames, val, ";".join(frames) + " %d" % val))
     return out
 
@@ -1227,36 +1302,7 @@ def merge_kernel(rows):
     its number) become "[kernel]", merged per context with their calls and
     times added: the truth's syscall lines are compared as one [kernel]
     frame per context."""
-    ctx = {}        # normalized prefix -> [calls, any complete, origs]
-    merged = {}     # normalized stack -> [value, first line number]
-    for ln, frames, val, line in rows:
-        norm_fs = []
-        for i, fr in enumerate(frames):
-            name, calls, inferred = split_frame(fr)
-            # only kernel frames merge; others keep their own annotation
-            norm_fs.append("[kernel]" if norm(name) == "[kernel]" else fr)
-            key = ";".join(norm_fs)
-            c = ctx.setdefault(key, [0, False, set()])
-            orig = ";".join(frames[:i + 1])
-            if calls is not None and orig not in c[2]:
-                c[2].add(orig)
-                c[0] += calls
-                c[1] = c[1] or not inferred
-        key = ";".join(norm_fs)
-        m = merged.setdefault(key, [0, ln])
-        m[0] += val
-    out = []
-    for key, (val, ln) in sorted(merged.items(), key=lambda kv: kv[1][1]):
-        names = key.split(";")
-        frames = []
-        for i, n in enumerate(names):
-            c = ctx[";".join(names[:i + 1])]
-            if n != "[kernel]" or not c[2]:
-                frames.append(n)    # as printed (bare: thread root, [unknown])
-            else:
-                frames.append("%s:%d%s" % (n, c[0], ",avg:0" if c[1] else "(inferred)"))
-        out.append((ln, frames, val, ";".join(frames) + " %d" % val))
-    return out
+    return fold_frames(rows, kernel_fold)
 
 
 def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
@@ -1269,13 +1315,16 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
     seen = set()
     max_rel, max_abs, worst = 0.0, 0, ""
     checked = 0
-    assign = {}     # a report context (annotated frames) -> our nodes
+    assign = {}     # a report context (its prefix id) -> our nodes
     used = set()
+    pre = Prefixes()
     for ln, frames, val, line in merge_kernel(parse_folded(folded)):
         nodes = [root]
+        ctx = 0
+        woken = False
         for depth, fr in enumerate(frames):
             name, calls, inferred = split_frame(fr)
-            ctx = ";".join(frames[:depth + 1])
+            ctx = pre.of(ctx, fr)
             nxt = assign.get(ctx)
             if nxt is None:
                 nxt = [k for n in nodes for k in n.kids.values() if names_match(name, k.names)]
@@ -1327,7 +1376,7 @@ def cmd_compare(truth, folded, per_thread, check_time, slack_ns, only_tids,
                             % (ln, depth + 1, fr, calls, ecalls, line[:300]))
             # under [woken by ...] a frame counts waits, not calls: whether
             # it says "(inferred)" is not checked (--wakers)
-            woken = any(split_frame(f)[0].startswith("[woken by ") for f in frames[:depth + 1])
+            woken = woken or name.startswith("[woken by ")
             if calls is not None and inferred != (ecomplete == 0) and not woken:
                 errs.append("line %d: frame %d %r: truth has %d complete call(s): %s"
                             % (ln, depth + 1, fr, ecomplete, line[:300]))
@@ -1519,8 +1568,9 @@ def canon_map(m):
     return cm
 
 
-def canon_folded(path, cm):
-    """{context: [calls, self ns, child calls]}: every prefix of every line,
+def canon_folded(path, cm, pre):
+    """{context: [calls, self ns, child calls]}: every prefix of every line
+    (its id in pre, which names the canonical frames: Prefixes.text),
     frames as canonical names (aliases of one function are one name),
     [off-cpu]/[preempted] folded into the context above them (perf script
     text has no switch events), ",avg:" dropped (latencies differ). A
@@ -1530,11 +1580,12 @@ def canon_folded(path, cm):
     record (which text does not have) to its first packet."""
     out = {}
     seen = set()
+    orig_ids = Prefixes()
     for ln, frames, val, line in parse_folded(path):
         if frames and norm(split_frame(frames[0])[0]) == "[kernel]":
             continue
-        key = ""
-        for i, fr in enumerate(frames):
+        key = orig = 0
+        for fr in frames:
             name, calls, inferred = split_frame(fr)
             if name in ("[off-cpu]", "[preempted]"):
                 if inferred:
@@ -1555,9 +1606,8 @@ def canon_folded(path, cm):
             if name.startswith("[unknown]"):
                 name = "[plt]"      # perf prints PLT0 and .plt.got so
             parent = key
-            orig = ";".join(frames[:i + 1])
-            key = (key + ";" if key else "") + "%s%s" % (
-                name, "(inferred)" if inferred else "")
+            orig = orig_ids.of(orig, fr)
+            key = pre.of(key, "%s%s" % (name, "(inferred)" if inferred else ""))
             if key not in out:
                 out[key] = [0, 0, 0]
             if orig not in seen:
@@ -1578,27 +1628,34 @@ def cmd_same(truth, a, b, slack_ns, jump_only_ok=False):
     calls, plus one)."""
     m = load(truth)
     cm = canon_map(m)
-    pa, pb = canon_folded(a, cm), canon_folded(b, cm)
+    pre = Prefixes()
+    pa, pb = canon_folded(a, cm, pre), canon_folded(b, cm, pre)
     errs = []
     # --itrace=cr text has no jumps: a function only ever entered and left
     # by jumps (tail_b in tail_a -jmp-> tail_b -jmp-> tail_c, pthread_join
     # -jmp-> __pthread_clockjoin_ex) never shows in it. With --jump-only-ok,
     # a context of A only whose own function B never names is excused.
-    b_names = {f.split("(inferred)")[0] for k in pb for f in k.split(";")}
-    for k in sorted(set(pa) ^ set(pb)):
-        leaf = k.rsplit(";", 1)[-1].split("(inferred)")[0]
+    # (every prefix of B's lines is a context of B: its frames are its
+    # contexts' last frames)
+    b_names = {pre.up[k][1].split("(inferred)")[0] for k in pb}
+    for t, k in sorted((pre.text(k), k) for k in set(pa) ^ set(pb)):
+        leaf = pre.up[k][1].split("(inferred)")[0]
         if jump_only_ok and k in pa and leaf not in b_names:
             continue
-        errs.append("context only in %s: %s" % (a if k in pa else b, k[:400]))
+        errs.append("context only in %s: %s" % (a if k in pa else b, t[:400]))
     max_abs = 0
-    for k in sorted(set(pa) & set(pb)):
-        if pa[k][0] != pb[k][0]:
-            errs.append("%s: %d calls vs %d" % (k[:300], pa[k][0], pb[k][0]))
+    bad = []
+    for k in set(pa) & set(pb):
         d = abs(pa[k][1] - pb[k][1])
         tol = 2 * slack_ns * (pa[k][0] + pa[k][2] + 1)
         max_abs = max(max_abs, d)
+        if pa[k][0] != pb[k][0] or d > tol:
+            bad.append((pre.text(k), k, d, tol))
+    for t, k, d, tol in sorted(bad):
+        if pa[k][0] != pb[k][0]:
+            errs.append("%s: %d calls vs %d" % (t[:300], pa[k][0], pb[k][0]))
         if d > tol:
-            errs.append("%s: %d ns vs %d ns (tolerance %d)" % (k[:300], pa[k][1], pb[k][1], tol))
+            errs.append("%s: %d ns vs %d ns (tolerance %d)" % (t[:300], pa[k][1], pb[k][1], tol))
     for e in errs[:30]:
         print("  " + e)
     print("same: %d/%d contexts, %d errors, max abs time difference %d ns"
