@@ -82,6 +82,8 @@ struct piece {
 	uint64_t cap;              /* times at most (a PGD's), or 0         */
 	bool late;                 /* it ends at a PGD the sideband's switch-out
 				    * bounds: spread up to it (piece_event) */
+	bool mid;                  /* it ends at a PGD with no switch on the CPU
+				    * in its period: the middle (piece_event) */
 	bool pend;                 /* a branch's bound, until its tick      */
 	uint64_t pend_x, pend_L, pend_U;
 	/* Bounds known to leave the polygon as it is (piece_within): any
@@ -770,7 +772,11 @@ static bool piece_within(struct piece *p, double xi, double kL, bool upper, doub
 /* The line of the polygon the piece's events get (see above): the rate
  * known (if the piece allows it and does not pin its own better), else the
  * piece's own if pinned to 1 %, else the old rule's; at it, the earliest
- * offset allowed. True when the rate is one of the first two.
+ * offset allowed, or, for a piece that piece_event says ends at a PGD with
+ * no switch near (mid) and a rate of the first two, the middle of the
+ * offsets allowed (where in its period a syscall returned, no packet
+ * tells: the middle halves the worst error). True when the rate is one of
+ * the first two.
  * *cmid, *cw: the middle and spread of the rates the piece allows. */
 static bool piece_line(const struct dc_ptq *q, double *T, double *c, double *cmid, double *cw)
 {
@@ -819,7 +825,7 @@ static bool piece_line(const struct dc_ptq *q, double *T, double *c, double *cmi
 			tmax = p->T[j] > tmax ? p->T[j] : tmax;
 		}
 	}
-	*T = tmin;
+	*T = p->mid && known ? (tmin + tmax) / 2 : tmin;
 	*c = want;
 	return known;
 }
@@ -883,6 +889,7 @@ static void piece_close(struct dc_ptq *q, uint64_t x_end)
 	p->w_ok = false;
 	p->cap = 0;
 	p->late = false;
+	p->mid = false;
 }
 
 /* PTFLAME_DECODER=check (tests): what piece_add's fast path said, that
@@ -951,6 +958,7 @@ static __attribute__((noinline)) void piece_add_slow(struct dc_ptq *q, uint64_t 
 		 * piece_add itself, was not this piece's) */
 		p->cap = 0;
 		p->late = false;
+		p->mid = false;
 		p->x0 = p->x_last = x;
 		p->b = p->L_last = L;
 		p->nv = 4;
@@ -1137,6 +1145,7 @@ static uint64_t piece_event(struct dc_ptq *q, uint64_t x, uint64_t t)
 		return pgd_cap(p, piece_time(q, x), t, sw);
 	}
 	piece_add(q, x, t, bound ? bound : per ? t + per : 0);
+	p->mid = none;
 	if (none && piece_line(q, &T, &c, &cm, &cw)) {
 		/* nothing else ran on the CPU in the period: the short piece
 		 * before a syscall or an interrupt keeps the rate known, not

@@ -29,11 +29,12 @@
  *   when both decoders' stacks predict the target, and emit TIP otherwise.
  * - zero-displacement direct calls (call next insn, PIC) are not pushed
  *   (SDM; libipt and perf skip them too).
- * - timing: TSC(+TMA) at PSB+ and when time jumped too far for MTC (then
- *   with a CBR, as on a wake from a C-state: emit_wake), and TSC, TMA, CBR
- *   when a thread comes on its CPU (perf's per-task event sets TraceEn
- *   there; no MTC while it was clear: rc_ptenc_trace_on); one MTC
- *   per 2^mtc_freq CTC ticks (payload CTC[mtc_freq+7:mtc_freq]); a pending
+ * - timing: TSC(+TMA) at PSB+, and TSC, TMA, CBR when a thread comes on
+ *   its CPU (perf's per-task event sets TraceEn there; no MTC while it
+ *   was clear: rc_ptenc_trace_on) or wakes from a halt (rc_ptenc_stamp);
+ *   one MTC per 2^mtc_freq CTC ticks while TraceEn is set, in the kernel
+ *   too (MTC needs TriggerEn, not PacketEn: a syscall's MTCs go on, and a
+ *   PSB+ falls among them when the byte counter wraps) (payload CTC[mtc_freq+7:mtc_freq]); a pending
  *   TNT is flushed before an MTC so MTCs sit between the branches that
  *   retired before and after them. CYC (cycle-accurate mode, CycThresh 0)
  *   precedes each CYC-eligible packet (TNT, TIP*, FUP, MODE, MTC, TSC) with
@@ -52,7 +53,6 @@
 #define RETSTACK_SIZE 64
 #define TNT_MAX_BITS 47      /* TNT-64 payload */
 #define TNT8_MAX_BITS 6      /* TNT-8 payload */
-#define MTC_MAX_RUN 32       /* more missed MTC periods than this: send TSC */
 #define MODE_EXEC_64 1
 
 /* A ring of return addresses (oldest entries fall off when full). */
@@ -253,9 +253,9 @@ static int emit_tsc(struct rc_ptenc *e)
 
 /* A TSC outside PSB+ is what the hardware sends after its clocks or its
  * timing packets stopped (SDM, TSC packet: P-state change, wake from a
- * C-state, clock modulation); a running core sends an MTC every period
- * (MTC depends on TriggerEn alone). So the emulator's TSC for a stretch
- * without MTCs (MTC_MAX_RUN) stands for a wake from a C-state, and that
+ * C-state, clock modulation; and TraceEn set again): a running core sends
+ * an MTC every period (MTC depends on TriggerEn alone). So the emulator's
+ * TSC after a halt (rc_ptenc_stamp) or a switch-in (rc_ptenc_trace_on)
  * comes with a CBR too (SDM, CBR packet: "after any frequency change, on
  * C-state wake up, PSB+"). The CBR matters: libipt calibrates CYC at each
  * MTC over the cycles and the CTC distance since the MTC before, and a TSC
@@ -297,8 +297,14 @@ static int flush_tnt(struct rc_ptenc *e)
 	return emit(e, &p);
 }
 
-/* Move the clock to TSC: one MTC per crossed MTC period, or a TSC+TMA
- * when too many periods passed for MTC's 8-bit payload to be safe. */
+static int emit_psb_plus(struct rc_ptenc *e, uint64_t ip);
+
+/* Move the clock to TSC: one MTC per crossed MTC period, however many (the
+ * hardware sends them all while TraceEn is set, in a syscall too; each
+ * MTC's 8-bit CTC is one more than the last's, so none is ambiguous).
+ * With tracing off (in the kernel) a PSB+ goes out among them when due,
+ * as the hardware's byte counter wraps there too; with tracing on, the
+ * next instruction's psb_if_due sends it, with its FUP. */
 static int advance_time(struct rc_ptenc *e, uint64_t tsc)
 {
 	uint64_t idx, i;
@@ -322,10 +328,6 @@ static int advance_time(struct rc_ptenc *e, uint64_t tsc)
 	err = flush_tnt(e);
 	if (err)
 		return err;
-	if (idx - e->mtc_idx > MTC_MAX_RUN) {
-		e->tsc = tsc;
-		return emit_wake(e);
-	}
 	for (i = e->mtc_idx + 1; i <= idx; i++) {
 		struct pt_packet p;
 		uint64_t edge = (i << e->cfg.mtc_freq) * RC_PTENC_TSC_PER_CTC;
@@ -339,6 +341,11 @@ static int advance_time(struct rc_ptenc *e, uint64_t tsc)
 		if (err)
 			return err;
 		e->last_timing_tsc = edge;
+		if (!e->enabled && total_offset(e) >= e->next_psb) {
+			err = emit_psb_plus(e, 0);
+			if (err)
+				return err;
+		}
 	}
 	e->mtc_idx = idx;
 	e->tsc = tsc;

@@ -127,18 +127,24 @@ done
 # Short stretches between syscalls that never sleep (emu_syscalls: 24
 # getpids about 32 instructions apart, after a loop that pins the rate).
 # The sideband has no switch on the CPU within the TIP.PGD's period, so
-# the stretch keeps the rate known (ptdecode.c piece_event, "none").
-# Before, each PGD got the earliest time its bounds allowed and its
-# stretch was squeezed towards the TIP.PGE: the worst branch 9-23 ns off
-# in each of 31 recordings; now 0 ns in 50 (the ptrace stepper sends a
-# TSC before each PGE, which pins where the stretch starts).
+# the stretch keeps the rate known (ptdecode.c piece_event, "none"), at
+# the middle of the offsets its bounds allow (piece_line). Where in its
+# period the getpid returned no packet tells (the MTCs go on through the
+# syscall, as on the hardware), so a stretch's offset is uncertain by what
+# its bounds leave: at the earliest offset whole stretches were 10-12 ns
+# early (P/8 is 4), in the middle 4-6 ns either way (20 ptrace recordings:
+# 3-19 % of the branches beyond P/8). Before, the PGD took the earliest
+# time its bounds allowed and its stretch was squeezed towards the
+# TIP.PGE: 9-23 ns off. (Until the emulator sent MTCs through syscalls, a
+# TSC after each getpid pinned every stretch's start, and all were exact.)
 n=nocyc-syscalls-ns1-mtc0 per=32
 if "$PTFLAME" record --emulate -q -o $n.data --truth $n.truth --no-cyc --ns-per-insn 1 \
 	--mtc-period 0 -- "$TESTDATA/emu_syscalls" >$n.rec 2>&1; then
 	if "$DC_EVENTS" $n.data >$n.ev 2>$n.derr &&
-		python3 "$TRUTHCMP" --tol-ns=$((per / 8)) $n.truth $n.ev >$n.tp 2>&1
-	then pass "$n: $(tail -1 $n.tp | cut -c1-140)"
-	else fail "$n: $(head -c 600 $n.tp) $(head -c 300 $n.derr)"; keep $n; fi
+		python3 "$TRUTHCMP" --tol-ns=$((per / 4)) $n.truth $n.ev >$n.tp 2>&1 &&
+		python3 "$TRUTHCMP" --tol-ns=$((per / 8)) --tol-share=30 $n.truth $n.ev >$n.tp8 2>&1
+	then pass "$n: $(tail -1 $n.tp | cut -c1-140); $(tail -1 $n.tp8 | cut -c1-140)"
+	else fail "$n: $(head -c 600 $n.tp) $(head -c 600 $n.tp8) $(head -c 300 $n.derr)"; keep $n; fi
 else
 	fail "record $n: $(head -c 300 $n.rec)"
 fi
