@@ -32,9 +32,10 @@
  * - timing: TSC(+TMA) at PSB+, and TSC, TMA, CBR when a thread comes on
  *   its CPU (perf's per-task event sets TraceEn there; no MTC while it
  *   was clear: rc_ptenc_trace_on) or wakes from a halt (rc_ptenc_stamp);
- *   one MTC per 2^mtc_freq CTC ticks while TraceEn is set, in the kernel
- *   too (MTC needs TriggerEn, not PacketEn: a syscall's MTCs go on, and a
- *   PSB+ falls among them when the byte counter wraps) (payload CTC[mtc_freq+7:mtc_freq]); a pending
+ *   one MTC per 2^mtc_freq CTC ticks (payload CTC[mtc_freq+7:mtc_freq])
+ *   while TraceEn is set, in the kernel too (MTC needs TriggerEn, not
+ *   PacketEn: a syscall's MTCs go on, and a PSB+ falls among them when the
+ *   byte counter wraps); a pending
  *   TNT is flushed before an MTC so MTCs sit between the branches that
  *   retired before and after them. CYC (cycle-accurate mode, CycThresh 0)
  *   precedes each CYC-eligible packet (TNT, TIP*, FUP, MODE, MTC, TSC) with
