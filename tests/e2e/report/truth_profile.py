@@ -1288,8 +1288,8 @@ def fold_frames(rows, rule):
     for key, (val, ln) in sorted(merged.items(), key=lambda kv: kv[1][1]):
         frames, i = [], key
         while i:
+            c = ctx[i]
             i, n = pre.up[i]
-            c = ctx[pre.ids[(i, n)]]
             frames.append("%s:%d%s" % (n, c[0], ",avg:0" if c[1] else "(inferred)")
                           if rule.annotate(n, c) else n)
         frames.reverse()
