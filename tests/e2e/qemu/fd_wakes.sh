@@ -26,11 +26,13 @@ command -v qemu-x86_64 >/dev/null ||
 	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
 . "$E2E_LIB"
 . "$SRCDIR/tests/e2e/qemu/wake_checks.sh"
-NS=10000
+# (an MTC every 16 us, longer than an instruction's 10 us: the emulator,
+# like the hardware, sends one every period, 39 an instruction at period 3)
+NS=10000 MTC=9
 for n in fd1 fd2 fdp; do
 	be=qemu spins=100000 nowake= want=12
 	[ $n = fdp ] && be=ptrace spins=2000
-	if ! "$PTFLAME" record --emulate=$be -q --cpus 4 --ns-per-insn $NS -o "$n.data" \
+	if ! "$PTFLAME" record --emulate=$be -q --cpus 4 --ns-per-insn $NS --mtc-period $MTC -o "$n.data" \
 		--truth "$n.truth" -- "$TESTDATA/wake_fd" $spins >"$n.out" 2>&1; then
 		fail "$n: record failed: $(head -c 400 "$n.out")"
 		continue

@@ -19,14 +19,16 @@ command -v qemu-x86_64 >/dev/null ||
 	{ echo "qemu-x86_64 not installed (apt-get install qemu-user): skipped"; exit 77; }
 . "$E2E_LIB"
 . "$SRCDIR/tests/e2e/qemu/wake_checks.sh"
-NS=10000
+# (an MTC every 16 us, longer than an instruction's 10 us: the emulator,
+# like the hardware, sends one every period, 39 an instruction at period 3)
+NS=10000 MTC=9
 for mode in thread fork; do
 	for i in 1 2; do
 		n=$mode$i
 		args=()
 		ff=()
 		[ "$mode" = fork ] && args=(fork) && ff=(--follow-fork)
-		if ! "$PTFLAME" record --emulate=qemu -q "${ff[@]}" --cpus 4 --ns-per-insn $NS \
+		if ! "$PTFLAME" record --emulate=qemu -q "${ff[@]}" --cpus 4 --ns-per-insn $NS --mtc-period $MTC \
 			-o "$n.data" --truth "$n.truth" -- "$TESTDATA/wake_pipe_early" "${args[@]}" \
 			>"$n.out" 2>&1; then
 			fail "$n: record failed: $(head -c 400 "$n.out")"
