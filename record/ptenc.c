@@ -266,12 +266,16 @@ static int emit_tsc(struct rc_ptenc *e)
  * (libipt counting each CYC from the last MTC at which time had moved)
  * neither did any other up to the next TSC (none-141: a ret 15 ns early
  * at MTC period 0).
- * A CBR outside PSB+ restarts that calibration at the nominal ratio. */
-static int emit_wake(struct rc_ptenc *e)
+ * A CBR outside PSB+ restarts that calibration at the nominal ratio.
+ * wake_at: nothing counted until TSC (halted, or TraceEn clear): no core
+ * cycles (no CYC for the stretch), no MTC; then TSC, TMA, CBR there. */
+static int wake_at(struct rc_ptenc *e, uint64_t tsc)
 {
 	struct pt_packet p;
 	int err;
 
+	e->tsc = tsc > e->tsc ? tsc : e->tsc;
+	e->cyc_tsc = e->tsc;
 	err = emit_tsc(e);
 	if (err)
 		return err;
@@ -704,15 +708,6 @@ int rc_ptenc_disable(struct rc_ptenc *enc, uint64_t ns, uint64_t ip,
 	if (err)
 		return err;
 	return pgd(enc, why == RC_PTENC_OFF_ASYNC, ip);
-}
-
-/* Nothing counted until TSC (halted, or TraceEn clear): no core cycles (no
- * CYC for the stretch), no MTC; then TSC, TMA, CBR there. */
-static int wake_at(struct rc_ptenc *e, uint64_t tsc)
-{
-	e->tsc = tsc > e->tsc ? tsc : e->tsc;
-	e->cyc_tsc = e->tsc;
-	return emit_wake(e);
 }
 
 int rc_ptenc_stamp(struct rc_ptenc *enc, uint64_t ns, uint64_t ip, uint64_t until)
