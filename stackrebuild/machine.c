@@ -138,6 +138,18 @@ struct thread {
 	                              code) may have changed them, so a return
 	                              that contradicts one proves the stack
 	                              wrong, not an unseen jump of that frame */
+	/* After a loss, a resync that kept frames holds the thread's next
+	 * events while their returns go down those frames (hold_take). */
+	struct {
+		struct dc_event *ev;
+		uint32_t n, cap;
+		uint32_t depth;        /* calls held that have not returned  */
+		uint32_t level;        /* the frame their next return leaves */
+		uint64_t t0, ip;       /* the resync's time and ip            */
+		uint8_t root_flags;    /* a new root's, as the resync had it  */
+		bool on;
+		bool after;            /* from the end of the event being fed */
+	} hold;
 	bool exec_pending;         /* exec'ed: next ip starts a new stack    */
 	bool jumps_seen;           /* its events show every jump that leaves a
 	                              function (DC_BR_JUMPS_SEEN)            */
@@ -190,6 +202,8 @@ struct sr_machine {
 	uint64_t recur_last;       /* the last key noted there (+1; 0: none) */
 	struct dc_hash seen_keys;  /* depth_unknown's scratch                 */
 	struct thread *last;       /* the thread of the last event           */
+	uint32_t nholding;         /* threads whose events are held          */
+	bool replaying;            /* feeding held events: none held again   */
 };
 
 /* What a function key's name says (key_flags, unnamed), kept per key: a
@@ -282,6 +296,7 @@ static void thread_free(struct thread *t)
 	free(t->frames);
 	free(t->inl);
 	free(t->kf);
+	free(t->hold.ev);
 	sr_cct_free(t->seg);
 	twake_free(t->wk);
 	free(t);
@@ -390,13 +405,18 @@ static const char *comm_now(const struct thread *t)
 	return t->exec_pending && t->next_comm ? t->next_comm : t->comm;
 }
 
+static int hold_flush(struct sr_machine *m);
+
 int sr_machine_exec(struct sr_machine *m, uint32_t pid, uint32_t tid, uint64_t time_ns)
 {
 	struct thread *t;
+	int ret;
 
 	(void)time_ns;
 	if (m->finished || (!m->wk && !tid_wanted(m, tid)))
 		return 0;
+	if ((ret = hold_flush(m)))
+		return ret;
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
@@ -937,6 +957,22 @@ enum resync_mode {
 	RS_ASYNC,   /* back from the kernel: maybe a signal handler         */
 };
 
+/* What resync() returns when, after a loss, it kept frames below the
+ * function the trace resumed in: the thread's next events wait for that
+ * function's return (hold_take). */
+enum { RS_KEPT = 2 };
+
+static int kept(const struct sr_machine *m, struct thread *t, uint64_t now, uint64_t ip,
+		uint8_t root_flags)
+{
+	if (!t->nframes || m->replaying)
+		return 0;
+	t->hold.t0 = now;
+	t->hold.ip = ip;
+	t->hold.root_flags = root_flags;
+	return RS_KEPT;
+}
+
 /* Where the kernel resumed user mode, as the ip tells. */
 enum resume_at {
 	AT_UNKNOWN, /* no func_start, or no symbol there                    */
@@ -1104,7 +1140,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 		int ret = stub_jump(m, t, key, now);
 
 		t->unproven = t->nframes - 1;
-		return ret;
+		return ret ? ret : kept(m, t, now, ip, root_flags);
 	}
 	/* (after a loss, nor does a frame of unnamed code: all of a
 	 * binary's unnamed code is one key, so the code resumed in may be
@@ -1125,9 +1161,10 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 		rchain_add(t, t->frames[0].node->key);
 	}
 	if (top_is(t, key)) {
-		if (mode == RS_RESET)
-			t->unproven = t->nframes - 1;
-		return 0;
+		if (mode != RS_RESET)
+			return 0;
+		t->unproven = t->nframes - 1;
+		return t->since_loss ? kept(m, t, now, ip, root_flags) : 0;
 	}
 	/* (out of the kernel into unnamed code, a signal handler of a
 	 * stripped binary say: a frame below of the same key proves
@@ -1139,9 +1176,10 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 	if (i >= 0) {
 		int ret = pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
 
-		if (mode == RS_RESET)
-			t->unproven = (uint32_t)i;
-		return ret;
+		if (ret || mode != RS_RESET)
+			return ret;
+		t->unproven = (uint32_t)i;
+		return t->since_loss ? kept(m, t, now, ip, root_flags) : 0;
 	}
 	if (mode == RS_ASYNC)
 		return resume_unseen(m, t, key, now, at, sigreturn);
@@ -1846,8 +1884,12 @@ static int on_off(struct sr_machine *m, struct thread *t, const struct dc_event 
 		if (t->need_resync || t->fresh) {
 			ret = pop_all_pseudo(m, t, now, false);
 			t->need_resync = false;
-			if (!ret)
-				ret = resync(m, t, key, ev->from_ip, now, RS_RESET, AT_UNKNOWN, false);
+			/* (kept: the events after this kernel entry wait) */
+			if (!ret && (ret = resync(m, t, key, ev->from_ip, now, RS_RESET,
+						  AT_UNKNOWN, false)) == RS_KEPT) {
+				t->hold.after = true;
+				ret = 0;
+			}
 		} else if (!t->nframes) {
 			ret = establish_root(m, t, key, now, F_INFERRED);
 		} else {
@@ -2066,9 +2108,12 @@ int sr_machine_fork(struct sr_machine *m, uint32_t ppid, uint32_t ptid, const ch
 		    uint32_t pid, uint32_t tid, uint64_t time_ns)
 {
 	struct thread *t;
+	int ret;
 
 	if (m->finished || !time_ns || tid == ptid || (!m->wk && !tid_wanted(m, tid)))
 		return 0;
+	if ((ret = hold_flush(m)))
+		return ret;
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
@@ -2122,11 +2167,20 @@ static bool activates(const struct dc_event *ev)
 	}
 }
 
+static int feed_thread(struct sr_machine *m, struct thread *t, const struct dc_event *ev);
+static int hold_take(struct sr_machine *m, struct thread *t, const struct dc_event *ev);
+
+static void hold_start(struct sr_machine *m, struct thread *t)
+{
+	t->hold.on = true;
+	t->hold.n = t->hold.depth = 0;
+	t->hold.level = t->nframes - 1;
+	m->nholding++;
+}
+
 int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 {
 	struct thread *t;
-	uint64_t now = ev->time_ns;
-	int ret;
 
 	m->st.events++;
 	/* (with wakers every thread is followed: a waker's stack is needed
@@ -2140,6 +2194,14 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	t = thread_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
+	return t->hold.on ? hold_take(m, t, ev) : feed_thread(m, t, ev);
+}
+
+static int feed_thread(struct sr_machine *m, struct thread *t, const struct dc_event *ev)
+{
+	uint64_t now = ev->time_ns;
+	int ret;
+
 	if (ev->kind == DC_EV_INLINE)
 		return on_inline(m, t, ev);
 	t->st.events++;
@@ -2216,12 +2278,28 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		ret = on_jump(m, t, ev, now);
 		break;
 	case DC_EV_TRACE_OFF:
-		return on_off(m, t, ev, now);
+		ret = on_off(m, t, ev, now);
+		if (ret || !t->hold.after)
+			return ret;
+		t->hold.after = false;
+		hold_start(m, t);
+		return 0;
 	case DC_EV_TRACE_ON:
 		ret = on_on(m, t, ev, now);
 		break;
 	default:
 		return on_lost(m, t, ev, now);
+	}
+	if (ret == RS_KEPT) {
+		/* A resync after a loss kept frames: what follows waits,
+		 * this branch too (fed again from its start, the resync
+		 * done), unless it was the resync itself. */
+		hold_start(m, t);
+		if (ev->kind != DC_EV_TRACE_ON) {
+			t->st.events--;   /* (counted when fed again) */
+			return hold_take(m, t, ev);
+		}
+		ret = 0;
 	}
 	/* where execution goes on: the top frame's inline frames (the
 	 * context first: it is nearly always the frame's already) */
@@ -2237,6 +2315,191 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		else
 			f->ilo = f->ihi = 0;  /* (that range is not this frame's) */
 	}
+	return ret;
+}
+
+/* ---- events held after a loss ---- */
+
+/* After a loss, the trace resumed in function F with frames of it found
+ * on the stack (its top, or further down). That may be the same call of
+ * F going on, or another call of it from elsewhere: the loss may have
+ * taken its return and its callers', and a call from somewhere else
+ * (readelf's free, called from _IO_free_backup_area before the loss and
+ * from elsewhere after it, hung the second's _int_free under the first's
+ * caller: stress seed 7412). The returns tell: F's first one into the
+ * frame below, and that one's into the frame below it, and so on, show
+ * the frames kept to be the ones it runs on; a return into a frame
+ * further down shows the frames between it ended in the loss (objdump's
+ * __vfprintf_internal resumed under __vsnprintf_internal, right, under
+ * a function of objdump's, wrong: libopcodes had called vsnprintf
+ * itself, seed 7615); one into a function not on the stack, that the
+ * frames returned from were called from code the stack never had. So
+ * the thread's events are held while its returns go down the frames
+ * kept, one by one (hold.level: the frame the next return leaves), and
+ * fed under the stack a return proves wrong, once one does
+ * (hold_verdict). Anything else the thread does first (another loss,
+ * its end, kernel code traced, a return the count of calls cannot
+ * place), and too many events, feed them under the stack kept, as
+ * nothing held would. */
+/* (at most 768 KiB per thread holding; the room of more than a KiB of
+ * events is given back after each hold, so that a trace of many threads
+ * keeps none) */
+enum { HOLD_MAX = 1 << 14, HOLD_KEPT_ROOM = 1024 / sizeof(struct dc_event) };
+enum hold_how { HOLD_KEEP, HOLD_ON, HOLD_REHOME, HOLD_RESET };
+
+/* Events that can wait: user-mode branches, and the kernel entries and
+ * switches between them, which come back to where they left (a signal
+ * handler run there returns into the trampoline, not a caller: the count
+ * stops there, hold_verdict). Not a loss, the thread's end, kernel code. */
+static bool holdable(const struct thread *t, const struct dc_event *ev)
+{
+	if (ev->pid != t->st.pid || t->exec_pending || dc_ip_is_kernel(ev->from_ip) ||
+	    dc_ip_is_kernel(ev->to_ip))
+		return false;
+	switch (ev->kind) {
+	case DC_EV_CALL:
+	case DC_EV_RETURN:
+	case DC_EV_JUMP:
+		return ev->from_ip != 0;
+	case DC_EV_INLINE:
+		return true;
+	case DC_EV_TRACE_OFF:
+		return ev->reason == DC_OFF_SYSCALL || ev->reason == DC_OFF_FAULT ||
+		       ev->reason == DC_OFF_SWITCH || ev->reason == DC_OFF_PREEMPT;
+	case DC_EV_TRACE_ON:
+		return ev->reason == DC_ON_RESUME || ev->reason == DC_ON_SWITCH;
+	default:
+		return false;
+	}
+}
+
+/* Frame hold.level returns (ev): into the frame below it (HOLD_ON: hold
+ * on, a frame lower), into frame *j further down (HOLD_REHOME), into a
+ * function not on the stack (HOLD_RESET), or something a caller's
+ * frame need not explain (HOLD_KEEP). */
+static enum hold_how hold_verdict(struct sr_machine *m, const struct thread *t,
+				  const struct dc_event *ev, int *j)
+{
+	uint32_t level = t->hold.level;
+	const struct frame *f = &t->frames[level], *below = f - 1;
+	uint64_t key = key_of(m, ev->pid, ev->to_ip);
+
+	/* (a return from elsewhere than the frame counted: a jump the count
+	 * did not follow; a handler's return into the sigreturn trampoline,
+	 * a context switcher's into the context it restores, a return into
+	 * the function itself (a recursion level lost): on_return's cases,
+	 * not a caller's) */
+	if (!frame_is(f, key_of(m, ev->pid, ev->from_ip)) || frame_is(f, key) ||
+	    (f->flags & F_ASYNC) ||
+	    ((key_flags(m, key) | key_flags(m, f->node->key)) & (SR_FUNC_SIGRETURN | SR_FUNC_CONTEXT)))
+		return HOLD_KEEP;
+	/* The root returns: into its caller, which underflow makes the
+	 * caller of everything the segment had before the loss too. Not
+	 * when its function ran before in the thread: the call before the
+	 * loss and the one after it may be two (objdump's root
+	 * __vfprintf_internal, printf's, called _IO_file_xsputn; the trace
+	 * resumed in one of sprintf's, whose return put that call under
+	 * __vsprintf_internal). Then the frames from the root up start a
+	 * new segment at the resync. */
+	if (!level)
+		return entered_again(t, f->node->key) ? HOLD_RESET : HOLD_KEEP;
+	if (frame_is(below, key) ||
+	    (ret_after_call(below, ev->to_ip) && frame_is(below, key_of(m, ev->pid, ev->to_ip - 1))))
+		return HOLD_ON;
+	for (*j = (int)level - 2; *j >= 0; (*j)--)
+		if (frame_is(&t->frames[*j], key))
+			return HOLD_REHOME;
+	return HOLD_RESET;
+}
+
+/* Put the frames from hold.level up, which the returns held showed to
+ * be one chain, where the verdict says, at the resync's time: on frame
+ * j (the frames between ended in the loss), or as a new segment, whose
+ * callers the returns will tell. */
+static int hold_move(struct sr_machine *m, struct thread *t, enum hold_how how, int j)
+{
+	uint32_t level = t->hold.level, n = t->nframes - level, i = 0;
+	uint64_t t0 = t->hold.t0, *keys = malloc(n * sizeof(*keys));
+	int ret;
+
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++)
+		keys[k] = t->frames[level + k].node->key;
+	if (how == HOLD_RESET) {
+		ret = reset_to(m, t, keys[i++], t0, n == 1 ? t->hold.root_flags : F_INFERRED);
+	} else {
+		ret = pop_to(m, t, (uint32_t)j + 1, t0, false);
+		t->unproven = (uint32_t)j + 1;
+	}
+	for (; i < n && !ret; i++)
+		ret = push_frame(m, t, keys[i], t0, F_INFERRED);
+	free(keys);
+	if (!ret && m->inl && top_is(t, key_of(m, t->st.pid, t->hold.ip)))
+		ret = set_inline(m, t, t->st.pid, t->hold.ip, 0, t0);
+	return ret;
+}
+
+/* Feed the held events (after moving frames, unless how is HOLD_KEEP),
+ * then ev when given. */
+static int hold_release(struct sr_machine *m, struct thread *t, enum hold_how how, int j,
+			const struct dc_event *ev)
+{
+	int ret = 0;
+
+	t->hold.on = false;
+	m->nholding--;
+	if (how != HOLD_KEEP) {
+		t->st.held_moves++;
+		m->st.held_moves++;
+		ret = hold_move(m, t, how, j);
+	}
+	m->replaying = true;
+	for (uint32_t i = 0; i < t->hold.n && !ret; i++)
+		ret = feed_thread(m, t, &t->hold.ev[i]);
+	m->replaying = false;
+	t->hold.n = 0;
+	if (t->hold.cap > HOLD_KEPT_ROOM) {
+		free(t->hold.ev);
+		t->hold.ev = NULL;
+		t->hold.cap = 0;
+	}
+	return ret || !ev ? ret : feed_thread(m, t, ev);
+}
+
+static int hold_take(struct sr_machine *m, struct thread *t, const struct dc_event *ev)
+{
+	enum hold_how how;
+	int j = -1;
+
+	if (!holdable(t, ev) || t->hold.n >= HOLD_MAX ||
+	    dc_vec_reserve32((void **)&t->hold.ev, &t->hold.cap, t->hold.n + 1,
+			     sizeof(*t->hold.ev), 64))
+		return hold_release(m, t, HOLD_KEEP, 0, ev);
+	t->hold.ev[t->hold.n++] = *ev;
+	if (ev->kind == DC_EV_CALL) {
+		t->hold.depth++;
+	} else if (ev->kind == DC_EV_RETURN && t->hold.depth) {
+		t->hold.depth--;
+	} else if (ev->kind == DC_EV_RETURN) {
+		how = hold_verdict(m, t, ev, &j);
+		if (how != HOLD_ON)
+			return hold_release(m, t, how, j, NULL);
+		t->hold.level--;
+	}
+	return 0;
+}
+
+/* Before anything that reads or changes a thread from outside its
+ * events (a wake's waker stack, a fork, an exec, the end): every thread
+ * holding events feeds them under the stack kept. */
+static int hold_flush(struct sr_machine *m)
+{
+	int ret = 0;
+
+	for (size_t i = 0; m->nholding && i < m->nthreads && !ret; i++)
+		if (m->threads[i]->hold.on)
+			ret = hold_release(m, m->threads[i], HOLD_KEEP, 0, NULL);
 	return ret;
 }
 
@@ -2355,6 +2618,8 @@ int sr_machine_finish(struct sr_machine *m, uint64_t end_ns, struct sr_cct **out
 	*out = NULL;
 	if (m->finished)
 		return -EINVAL;
+	if ((ret = hold_flush(m)))
+		return ret;
 	m->finished = true;
 	cct = sr_cct_new(m->sym);
 	if (!cct)
@@ -2829,7 +3094,8 @@ int sr_machine_wake(struct sr_machine *m, uint64_t time_ns, uint32_t waker_pid,
 	t = thread_find(m, wakee_tid);
 	if (!t || !t->started)
 		return 0;
-	if ((ret = wake_snap(m, t, time_ns, waker_pid, waker_tid, waker_comm)))
+	if ((ret = hold_flush(m)) ||
+	    (ret = wake_snap(m, t, time_ns, waker_pid, waker_tid, waker_comm)))
 		return ret;
 	s = &t->wk->snap;
 	/* what the thread waited on W for, since it blocked: W's own blocks */

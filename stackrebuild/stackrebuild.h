@@ -212,6 +212,9 @@ struct sr_thread_stats {
 	uint64_t undecoded_ns;     /* their time (in traced_by[SR_TIME_LOST]) */
 	uint64_t resets;           /* stack thrown away at a resync / exec /
 	                              sigreturn into a frame never seen        */
+	uint64_t held_moves;       /* after a loss, the frame the trace resumed
+	                              in moved by its first return (machine.c,
+	                              hold_verdict)                            */
 	uint64_t underflows;       /* returns above the root (inferred callers)*/
 	uint64_t repairs;          /* top frame fixed from a branch source
 	                              (unseen returns or jumps)                */
@@ -530,6 +533,7 @@ struct sr_machine_stats {
 	uint64_t undecoded_ns;     /* their time, unfiltered                  */
 	uint64_t traced_ns;        /* sum of threads' traced_ns               */
 	uint64_t resets;           /* stacks thrown away at a resync          */
+	uint64_t held_moves;       /* resumed frames moved by their return    */
 	uint64_t underflows;       /* inferred callers created                */
 	uint64_t repairs;          /* top frame fixed (unseen returns, jumps)  */
 	uint64_t time_backwards;   /* events older than the thread's last one */

@@ -1304,7 +1304,7 @@ static void test_lost_resync_pop(void **state)
  * start of a sqlite3FindFunction called from sqlite3_create_function and
  * hung it under the sqlite3_create_window_function the loss had ended).
  * Resumed after that call (the same call going on), the stack is kept. */
-static void feed_lost_in_f(struct sr_machine *m, uint64_t resume_ip)
+static void feed_lost_in_f(struct sr_machine *m, uint64_t resume_ip, int caller)
 {
 	CALL(m, 1, 0, F_MAIN, F_F);
 	RET(m, 1, 10, F_F, F_MAIN);    /* f ran before                  */
@@ -1315,8 +1315,8 @@ static void feed_lost_in_f(struct sr_machine *m, uint64_t resume_ip)
 	SYNC(m, 1, 70, resume_ip);
 	CALL(m, 1, 80, F_F, F_C);
 	RET(m, 1, 90, F_C, F_F);
-	RET(m, 1, 100, F_F, F_D);
-	RET(m, 1, 110, F_D, F_MAIN);
+	RET(m, 1, 100, F_F, caller);
+	RET(m, 1, 110, caller, F_MAIN);
 	END(m, 1, 120, F_MAIN);
 }
 
@@ -1326,7 +1326,7 @@ static void test_lost_resync_entered_anew(void **state)
 	struct sr_cct *cct;
 
 	(void)state;
-	feed_lost_in_f(m, ENTRY(F_F) + 4);
+	feed_lost_in_f(m, ENTRY(F_F) + 4, F_D);
 	cct = finish(m, 0);
 	expect_stacks(cct, "main 20\nmain;a 10\nmain;a;f 10\nmain;a;f;b 10\n"
 			   "main;a;f;b;[lost] 20\nmain;d 10\nmain;d;f 20\nmain;d;f;c 10\n"
@@ -1336,11 +1336,26 @@ static void test_lost_resync_entered_anew(void **state)
 	expect_identity(cct);
 	sr_cct_free(cct);
 
+	/* after f's call of b: maybe the same call going on, kept until f's
+	 * return tells: into a, it was */
 	m = new_machine(NULL);
-	feed_lost_in_f(m, IP(F_F) + 5);  /* after f's call of b: kept */
+	feed_lost_in_f(m, IP(F_F) + 5, F_A);
 	cct = finish(m, 0);
 	assert_non_null(node_at(cct, "main;a;f;c"));
 	assert_null(node_at(cct, "main;d;f;c"));
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* into d, which the stack kept does not have: a call from code the
+	 * loss hid, and c ran under it (a new segment, as if entered anew) */
+	m = new_machine(NULL);
+	feed_lost_in_f(m, IP(F_F) + 5, F_D);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 10\nmain;a;f 10\nmain;a;f;b 10\n"
+			   "main;a;f;b;[lost] 20\nmain;d 10\nmain;d;f 20\nmain;d;f;c 10\n"
+			   "main;f 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
 	expect_identity(cct);
 	sr_cct_free(cct);
 }
@@ -1686,11 +1701,203 @@ static void test_lost_in_unnamed_code(void **state)
 	sr_cct_free(cct);
 }
 
+/* main;a;b;f, then a loss; the trace resumes in f (by a resync at 50, or
+ * at f's first branch) and f calls c, then returns into a: b returned in
+ * the loss and a called f again. f's events wait for that return, and
+ * then go under main;a, not main;a;b. */
+static void feed_resumed_in_f(struct sr_machine *m, bool sync)
+{
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_B);
+	CALL(m, 1, 30, F_B, F_F);
+	LOST(m, 1, 40);
+	if (sync)
+		SYNC(m, 1, 50, IP(F_F));
+	CALL(m, 1, sync ? 55 : 50, F_F, F_C);
+	RET(m, 1, 60, F_C, F_F);
+	RET(m, 1, 70, F_F, F_A);       /* not b */
+	RET(m, 1, 80, F_A, F_MAIN);
+	END(m, 1, 90, F_MAIN);
+}
+
+static void test_lost_resume_held(void **state)
+{
+	struct sr_machine *m;
+	struct sr_cct *cct;
+
+	(void)state;
+	for (int sync = 0; sync < 2; sync++) {
+		m = new_machine(NULL);
+		feed_resumed_in_f(m, sync);
+		cct = finish(m, 0);
+		if (sync)
+			expect_stacks(cct, "main 20\nmain;a 20\nmain;a;b 10\nmain;a;b;f 10\n"
+				      "main;a;b;f;[lost] 10\nmain;a;f 15\nmain;a;f;c 5\n");
+		else
+			expect_stacks(cct, "main 20\nmain;a 20\nmain;a;b 10\nmain;a;b;f 10\n"
+				      "main;a;b;f;[lost] 10\nmain;a;f 10\nmain;a;f;c 10\n");
+		expect_calls(cct, "main;a;f", 1, 1);     /* called unseen       */
+		expect_calls(cct, "main;a;b;f", 1, 1);   /* ended in the loss   */
+		expect_calls(cct, "main;a;b", 1, 1);
+		assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
+		assert_int_equal(sr_cct_thread(cct, 0)->resets, 0);
+		expect_identity(cct);
+		sr_cct_free(cct);
+	}
+
+	/* The first event after the loss a syscall from f: the resync is
+	 * there, and what follows it waits the same. */
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_B);
+	CALL(m, 1, 30, F_B, F_F);
+	LOST(m, 1, 40);
+	SYSCALL(m, 1, 50, F_F, 1);
+	RESUME(m, 1, 55, IP(F_F));
+	CALL(m, 1, 60, F_F, F_C);
+	RET(m, 1, 65, F_C, F_F);
+	RET(m, 1, 70, F_F, F_A);
+	END(m, 1, 80, F_A);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 20\nmain;a;b 10\nmain;a;b;f 10\n"
+		      "main;a;b;f;[kernel] write 5\nmain;a;b;f;[lost] 10\nmain;a;f 10\n"
+		      "main;a;f;c 5\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* Two levels: f's return into c, the frame below, proves nothing
+	 * yet; c's into a shows that b ended in the loss, and c and f run
+	 * on a (the frames c and f are made again at the resync). */
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_B);
+	CALL(m, 1, 30, F_B, F_C);
+	CALL(m, 1, 40, F_C, F_F);
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_F));
+	CALL(m, 1, 70, F_F, F_D);
+	RET(m, 1, 80, F_D, F_F);
+	RET(m, 1, 90, F_F, F_C);
+	RET(m, 1, 100, F_C, F_A);
+	RET(m, 1, 110, F_A, F_MAIN);
+	END(m, 1, 120, F_MAIN);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 20\nmain;a 20\nmain;a;b 10\nmain;a;b;c 10\nmain;a;b;c;f 10\n"
+		      "main;a;b;c;f;[lost] 10\nmain;a;c 10\nmain;a;c;f 20\nmain;a;c;f;d 10\n");
+	expect_calls(cct, "main;a;c", 1, 1);
+	expect_calls(cct, "main;a;c;f", 1, 1);
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* The same, c returning into b: the stack kept was right. */
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_B);
+	CALL(m, 1, 30, F_B, F_C);
+	CALL(m, 1, 40, F_C, F_F);
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_F));
+	CALL(m, 1, 70, F_F, F_D);
+	RET(m, 1, 80, F_D, F_F);
+	RET(m, 1, 90, F_F, F_C);
+	RET(m, 1, 100, F_C, F_B);
+	END(m, 1, 120, F_B);
+	cct = finish(m, 0);
+	expect_stacks(cct, "main 10\nmain;a 10\nmain;a;b 30\nmain;a;b;c 20\nmain;a;b;c;f 30\n"
+		      "main;a;b;c;f;[lost] 10\nmain;a;b;c;f;d 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 0);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* The root kept with nothing below it: c ran before, so the c the
+	 * trace resumed in need not be the call before the loss, and its
+	 * return into g makes g the caller of the part after the resync
+	 * only (before, underflow put the whole segment under g). */
+	m = new_machine(NULL);
+	START(m, 1, 0, IP(F_A));
+	CALL(m, 1, 10, F_A, F_C);
+	RET(m, 1, 20, F_C, F_A);
+	JMP(m, 1, 30, F_A, ENTRY(F_C));        /* a tail call: the root is c */
+	CALL(m, 1, 40, F_C, F_D);
+	RET(m, 1, 45, F_D, F_C);
+	LOST(m, 1, 50);
+	SYNC(m, 1, 60, IP(F_C));
+	CALL(m, 1, 70, F_C, F_B);
+	RET(m, 1, 80, F_B, F_C);
+	RET(m, 1, 90, F_C, F_G);
+	END(m, 1, 100, F_G);
+	cct = finish(m, 0);
+	expect_stacks(cct, "a 20\na;c 10\nc 15\nc;[lost] 10\nc;d 5\ng 10\ng;c 20\ng;c;b 10\n");
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
+	expect_identity(cct);
+	sr_cct_free(cct);
+
+	/* A syscall and a switch before f's return wait too (they come
+	 * back where they left); the thread's end does not: what was held
+	 * goes under the stack kept, as with nothing held. */
+	for (int end = 0; end < 2; end++) {
+		m = new_machine(NULL);
+		START(m, 1, 0, ENTRY(F_MAIN));
+		CALL(m, 1, 10, F_MAIN, F_A);
+		CALL(m, 1, 20, F_A, F_B);
+		CALL(m, 1, 30, F_B, F_F);
+		LOST(m, 1, 40);
+		SYNC(m, 1, 50, IP(F_F));
+		CALL(m, 1, 55, F_F, F_C);
+		SYSCALL(m, 1, 60, F_C, 1);
+		SWOUT(m, 1, 62);
+		SWIN(m, 1, 63);
+		RESUME(m, 1, 65, IP(F_C));
+		RET(m, 1, 70, F_C, F_F);
+		if (end) {
+			END(m, 1, 80, F_F);
+			cct = finish(m, 0);
+			expect_stacks(cct, "main 10\nmain;a 10\nmain;a;b 10\nmain;a;b;f 25\n"
+				      "main;a;b;f;[lost] 10\nmain;a;b;f;c 10\n"
+				      "main;a;b;f;c;[kernel] write 4\n"
+				      "main;a;b;f;c;[kernel] write;[off-cpu] 1\n");
+			assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 0);
+		} else {
+			RET(m, 1, 80, F_F, F_A);
+			END(m, 1, 90, F_MAIN);
+			cct = finish(m, 0);
+			expect_stacks(cct, "main 10\nmain;a 20\nmain;a;b 10\nmain;a;b;f 10\n"
+				      "main;a;b;f;[lost] 10\nmain;a;f 15\nmain;a;f;c 10\n"
+				      "main;a;f;c;[kernel] write 4\n"
+				      "main;a;f;c;[kernel] write;[off-cpu] 1\n");
+			assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
+		}
+		expect_identity(cct);
+		sr_cct_free(cct);
+	}
+
+	/* The end before f's return: the same. */
+	m = new_machine(NULL);
+	START(m, 1, 0, ENTRY(F_MAIN));
+	CALL(m, 1, 10, F_MAIN, F_A);
+	CALL(m, 1, 20, F_A, F_F);
+	LOST(m, 1, 30);
+	SYNC(m, 1, 40, IP(F_F));
+	CALL(m, 1, 50, F_F, F_C);
+	RET(m, 1, 60, F_C, F_F);
+	cct = finish(m, 70);
+	expect_stacks(cct, "main 10\nmain;a 10\nmain;a;f 30\nmain;a;f;[lost] 10\n"
+		      "main;a;f;c 10\n");
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* A root kept across a loss returns into a function not on the stack: an
  * inferred caller of what the segment saw, when that frame is the one the
  * trace saw before the loss. A function entered more than once proves no
  * such thing (the loss may have taken its return and another call of it):
- * the function returned into starts a new segment. Before, bash's
+ * the frames that return into it start a new segment. Before, bash's
  * dispose_command tail-called free from the root, a loss resumed in
  * another free, called from dispose_words, and its return put
  * dispose_command under dispose_words, a call bash never makes (a stress
@@ -1712,8 +1919,12 @@ static void test_lost_root_entered_again(void **state)
 	RET(m, 1, 80, F_C, F_G);               /* which c returns?           */
 	END(m, 1, 90, F_G);
 	cct = finish(m, 0);
-	expect_stacks(cct, "a 20\na;c 10\nc 20\nc;d 20\nc;d;[lost] 10\ng 10\n");
+	/* (the new segment starts at the resync: d's and c's time after it
+	 * is the c's that returned into g, its events held until then) */
+	expect_stacks(cct, "a 20\na;c 10\nc 10\nc;d 10\nc;d;[lost] 10\ng 10\ng;c 10\n"
+		      "g;c;d 10\n");
 	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
 	expect_identity(cct);
 	sr_cct_free(cct);
 }
@@ -1746,10 +1957,14 @@ static void test_lost_unproven_caller(void **state)
 	RET(m, 1, 80, F_A, F_B);
 	END(m, 1, 90, F_B);
 	cct = finish(m, 0);
-	expect_stacks(cct, "b 10\nb;a 10\nb;a;g 10\nb;a;g;f 10\nmain 10\nmain;b 10\n"
-		      "main;b;c 20\nmain;b;c;[lost] 10\n");
-	expect_calls(cct, "main;b;c", 1, 0);   /* its return was seen        */
+	/* (c's time after the loss is the new segment's: c's return was
+	 * held until it showed f, not b, to be c's caller) */
+	expect_stacks(cct, "b 10\nb;a 10\nb;a;g 10\nb;a;g;f 10\nb;a;g;f;c 10\nmain 10\n"
+		      "main;b 10\nmain;b;c 10\nmain;b;c;[lost] 10\n");
+	expect_calls(cct, "main;b;c", 1, 1);   /* ended in the loss          */
+	expect_calls(cct, "b;a;g;f;c", 1, 1);  /* its entry was not seen     */
 	assert_int_equal(sr_cct_thread(cct, 0)->resets, 1);
+	assert_int_equal(sr_cct_thread(cct, 0)->held_moves, 1);
 	expect_identity(cct);
 	sr_cct_free(cct);
 
@@ -2883,6 +3098,7 @@ int main(void)
 		cmocka_unit_test(test_context_switch_from_root),
 		cmocka_unit_test(test_lost_in_unnamed_code),
 		cmocka_unit_test(test_lost_unproven_caller),
+		cmocka_unit_test(test_lost_resume_held),
 		cmocka_unit_test(test_lost_root_entered_again),
 		cmocka_unit_test(test_sync_after_syscall),
 		cmocka_unit_test(test_lost_first_then_sync),

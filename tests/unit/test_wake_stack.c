@@ -169,6 +169,39 @@ static void test_mutex_handoff(void **state)
 	sr_cct_free(cct);
 }
 
+/* The waker's events held after a loss (its stack kept, the return that
+ * proves it not seen yet) are fed before its stack is taken at the wake:
+ * d, called after the resync, is on it. */
+static void test_waker_holding(void **state)
+{
+	struct sr_machine *m = new_m(1);
+	struct sr_cct *cct;
+
+	(void)state;
+	comm(m, 1, "waiter");
+	comm(m, 2, "waker");
+	START(m, 1, 0, IP(F_MAIN));
+	START(m, 2, 0, IP(F_MAIN));
+	CALL(m, 1, 5, F_MAIN, F_A);
+	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
+	SWOUT(m, 1, 11);
+	CALL(m, 2, 20, F_MAIN, F_B);
+	CALL(m, 2, 22, F_B, F_C);
+	LOST(m, 2, 24);
+	SYNC(m, 2, 26, IP(F_C));      /* kept: main;b;c, held from here */
+	CALL(m, 2, 30, F_C, F_D);
+	wake(m, 35, 2, 1);
+	RET(m, 2, 40, F_D, F_C);
+	RET(m, 2, 45, F_C, F_B);
+	SWIN(m, 1, 60);
+	RESUME(m, 1, 61, IP(F_A));
+	cct = finish(m, 100);
+	assert_non_null(node_at(cct, "waiter-1;main;a;[kernel] futex;[off-cpu];"
+				"[woken by waker-2];main;b;c;d"));
+	check_sums(cct);
+	sr_cct_free(cct);
+}
+
 /* A waker's frame names it by its comm at the wake: thread 2 ("sh") wakes
  * thread 1 at 20, execs at 50 (COMM exec "ls") and wakes it again at 60.
  * Its own stacks split there too: "sh-2" and "ls-2". */
@@ -981,6 +1014,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mutex_handoff),
+		cmocka_unit_test(test_waker_holding),
 		cmocka_unit_test(test_off),
 		cmocka_unit_test(test_interval_ends),
 		cmocka_unit_test(test_condvar),

@@ -49,4 +49,14 @@ for run in "nested 2" "threads 2" "threads 3" "threads 4"; do
 		else fail "$n: tid $tid sum $got ns, truth $ns ns"; fi
 	done < <($TP walltime "$n.truth" --perf-data "$n.data")
 done
+# After a loss the trace resumes in step(), which four callers call, each
+# with a leaf of its own (testdata/loss_resume.c): the stack kept at the
+# resync is a guess that only the returns after it confirm or refute (held
+# events, doc/DESIGN.md section 4). No leaf may come out under another
+# caller's step (1-2 such paths on each of these before).
+for d in 3 5; do
+	n=resume.drop$d
+	record "$n" loss_resume --psb-period 256 --drop-aux "$d" --aux-chunk 256 || continue
+	check_loss "$n"
+done
 finish
