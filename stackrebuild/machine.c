@@ -2167,7 +2167,6 @@ static bool activates(const struct dc_event *ev)
 	}
 }
 
-static int feed_thread(struct sr_machine *m, struct thread *t, const struct dc_event *ev);
 static int hold_take(struct sr_machine *m, struct thread *t, const struct dc_event *ev);
 
 static void hold_start(struct sr_machine *m, struct thread *t)
@@ -2180,7 +2179,9 @@ static void hold_start(struct sr_machine *m, struct thread *t)
 
 int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 {
+	uint64_t now = ev->time_ns;
 	struct thread *t;
+	int ret;
 
 	m->st.events++;
 	/* (with wakers every thread is followed: a waker's stack is needed
@@ -2194,14 +2195,8 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 	t = thread_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
-	return t->hold.on ? hold_take(m, t, ev) : feed_thread(m, t, ev);
-}
-
-static int feed_thread(struct sr_machine *m, struct thread *t, const struct dc_event *ev)
-{
-	uint64_t now = ev->time_ns;
-	int ret;
-
+	if (t->hold.on)
+		return hold_take(m, t, ev);
 	if (ev->kind == DC_EV_INLINE)
 		return on_inline(m, t, ev);
 	t->st.events++;
@@ -2454,9 +2449,10 @@ static int hold_release(struct sr_machine *m, struct thread *t, enum hold_how ho
 		m->st.held_moves++;
 		ret = hold_move(m, t, how, j);
 	}
+	/* (fed as they came, not counted again) */
 	m->replaying = true;
-	for (uint32_t i = 0; i < t->hold.n && !ret; i++)
-		ret = feed_thread(m, t, &t->hold.ev[i]);
+	for (uint32_t i = 0; i < t->hold.n && !ret; i++, m->st.events--)
+		ret = sr_machine_feed(m, &t->hold.ev[i]);
 	m->replaying = false;
 	t->hold.n = 0;
 	if (t->hold.cap > HOLD_KEPT_ROOM) {
@@ -2464,7 +2460,10 @@ static int hold_release(struct sr_machine *m, struct thread *t, enum hold_how ho
 		t->hold.ev = NULL;
 		t->hold.cap = 0;
 	}
-	return ret || !ev ? ret : feed_thread(m, t, ev);
+	if (ret || !ev)
+		return ret;
+	m->st.events--;
+	return sr_machine_feed(m, ev);
 }
 
 static int hold_take(struct sr_machine *m, struct thread *t, const struct dc_event *ev)
