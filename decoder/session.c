@@ -30,7 +30,7 @@ struct sq {                        /* a queue as the session sees it */
 	uint32_t cpu;              /* UINT32_MAX in per-thread mode */
 	uint32_t tid;              /* per-thread mode: the traced thread */
 	uint64_t *breaks;          /* stream offsets after lost data */
-	size_t nbreaks;
+	size_t nbreaks, cap_breaks;
 	uint64_t next_off;         /* expected offset of the next chunk */
 	uint64_t bytes;            /* AUX bytes of the queue            */
 	bool have_chunk;
@@ -1105,7 +1105,6 @@ static int attach_truncs(struct dc_session *s, const struct trunc *t, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		struct sq *q = queue_of_trunc(s, &t[i]);
-		uint64_t *b;
 
 		if (!q) {
 			uint32_t key = per_cpu ? t[i].cpu : t[i].tid;
@@ -1117,10 +1116,8 @@ static int attach_truncs(struct dc_session *s, const struct trunc *t, size_t n)
 			if (!q || queue_decoder(s, q))
 				return -ENOMEM;
 		}
-		b = realloc(q->breaks, (q->nbreaks + 1) * sizeof(*b));
-		if (!b)
+		if (DC_VEC_PUSH_ROOM(q->breaks, q->nbreaks, q->cap_breaks, 16))
 			return -ENOMEM;
-		q->breaks = b;
 		q->breaks[q->nbreaks++] = t[i].off;
 	}
 	return 0;
@@ -1309,6 +1306,13 @@ static int index_file(struct dc_session *s)
 /* TRUNCATED AUX records, once all chunks are known: mark the chunk that
  * starts at a break (the queue's chunks were added in order), or a loss
  * at the queue's start or end. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void apply_breaks(struct dc_session *s)
 {
 	for (size_t i = 0; i < s->nq; i++) {
@@ -1316,6 +1320,7 @@ static void apply_breaks(struct dc_session *s)
 
 		if (!q->nbreaks)
 			continue;
+		qsort(q->breaks, q->nbreaks, sizeof(*q->breaks), cmp_u64);
 		dc_ptq_mark_breaks(q->q, q->breaks, q->nbreaks);
 	}
 }
