@@ -1701,17 +1701,27 @@ static void test_lost_in_unnamed_code(void **state)
 	sr_cct_free(cct);
 }
 
+/* main (entered at 0) calls each of fns in turn, 10 ns apart, and the
+ * data is lost 10 ns after the last call. */
+static void calls_then_loss(struct sr_machine *m, const int *fns, int n)
+{
+	int from = F_MAIN;
+
+	START(m, 1, 0, ENTRY(F_MAIN));
+	for (int i = 0; i < n; i++) {
+		CALL(m, 1, 10 * (uint64_t)(i + 1), from, fns[i]);
+		from = fns[i];
+	}
+	LOST(m, 1, 10 * (uint64_t)(n + 1));
+}
+
 /* main;a;b;f, then a loss; the trace resumes in f (by a resync at 50, or
  * at f's first branch) and f calls c, then returns into a: b returned in
  * the loss and a called f again. f's events wait for that return, and
  * then go under main;a, not main;a;b. */
 static void feed_resumed_in_f(struct sr_machine *m, bool sync)
 {
-	START(m, 1, 0, ENTRY(F_MAIN));
-	CALL(m, 1, 10, F_MAIN, F_A);
-	CALL(m, 1, 20, F_A, F_B);
-	CALL(m, 1, 30, F_B, F_F);
-	LOST(m, 1, 40);
+	calls_then_loss(m, (const int[]){ F_A, F_B, F_F }, 3);
 	if (sync)
 		SYNC(m, 1, 50, IP(F_F));
 	CALL(m, 1, sync ? 55 : 50, F_F, F_C);
@@ -1749,11 +1759,7 @@ static void test_lost_resume_held(void **state)
 	/* The first event after the loss a syscall from f: the resync is
 	 * there, and what follows it waits the same. */
 	m = new_machine(NULL);
-	START(m, 1, 0, ENTRY(F_MAIN));
-	CALL(m, 1, 10, F_MAIN, F_A);
-	CALL(m, 1, 20, F_A, F_B);
-	CALL(m, 1, 30, F_B, F_F);
-	LOST(m, 1, 40);
+	calls_then_loss(m, (const int[]){ F_A, F_B, F_F }, 3);
 	SYSCALL(m, 1, 50, F_F, 1);
 	RESUME(m, 1, 55, IP(F_F));
 	CALL(m, 1, 60, F_F, F_C);
@@ -1772,12 +1778,7 @@ static void test_lost_resume_held(void **state)
 	 * yet; c's into a shows that b ended in the loss, and c and f run
 	 * on a (the frames c and f are made again at the resync). */
 	m = new_machine(NULL);
-	START(m, 1, 0, ENTRY(F_MAIN));
-	CALL(m, 1, 10, F_MAIN, F_A);
-	CALL(m, 1, 20, F_A, F_B);
-	CALL(m, 1, 30, F_B, F_C);
-	CALL(m, 1, 40, F_C, F_F);
-	LOST(m, 1, 50);
+	calls_then_loss(m, (const int[]){ F_A, F_B, F_C, F_F }, 4);
 	SYNC(m, 1, 60, IP(F_F));
 	CALL(m, 1, 70, F_F, F_D);
 	RET(m, 1, 80, F_D, F_F);
@@ -1796,12 +1797,7 @@ static void test_lost_resume_held(void **state)
 
 	/* The same, c returning into b: the stack kept was right. */
 	m = new_machine(NULL);
-	START(m, 1, 0, ENTRY(F_MAIN));
-	CALL(m, 1, 10, F_MAIN, F_A);
-	CALL(m, 1, 20, F_A, F_B);
-	CALL(m, 1, 30, F_B, F_C);
-	CALL(m, 1, 40, F_C, F_F);
-	LOST(m, 1, 50);
+	calls_then_loss(m, (const int[]){ F_A, F_B, F_C, F_F }, 4);
 	SYNC(m, 1, 60, IP(F_F));
 	CALL(m, 1, 70, F_F, F_D);
 	RET(m, 1, 80, F_D, F_F);
@@ -1843,11 +1839,7 @@ static void test_lost_resume_held(void **state)
 	 * goes under the stack kept, as with nothing held. */
 	for (int end = 0; end < 2; end++) {
 		m = new_machine(NULL);
-		START(m, 1, 0, ENTRY(F_MAIN));
-		CALL(m, 1, 10, F_MAIN, F_A);
-		CALL(m, 1, 20, F_A, F_B);
-		CALL(m, 1, 30, F_B, F_F);
-		LOST(m, 1, 40);
+		calls_then_loss(m, (const int[]){ F_A, F_B, F_F }, 3);
 		SYNC(m, 1, 50, IP(F_F));
 		CALL(m, 1, 55, F_F, F_C);
 		SYSCALL(m, 1, 60, F_C, 1);
@@ -1879,10 +1871,7 @@ static void test_lost_resume_held(void **state)
 
 	/* The end before f's return: the same. */
 	m = new_machine(NULL);
-	START(m, 1, 0, ENTRY(F_MAIN));
-	CALL(m, 1, 10, F_MAIN, F_A);
-	CALL(m, 1, 20, F_A, F_F);
-	LOST(m, 1, 30);
+	calls_then_loss(m, (const int[]){ F_A, F_F }, 2);
 	SYNC(m, 1, 40, IP(F_F));
 	CALL(m, 1, 50, F_F, F_C);
 	RET(m, 1, 60, F_C, F_F);

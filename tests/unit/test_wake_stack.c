@@ -112,7 +112,9 @@ static void expect_edges(const struct sr_cct *cct, const char *want)
 
 /* Thread 1 (waiter) blocks in a's futex at 10..60; thread 2 (waker) wakes
  * it at 50 from b's futex. */
-static void handoff(struct sr_machine *m, uint64_t wake_at)
+/* Thread 1 ("waiter") blocks in a futex from main;a at 10; thread 2
+ * ("waker") calls b at 20. */
+static void waiter_blocked(struct sr_machine *m)
 {
 	comm(m, 1, "waiter");
 	comm(m, 2, "waker");
@@ -122,6 +124,11 @@ static void handoff(struct sr_machine *m, uint64_t wake_at)
 	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
 	SWOUT(m, 1, 11);
 	CALL(m, 2, 20, F_MAIN, F_B);
+}
+
+static void handoff(struct sr_machine *m, uint64_t wake_at)
+{
+	waiter_blocked(m);
 	SYSCALL(m, 2, 50, F_B, NR_FUTEX);
 	if (wake_at)
 		wake(m, wake_at, 2, 1);
@@ -178,14 +185,7 @@ static void test_waker_holding(void **state)
 	struct sr_cct *cct;
 
 	(void)state;
-	comm(m, 1, "waiter");
-	comm(m, 2, "waker");
-	START(m, 1, 0, IP(F_MAIN));
-	START(m, 2, 0, IP(F_MAIN));
-	CALL(m, 1, 5, F_MAIN, F_A);
-	SYSCALL(m, 1, 10, F_A, NR_FUTEX);
-	SWOUT(m, 1, 11);
-	CALL(m, 2, 20, F_MAIN, F_B);
+	waiter_blocked(m);
 	CALL(m, 2, 22, F_B, F_C);
 	LOST(m, 2, 24);
 	SYNC(m, 2, 26, IP(F_C));      /* kept: main;b;c, held from here */
