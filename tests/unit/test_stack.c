@@ -1731,6 +1731,18 @@ static void feed_resumed_in_f(struct sr_machine *m, bool sync)
 	END(m, 1, 90, F_MAIN);
 }
 
+/* main;a;b;c;f, a loss, the trace resumed in f: f calls d, returns into
+ * c, and c into `into`. */
+static void feed_two_levels(struct sr_machine *m, int into)
+{
+	calls_then_loss(m, (const int[]){ F_A, F_B, F_C, F_F }, 4);
+	SYNC(m, 1, 60, IP(F_F));
+	CALL(m, 1, 70, F_F, F_D);
+	RET(m, 1, 80, F_D, F_F);
+	RET(m, 1, 90, F_F, F_C);
+	RET(m, 1, 100, F_C, into);
+}
+
 static void test_lost_resume_held(void **state)
 {
 	struct sr_machine *m;
@@ -1778,12 +1790,7 @@ static void test_lost_resume_held(void **state)
 	 * yet; c's into a shows that b ended in the loss, and c and f run
 	 * on a (the frames c and f are made again at the resync). */
 	m = new_machine(NULL);
-	calls_then_loss(m, (const int[]){ F_A, F_B, F_C, F_F }, 4);
-	SYNC(m, 1, 60, IP(F_F));
-	CALL(m, 1, 70, F_F, F_D);
-	RET(m, 1, 80, F_D, F_F);
-	RET(m, 1, 90, F_F, F_C);
-	RET(m, 1, 100, F_C, F_A);
+	feed_two_levels(m, F_A);
 	RET(m, 1, 110, F_A, F_MAIN);
 	END(m, 1, 120, F_MAIN);
 	cct = finish(m, 0);
@@ -1797,12 +1804,7 @@ static void test_lost_resume_held(void **state)
 
 	/* The same, c returning into b: the stack kept was right. */
 	m = new_machine(NULL);
-	calls_then_loss(m, (const int[]){ F_A, F_B, F_C, F_F }, 4);
-	SYNC(m, 1, 60, IP(F_F));
-	CALL(m, 1, 70, F_F, F_D);
-	RET(m, 1, 80, F_D, F_F);
-	RET(m, 1, 90, F_F, F_C);
-	RET(m, 1, 100, F_C, F_B);
+	feed_two_levels(m, F_B);
 	END(m, 1, 120, F_B);
 	cct = finish(m, 0);
 	expect_stacks(cct, "main 10\nmain;a 10\nmain;a;b 30\nmain;a;b;c 20\nmain;a;b;c;f 30\n"
