@@ -179,10 +179,11 @@ void dc_ptq_pool_free(struct dc_ptq_pool *p);
 struct dc_ptq *dc_ptq_new(const struct dc_ptq_config *cfg, const struct dc_ptq_ops *ops,
 			  void *ctx);
 void dc_ptq_free(struct dc_ptq *q);
-/* Append a chunk (before the first dc_ptq_fill). 0 or -ENOMEM. */
+/* Append a chunk (before the first dc_ptq_fill; offsets ascending, as the
+ * stream's). 0 or -ENOMEM. */
 int dc_ptq_add_chunk(struct dc_ptq *q, const struct dc_ptq_chunk *c);
 /* Data was lost before each of these stream offsets (TRUNCATED AUX
- * records; ascending): the chunks starting there get lost_before; an offset past the
+ * records): the chunks starting there get lost_before; an offset past the
  * last chunk means the end of the queue's data was lost; one at or before
  * the first chunk's offset (any, when the queue has no chunk) means its
  * data was lost from the start: dc_ptq_in_loss() holds from time 0 until

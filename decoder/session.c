@@ -1306,13 +1306,6 @@ static int index_file(struct dc_session *s)
 /* TRUNCATED AUX records, once all chunks are known: mark the chunk that
  * starts at a break (the queue's chunks were added in order), or a loss
  * at the queue's start or end. */
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void apply_breaks(struct dc_session *s)
 {
 	for (size_t i = 0; i < s->nq; i++) {
@@ -1320,7 +1313,6 @@ static void apply_breaks(struct dc_session *s)
 
 		if (!q->nbreaks)
 			continue;
-		qsort(q->breaks, q->nbreaks, sizeof(*q->breaks), cmp_u64);
 		dc_ptq_mark_breaks(q->q, q->breaks, q->nbreaks);
 	}
 }
