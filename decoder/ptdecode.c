@@ -4427,6 +4427,12 @@ int dc_ptq_fill(struct dc_ptq *q)
 	return q->nfinal || q->ctx_kind ? 1 : 0;
 }
 
+const struct dc_event *dc_ptq_ready(const struct dc_ptq *q)
+{
+	/* (done: dc_ptq_fill may anchor the events not yet final) */
+	return q->nfinal && !q->done ? &q->fifo[q->fhead].ev : NULL;
+}
+
 uint64_t dc_ptq_head_time(const struct dc_ptq *q)
 {
 	return q->nfinal ? q->fifo[q->fhead].ev.time_ns : q->ctx_ns;

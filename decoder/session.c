@@ -83,6 +83,7 @@ struct dc_session {
 	struct dc_pt_info pt;
 	struct pt_config ptcfg;
 	bool no_cyc;               /* the PT event's config has no CYC     */
+	bool merge_step;           /* PTFLAME_MERGE=step: no deliver_run   */
 	bool mtc;                  /* ... and has MTC                      */
 	struct dc_sideband *sb;
 	struct dc_symbols *sym;
@@ -1376,6 +1377,9 @@ int dc_session_open(const char *path, const struct dc_session_opts *opts,
 	}
 	if (opts)
 		s->opts = *opts;
+	/* (a test's knob: every event through the heap, as before runs, to
+	 * compare with: e2e-decode-jobs) */
+	s->merge_step = getenv("PTFLAME_MERGE") && !strcmp(getenv("PTFLAME_MERGE"), "step");
 	ret = dc_perf_open(path, &s->pf, err, errlen);
 	if (ret) {
 		free(s);
@@ -1971,6 +1975,38 @@ static void collect_stats(struct dc_session *s)
 	progress(s);
 }
 
+/* After an event of the queue on top of the heap, q: its next events, as
+ * long as they are ready and the loop below would take them next anyway:
+ * each at a time no later than the other queues' heads (the heap keeps q
+ * on top on a tie) and before the sideband record due next, sr (or at its
+ * time, when that record goes after the events of its time). Nothing here
+ * changes what the loop would find: the other queues and the sideband
+ * wait, and q's fill would return at once. It leaves out most of the
+ * loop's work per event (the fill's call, the head's time, the sideband
+ * check, the heap): 2.4 % of report's instructions on the synthetic
+ * benchmark trace. */
+static int deliver_run(struct dc_session *s, struct dc_ptq *q, const struct sbrec *sr,
+		       int (*cb)(const struct dc_event *ev, void *ctx), void *ctx)
+{
+	uint64_t bound = UINT64_MAX;
+	const struct dc_event *ev;
+	int ret;
+
+	for (size_t i = 1; i < 3 && i < s->nheap; i++)
+		if (hkey(s, i) < bound)
+			bound = hkey(s, i);
+	while ((ev = dc_ptq_ready(q)) && ev->time_ns <= bound &&
+	       (!sr || ev->time_ns < sr->time || (ev->time_ns == sr->time && s->next_late))) {
+		if ((ret = dc_ptq_take(q, &ev)) < 0 || (ret = deliver(s, ev, cb, ctx)))
+			return ret;
+		if ((s->st.events & 0xfff) == 0)
+			progress(s);
+		if ((s->st.events & 0xffff) == 0)
+			drop_behind(s);
+	}
+	return 0;
+}
+
 int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, void *ctx),
 		   void *ctx)
 {
@@ -2029,7 +2065,9 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 		ret = dc_ptq_take(q, &ev);
 		if (ret < 0)
 			goto out;
-		if (ret == 1 && (ret = deliver(s, ev, cb, ctx)))
+		if (ret == 1 && ((ret = deliver(s, ev, cb, ctx)) ||
+				 (!s->merge_step &&
+				  (ret = deliver_run(s, q, have_sb ? sr : NULL, cb, ctx)))))
 			goto out;
 		ret = dc_ptq_fill(q);
 		if (ret < 0)
