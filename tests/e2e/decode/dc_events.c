@@ -7,7 +7,11 @@
  * events N hash H": H the FNV-1a state (dc_fnv) over every field of every event
  * and comm, in order (the same fields the lines hold, names included), for
  * tests that only compare two decodings of a large trace (formatting
- * millions of lines took three quarters of the time). */
+ * millions of lines took three quarters of the time).
+ * DC_ORDER=1: also check the session's merge: every event, comm, wake and
+ * fork comes after the events before it in time (none of those is later
+ * than it); each one that does not is said on stderr, and the exit status
+ * is 3. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +29,20 @@ struct out {
 	bool digest;               /* DC_DIGEST: hash, no output per event */
 	uint64_t keys;
 	uint64_t hash, n;
+	bool order;                /* DC_ORDER: check the merge's order     */
+	uint64_t last_ev;          /* the latest event time delivered       */
+	uint64_t misordered;
 };
+
+/* A sideband record delivered at time t, after events up to o->last_ev. */
+static void order_check(struct out *o, const char *what, uint64_t t)
+{
+	if (!o->order || t >= o->last_ev)
+		return;
+	if (o->misordered++ < 5)
+		fprintf(stderr, "dc_events: %s at %" PRIu64 " came after an event at %" PRIu64 "\n",
+			what, t, o->last_ev);
+}
 
 /* The fields of one line, numbers then strings (each with its NUL, so
  * that "ab" "c" and "a" "bc" differ). */
@@ -54,6 +71,9 @@ static int on_event(const struct dc_event *e, void *ctx)
 	struct out *o = ctx;
 	char n1[256], n2[256];
 
+	order_check(o, "an event", e->time_ns);
+	if (e->time_ns > o->last_ev)
+		o->last_ev = e->time_ns;
 	if (o->bench) {
 		/* what a consumer does per event: a function key per ip */
 		if (e->to_ip)
@@ -89,6 +109,7 @@ static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, uin
 {
 	struct out *o = ctx;
 
+	order_check(o, "a comm", t);
 	if (o->bench)
 		return;
 	if (o->digest) {
@@ -98,6 +119,19 @@ static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, uin
 		return;
 	}
 	fprintf(o->f, "# comm %" PRIu64 " %u %u %s\n", t, pid, tid, comm);
+}
+
+static void on_wake(void *ctx, const struct dc_wake *w, const char *waker_comm)
+{
+	(void)waker_comm;
+	order_check(ctx, "a wake", w->time);
+}
+
+static void on_fork(void *ctx, uint32_t ppid, uint32_t ptid, const char *parent_comm,
+		    uint32_t pid, uint32_t tid, uint64_t time_ns)
+{
+	(void)ppid, (void)ptid, (void)parent_comm, (void)pid, (void)tid;
+	order_check(ctx, "a fork", time_ns);
 }
 
 static void on_warning(void *ctx, const char *msg)
@@ -131,6 +165,10 @@ int main(int argc, char **argv)
 	opts.ahead_eager = getenv("DC_AHEAD_EAGER") != NULL;
 	/* DC_INLINE=1: inline events too (report's default) */
 	opts.inline_frames = getenv("DC_INLINE") != NULL;
+	if ((o.order = getenv("DC_ORDER") && *getenv("DC_ORDER"))) {
+		opts.on_wake = on_wake;
+		opts.on_fork = on_fork;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = dc_session_open(argv[1], &opts, &s, err, sizeof(err));
 	if (ret) {
@@ -170,5 +208,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	dc_session_close(s);
+	if (o.misordered) {
+		fprintf(stderr, "dc_events: %" PRIu64 " events or sideband records after later events\n",
+			o.misordered);
+		return 3;
+	}
 	return 0;
 }

@@ -14,13 +14,18 @@
 # the decoder's events (dc_events) and report's folded stacks, per-thread
 # stacks and table at -j 1, 2 and 4 must be byte-identical. At -j 2 the one
 # worker thread serves every queue (dc_ptq_pool).
+# The session's merge is checked on each too: its runs of one queue's
+# events (deliver_run) give what taking every event through the heap gives
+# (PTFLAME_MERGE=step), and every event, comm, wake and fork comes in time
+# order (DC_ORDER). A per-CPU trace made under qemu, two threads whose
+# events interleave, is what a run out of order shows on.
 . "$E2E_LIB"
 ahead() { sed -n 's/^# ahead windows \([0-9]*\) deviations \([0-9]*\)$/\1 \2/p' "$1"; }
 # the events are compared as digests (DC_DIGEST: their count and a hash of
 # every field; e2e-decode-walker checks the hash against the text), at a
 # quarter of the time of the text; evdiff FILE J [env...]: where the text
 # of -j J (with env...) first differs from -j 1's, for a failure's message
-export DC_DIGEST=1
+export DC_DIGEST=1 DC_ORDER=1
 nevents() { sed -n 's/^# digest events \([0-9]*\) .*/\1/p' "$1"; }
 evdiff() {
 	local f=$1 j=$2; shift 2
@@ -38,6 +43,10 @@ same() {
 				{ fail "$n: report -j $j $o: $(head -c 300 "$n.reperr$j${o// /}")"; return; }
 		done
 	done
+	PTFLAME_MERGE=step DC_JOBS=1 "$DC_EVENTS" "$f" >"$n.evstep" 2>"$n.evsteperr" ||
+		fail "$n: dc_events, merged step by step: $(head -c 300 "$n.evsteperr")"
+	cmp -s "$n.ev1" "$n.evstep" && pass "$n: the merge's runs give the events of the step-by-step merge" ||
+		fail "$n: the merge's runs give other events than the step-by-step merge: $(evdiff "$f" 1 PTFLAME_MERGE=step)"
 	for j in 2 4; do
 		if cmp -s <(grep -v '^# ahead' "$n.ev1") <(grep -v '^# ahead' "$n.ev$j"); then
 			pass "$n: events at -j $j as at -j 1 ($(nevents "$n.ev1") events; ahead: $(ahead "$n.ev$j"))"
@@ -133,4 +142,9 @@ grep -q ' inline ' demo.inl1 && [ "$(asked demo.inl2)" = 3 ] && [ "$(asked synth
 	pass "DWARF asked ahead at -j 2: demo's 3 binaries; the synthetic trace's 1 of $maps mapped; the same $(grep -c ' inline ' demo.inl1) inline events as at -j 1" ||
 	fail "DWARF asked ahead at -j 2: demo '$(asked demo.inl2)' (want 3), synth '$(asked synth.inl2)' of $maps mapped (want 1)"
 each_real same
+if command -v qemu-x86_64 >/dev/null; then
+	"$PTFLAME" record --emulate=qemu -q -o diverge.data -- "$TESTDATA/flat_diverge" 300000 200 \
+		>diverge.rec 2>&1 && same diverge diverge.data ||
+		fail "diverge: record: $(head -c 300 diverge.rec)"
+fi
 finish
