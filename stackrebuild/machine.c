@@ -525,7 +525,8 @@ static bool top_is(const struct thread *t, uint64_t key)
 }
 
 /* Give [last_ns, now) to the thread's current leaf. */
-static int charge(struct sr_machine *m, struct thread *t, uint64_t now)
+static inline __attribute__((always_inline)) int charge(struct sr_machine *m, struct thread *t,
+							  uint64_t now)
 {
 	uint64_t lo = t->last_ns, hi = now;
 	unsigned kind = t->nps ? t->ps[t->nps - 1].time_kind : SR_TIME_USER;
@@ -750,9 +751,10 @@ static int push_frame(struct sr_machine *m, struct thread *t, uint64_t key,
 		return -ENOMEM;
 	frame_init(&t->frames[t->nframes], n, t0, flags);
 	/* (only an inferred caller made by underflow() starts before now: at
-	 * its segment's start) */
-	memcpy(t->frames[t->nframes].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
-	       sizeof(t->seg_by));
+	 * its segment's start; by0 is read only for on_call) */
+	if (m->opt.on_call)
+		memcpy(t->frames[t->nframes].by0, t0 == t->last_ns ? t->st.traced_by : t->seg_by,
+		       sizeof(t->seg_by));
 	if (t->nframes) {
 		const struct frame *below = &t->frames[t->nframes - 1];
 
