@@ -4427,12 +4427,6 @@ int dc_ptq_fill(struct dc_ptq *q)
 	return q->nfinal || q->ctx_kind ? 1 : 0;
 }
 
-const struct dc_event *dc_ptq_ready(const struct dc_ptq *q)
-{
-	/* (done: dc_ptq_fill may anchor the events not yet final) */
-	return q->nfinal && !q->done ? &q->fifo[q->fhead].ev : NULL;
-}
-
 uint64_t dc_ptq_head_time(const struct dc_ptq *q)
 {
 	return q->nfinal ? q->fifo[q->fhead].ev.time_ns : q->ctx_ns;
@@ -4537,19 +4531,25 @@ static int do_ctx(struct dc_ptq *q)
 	return ret;
 }
 
+/* The head, a final event, taken. */
+static inline const struct dc_event *take_head(struct dc_ptq *q)
+{
+	const struct dc_event *e = &q->fifo[q->fhead++].ev;
+
+	q->nfinal--;
+	if (!--q->fn)
+		q->fhead = 0;   /* (the slot is written again only by a fill) */
+	q->st.events++;
+	if (!q->st.first_ns)
+		q->st.first_ns = e->time_ns;
+	q->st.last_ns = e->time_ns;
+	return e;
+}
+
 int dc_ptq_take(struct dc_ptq *q, const struct dc_event **ev)
 {
 	if (q->nfinal) {
-		const struct dc_event *e = &q->fifo[q->fhead++].ev;
-
-		q->nfinal--;
-		if (!--q->fn)
-			q->fhead = 0;   /* (the slot is written again only by a fill) */
-		q->st.events++;
-		if (!q->st.first_ns)
-			q->st.first_ns = e->time_ns;
-		q->st.last_ns = e->time_ns;
-		*ev = e;
+		*ev = take_head(q);
 		return 1;
 	}
 	if (q->ctx_kind) {
@@ -4558,6 +4558,14 @@ int dc_ptq_take(struct dc_ptq *q, const struct dc_event **ev)
 		return ret < 0 ? ret : 0;
 	}
 	return 0;
+}
+
+const struct dc_event *dc_ptq_take_upto(struct dc_ptq *q, uint64_t le)
+{
+	/* (done: dc_ptq_fill may anchor the events not yet final) */
+	if (!q->nfinal || q->done || q->fifo[q->fhead].ev.time_ns > le)
+		return NULL;
+	return take_head(q);
 }
 
 int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev)

@@ -194,10 +194,11 @@ void dc_ptq_mark_breaks(struct dc_ptq *q, const uint64_t *offs, size_t n);
 int dc_ptq_fill(struct dc_ptq *q);
 /* Time of the head (valid after dc_ptq_fill returned 1). */
 uint64_t dc_ptq_head_time(const struct dc_ptq *q);
-/* The head when it is an event whose time is final and dc_ptq_fill would
- * do nothing before it (NULL otherwise): the session takes such events
- * in a run, without the fill and its heap between them. */
-const struct dc_event *dc_ptq_ready(const struct dc_ptq *q);
+/* dc_ptq_take of the head when it is an event of time le or earlier and
+ * dc_ptq_fill would do nothing before it (NULL otherwise, nothing taken):
+ * the session takes such events in a run, without the fill and its heap
+ * between them. */
+const struct dc_event *dc_ptq_take_upto(struct dc_ptq *q, uint64_t le);
 /* Take the head: 1 an event was stored in *ev; 0 the head was a context
  * point (ops->context was called, nothing to deliver); < 0 fatal. */
 int dc_ptq_pop(struct dc_ptq *q, struct dc_event *ev);
