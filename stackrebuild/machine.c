@@ -2194,7 +2194,9 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		m->st.bad_events++;
 		return 0;
 	}
-	t = thread_get(m, ev->pid, ev->tid);
+	/* (the last event's thread, as thread_get would answer first: not a
+	 * call per event) */
+	t = m->last && m->last->st.tid == ev->tid ? m->last : thread_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
 	if (t->hold.on)
