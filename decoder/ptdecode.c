@@ -1299,15 +1299,26 @@ static bool indirect_of(const uint8_t *b, int n)
  * and whether it is indirect, read once per distinct (isid, ip) and kept
  * in a small direct-mapped cache (a section's bytes never change), so the
  * hot path does not go through the section cache's lock for every call. */
-static const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
+static __attribute__((noinline)) const struct code_ent *code_fill(struct dc_ptq *q,
+								   struct code_ent *e, int isid,
+								   uint64_t ip);
+
+/* (the hit inline, the read out of line: a call or jump block asks once
+ * or twice) */
+static inline const struct code_ent *code_at(struct dc_ptq *q, int isid, uint64_t ip)
 {
 	struct code_ent *e = &q->code[(ip ^ (ip >> 12) ^ (uint64_t)isid * 0x9e37u) &
 				      (CODE_CACHE - 1)];
+
+	return e->isid == isid && e->ip == ip ? e : code_fill(q, e, isid, ip);
+}
+
+static const struct code_ent *code_fill(struct dc_ptq *q, struct code_ent *e, int isid,
+					uint64_t ip)
+{
 	uint8_t b[15];
 	int n = 0;
 
-	if (e->isid == isid && e->ip == ip)
-		return e;
 	if (q->cfg.iscache && isid > 0)
 		n = pt_iscache_read(q->cfg.iscache, b, sizeof(b), isid, ip);
 	e->ip = ip;
@@ -3761,7 +3772,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	else
 		q->st.blocks++;   /* (libipt's pieces of one run count once) */
 	tent_flush(q);
-	if ((ret = psb_bound(q, b->ip)))
+	if (q->psb_t && (ret = psb_bound(q, b->ip)))   /* (the test inline: every block) */
 		return ret;
 	/* (the time of a PSB+ read ahead is its FUP's, not a branch's) */
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)
