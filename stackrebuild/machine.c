@@ -616,9 +616,16 @@ static int end_call_woken(const struct sr_machine *m, const struct thread *t,
 	}
 }
 
-static int end_call(const struct sr_machine *m, const struct thread *t, struct sr_node *node,
-		    uint64_t t0, const uint64_t *by0, uint32_t depth, uint64_t t1, bool complete)
+/* end_call_woken with no wake; its common case (folded output: counts
+ * only, no on_call, inside the --time window) inline. */
+static inline int end_call(const struct sr_machine *m, const struct thread *t,
+			   struct sr_node *node, uint64_t t0, const uint64_t *by0, uint32_t depth,
+			   uint64_t t1, bool complete)
 {
+	if (m->opt.counts_only && !m->opt.on_call && t0 >= m->win_lo && t0 <= t1 && t1 < m->win_hi) {
+		sr_node_count_call(node, complete, t1 - t0);
+		return 0;
+	}
 	return end_call_woken(m, t, node, t0, by0, depth, t1, complete, NULL);
 }
 
@@ -1450,15 +1457,23 @@ static int replace_top(struct sr_machine *m, struct thread *t, uint64_t key, uin
  * frames on a wrong guess would damage every stack after it, while a wrong
  * replacement heals at the next return. add: flags of the frame pushed for
  * key besides the top's F_ASYNC (F_INFERRED when a return went there). */
-static int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
-		    uint8_t add)
+static int sync_top_other(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+			  uint8_t add);
+
+/* (the top frame is key's nearly always: that test inline) */
+static inline int sync_top(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+			   uint8_t add)
+{
+	return frame_is(&t->frames[t->nframes - 1], key) ? 0 : sync_top_other(m, t, key, now, add);
+}
+
+static int sync_top_other(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t now,
+			  uint8_t add)
 {
 	struct frame *top = &t->frames[t->nframes - 1];
 	uint8_t flags = (top->flags & F_ASYNC) | add;
 	int i, ret;
 
-	if (frame_is(top, key))
-		return 0;
 	/* With every jump shown, nothing but falling through gets here: a
 	 * label or alias symbol inside the function (glibc's __write running
 	 * into __write_nocancel), or code running on into the next symbol.
