@@ -3519,13 +3519,19 @@ static uint32_t syscall_nr(const struct dc_ptq *q, const struct pending *p)
  * an emulated thread's stamp, rc_ptenc_stamp, has its PSB+ and its
  * FUP + TIP.PGD at one ip), or the PSB's bound was lost and the last
  * rounds before it were spread up to the PGD. */
-static int psb_bound(struct dc_ptq *q, uint64_t ip)
+static int psb_bound_at(struct dc_ptq *q, uint64_t ip);
+
+/* (the test inline: asked at every block) */
+static inline int psb_bound(struct dc_ptq *q, uint64_t ip)
+{
+	return q->psb_t ? psb_bound_at(q, ip) : 0;
+}
+
+static int psb_bound_at(struct dc_ptq *q, uint64_t ip)
 {
 	uint64_t pt = q->psb_t;
 	int ret;
 
-	if (!pt)
-		return 0;
 	q->psb_t = 0;
 	if ((ret = resolve(q, ip)))
 		return ret;
@@ -3772,7 +3778,7 @@ static int on_block(struct dc_ptq *q, const struct pt_block *b, uint64_t t)
 	else
 		q->st.blocks++;   /* (libipt's pieces of one run count once) */
 	tent_flush(q);
-	if (q->psb_t && (ret = psb_bound(q, b->ip)))   /* (the test inline: every block) */
+	if ((ret = psb_bound(q, b->ip)))
 		return ret;
 	/* (the time of a PSB+ read ahead is its FUP's, not a branch's) */
 	if (t > q->a_t && t > q->pend_t && t != q->psb_read)

@@ -1975,6 +1975,15 @@ static void collect_stats(struct dc_session *s)
 	progress(s);
 }
 
+/* Every so many events: the progress, and the file's pages dropped behind. */
+static inline void after_event(struct dc_session *s)
+{
+	if ((s->st.events & 0xfff) == 0)
+		progress(s);
+	if ((s->st.events & 0xffff) == 0)
+		drop_behind(s);
+}
+
 /* After an event of the queue on top of the heap, q: its next events, as
  * long as they are ready and the loop below would take them next anyway:
  * each at a time no later than the other queues' heads (the heap keeps q
@@ -1995,17 +2004,16 @@ static int deliver_run(struct dc_session *s, struct dc_ptq *q, const struct sbre
 	for (size_t i = 1; i < 3 && i < s->nheap; i++)
 		if (hkey(s, i) < le)
 			le = hkey(s, i);
-	if (sr && !s->next_late && !sr->time)
-		return 0;
-	if (sr && (s->next_late ? sr->time : sr->time - 1) < le)
-		le = s->next_late ? sr->time : sr->time - 1;
+	if (sr) {
+		if (!s->next_late && !sr->time)
+			return 0;
+		if ((s->next_late ? sr->time : sr->time - 1) < le)
+			le = s->next_late ? sr->time : sr->time - 1;
+	}
 	while ((ev = dc_ptq_take_upto(q, le))) {
 		if ((ret = deliver(s, ev, cb, ctx)))
 			return ret;
-		if ((s->st.events & 0xfff) == 0)
-			progress(s);
-		if ((s->st.events & 0xffff) == 0)
-			drop_behind(s);
+		after_event(s);
 	}
 	return 0;
 }
@@ -2083,10 +2091,7 @@ int dc_session_run(struct dc_session *s, int (*cb)(const struct dc_event *ev, vo
 			heap_down(s, 0);
 			progress(s);
 		}
-		if ((s->st.events & 0xfff) == 0)
-			progress(s);
-		if ((s->st.events & 0xffff) == 0)
-			drop_behind(s);
+		after_event(s);
 		ret = 0;
 	}
 out:

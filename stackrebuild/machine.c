@@ -336,13 +336,20 @@ static struct thread *thread_find(const struct sr_machine *m, uint32_t tid)
 	return dc_hash_get(&m->tid_idx, tid, &i) ? m->threads[i] : NULL;
 }
 
-static struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
-{
-	struct thread *t = m->last;
+static struct thread *thread_other(struct sr_machine *m, uint32_t pid, uint32_t tid);
 
-	/* (events come in runs of one thread; threads live to the end) */
-	if (t && t->st.tid == tid)
-		return t;
+/* (events come in runs of one thread, and threads live to the end: the
+ * last one's test inline, as it is asked for every event) */
+static inline struct thread *thread_get(struct sr_machine *m, uint32_t pid, uint32_t tid)
+{
+	return m->last && m->last->st.tid == tid ? m->last : thread_other(m, pid, tid);
+}
+
+/* thread_get for another thread than the last: found, or made. */
+static struct thread *thread_other(struct sr_machine *m, uint32_t pid, uint32_t tid)
+{
+	struct thread *t;
+
 	if ((t = thread_find(m, tid)))
 		return m->last = t;
 	if (DC_VEC_PUSH_ROOM(m->threads, m->nthreads, m->threads_cap, 16))
@@ -573,59 +580,70 @@ static bool under_root(const struct sr_machine *m, const struct thread *t,
 	return false;
 }
 
-/* One call of node over [t0, t1] ends (by0: the thread's traced_by at t0,
- * depth: its place on the stack). Calls outside the window are not
- * counted; calls straddling its edges count as inferred. */
-static int end_call_woken(const struct sr_machine *m, const struct thread *t,
-			  struct sr_node *node, uint64_t t0, const uint64_t *by0, uint32_t depth,
-			  uint64_t t1, bool complete, const struct sr_call *wake)
+/* A call of node over [t0, t1] ends: counted, unless it is outside the
+ * --time window (1: not counted); one straddling an edge of the window
+ * counts as inferred (*complete cleared). < 0: no memory. Inline: the
+ * common case of every return. */
+static inline int count_end(const struct sr_machine *m, struct sr_node *node, uint64_t t0,
+			    uint64_t t1, bool *complete)
 {
-	int ret;
-
 	if (t0 >= m->win_hi || (t1 <= m->win_lo && !(t0 == t1 && t0 == m->win_lo)))
-		return 0;
+		return 1;
 	if (t0 < m->win_lo || t1 >= m->win_hi)
-		complete = false;
-	if (m->opt.counts_only)
-		sr_node_count_call(node, complete, t1 - t0);
-	else if ((ret = sr_node_add_call(node, complete, t1 - t0)))
-		return ret;
-	if (!m->opt.on_call || t->unwanted)
-		return 0;
-	{
-		struct sr_call c = {
-			.pid = t->st.pid, .tid = t->st.tid, .depth = depth, .node = node,
-			.name = sr_cct_name(t->seg, node, NULL), .cct = t->seg,
-			.start_ns = t0 < m->win_lo ? m->win_lo : t0,
-			.end_ns = t1 > m->win_hi ? m->win_hi : t1,
-			.complete = complete,
-			.in_root = under_root(m, t, node),
-			.selected = !m->opt.comm || t->comm_matched,
-		};
-
-		if (wake && wake->woken) {
-			c.woken = true;
-			c.waker_pid = wake->waker_pid;
-			c.waker_tid = wake->waker_tid;
-			c.wake_ns = wake->wake_ns;
-		}
-
-		for (int k = 0; k < SR_TIME_NKINDS; k++)
-			c.by[k] = t->st.traced_by[k] - by0[k];
-		return m->opt.on_call(m->opt.call_ctx, &c);
-	}
+		*complete = false;
+	if (!m->opt.counts_only)
+		return sr_node_add_call(node, *complete, t1 - t0);
+	sr_node_count_call(node, *complete, t1 - t0);
+	return 0;
 }
 
-/* end_call_woken with no wake; its common case (folded output: counts
- * only, no on_call, inside the --time window) inline. */
+/* The call counted by count_end, to opt.on_call (by0: the thread's
+ * traced_by at t0, depth: its place on the stack, wake: who woke it;
+ * NULL or not woken: no one known). */
+static int report_end(const struct sr_machine *m, const struct thread *t, struct sr_node *node,
+		      uint64_t t0, const uint64_t *by0, uint32_t depth, uint64_t t1, bool complete,
+		      const struct sr_call *wake)
+{
+	struct sr_call c = {
+		.pid = t->st.pid, .tid = t->st.tid, .depth = depth, .node = node,
+		.name = sr_cct_name(t->seg, node, NULL), .cct = t->seg,
+		.start_ns = t0 < m->win_lo ? m->win_lo : t0,
+		.end_ns = t1 > m->win_hi ? m->win_hi : t1,
+		.complete = complete,
+		.in_root = under_root(m, t, node),
+		.selected = !m->opt.comm || t->comm_matched,
+	};
+
+	if (wake && wake->woken) {
+		c.woken = true;
+		c.waker_pid = wake->waker_pid;
+		c.waker_tid = wake->waker_tid;
+		c.wake_ns = wake->wake_ns;
+	}
+	for (int k = 0; k < SR_TIME_NKINDS; k++)
+		c.by[k] = t->st.traced_by[k] - by0[k];
+	return m->opt.on_call(m->opt.call_ctx, &c);
+}
+
+/* One call of node over [t0, t1] ends: counted, and reported to on_call. */
+static inline int end_call_woken(const struct sr_machine *m, const struct thread *t,
+				 struct sr_node *node, uint64_t t0, const uint64_t *by0,
+				 uint32_t depth, uint64_t t1, bool complete,
+				 const struct sr_call *wake)
+{
+	int ret = count_end(m, node, t0, t1, &complete);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (!m->opt.on_call || t->unwanted)
+		return 0;
+	return report_end(m, t, node, t0, by0, depth, t1, complete, wake);
+}
+
 static inline int end_call(const struct sr_machine *m, const struct thread *t,
 			   struct sr_node *node, uint64_t t0, const uint64_t *by0, uint32_t depth,
 			   uint64_t t1, bool complete)
 {
-	if (m->opt.counts_only && !m->opt.on_call && t0 >= m->win_lo && t0 <= t1 && t1 < m->win_hi) {
-		sr_node_count_call(node, complete, t1 - t0);
-		return 0;
-	}
 	return end_call_woken(m, t, node, t0, by0, depth, t1, complete, NULL);
 }
 
@@ -2209,9 +2227,7 @@ int sr_machine_feed(struct sr_machine *m, const struct dc_event *ev)
 		m->st.bad_events++;
 		return 0;
 	}
-	/* (the last event's thread, as thread_get would answer first: not a
-	 * call per event) */
-	t = m->last && m->last->st.tid == ev->tid ? m->last : thread_get(m, ev->pid, ev->tid);
+	t = thread_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
 	if (t->hold.on)
