@@ -1095,12 +1095,12 @@ static int depth_unknown(struct sr_machine *m, const struct thread *t, uint64_t 
 	return 0;
 }
 
-static unsigned key_bits(const struct sr_machine *m, uint64_t key);
-
 static struct key_bits *kb_slot(const struct sr_machine *m, uint64_t key)
 {
 	return &m->kbits[(key ^ (key >> 32) ^ (key >> 10)) & (KEY_BITS_N - 1)];
 }
+
+static inline unsigned key_bits(const struct sr_machine *m, uint64_t key);
 
 static __attribute__((noinline)) int note_recursive_slow(struct sr_machine *m, uint64_t key)
 {
@@ -1320,14 +1320,22 @@ static unsigned key_flags_of(const struct sr_machine *m, uint64_t key)
 	return 0;
 }
 
-/* key_flags and unnamed of a key, from the per-key cache. */
-static unsigned key_bits(const struct sr_machine *m, uint64_t key)
+static __attribute__((noinline)) unsigned key_bits_fill(const struct sr_machine *m,
+							 struct key_bits *e, uint64_t key);
+
+/* key_flags and unnamed of a key, from the per-key cache (the hit inline). */
+static inline unsigned key_bits(const struct sr_machine *m, uint64_t key)
 {
 	struct key_bits *e = kb_slot(m, key);
+
+	return (e->bits & KB_VALID) && e->key == key ? e->bits : key_bits_fill(m, e, key);
+}
+
+/* key_bits of a key not in its cache entry e: asked, and kept there. */
+static unsigned key_bits_fill(const struct sr_machine *m, struct key_bits *e, uint64_t key)
+{
 	const char *name;
 
-	if ((e->bits & KB_VALID) && e->key == key)
-		return e->bits;
 	name = m->sym && m->sym->name ? m->sym->name(m->sym->ctx, key) : NULL;
 	e->key = key;
 	e->bits = (uint16_t)(KB_VALID | (!name || name[0] == '[' ? KB_UNNAMED : 0) |
