@@ -34,7 +34,8 @@ struct out {
 	uint64_t misordered;
 };
 
-/* A sideband record delivered at time t, after events up to o->last_ev. */
+/* DC_ORDER: something delivered at time t (an event, comm, wake or fork),
+ * after events up to o->last_ev. */
 static void order_check(struct out *o, const char *what, uint64_t t)
 {
 	if (!o->order || t >= o->last_ev)
