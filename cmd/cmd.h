@@ -22,6 +22,8 @@ int cmd_dump(int argc, char **argv);
  * it; 0 when record stopped it (stopped: Ctrl-C, -d) or did not see it end. */
 int cmd_record_ended(const char *prog, int wstatus, int stopped);
 int cmd_record_parse_duration(const char *s, uint64_t *ms);
+/* -z[N] / --compression-level[=N] of record (optarg NULL: 1). */
+int cmd_record_parse_level(const char *s, int *level);
 
 /* Each command's file defines its help text (printed by CMD --help). */
 extern const char cmd_record_help[];

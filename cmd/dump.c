@@ -26,7 +26,10 @@ const char cmd_dump_help[] =
 	"  0x1a8 [0x38] COMM pid 123 tid 123 comm prog exec | pid 123 tid 123 time 1234\n"
 	"AUXTRACE_INFO fields are named; AUXTRACE lines give the payload's size and\n"
 	"file offset. A pipe-mode file's build-ids are HEADER_BUILD_ID records; the\n"
-	"header's BUILD_ID lines list them too.\n"
+	"header's BUILD_ID lines list them too. The records of compressed records\n"
+	"(perf record -z, ptflame record -z) are printed decompressed, each with\n"
+	"the offset of the compressed record that holds it and 'zstd':\n"
+	"  0x2c0 [0x70] zstd MMAP2 pid 123 tid 123 start 0x401000 ...\n"
 	"\n"
 	"options:\n"
 	"  -H, --header-only   print the header, attrs and features only\n"
@@ -140,6 +143,22 @@ static void put_build_id(FILE *out, const struct dc_build_id *b, bool misc)
 	put_str(out, b->filename);
 }
 
+/* HEADER_COMPRESSED's fields: version, method (1: zstd), level, ratio and
+ * the most one compressed record decompresses to. */
+static void dump_compressed(FILE *out, const struct dc_perf_file *f)
+{
+	uint64_t size;
+	const uint8_t *p = dc_perf_feature(f, HEADER_COMPRESSED, &size);
+	uint32_t v[5];
+
+	if (!p || size < sizeof(v))
+		return;
+	memcpy(v, p, sizeof(v));
+	fprintf(out, "# COMPRESSED version %" PRIu32 " method %" PRIu32 "%s level %" PRIu32
+		" ratio %" PRIu32 " mmap_len %" PRIu32 "\n", v[0], v[1],
+		v[1] == PF_COMP_ZSTD ? " (zstd)" : "", v[2], v[3], v[4]);
+}
+
 static void dump_features(FILE *out, const struct dc_perf_file *f)
 {
 	const struct pf_file_header *h = dc_perf_header(f);
@@ -178,6 +197,7 @@ static void dump_features(FILE *out, const struct dc_perf_file *f)
 		put_build_id(out, dc_perf_build_id_at(f, i), true);
 		fputc('\n', out);
 	}
+	dump_compressed(out, f);
 	idx = dc_perf_auxtrace_index(f, &nr);
 	if (dc_perf_feature(f, HEADER_AUXTRACE, NULL)) {
 		fprintf(out, "# AUXTRACE index nr %zu\n", nr);
@@ -382,7 +402,7 @@ static void dump_record(FILE *out, const struct dc_perf_record *r)
 {
 	const char *name = dc_perf_type_name(r->type);
 
-	fprintf(out, "0x%" PRIx64 " [0x%x] ", r->offset, r->size);
+	fprintf(out, "0x%" PRIx64 " [0x%x] %s", r->offset, r->size, r->packed ? "zstd " : "");
 	if (name)
 		fputs(name, out);
 	else

@@ -80,3 +80,20 @@ int cmd_record_ended(const char *prog, int wstatus, int stopped)
 		WCOREDUMP(wstatus) ? ", core dumped" : "");
 	return 128 + WTERMSIG(wstatus);
 }
+
+/* -z[N], --compression-level[=N]: zstd's level, 1 (the default, as perf
+ * record's) to 22; 0 or an error said (exit 2). */
+int cmd_record_parse_level(const char *s, int *level)
+{
+	unsigned long long v;
+
+	if (!s) {
+		*level = 1;
+		return 0;
+	}
+	if (cmd_parse_u64(s, &v) || v < 1 || v > 22)
+		return cmd_usage_error("record", "--compression-level: '%s' is not a level "
+				       "from 1 (fastest) to 22 (smallest)", s);
+	*level = (int)v;
+	return 0;
+}

@@ -43,6 +43,9 @@ static const char emulate_help[] =
 	"(--start, --max-insns).\n"
 	"\n"
 	"  -o, --output FILE     perf.data file to write (default ./perf.data)\n"
+	"  -z, --compression-level[=N]\n"
+	"                        write the sideband records zstd-compressed at level N\n"
+	"                        (1-22, default 1), as perf record -z does\n"
 	"  -d, --duration SECONDS\n"
 	"                        stop after this long (decimals allowed), as at\n"
 	"                        SIGINT\n"
@@ -115,6 +118,7 @@ enum {
 	OPT_IRQ, OPT_SEED, OPT_NO_WAKERS,
 };
 
+
 static int parse_num(const char *opt, const char *arg, unsigned long long min,
 		     unsigned long long max, unsigned long long *out)
 {
@@ -131,6 +135,7 @@ int cmd_record_emulate(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "emulate", optional_argument, NULL, OPT_EMULATE },
 		{ "output", required_argument, NULL, 'o' },
+		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "start", required_argument, NULL, OPT_START },
 		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
@@ -169,7 +174,7 @@ int cmd_record_emulate(int argc, char **argv)
 	o.seed = 1;
 	optind = 1;
 	/* '+': stop at the first non-option (PROG) even without "--" */
-	while ((c = cmd_getopt("record", argc, argv, "+o:p:t:d:qH", opts)) != -1) {
+	while ((c = cmd_getopt("record", argc, argv, "+o:p:t:d:qHz::", opts)) != -1) {
 		switch (c) {
 		case CMD_OPT_ERR:
 			return 2;
@@ -188,6 +193,10 @@ int cmd_record_emulate(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'z':
+			if (cmd_record_parse_level(optarg, &o.compress))
+				return 2;
 			break;
 		case 'd':
 			if (cmd_record_parse_duration(optarg, &duration_ms))

@@ -33,6 +33,9 @@ static const char record_pt_help[] =
 	"\n"
 	"options:\n"
 	"  -o, --output FILE        output file (default perf.data)\n"
+	"  -z, --compression-level[=N]\n"
+	"                           write the sideband records zstd-compressed at\n"
+	"                           level N (1-22, default 1), as perf record -z\n"
 	"  -d, --duration SECONDS   stop after this long (decimals allowed)\n"
 	"  -m, --aux-size SIZE      AUX (trace) buffer per CPU, power of two, K/M\n"
 	"                           suffix (default 4M as root, else 128K)\n"
@@ -196,6 +199,7 @@ int cmd_record_pt(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output",        required_argument, NULL, 'o' },
+		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "duration",      required_argument, NULL, 'd' },
 		{ "pid",           required_argument, NULL, 'p' },
 		{ "tid",           required_argument, NULL, 't' },
@@ -229,9 +233,10 @@ int cmd_record_pt(int argc, char **argv)
 	o.sysfs = getenv("PTFLAME_SYSFS");
 	o.tracefs = getenv("PTFLAME_TRACEFS");
 	optind = 1;
-	while (!rc && (c = cmd_getopt("record", argc, argv, "+o:d:p:t:m:S", longopts)) != -1) {
+	while (!rc && (c = cmd_getopt("record", argc, argv, "+o:d:p:t:m:Sz::", longopts)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
+		case 'z': rc = cmd_record_parse_level(optarg, &o.compress); break;
 		case 'd': rc = cmd_record_parse_duration(optarg, &o.duration_ms); break;
 		case 'p': rc = parse_ids("-p", optarg, &pids, &o.nr_pids); break;
 		case 't': rc = parse_ids("-t", optarg, &tids, &o.nr_tids); break;

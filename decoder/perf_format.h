@@ -136,7 +136,15 @@ enum pf_user_record_type {
 	PERF_RECORD_HEADER_FEATURE = 80,
 	PERF_RECORD_COMPRESSED = 81,
 	PERF_RECORD_FINISHED_INIT = 82,
+	/* COMPRESSED with a u64 data size after the header and the record
+	 * padded to 8 bytes (perf 6.15 on) */
+	PERF_RECORD_COMPRESSED2 = 83,
 };
+
+/* HEADER_COMPRESSED: u32 version, type, level, ratio, mmap_len (the most
+ * one compressed record decompresses to, for perf's own reader). */
+#define PF_COMP_FEAT_SIZE 20
+#define PF_COMP_ZSTD 1
 
 /* On-disk bodies of the records we read and write (after the 8-byte
  * perf_event_header; kernel records are followed by the sample_id_all

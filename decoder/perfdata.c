@@ -19,6 +19,7 @@
 #include "decoder/perfdata.h"
 #include "decoder/dc_hash.h"
 #include "decoder/dc_vec.h"
+#include "decoder/packed.h"
 
 struct dc_perf_file {
 	char *path;
@@ -56,6 +57,8 @@ struct dc_perf_file {
 	uint64_t cut;              /* bytes of a last record cut by the file's end */
 	const uint8_t *tracing;    /* a pipe's tracing data (in the map)   */
 	uint64_t tracing_size;
+	struct dc_packed *packed;  /* compressed records' (perf record -z)  */
+	uint64_t packed_off;       /* ... the one read from                */
 	char errmsg[512];
 };
 
@@ -103,7 +106,7 @@ static const char *const user_names[] = {
 	"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
 	"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
 	"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
-	"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+	"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2",
 };
 
 const char *dc_perf_type_name(uint32_t type)
@@ -584,6 +587,27 @@ static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 }
 
 /* The features found (f->feat, has_feat) parsed. */
+/* Records compressed another way than perf record -z's zstd could not be
+ * read: say so at the start, not as corrupt data at the first of them. */
+static int check_compressed(struct dc_perf_file *f, char *err, size_t errlen)
+{
+	const struct pf_file_section *s = &f->feat[HEADER_COMPRESSED];
+	uint32_t type;
+
+	if (s->size < PF_COMP_FEAT_SIZE) {
+		set_err(err, errlen, "%s: corrupt COMPRESSED feature", f->path);
+		return -EINVAL;
+	}
+	type = rd32(f->map + s->offset + 4);
+	if (type != PF_COMP_ZSTD) {
+		set_err(err, errlen, "%s: records compressed with method %" PRIu32 ", not zstd "
+			"(perf record -z): unknown to ptflame; 'perf inject -i FILE -o OUT' "
+			"writes them uncompressed", f->path, type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	int ret = 0;
@@ -607,6 +631,8 @@ static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
 		goto bad_auxtrace;
 	if (f->has_feat[HEADER_EVENT_DESC] && parse_event_desc(f, &f->feat[HEADER_EVENT_DESC]))
 		goto oom;
+	if (f->has_feat[HEADER_COMPRESSED] && (ret = check_compressed(f, err, errlen)))
+		return ret;
 	if (f->has_feat[HEADER_TRACING_DATA] &&
 	    tracepoint_names(f, f->map + f->feat[HEADER_TRACING_DATA].offset,
 			     f->feat[HEADER_TRACING_DATA].size))
@@ -912,6 +938,7 @@ void dc_perf_close(struct dc_perf_file *f)
 	free(f->build_id_names);
 	free(f->build_ids);
 	free(f->auxidx);
+	dc_packed_free(f->packed);
 	free(f->path);
 	free(f);
 }
@@ -1525,28 +1552,117 @@ static bool runs_past_end(const uint8_t *p, uint64_t avail)
 	       rd64(p + 8) > avail - size;
 }
 
+/* The payload of a compressed record: its records are read next. */
+static int unpack(struct dc_perf_file *f, const struct dc_perf_record *rec)
+{
+	const uint8_t *p = (const uint8_t *)rec->raw;
+	uint64_t size = rec->size - 8;
+	char msg[256];
+	int ret;
+
+	p += 8;
+	if (rec->type == PERF_RECORD_COMPRESSED2) {
+		if (size < 8 || rd64(p) > size - 8) {
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: compressed record (COMPRESSED2) at "
+				 "offset 0x%" PRIx64 ": its data size runs past the record", f->path, rec->offset);
+			return -EINVAL;
+		}
+		size = rd64(p);
+		p += 8;
+	}
+	if (!f->packed && !(f->packed = dc_packed_new())) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	ret = dc_packed_add(f->packed, rec->offset, p, size, msg, sizeof(msg));
+	if (ret == -ENOMEM)
+		snprintf(msg, sizeof(msg), "out of memory");
+	if (ret)
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s: compressed record at offset 0x%" PRIx64
+			 ": %s", f->path, rec->offset, msg);
+	f->packed_off = rec->offset;
+	return ret;
+}
+
+/* The next record a compressed record held: 1, 0 none left, < 0 bad. Its
+ * offset is the compressed record's. */
+static int next_packed(struct dc_perf_file *f, struct dc_perf_record *rec)
+{
+	size_t avail;
+	const uint8_t *p = dc_packed_next(f->packed, &avail);
+	char msg[256];
+	uint32_t type;
+	int ret;
+
+	if (!p)
+		return 0;
+	type = rd32(p);
+	if (type == PERF_RECORD_AUXTRACE || type == PERF_RECORD_COMPRESSED ||
+	    type == PERF_RECORD_COMPRESSED2) {
+		/* perf writes neither compressed: an AUXTRACE's payload would
+		 * lie outside the file's mapping */
+		snprintf(msg, sizeof(msg), "holds a %s record", dc_perf_type_name(type));
+		ret = -EINVAL;
+	} else {
+		ret = parse_at(f, p, avail, f->packed_off, rec, msg, sizeof(msg));
+	}
+	if (ret) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s: compressed record at offset 0x%" PRIx64
+			 ": %s", f->path, f->packed_off, msg);
+		return ret;
+	}
+	rec->packed = true;
+	if (rec->type == PERF_RECORD_ID_INDEX)
+		map_id_index(f, rec);
+	return 1;
+}
+
+/* The end of the data: a record begun in compressed data and not ended
+ * there is cut (the file's own cut is told by dc_perf_unfinished and
+ * dc_perf_cut_end). */
+static int packed_end(struct dc_perf_file *f)
+{
+	size_t left = f->packed ? dc_packed_pending(f->packed) : 0;
+
+	if (!left || f->unfinished || f->pipe || f->cut_end || f->cut)
+		return 0;
+	snprintf(f->errmsg, sizeof(f->errmsg), "%s: the compressed records end inside a record "
+		 "(%zu bytes of it): the file is cut or corrupt", f->path, left);
+	return -EINVAL;
+}
+
 int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec)
 {
 	char msg[256];
 	int ret;
 
-	if (f->pos >= f->data_end)
-		return 0;
-	/* a cut stream ends before its partial last record */
-	if ((f->unfinished || f->pipe || f->cut_end) && runs_past_end(f->map + f->pos, f->data_end - f->pos)) {
-		f->cut = f->data_end - f->pos;
-		f->data_end = f->pos;
-		return 0;
-	}
-	ret = parse_at(f, f->map + f->pos, f->data_end - f->pos, f->pos, rec, msg, sizeof(msg));
-	if (ret) {
-		snprintf(f->errmsg, sizeof(f->errmsg), "%s: record at offset 0x%" PRIx64 ": %s",
-			 f->path, f->pos, msg);
-		return ret;
+	for (;;) {
+		if (f->packed && (ret = next_packed(f, rec)))
+			return ret;
+		if (f->pos >= f->data_end)
+			return packed_end(f);
+		/* a cut stream ends before its partial last record */
+		if ((f->unfinished || f->pipe || f->cut_end) &&
+		    runs_past_end(f->map + f->pos, f->data_end - f->pos)) {
+			f->cut = f->data_end - f->pos;
+			f->data_end = f->pos;
+			return 0;
+		}
+		ret = parse_at(f, f->map + f->pos, f->data_end - f->pos, f->pos, rec, msg,
+			       sizeof(msg));
+		if (ret) {
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: record at offset 0x%" PRIx64
+				 ": %s", f->path, f->pos, msg);
+			return ret;
+		}
+		f->pos += rec->total_size;
+		if (rec->type != PERF_RECORD_COMPRESSED && rec->type != PERF_RECORD_COMPRESSED2)
+			break;
+		if ((ret = unpack(f, rec)))
+			return ret;
 	}
 	if (rec->type == PERF_RECORD_ID_INDEX)
 		map_id_index(f, rec);
-	f->pos += rec->total_size;
 	return 1;
 }
 
@@ -1560,5 +1676,8 @@ int dc_perf_seek(struct dc_perf_file *f, uint64_t file_offset)
 		return -EINVAL;
 	}
 	f->pos = file_offset;
+	/* compressed records are one stream: read again from its start */
+	if (f->packed)
+		dc_packed_rewind(f->packed);
 	return 0;
 }

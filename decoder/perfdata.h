@@ -166,6 +166,9 @@ struct dc_perf_record {
 	struct dc_sample_id sid;
 	const struct dc_perf_attr *attr; /* the owning attr or NULL */
 	bool parsed;               /* false for types not listed below */
+	bool packed;               /* held by the compressed record at offset
+	                              (perf record -z): raw is not in the
+	                              mapping, but stays until close too  */
 	union {
 		struct dc_rec_comm comm;
 		struct dc_rec_mmap mmap;            /* MMAP, MMAP2 */
@@ -252,12 +255,16 @@ const struct pf_auxtrace_index_entry *dc_perf_auxtrace_index(const struct dc_per
 
 /* Next record of the data section: 1 got one, 0 end, < 0 error (message in
  * dc_perf_errmsg, naming the offset). Unknown types come back with
- * parsed == false. ID_INDEX records also extend dc_perf_attr_by_id. */
+ * parsed == false. ID_INDEX records also extend dc_perf_attr_by_id.
+ * Compressed records (COMPRESSED, COMPRESSED2: perf record -z) are not
+ * returned: the records they hold are, in their place (rec->packed). */
 int dc_perf_next(struct dc_perf_file *f, struct dc_perf_record *rec);
 
 /* Restart iteration at file_offset (a record start within the data
  * section, e.g. an AUXTRACE index entry); dc_perf_seek(f, 0) rewinds to
- * the start of the data section. */
+ * the start of the data section. Compressed records are one stream, read
+ * in order: those read before are found again after a seek; one after a
+ * seek past compressed records never read cannot be read (corrupt data). */
 int dc_perf_seek(struct dc_perf_file *f, uint64_t file_offset);
 
 /* Parse the record at file_offset (within the data section) without

@@ -55,6 +55,10 @@ int rc_emu_start(struct rc_emu_sched *s, struct rc_emu_auxsink *sink,
 	int rc = rc_perf_create(o->output, &s->w, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (o->compress && (rc = rc_perf_compress(s->w, o->compress))) {
+		snprintf(err, errlen, "%s", rc_perf_errmsg(s->w));
+		return rc;
+	}
 	sink->w = s->w;
 	return 0;
 }

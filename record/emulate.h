@@ -104,6 +104,7 @@
 
 struct rc_emu_opts {
 	const char *output;        /* perf.data path (required) */
+	int compress;              /* zstd level of the sideband (0: none)  */
 	const char *start_sym;     /* NULL: "main", or from exec in a program
 	                              without main; "": trace from exec */
 	uint64_t max_insns;        /* stop tracing after this many; 0: no limit */

@@ -32,6 +32,8 @@
 #include "decoder/symbols.h"
 #include "record/perfwriter.h"
 
+#include <zstd.h>
+
 #define WBUF_SIZE (1u << 20)
 #define REC_MAX 65535u
 
@@ -78,6 +80,11 @@ struct rc_perf_writer {
 	size_t nr_mapped, cap_mapped;
 	struct dc_hash mapped_idx; /* chained hash of the name -> index in mapped */
 	bool same_kernel;          /* [vdso] is ours: rc_perf_same_kernel */
+	ZSTD_CCtx *zc;             /* rc_perf_compress: kernel records are  */
+	uint8_t *stage;            /* gathered here, written compressed     */
+	size_t staged;
+	int zlevel;
+	uint64_t zin, zout;        /* bytes gathered, bytes written for them */
 	int err;
 	char errmsg[512];
 };
@@ -164,6 +171,75 @@ static int emit_zeros(struct rc_perf_writer *w, size_t n)
 	return 0;
 }
 
+/* perf record -z writes what it copies from the ring buffers (kernel
+ * records) as one zstd stream, flushed at the end of each COMPRESSED record
+ * and never ended; user records (AUXTRACE and its data, FINISHED_ROUND,
+ * ...) as they are. Gathered kernel records are written before any user
+ * record, so the file's order is the order of the calls. COMPRESSED (81),
+ * not COMPRESSED2: Debian 12's perf 6.1 reads only the first. */
+#define STAGE_MAX ((size_t)256 << 10)
+
+static int flush_stage(struct rc_perf_writer *w)
+{
+	uint8_t rec[REC_MAX];
+	ZSTD_inBuffer in = { w->stage, w->staged, 0 };
+	size_t left;
+
+	if (!w->staged || w->err)
+		return w->err;
+	do {
+		ZSTD_outBuffer out = { rec + 8, sizeof(rec) - 8, 0 };
+
+		left = ZSTD_compressStream2(w->zc, &out, &in, ZSTD_e_flush);
+		if (ZSTD_isError(left))
+			return fail(w, -EIO, "zstd: %s", ZSTD_getErrorName(left));
+		if (out.pos) {
+			struct perf_event_header h = { .type = PERF_RECORD_COMPRESSED,
+						       .size = (uint16_t)(8 + out.pos) };
+
+			memcpy(rec, &h, sizeof(h));
+			if (emit(w, rec, 8 + out.pos))
+				return w->err;
+			w->zout += 8 + out.pos;
+		}
+	} while (left);
+	w->zin += w->staged;
+	w->staged = 0;
+	return 0;
+}
+
+/* A whole record of n bytes: gathered when compressing a kernel record. */
+static int emit_record(struct rc_perf_writer *w, const void *p, size_t n)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, p, sizeof(h));
+	if (!w->zc || h.type >= PERF_RECORD_USER_TYPE_START)
+		return flush_stage(w) ? w->err : emit(w, p, n);
+	if (w->staged + n > STAGE_MAX && flush_stage(w))
+		return w->err;
+	memcpy(w->stage + w->staged, p, n);
+	w->staged += n;
+	return 0;
+}
+
+int rc_perf_compress(struct rc_perf_writer *w, int level)
+{
+	if (w->err)
+		return w->err;
+	if (w->started || w->zc)
+		return fail(w, -EINVAL, "compression set after the first record");
+	if (level < 1 || level > ZSTD_maxCLevel())
+		return fail(w, -EINVAL, "compression level %d is not 1..%d", level,
+			    ZSTD_maxCLevel());
+	if (!(w->stage = malloc(STAGE_MAX)) || !(w->zc = ZSTD_createCCtx()))
+		return fail(w, -ENOMEM, "out of memory");
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level)))
+		return fail(w, -EINVAL, "zstd refuses level %d", level);
+	w->zlevel = level;
+	return 0;
+}
+
 int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, size_t errlen)
 {
 	struct rc_perf_writer *w;
@@ -212,6 +288,8 @@ static void free_writer(struct rc_perf_writer *w)
 		free(w->mapped[i].name);
 	free(w->mapped);
 	dc_hash_free(&w->mapped_idx);
+	ZSTD_freeCCtx(w->zc);
+	free(w->stage);
 	free(w->buf);
 	free(w->path);
 	free(w);
@@ -442,7 +520,7 @@ int rc_perf_write(struct rc_perf_writer *w, const void *rec)
 		return fail(w, -EINVAL, "AUXTRACE must be written with rc_perf_auxtrace");
 	if (note_mapping(w, rec, h.size))
 		return w->err;
-	return emit(w, rec, h.size);
+	return emit_record(w, rec, h.size);
 }
 
 static const struct wattr *attr_for(const struct rc_perf_writer *w, uint64_t id)
@@ -518,7 +596,7 @@ int rc_perf_write_sid(struct rc_perf_writer *w, const void *rec,
 	ts = put_trailer(buf + h.size, a, sid);
 	h.size = (uint16_t)(h.size + ts);
 	memcpy(buf, &h, sizeof(h));
-	return emit(w, buf, h.size);
+	return emit_record(w, buf, h.size);
 }
 
 static void put_header(uint8_t *buf, uint32_t type, uint16_t misc, uint16_t size)
@@ -587,7 +665,7 @@ int rc_perf_sample(struct rc_perf_writer *w, const struct dc_sample_id *sid, uin
 	}
 #undef PUT
 	put_header(buf, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)n);
-	return emit(w, buf, n);
+	return emit_record(w, buf, n);
 }
 
 void rc_perf_wake_attr(struct perf_event_attr *a, uint64_t tp_id)
@@ -833,6 +911,8 @@ int rc_perf_auxtrace(struct rc_perf_writer *w, const void *data, uint64_t size,
 		return w->err;
 	if (!reference)
 		return fail(w, -EINVAL, "AUXTRACE reference must be non-zero");
+	if (flush_stage(w))
+		return w->err;
 	if (DC_VEC_PUSH_ROOM(w->auxidx, w->nr_auxidx, w->cap_auxidx, 64))
 		return fail(w, -ENOMEM, "out of memory");
 	w->auxidx[w->nr_auxidx].file_offset = w->off;
@@ -1067,6 +1147,20 @@ static int build_event_desc(struct rc_perf_writer *w)
 	return 0;
 }
 
+/* HEADER_COMPRESSED, as perf writes it: version, method (zstd), level,
+ * ratio, and the most one COMPRESSED record decompresses to (perf's reader
+ * sizes its buffer by it). */
+static int build_compressed(struct rc_perf_writer *w)
+{
+	uint32_t v[5] = { 1, PF_COMP_ZSTD, (uint32_t)w->zlevel, 0, (uint32_t)STAGE_MAX };
+
+	if (!w->zc)
+		return 0;
+	v[3] = w->zout ? (uint32_t)(w->zin / w->zout) : 0;
+	feat_reset(w, HEADER_COMPRESSED);
+	return feat_append(w, HEADER_COMPRESSED, v, sizeof(v));
+}
+
 static int write_features(struct rc_perf_writer *w)
 {
 	struct pf_file_section table[HEADER_LAST_FEATURE];
@@ -1168,8 +1262,9 @@ int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen)
 	uint8_t hb[sizeof(struct pf_file_header)];
 	int ret;
 
-	if (start_data(w) || build_auxtrace_feature(w) || build_event_desc(w) ||
-	    build_tracing_data(w) || add_mapped_build_ids(w))
+	if (start_data(w) || flush_stage(w) || build_compressed(w) ||
+	    build_auxtrace_feature(w) || build_event_desc(w) || build_tracing_data(w) ||
+	    add_mapped_build_ids(w))
 		goto out;
 	w->hdr.data.size = w->off - w->hdr.data.offset;
 	if (write_features(w) || flush(w))

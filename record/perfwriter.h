@@ -37,6 +37,11 @@ int rc_perf_create(const char *path, struct rc_perf_writer **out, char *err, siz
 int rc_perf_close(struct rc_perf_writer *w);
 /* rc_perf_close that also leaves the one-line error message in err. */
 int rc_perf_finish(struct rc_perf_writer *w, char *err, size_t errlen);
+/* Write the kernel's records (MMAP, COMM, SWITCH, AUX, samples, ...)
+ * compressed with zstd at level (1..22), as perf record -z does: in
+ * COMPRESSED records, with the HEADER_COMPRESSED feature. Only before the
+ * first record. */
+int rc_perf_compress(struct rc_perf_writer *w, int level);
 /* Remove the temporary file and free w (NULL is fine). */
 void rc_perf_abort(struct rc_perf_writer *w);
 const char *rc_perf_errmsg(const struct rc_perf_writer *w);

@@ -1543,6 +1543,8 @@ static int setup(struct rec *r, uint64_t data, uint64_t aux)
 		return fail(r, -ENOMEM, "out of memory for a %llu-byte AUX copy", (unsigned long long)aux);
 	if ((rc = rc_perf_create(o->output, &r->w, werr, sizeof(werr))))
 		return fail(r, rc, "%s", werr[0] ? werr : strerror(-rc));
+	if (o->compress && (rc = rc_perf_compress(r->w, o->compress)))
+		return fail(r, rc, "%s", rc_perf_errmsg(r->w));
 	rc_perf_same_kernel(r->w);
 	r->sk.w = r->w;
 	r->sk.scratch = r->scratch;

@@ -21,6 +21,7 @@
 
 struct rc_pt_opts {
 	const char *output;          /* final perf.data path                  */
+	int compress;                /* zstd level of the sideband (0: none)  */
 	uint64_t duration_ms;        /* stop after this long; 0 = no limit    */
 	const int *pids;             /* -p: whole processes, present + future */
 	size_t nr_pids;

@@ -12,8 +12,11 @@ set -eu
 # libclang-rt-14-dev: the libFuzzer targets (tests/fuzz, scripts/fuzz.sh).
 # qemu-user: qemu-x86_64, the fast backend of record --emulate. sqlite3, jq,
 # tcl, bc, bzip2, zstd, file: programs of scripts/stress-commands.txt.
+# libzstd-dev: perf.data records compressed with zstd (perf record -z,
+# ptflame record -z).
 pkgs=(build-essential g++ meson ninja-build pkg-config
       libipt-dev libdw-dev libelf-dev libcapstone-dev libzydis-dev libiberty-dev libcmocka-dev
+      libzstd-dev
       linux-perf python3 gdb libc6-dbg
       chromium chromium-driver python3-selenium fonts-dejavu-core groff-base bsdextrautils
       clang libclang-rt-14-dev qemu-user sqlite3 jq tcl bc bzip2 zstd file)

@@ -44,20 +44,26 @@ seed_perf() {
 	rec forkexec emu_forkexec --follow-fork && rec dlopen emu_dlopen &&
 	rec ovf emu_nested --inject-ovf 40 && rec drop emu_threads --drop-aux 3 --aux-chunk 512 &&
 	rec psb emu_threads --psb-period 256 --no-cyc &&
+	rec zstd emu_threads -z --cpus 2 --time-slice 300 &&
 	pipe_seed
 }
 
 # pipe_seed: a pipe-mode copy of a recording with its HEADER_BUILD_ID
 # records (perf inject --buildid-all -o -), when perf is installed; without
-# wake events, which perf inject cannot copy without this machine's tracefs
+# wake events, which perf inject cannot copy without this machine's tracefs;
+# and one of a recording with compressed sideband (-z), which it keeps so
 pipe_seed() {
-	local d=$seeds/perf
+	local d=$seeds/perf n z
 	command -v perf >/dev/null || return 0
-	[ -s "$d/pipe.data" ] && return 0
-	"$PTFLAME" record --emulate -q --no-wakers -o "$d/pipe.in" -- "$TESTDATA/emu_nested" \
-		>/dev/null 2>&1 && perf inject --buildid-all -i "$d/pipe.in" -o - >"$d/pipe.data" 2>/dev/null ||
-		rm -f "$d/pipe.data"
-	rm -f "$d/pipe.in"
+	for n in pipe pipez; do
+		[ -s "$d/$n.data" ] && continue
+		z=; [ $n = pipez ] && z=-z
+		"$PTFLAME" record --emulate -q --no-wakers $z -o "$d/$n.in" -- "$TESTDATA/emu_nested" \
+			>/dev/null 2>&1 &&
+			perf inject --buildid-all -i "$d/$n.in" -o - >"$d/$n.data" 2>/dev/null ||
+			rm -f "$d/$n.data"
+		rm -f "$d/$n.in"
+	done
 	return 0
 }
 

@@ -43,7 +43,7 @@ static struct dc_sample_id sid(uint64_t id, uint32_t pid, uint32_t tid, uint64_t
 	return s;
 }
 
-static int add_attrs(struct rc_perf_writer *w)
+int smp_add_attrs(struct rc_perf_writer *w)
 {
 	struct perf_event_attr pt, dummy;
 	uint64_t pt_ids[] = { SMP_PT_ID0, SMP_PT_ID1 };
@@ -147,6 +147,60 @@ static int add_extra(struct rc_perf_writer *w, unsigned extra)
 	return 0;
 }
 
+void smp_extra_file(unsigned i, char name[SMP_EXTRA_NAME])
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (i + 1);
+	size_t n = 0;
+
+	n += (size_t)snprintf(name, SMP_EXTRA_NAME, "/x/%u/", i);
+	while (n < SMP_EXTRA_NAME - 1) {
+		x ^= x >> 29;
+		x *= 0xbf58476d1ce4e5b9ULL;
+		x ^= x >> 32;
+		name[n++] = "0123456789abcdef"[x & 15];
+	}
+	name[n] = 0;
+}
+
+/* extra MMAP2 records of files with names like noise: what zstd cannot
+ * shrink much, so that compressed records are cut inside a record */
+static int add_extra_maps(struct rc_perf_writer *w, unsigned extra)
+{
+	char name[SMP_EXTRA_NAME];
+
+	for (unsigned i = 0; i < extra; i++) {
+		struct dc_sample_id s = sid(SMP_DUMMY_ID0, SMP_PID, SMP_TID, SMP_T0 + 100000 + i, 0);
+		struct dc_rec_mmap m = {
+			.pid = SMP_PID, .tid = SMP_TID, .start = SMP_MMAP_START + (uint64_t)i * 4096,
+			.len = 4096, .maj = 254, .min = 1, .ino = i, .prot = 5, .flags = 2,
+			.filename = name,
+		};
+		int ret;
+
+		smp_extra_file(i, name);
+		if ((ret = rc_perf_mmap2(w, &m, &s)))
+			return ret;
+	}
+	return 0;
+}
+
+int smp_write_z(const char *path, unsigned extra_maps, int level, char *err, size_t errlen)
+{
+	struct rc_perf_writer *w;
+	int ret = rc_perf_create(path, &w, err, errlen);
+
+	if (ret)
+		return ret;
+	if ((level && (ret = rc_perf_compress(w, level))) || (ret = smp_add_attrs(w)) ||
+	    (ret = add_records(w)) || (ret = add_extra_maps(w, extra_maps)) ||
+	    (ret = add_features(w))) {
+		snprintf(err, errlen, "%s", rc_perf_errmsg(w));
+		rc_perf_abort(w);
+		return ret;
+	}
+	return rc_perf_finish(w, err, errlen);
+}
+
 int smp_write(const char *path, char *err, size_t errlen)
 {
 	return smp_write_n(path, 0, err, errlen);
@@ -159,7 +213,7 @@ int smp_write_n(const char *path, unsigned extra, char *err, size_t errlen)
 
 	if (ret)
 		return ret;
-	if ((ret = add_attrs(w)) || (ret = add_records(w)) || (ret = add_extra(w, extra)) ||
+	if ((ret = smp_add_attrs(w)) || (ret = add_records(w)) || (ret = add_extra(w, extra)) ||
 	    (ret = add_features(w))) {
 		snprintf(err, errlen, "%s", rc_perf_errmsg(w));
 		rc_perf_abort(w);

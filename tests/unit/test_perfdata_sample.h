@@ -33,9 +33,16 @@ extern const uint8_t smp_aux_payload[];
 extern const size_t smp_aux_payload_size;
 extern const struct dc_pt_info smp_pt_info;
 
+/* The sample's two attrs (intel_pt: SMP_PT_ID0/1, dummy: SMP_DUMMY_ID0/1). */
+int smp_add_attrs(struct rc_perf_writer *w);
 /* Write the sample file to path; 0 or a negative errno (message in err). */
 int smp_write(const char *path, char *err, size_t errlen);
 /* The same plus `extra` more COMM records at the end (big files). */
 int smp_write_n(const char *path, unsigned extra, char *err, size_t errlen);
+/* The sample with `extra_maps` MMAP2 records after it (file names from
+ * smp_extra_file), compressed as perf record -z at level (0: not). */
+int smp_write_z(const char *path, unsigned extra_maps, int level, char *err, size_t errlen);
+#define SMP_EXTRA_NAME 200
+void smp_extra_file(unsigned i, char name[SMP_EXTRA_NAME]);
 
 #endif

@@ -77,7 +77,8 @@ while (my $l = <STDIN>) {
 		}
 		next;
 	}
-	next unless $l =~ /^(0x[0-9a-f]+) \[(0x[0-9a-f]+)\] (\S+)(.*?)(?: \| (.*))?$/;
+	# (a record a compressed record held: "zstd" before its kind)
+	next unless $l =~ /^(0x[0-9a-f]+) \[(0x[0-9a-f]+)\] (?:zstd )?(\S+)(.*?)(?: \| (.*))?$/;
 	my ($off, $size, $kind, $body, $trail) = ($1, $2, $3, $4, $5 // '');
 	my %t = $trail =~ /(\w+) (\S+)/g;
 	my $k = "$off $size $kind";

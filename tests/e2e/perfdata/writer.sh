@@ -47,4 +47,38 @@ grep -q "COMM cpu 0 time 1000001000 4242/4243 sample-prog exec" perf.norm &&
 	grep -q "AUXTRACE 24 0 1234605616436508552 0 -1 0" perf.norm &&
 	grep -q "AUXTRACE_INFO type 1 pmu_type 8 time_shift 10 time_mult 642 " perf.norm &&
 	pass "perf sees the values written" || fail "perf sees other values: $(cat perf.norm)"
+
+# Compressed as perf record -z does (3000 more MMAP2 records of files with
+# noise for names, so that zstd's output for them spans several COMPRESSED
+# records and records are cut between two): perf reads the same records out
+# of it, ptflame dump agrees with perf offset for offset, and both see what
+# the uncompressed file holds.
+if "$PERFWRITE" -z 0 p.data 3000 && "$PERFWRITE" -z 1 z.data 3000; then
+	perf script -D -i z.data >zD.txt 2>zD.err
+	rc=$?
+	[ "$rc" -eq 0 ] && [ ! -s zD.err ] && pass "compressed: perf script -D reads it quietly" ||
+		fail "compressed: perf script -D exit $rc: $(head -c 400 zD.err)"
+	n=$(perf report --stats -i z.data 2>/dev/null | awk '/COMPRESSED events:/ {print $3}')
+	[ "${n:-0}" -ge 5 ] && pass "compressed: $n COMPRESSED records" ||
+		fail "compressed: ${n:-no} COMPRESSED records (want several)"
+	perf script -D -i p.data 2>/dev/null | perl "$NORM" perf | cut -d' ' -f2- | sort >p.norm
+	perl "$NORM" perf <zD.txt | sort >zperf.norm
+	expect_rc 0 "compressed: ptflame dump reads it" -- "$PTFLAME" dump z.data
+	perl "$NORM" dump <"$T/out" | sort >zdump.norm
+	n=$(grep -c ' zstd ' "$T/out")
+	[ "$n" -eq 3008 ] && pass "compressed: dump marks the 3008 records they hold" ||
+		fail "compressed: dump marks $n records, not 3008"
+	expect_grep '^# COMPRESSED version 1 method 1 .zstd. level 1 ' "$T/out" \
+		"compressed: dump shows the COMPRESSED feature"
+	diff zperf.norm zdump.norm >zdiff.txt && pass "compressed: perf and ptflame dump agree" ||
+		fail "compressed: perf and ptflame dump disagree: $(head -c 600 zdiff.txt)"
+	n=$(wc -l <p.norm)
+	cut -d' ' -f2- zperf.norm | sort | diff p.norm - >zpdiff.txt && [ "$n" -eq 3010 ] &&
+		pass "compressed: the same 3010 records as uncompressed" ||
+		fail "compressed: records differ from the uncompressed file's ($n): $(head -c 600 zpdiff.txt)"
+	[ "$(stat -c %s z.data)" -lt "$(stat -c %s p.data)" ] && pass "compressed: smaller" ||
+		fail "compressed: not smaller ($(stat -c %s z.data) vs $(stat -c %s p.data) bytes)"
+else
+	fail "the writer failed to write the compressed files"
+fi
 finish
