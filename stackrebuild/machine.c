@@ -1124,7 +1124,13 @@ static bool entered_again(const struct thread *t, uint64_t key);
 
 /* After a loss, execution resumed at ip in function key, whose frame i is
  * further down the stack (the loss took the returns out of the frames
- * above it). Does that frame prove its callers? Not when ip lies before
+ * above it). Does that frame prove its callers? Not when ip is key's first
+ * byte (resync: a frame further down is past it, in a call it made; only a
+ * new call of key runs its first byte, and the loss hid who made it: in two
+ * of find's functions that call each other, A calling B calling A, an OVF
+ * took A's second call of B, and the trace resumed at B's first byte;
+ * popping to the B below put what followed two levels too high, a path
+ * find never had, stress seeds 9145 and 9176). Nor when ip lies before
  * the call that frame made last (the call the frames above came from:
  * going on in the same call needs a jump back) and the function runs
  * more than once in the thread: the loss may as well have taken its
@@ -1198,7 +1204,8 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 	 * nothing, all of a binary's unnamed code is one key, as for a
 	 * jump) */
 	i = mode == RS_ASYNC && !sigreturn && unnamed(m, key) ? -1 : find_below(t, key);
-	if (i >= 0 && mode == RS_RESET && t->since_loss && resumed_anew(t, (uint32_t)i, key, ip))
+	if (i >= 0 && mode == RS_RESET && t->since_loss &&
+	    (at == AT_ENTRY || resumed_anew(t, (uint32_t)i, key, ip)))
 		return reset_to(m, t, key, now, root_flags);
 	if (i >= 0) {
 		int ret = pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);

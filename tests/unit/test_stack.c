@@ -1360,6 +1360,40 @@ static void test_lost_resync_entered_anew(void **state)
 	sr_cct_free(cct);
 }
 
+/* After a loss, execution resumed at the first byte of b, which has a
+ * frame further down but had run only that once: only a new call of b
+ * runs its first byte, so that frame proves nothing. find's two functions
+ * that call each other (a calling b calling a), an OVF taking a's second
+ * call of b: popping to the b below hung c two levels too high, main;a;b;c,
+ * a path the program never had (stress seeds 9145 and 9176). A new
+ * segment, whose callers the returns tell. */
+static void test_lost_resync_at_entry(void **state)
+{
+	struct sr_machine *m = new_machine(NULL);
+	struct sr_cct *cct;
+
+	(void)state;
+	CALL(m, 1, 0, F_MAIN, F_A);
+	CALL(m, 1, 10, F_A, F_B);
+	CALL(m, 1, 20, F_B, F_A);
+	LOST(m, 1, 30);                /* a calls b                     */
+	SYNC(m, 1, 40, ENTRY(F_B));
+	CALL(m, 1, 50, F_B, F_C);
+	RET(m, 1, 60, F_C, F_B);
+	RET(m, 1, 70, F_B, F_A);
+	RET(m, 1, 80, F_A, F_B);
+	RET(m, 1, 90, F_B, F_A);
+	RET(m, 1, 100, F_A, F_MAIN);
+	END(m, 1, 110, F_MAIN);
+	cct = finish(m, 0);
+	assert_null(node_at(cct, "main;a;b;c"));
+	assert_non_null(node_at(cct, "main;a;b;a;b;c"));
+	expect_calls(cct, "main;a;b;a;b;c", 1, 0);
+	expect_calls(cct, "main;a;b;a;b", 1, 0);   /* its first byte was seen */
+	expect_identity(cct);
+	sr_cct_free(cct);
+}
+
 /* After a loss, execution resumed at the first byte of b with b's PLT
  * stub on top (a's call of it seen, its jump lost): the stub's jump, b
  * called by a, not a return into the b further down (dlopen's nested
@@ -3078,6 +3112,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resync_keep),
 		cmocka_unit_test(test_lost_resync_pop),
 		cmocka_unit_test(test_lost_resync_entered_anew),
+		cmocka_unit_test(test_lost_resync_at_entry),
 		cmocka_unit_test(test_lost_resync_recursive_by_returns),
 		cmocka_unit_test(test_lost_resync_stub_jump),
 		cmocka_unit_test(test_lost_return),
