@@ -38,9 +38,10 @@ while (my $l = <STDIN>) {
 			$info{$perfname{$1}} = num($2);
 			next;
 		}
-		next unless $l =~ /^(-?\d+) (\d+) (0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: PERF_RECORD_(\w+)(.*)$/;
+		# (no cpu column when the attrs do not sample it)
+		next unless $l =~ /^(?:(-?\d+) )?(\d+) (0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: PERF_RECORD_(\w+)(.*)$/;
 		flush_info();
-		my ($cpu, $t, $off, $size, $kind, $rest) = ($1, $2, $3, $4, $5, $6);
+		my ($cpu, $t, $off, $size, $kind, $rest) = ($1 // -1, $2, $3, $4, $5, $6);
 		my $k = "$off $size $kind";
 		my $s = "cpu $cpu time $t";
 		$rest =~ s/\s+$//;
