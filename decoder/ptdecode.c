@@ -999,7 +999,14 @@ static __attribute__((noinline)) void piece_add_slow(struct dc_ptq *q, uint64_t 
 			rc = c2;
 		}
 		if (!m || m >= PIECE_MAXV - 1) {
-			/* no line through them all: the rate changed */
+			/* no line through them all: the rate changed. What the
+			 * piece holds retired no later than x did, before U: its
+			 * line may say later where x is its last instruction read
+			 * again (a PGD's bound by the thread's switch-out, under
+			 * its branch's period: the exit_group of an emu_signal
+			 * run went after the switch-out, a [kernel] lost) */
+			if (U && (!p->cap || p->cap > U - 1))
+				p->cap = U - 1;
 			piece_close(q, p->x_last);
 			piece_add(q, x, L, U);
 			return;

@@ -10,7 +10,9 @@
  * millions of lines took three quarters of the time).
  * DC_ORDER=1: also check the session's merge: every event, comm, wake and
  * fork comes after the events before it in time (none of those is later
- * than it); each one that does not is said on stderr, and the exit status
+ * than it), and a thread switched out (TRACE_OFF SWITCH or PREEMPT) has no
+ * user-mode event (a branch, a syscall, a fault) before its next
+ * TRACE_ON; each one that does not is said on stderr, and the exit status
  * is 3. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@ struct out {
 	bool order;                /* DC_ORDER: check the merge's order     */
 	uint64_t last_ev;          /* the latest event time delivered       */
 	uint64_t misordered;
+	struct dc_hash out;        /* DC_ORDER: tid -> 1 while switched out */
 };
 
 /* DC_ORDER: something delivered at time t (an event, comm, wake or fork),
@@ -43,6 +46,26 @@ static void order_check(struct out *o, const char *what, uint64_t t)
 	if (o->misordered++ < 5)
 		fprintf(stderr, "dc_events: %s at %" PRIu64 " came after an event at %" PRIu64 "\n",
 			what, t, o->last_ev);
+}
+
+/* DC_ORDER: a thread switched out runs no user code until it is back on. */
+static void out_check(struct out *o, const struct dc_event *e)
+{
+	uint64_t v = 0;
+	bool user = e->kind == DC_EV_CALL || e->kind == DC_EV_RETURN || e->kind == DC_EV_JUMP ||
+		    (e->kind == DC_EV_TRACE_OFF &&
+		     (e->reason == DC_OFF_SYSCALL || e->reason == DC_OFF_FAULT));
+
+	if (!o->order)
+		return;
+	if (e->kind == DC_EV_TRACE_ON)
+		dc_hash_put(&o->out, e->tid, 0);
+	else if (e->kind == DC_EV_TRACE_OFF &&
+		 (e->reason == DC_OFF_SWITCH || e->reason == DC_OFF_PREEMPT))
+		dc_hash_put(&o->out, e->tid, 1);
+	else if (user && dc_hash_get(&o->out, e->tid, &v) && v && o->misordered++ < 5)
+		fprintf(stderr, "dc_events: thread %" PRIu32 " switched out has an event (kind %u "
+			"reason %u) at %" PRIu64 "\n", e->tid, e->kind, e->reason, e->time_ns);
 }
 
 /* The fields of one line, numbers then strings (each with its NUL, so
@@ -73,6 +96,7 @@ static int on_event(const struct dc_event *e, void *ctx)
 	char n1[256], n2[256];
 
 	order_check(o, "an event", e->time_ns);
+	out_check(o, e);
 	if (e->time_ns > o->last_ev)
 		o->last_ev = e->time_ns;
 	if (o->bench) {
@@ -209,6 +233,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	dc_session_close(s);
+	dc_hash_free(&o.out);
 	if (o.misordered) {
 		fprintf(stderr, "dc_events: %" PRIu64 " events or sideband records after later events\n",
 			o.misordered);

@@ -8,6 +8,10 @@
 # instruction late: at 1000 ns per instruction a handler 6.5 us for 7.)
 . "$E2E_LIB"
 TP="python3 $SRCDIR/tests/e2e/report/truth_profile.py"
+# dc_events checks the events' order as it goes (exit 3): time never goes
+# back, and a thread switched out has no branch or syscall until it is
+# back on (a PGD placed after its thread's switch-out lost a [kernel])
+export DC_ORDER=1
 # keep NAME: a recording a check failed on, for a look later (the work
 # directory goes at exit; recordings differ from run to run)
 keep() {
