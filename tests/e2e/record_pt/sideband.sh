@@ -116,6 +116,18 @@ else
 		"-p in a mount namespace: the build-id of the file the process runs"
 fi
 
+# -z: the same sideband, compressed as perf record -z does (perf reads it
+# out of COMPRESSED records; so does ptflame dump)
+expect_rc 0 "record --sideband-only -z" -- "$PTFLAME" record --sideband-only -z3 -o z.data -- "$PROG"
+perf script -i z.data $SHOW 2>z.err | $SUM | sort >z.sum
+if diff ours.sum z.sum >z.diff; then pass "-z: the same sideband structure"; else
+	fail "-z: sideband structure differs from uncompressed (< plain, > -z): $(head -c 400 z.diff)"; fi
+n=$(perf report --stats -i z.data 2>/dev/null | awk '/COMPRESSED events:/ {print $3}')
+[ "${n:-0}" -gt 0 ] && pass "-z: $n COMPRESSED records" || fail "-z: no COMPRESSED record"
+expect_rc 0 "-z: ptflame dump reads it" -- "$PTFLAME" dump z.data
+expect_grep '^0x[0-9a-f]+ \[0x[0-9a-f]+\] zstd SWITCH' "$T/out" "-z: switch records come out of compressed ones"
+expect_grep '^# COMPRESSED version 1 method 1 .zstd. level 3 ' "$T/out" "-z: the feature says level 3"
+
 # ptflame report: a sideband-only file has no trace to decode; once report
 # is built it must say so in one line, not crash.
 "$PTFLAME" report ours.data >rep.out 2>rep.err; rc=$?
