@@ -586,7 +586,6 @@ static int read_features(struct dc_perf_file *f, char *err, size_t errlen)
 	return parse_features(f, err, errlen);
 }
 
-/* The features found (f->feat, has_feat) parsed. */
 /* Records compressed another way than perf record -z's zstd could not be
  * read: say so at the start, not as corrupt data at the first of them. */
 static int check_compressed(struct dc_perf_file *f, char *err, size_t errlen)
@@ -608,6 +607,7 @@ static int check_compressed(struct dc_perf_file *f, char *err, size_t errlen)
 	return 0;
 }
 
+/* The features found (f->feat, has_feat) parsed. */
 static int parse_features(struct dc_perf_file *f, char *err, size_t errlen)
 {
 	int ret = 0;
@@ -1564,7 +1564,8 @@ static int unpack(struct dc_perf_file *f, const struct dc_perf_record *rec)
 	if (rec->type == PERF_RECORD_COMPRESSED2) {
 		if (size < 8 || rd64(p) > size - 8) {
 			snprintf(f->errmsg, sizeof(f->errmsg), "%s: compressed record (COMPRESSED2) at "
-				 "offset 0x%" PRIx64 ": its data size runs past the record", f->path, rec->offset);
+				 "offset 0x%" PRIx64 ": its data size runs past the record", f->path,
+				 rec->offset);
 			return -EINVAL;
 		}
 		size = rd64(p);
