@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/include/capstone \
 	-o "$OUT/ptenc_bench" "$SRC/bench/ptenc_bench.c" "$SRC/record/ptenc.c" \
 	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/outfile.c" "$SRC/decoder/perfdata.c" \
-	-lipt -lcapstone
+	"$SRC/decoder/packed.c" -lipt -lcapstone -lzstd
 "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/b.bin" -p "$OUT/b.data" | grep -E 'expected_calls|libipt'
 echo "== decoder/ (dc_events --bench)"
 /usr/bin/time -f "wall %e s, max RSS %M KiB" "$BUILD/tests/e2e/decode/dc_events" "$OUT/b.data" --bench

@@ -16,7 +16,7 @@ mkdir -p "$OUT"
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/include/capstone \
 	-o "$OUT/ptenc_bench" "$SRC/bench/ptenc_bench.c" "$SRC/record/ptenc.c" \
 	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/outfile.c" "$SRC/decoder/perfdata.c" \
-	-lipt -lcapstone
+	"$SRC/decoder/packed.c" -lipt -lcapstone -lzstd
 "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/b.bin" -p "$OUT/loop.data" >/dev/null
 "$P" record --emulate -q -o "$OUT/small.data" -- "$BUILD/testdata/emu_demo" >/dev/null
 cp "$P" "$OUT/ptflame-traced"

@@ -43,9 +43,9 @@ PGO=${PGO:+$(cd "$PGO" && pwd)}
 [ -z "$PGO" ] || [ -x "$PGO/cmd/ptflame" ] || { echo "perf_bench: no $PGO/cmd/ptflame" >&2; exit 1; }
 NCPU=$(nproc)
 cc -O2 -flto=auto -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -o "$OUT/ipt_bare" \
-	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" \
+	"$SRC/bench/ipt_bare.c" "$SRC/bench/ipt_walk.c" "$SRC/decoder/perfdata.c" "$SRC/decoder/packed.c" \
 	"$SRC/decoder/wdec.c" "$SRC/decoder/ptwalk.c" "$SRC/decoder/ptquery.c" \
-	"$SRC/decoder/pttime.c" "$SRC/decoder/outfile.c" -lipt -lZydis
+	"$SRC/decoder/pttime.c" "$SRC/decoder/outfile.c" -lipt -lZydis -lzstd
 . "$SRC/bench/bench_lib.sh"
 
 

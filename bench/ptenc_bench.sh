@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$SRC" -I/usr/include/capstone \
 	-o "$OUT/ptenc_bench" "$SRC/bench/ptenc_bench.c" "$SRC/record/ptenc.c" \
 	"$SRC/tests/unit/ptenc_walk.c" "$SRC/record/perfwriter.c" "$SRC/decoder/outfile.c" "$SRC/decoder/perfdata.c" \
-	-lipt -lcapstone
+	"$SRC/decoder/packed.c" -lipt -lcapstone -lzstd
 SIZE=${1:-1024}
 echo "== $SIZE MiB of PT into a perf.data, then libipt decodes all of it"
 /usr/bin/time -f "total wall %e s, max RSS %M KiB" "$OUT/ptenc_bench" -s "$SIZE" -o "$OUT/big.bin" \
