@@ -1140,11 +1140,12 @@ static bool entered_again(const struct thread *t, uint64_t key);
  * sqlite3FindFunction, called from sqlite3_create_function, and its
  * callees hung under the first's callers). Counted only here, a walk of
  * the thread's trees, never on every call. */
-static bool resumed_anew(const struct thread *t, uint32_t i, uint64_t key, uint64_t ip)
+static bool resumed_anew(const struct thread *t, uint32_t i, uint64_t key, uint64_t ip,
+			 enum resume_at at)
 {
 	uint64_t site = t->frames[i].site;
 
-	return ip && site && ip < site && entered_again(t, key);
+	return at == AT_ENTRY || (ip && site && ip < site && entered_again(t, key));
 }
 
 static bool top_is_stub_of(const struct sr_machine *m, const struct thread *t, uint64_t key);
@@ -1204,8 +1205,7 @@ static int resync(struct sr_machine *m, struct thread *t, uint64_t key, uint64_t
 	 * nothing, all of a binary's unnamed code is one key, as for a
 	 * jump) */
 	i = mode == RS_ASYNC && !sigreturn && unnamed(m, key) ? -1 : find_below(t, key);
-	if (i >= 0 && mode == RS_RESET && t->since_loss &&
-	    (at == AT_ENTRY || resumed_anew(t, (uint32_t)i, key, ip)))
+	if (i >= 0 && mode == RS_RESET && t->since_loss && resumed_anew(t, (uint32_t)i, key, ip, at))
 		return reset_to(m, t, key, now, root_flags);
 	if (i >= 0) {
 		int ret = pop_to(m, t, (uint32_t)i + 1, now, mode == RS_ASYNC);
